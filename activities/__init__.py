@@ -1,0 +1,7 @@
+"""Every side effect of durabench as Temporal activities: thin wrappers over the domain."""
+
+from activities.plan import PlanActivities
+from activities.results import ResultActivities
+from activities.sandbox import SandboxActivities
+
+__all__ = ["PlanActivities", "ResultActivities", "SandboxActivities"]

@@ -1,0 +1,37 @@
+"""Heartbeats for long activities, sent on a timer while the work runs.
+
+Long work in durabench is a thread (Docker SDK calls block) or a container exec; a
+background task heartbeats meanwhile, so a dead worker is noticed within the heartbeat
+timeout and the attempt is retried.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager, suppress
+
+from temporalio import activity
+
+__all__ = ["HEARTBEAT_EVERY_S", "heartbeating"]
+
+HEARTBEAT_EVERY_S = 10.0
+"""A third of the shortest heartbeat timeout durabench schedules (30 s)."""
+
+
+@asynccontextmanager
+async def heartbeating(detail: str, every_s: float = HEARTBEAT_EVERY_S) -> AsyncIterator[None]:
+    """Heartbeat ``detail`` every ``every_s`` seconds until the block ends."""
+
+    async def beat() -> None:
+        while True:
+            activity.heartbeat(detail)
+            await asyncio.sleep(every_s)
+
+    task = asyncio.create_task(beat())
+    try:
+        yield
+    finally:
+        task.cancel()
+        with suppress(asyncio.CancelledError):
+            await task

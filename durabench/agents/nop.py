@@ -1,0 +1,21 @@
+"""The nop agent: changes nothing.
+
+A task's verifier must not score an untouched workspace as solved; running ``nop``
+shows it, and benchmarks use it as the instant agent.
+"""
+
+from __future__ import annotations
+
+from durabench.agents.base import Agent, AgentContext, ExecInput
+from durabench.agents.registry import agent
+
+__all__ = ["NopAgent"]
+
+
+@agent("nop")
+class NopAgent(Agent):
+    """Does nothing and exits 0."""
+
+    def run_commands(self, ctx: AgentContext) -> list[ExecInput]:
+        """A single ``true``."""
+        return [ExecInput(command="true")]

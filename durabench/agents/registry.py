@@ -1,0 +1,41 @@
+"""Agent adapters, registered by name."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from durabench.agents.base import Agent
+from durabench.errors import UnknownAgent
+
+__all__ = ["agent", "get_agent", "known_agents"]
+
+_AGENTS: dict[str, type[Agent]] = {}
+
+
+def agent(name: str) -> Callable[[type[Agent]], type[Agent]]:
+    """Class decorator: register an :class:`Agent` subclass as ``name``."""
+
+    def register(cls: type[Agent]) -> type[Agent]:
+        cls.name = name
+        _AGENTS[name] = cls
+        return cls
+
+    return register
+
+
+def known_agents() -> list[str]:
+    """Names of the registered agents, sorted."""
+    return sorted(_AGENTS)
+
+
+def get_agent(name: str) -> Agent:
+    """A new adapter for agent ``name``.
+
+    Raises:
+        UnknownAgent: no adapter of that name; the message lists the known ones.
+    """
+    try:
+        return _AGENTS[name]()
+    except KeyError:
+        known = ", ".join(known_agents())
+        raise UnknownAgent(f"unknown agent {name!r}; known agents: {known}") from None

@@ -1,0 +1,126 @@
+"""The one error hierarchy of durabench.
+
+Every error a user can cause says what was wrong and what to do. Third-party errors
+(docker, httpx) are translated at the backend boundary with ``raise ... from exc``.
+
+    DurabenchError
+    ├── ConfigError                 bad settings, unknown suite/config/agent/backend
+    │   ├── UnknownSuite
+    │   ├── UnknownConfig
+    │   ├── UnknownAgent
+    │   └── UnknownBackend
+    ├── TaskFormatError             a task directory that is not a valid Harbor task
+    ├── SandboxError                the sandbox backend failed (transient unless a leaf below)
+    │   ├── DockerUnavailable       no Docker daemon answers
+    │   └── ImageBuildError         a task image did not build (log kept)
+    ├── AgentError
+    │   └── AgentTimeout            the agent ran past its time limit
+    └── VerifierError
+        ├── RewardFileMissing       the verifier wrote no reward file
+        └── RewardParseError        the reward file is not a number
+
+Temporal matches a failure's type name exactly, not its subclasses, so retryability is
+declared once, as the tuple of leaf classes :data:`NON_RETRYABLE`.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "NON_RETRYABLE",
+    "AgentError",
+    "AgentTimeout",
+    "ConfigError",
+    "DockerUnavailable",
+    "DurabenchError",
+    "ImageBuildError",
+    "RewardFileMissing",
+    "RewardParseError",
+    "SandboxError",
+    "TaskFormatError",
+    "UnknownAgent",
+    "UnknownBackend",
+    "UnknownConfig",
+    "UnknownSuite",
+    "VerifierError",
+    "non_retryable_names",
+]
+
+
+class DurabenchError(Exception):
+    """Base of every error durabench raises on purpose."""
+
+
+class ConfigError(DurabenchError):
+    """A setting, name or file the user gave is wrong."""
+
+
+class UnknownSuite(ConfigError):
+    """A suite name that no registry knows."""
+
+
+class UnknownConfig(ConfigError):
+    """A lane config name that the config registry does not define."""
+
+
+class UnknownAgent(ConfigError):
+    """An agent name with no adapter."""
+
+
+class UnknownBackend(ConfigError):
+    """A sandbox backend name that no backend registered."""
+
+
+class TaskFormatError(DurabenchError):
+    """A task directory that does not follow the Harbor task format."""
+
+
+class SandboxError(DurabenchError):
+    """The sandbox backend failed; transient unless a more specific leaf says otherwise."""
+
+
+class DockerUnavailable(SandboxError):
+    """No Docker daemon answers."""
+
+
+class ImageBuildError(SandboxError):
+    """A task image failed to build; the build log is kept beside the attempt."""
+
+
+class AgentError(DurabenchError):
+    """The agent could not be run."""
+
+
+class AgentTimeout(AgentError):
+    """The agent ran past its time limit."""
+
+
+class VerifierError(DurabenchError):
+    """The verifier could not produce a reward."""
+
+
+class RewardFileMissing(VerifierError):
+    """The verifier ended without writing its reward file."""
+
+
+class RewardParseError(VerifierError):
+    """The reward file holds something that is not a number."""
+
+
+NON_RETRYABLE: tuple[type[DurabenchError], ...] = (
+    ConfigError,
+    UnknownSuite,
+    UnknownConfig,
+    UnknownAgent,
+    UnknownBackend,
+    TaskFormatError,
+    ImageBuildError,
+    AgentTimeout,
+    RewardFileMissing,
+    RewardParseError,
+)
+"""Leaf classes that a retry cannot fix: fed to every Temporal ``RetryPolicy``."""
+
+
+def non_retryable_names() -> list[str]:
+    """Return the type names Temporal should not retry, for ``RetryPolicy``."""
+    return [cls.__name__ for cls in NON_RETRYABLE]

@@ -1,0 +1,230 @@
+"""Inputs and outputs of workflows and activities: one model in, one model out.
+
+They travel through Temporal history, so they stay small: paths, ids and numbers,
+never transcripts, logs or secrets.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict
+
+from durabench.models.results import LaneSummary
+from durabench.models.run import Approval, RunPlan, TaskRef
+
+__all__ = [
+    "AgentRunOutput",
+    "AttemptRef",
+    "CollectOutput",
+    "PairInput",
+    "PreparedImage",
+    "ProgressOutput",
+    "ProvisionInput",
+    "ProvisionOutput",
+    "RunPhase",
+    "RecordRunInput",
+    "ReportInput",
+    "ReportOutput",
+    "RunOutcome",
+    "VerifyOutput",
+]
+
+_UNSAFE = re.compile(r"[^a-zA-Z0-9_.-]+")
+
+
+class AttemptRef(BaseModel):
+    """Names one attempt: every attempt-level activity takes this (or a model holding it)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    run_id: str
+    """The run."""
+    task: TaskRef
+    """The task."""
+    lane: str
+    """Lane config name."""
+    attempt: int = 1
+    """Attempt number, from 1."""
+    agent: str
+    """Agent adapter name."""
+    model: str
+    """Requested model."""
+
+    @property
+    def container_name(self) -> str:
+        """Deterministic container name, so a retried activity finds its container."""
+        raw = f"durabench-{self.run_id}-{self.task.task_id}-{self.lane}-{self.attempt}"
+        return _UNSAFE.sub("-", raw)
+
+    @property
+    def labels(self) -> dict[str, str]:
+        """Labels put on the attempt's container (the sweeper and tests look for them)."""
+        return {
+            "durabench.run": self.run_id,
+            "durabench.task": self.task.task_id,
+            "durabench.lane": self.lane,
+            "durabench.attempt": str(self.attempt),
+        }
+
+
+class PairInput(BaseModel):
+    """Input of ``PairedTaskWorkflow``."""
+
+    model_config = ConfigDict(frozen=True)
+
+    run_id: str
+    """The run."""
+    task: TaskRef
+    """The task both lanes run."""
+    lanes: tuple[str, ...]
+    """Lane config names."""
+    agent: str
+    """Agent adapter name."""
+    model: str
+    """Requested model."""
+
+
+class PreparedImage(BaseModel):
+    """Output of ``prepare_image``."""
+
+    model_config = ConfigDict(frozen=True)
+
+    image: str
+    """Image tag, content-addressed."""
+    dockerfile: str
+    """Dockerfile variant it was built from."""
+
+
+class ProvisionInput(BaseModel):
+    """Input of ``provision_sandbox``."""
+
+    model_config = ConfigDict(frozen=True)
+
+    ref: AttemptRef
+    """The attempt."""
+    image: str
+    """Image to start."""
+
+
+class ProvisionOutput(BaseModel):
+    """Output of ``provision_sandbox``."""
+
+    model_config = ConfigDict(frozen=True)
+
+    container_id: str
+    """Container id."""
+    instruction_file: str
+    """Instruction file placed in the container."""
+    mcp_config: bool
+    """Whether an MCP config file was placed."""
+    mcp_env_missing: tuple[str, ...] = ()
+    """MCP environment variables that were unset on the worker."""
+
+
+class AgentRunOutput(BaseModel):
+    """Output of ``run_agent``."""
+
+    model_config = ConfigDict(frozen=True)
+
+    exit_code: int
+    """The agent command's exit code."""
+    timed_out: bool
+    """Whether the time limit killed it."""
+
+
+class VerifyOutput(BaseModel):
+    """Output of ``verify``."""
+
+    model_config = ConfigDict(frozen=True)
+
+    reward: float
+    """The verifier's reward."""
+
+
+class CollectOutput(BaseModel):
+    """Output of ``collect_artifacts``."""
+
+    model_config = ConfigDict(frozen=True)
+
+    files_changed: int
+    """Workspace files the agent changed."""
+
+
+class RecordRunInput(BaseModel):
+    """Input of ``record_run``: the approved plan, persisted as ``run.json``."""
+
+    model_config = ConfigDict(frozen=True)
+
+    plan: RunPlan
+    """The plan."""
+    approval: Approval
+    """The approval."""
+
+
+class ReportInput(BaseModel):
+    """Input of ``write_report``."""
+
+    model_config = ConfigDict(frozen=True)
+
+    plan: RunPlan
+    """The plan."""
+    approval: Approval | None
+    """The approval."""
+
+
+class ReportOutput(BaseModel):
+    """Output of ``write_report``."""
+
+    model_config = ConfigDict(frozen=True)
+
+    results_dir: str
+    """The run's results directory."""
+    report_path: str
+    """The Markdown report."""
+    lanes: tuple[LaneSummary, ...]
+    """Totals per lane."""
+
+
+RunPhase = Literal["planning", "awaiting_approval", "running", "reporting", "completed", "rejected"]
+
+
+class ProgressOutput(BaseModel):
+    """Answer of the ``progress`` query."""
+
+    model_config = ConfigDict(frozen=True)
+
+    run_id: str
+    """The run."""
+    phase: RunPhase
+    """Where the run is."""
+    total: int = 0
+    """Tasks in the plan."""
+    done: int = 0
+    """Pairs finished."""
+    running: tuple[str, ...] = ()
+    """Task ids in flight."""
+    by_status: dict[str, int] = {}
+    """Finished attempts per status."""
+    approved_by: str | None = None
+    """Who approved, once approved."""
+
+
+class RunOutcome(BaseModel):
+    """Result of ``SuiteRunWorkflow``."""
+
+    model_config = ConfigDict(frozen=True)
+
+    run_id: str
+    """The run."""
+    status: Literal["completed", "rejected"]
+    """How the run ended."""
+    reason: str = ""
+    """Why it was rejected."""
+    results_dir: str = ""
+    """The run's results directory."""
+    report_path: str = ""
+    """The Markdown report."""
+    lanes: tuple[LaneSummary, ...] = ()
+    """Totals per lane."""

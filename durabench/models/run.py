@@ -1,0 +1,98 @@
+"""A run's request, plan and approval: what a person confirms before money is spent."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+__all__ = ["Approval", "ConfigMode", "Rejection", "RunPlan", "RunRequest", "TaskRef"]
+
+ConfigMode = Literal["paired", "baseline_only", "full_only"]
+Category = Literal["staging", "official"]
+
+
+class RunRequest(BaseModel):
+    """What the operator asked for (``starter run`` options); the input of a run."""
+
+    model_config = ConfigDict(frozen=True)
+
+    run_id: str
+    """Run id; the workflow id is ``run/<run_id>``."""
+    suite: str
+    """Suite name in the suite registry."""
+    agent: str = "oracle"
+    """Agent adapter name."""
+    model: str = "none"
+    """Model the agent is asked to use (``none`` for oracle)."""
+    parallel: int = Field(default=2, ge=1)
+    """Pairs in flight at once."""
+    category: Category = "staging"
+    """``staging`` or ``official``."""
+    config_mode: ConfigMode = "paired"
+    """Which lanes run."""
+    full_config: str = "sourcegraph_full"
+    """The MCP lane's config name."""
+    baseline_config: str = "baseline"
+    """The baseline lane's config name."""
+
+
+class TaskRef(BaseModel):
+    """A task of the plan, small enough to travel through workflow history."""
+
+    model_config = ConfigDict(frozen=True)
+
+    task_id: str
+    """Task id."""
+    task_dir: str
+    """Task directory on the worker's host."""
+    agent_timeout_sec: float = 600.0
+    """The agent's time limit: ``time_limit_sec`` times the timeout multiplier."""
+    verifier_timeout_sec: float = 600.0
+    """The verifier's time limit."""
+    build_timeout_sec: float = 1800.0
+    """The image build's time limit."""
+
+
+class RunPlan(BaseModel):
+    """The plan shown for approval; persisted as ``plan.json`` and in ``run.json``."""
+
+    model_config = ConfigDict(frozen=True)
+
+    schema_version: int = 1
+    """Format version of this file."""
+    request: RunRequest
+    """What was asked."""
+    lanes: tuple[str, ...]
+    """Lane config names, baseline first."""
+    tasks: tuple[TaskRef, ...]
+    """Every task of the run."""
+    estimated_agent_hours: float
+    """Sum of time limits over tasks and lanes: an upper bound of agent time."""
+    results_dir: str
+    """The run's results directory on the worker's host."""
+
+
+class Rejection(BaseModel):
+    """Input of the ``reject`` signal."""
+
+    model_config = ConfigDict(frozen=True)
+
+    reason: str = "rejected"
+    """Why the run must not start."""
+    rejected_by: str = "unknown"
+    """Who rejected it."""
+
+
+class Approval(BaseModel):
+    """Input of the ``approve`` signal; ``{}`` approves as planned."""
+
+    model_config = ConfigDict(frozen=True)
+
+    approver: str = "unknown"
+    """Who approved."""
+    approved_at: datetime | None = None
+    """When; set by the workflow from ``workflow.now()``."""
+    note: str = ""
+    """Free text kept with the approval."""

@@ -1,0 +1,42 @@
+"""A Harbor-format task, as read from its directory."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict
+
+__all__ = ["TaskSpec"]
+
+
+class TaskSpec(BaseModel):
+    """One benchmark task (``task.toml`` plus what its directory holds)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    task_id: str
+    """``[task] id``: unique within a suite; used in workflow ids and paths."""
+    task_dir: str
+    """Absolute path of the task directory on the worker's host."""
+    description: str = ""
+    """``[metadata] description``."""
+    repo: str = ""
+    """``[task] repo``: the repository the task is about."""
+    category: str = ""
+    """``[task] category``."""
+    language: str = ""
+    """``[task] language``."""
+    difficulty: str = ""
+    """``[task] difficulty``."""
+    time_limit_sec: float = 600.0
+    """``[task] time_limit_sec``: the agent's time limit before the multiplier."""
+    verifier_command: str = "bash /tests/test.sh"
+    """``[verification] command``: run in the container after the agent."""
+    verifier_timeout_sec: float = 600.0
+    """``[verifier] timeout_sec`` (Harbor), else 600 s."""
+    build_timeout_sec: float = 1800.0
+    """``[environment] build_timeout_sec``."""
+    dockerfiles: tuple[str, ...] = ("Dockerfile",)
+    """Dockerfile variants under ``environment/`` (``Dockerfile``, ``Dockerfile.sg_only``, ...)."""
+    has_mcp_instruction: bool = False
+    """Whether ``instruction_mcp.md`` exists."""
+    has_solution: bool = False
+    """Whether ``solution/solve.sh`` exists (needed by the oracle agent)."""

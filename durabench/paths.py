@@ -1,0 +1,110 @@
+"""Paths declared once: inside the sandbox, and on the host for a run's results.
+
+No other module spells these paths out; they change here or nowhere.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path, PurePosixPath
+
+from pydantic import BaseModel, ConfigDict
+
+__all__ = ["RunPaths", "SandboxPaths"]
+
+
+class SandboxPaths(BaseModel):
+    """Paths inside a task container.
+
+    ::
+
+        /workspace/                 the repository the agent works on (image WORKDIR)
+        /durabench/
+        ├── instruction.md          the lane's instruction (instruction_mcp.md on MCP lanes)
+        └── mcp.json                MCP server config, MCP lanes only (secrets as ${VAR})
+        /solution/                  the task's solution/, oracle agent only
+        /tests/                     the task's tests/, copied in after the agent ends
+        /logs/
+        ├── agent/                  agent stdout.txt, stderr.txt, transcript
+        └── verifier/               reward.txt and the verifier's own output
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    workspace: PurePosixPath = PurePosixPath("/workspace")
+    durabench: PurePosixPath = PurePosixPath("/durabench")
+    solution: PurePosixPath = PurePosixPath("/solution")
+    tests: PurePosixPath = PurePosixPath("/tests")
+    agent_logs: PurePosixPath = PurePosixPath("/logs/agent")
+    verifier_logs: PurePosixPath = PurePosixPath("/logs/verifier")
+
+    @property
+    def instruction(self) -> PurePosixPath:
+        """The lane's instruction file."""
+        return self.durabench / "instruction.md"
+
+    @property
+    def mcp_config(self) -> PurePosixPath:
+        """The MCP config file (MCP lanes only)."""
+        return self.durabench / "mcp.json"
+
+    @property
+    def reward(self) -> PurePosixPath:
+        """Where the verifier writes its reward."""
+        return self.verifier_logs / "reward.txt"
+
+
+class RunPaths(BaseModel):
+    """A run's results directory on the host (layout version 1).
+
+    ::
+
+        <home>/runs/<run_id>/
+        ├── plan.json               the plan as made, before approval
+        ├── run.json                the approved plan and the approval
+        ├── results.json            every attempt, pairs and the summary
+        ├── report.md               per task and lane: reward and status
+        └── tasks/<task_id>/<lane>/attempt-<n>/
+            ├── result.json         the attempt's result
+            ├── build.log           the image build log
+            ├── submission.patch    the workspace diff the agent left
+            ├── durabench/          instruction.md, mcp.json as the agent saw them
+            ├── agent/              agent logs
+            └── verifier/           reward.txt and verifier output
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    root: Path
+
+    @classmethod
+    def for_run(cls, runs_dir: Path, run_id: str) -> RunPaths:
+        """Paths of the run ``run_id`` under ``runs_dir``."""
+        return cls(root=runs_dir / run_id)
+
+    @property
+    def plan(self) -> Path:
+        """The plan as made."""
+        return self.root / "plan.json"
+
+    @property
+    def run(self) -> Path:
+        """The approved plan."""
+        return self.root / "run.json"
+
+    @property
+    def results(self) -> Path:
+        """All results of the run."""
+        return self.root / "results.json"
+
+    @property
+    def report_md(self) -> Path:
+        """The Markdown report."""
+        return self.root / "report.md"
+
+    def attempt(self, task_id: str, lane: str, attempt: int) -> Path:
+        """The directory of one attempt."""
+        return self.root / "tasks" / task_id / lane / f"attempt-{attempt}"
+
+    def attempt_results(self) -> list[Path]:
+        """Every attempt's result.json, in a stable order."""
+        return sorted(self.root.glob("tasks/*/*/attempt-*/result.json"))

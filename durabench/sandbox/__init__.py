@@ -1,0 +1,18 @@
+"""Sandboxes: the ABC, the backend registry and the Docker backend."""
+
+from durabench.sandbox.base import ExecResult, Sandbox, SandboxSpec
+from durabench.sandbox.docker import DockerSandbox, docker_client, ensure_image, image_tag
+from durabench.sandbox.registry import get_backend, known_backends, sandbox_backend
+
+__all__ = [
+    "DockerSandbox",
+    "ExecResult",
+    "Sandbox",
+    "SandboxSpec",
+    "docker_client",
+    "ensure_image",
+    "get_backend",
+    "image_tag",
+    "known_backends",
+    "sandbox_backend",
+]

@@ -1,0 +1,160 @@
+"""The sandbox interface: one ABC, one class per backend.
+
+A sandbox is where one attempt runs: the agent phase, then the verifier phase, in the
+same container. Backends register by name (:mod:`durabench.sandbox.registry`).
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Mapping
+from pathlib import Path, PurePosixPath
+from typing import Literal, NamedTuple, overload
+
+from pydantic import BaseModel, ConfigDict, Field
+
+__all__ = ["ExecResult", "Sandbox", "SandboxSpec"]
+
+
+class ExecResult(NamedTuple):
+    """What a command in the sandbox did."""
+
+    exit_code: int
+    stdout: str
+    stderr: str
+    timed_out: bool
+
+
+class SandboxSpec(BaseModel):
+    """What to start: image, deterministic name, labels and limits."""
+
+    model_config = ConfigDict(frozen=True)
+
+    name: str
+    """Deterministic name, so a retried activity finds the same sandbox."""
+    image: str
+    """Image to start."""
+    labels: dict[str, str] = Field(default_factory=dict)
+    """Labels (run, task, lane, attempt) for sweeping and inspection."""
+    network: bool = False
+    """Whether the sandbox gets a network; off unless the lane needs it."""
+    memory_mb: int = Field(default=4096, gt=0)
+    """Memory limit."""
+    cpus: float = Field(default=2.0, gt=0)
+    """CPU limit."""
+    pids_limit: int = Field(default=1024, gt=0)
+    """Process limit."""
+
+
+class Sandbox(ABC):
+    """One isolated environment for one attempt."""
+
+    def __init__(self, spec: SandboxSpec) -> None:
+        self.spec = spec
+
+    @abstractmethod
+    async def start(self) -> str:
+        """Start the sandbox, or re-attach to a running one of the same name.
+
+        Returns:
+            The backend's id of the sandbox.
+
+        Raises:
+            SandboxError: the backend could not start it.
+            DockerUnavailable: (docker) no daemon answers.
+        """
+
+    @abstractmethod
+    async def stop(self, delete: bool = True) -> None:
+        """Stop the sandbox, and remove it when ``delete``; a missing sandbox is not an error.
+
+        Raises:
+            SandboxError: the backend failed to stop it.
+        """
+
+    @abstractmethod
+    async def exec(
+        self,
+        cmd: list[str],
+        *,
+        cwd: str | None = None,
+        env: Mapping[str, str] | None = None,
+        user: str | None = None,
+        timeout_s: float | None = None,
+    ) -> ExecResult:
+        """Run ``cmd`` in the sandbox and wait for it.
+
+        A command still running after ``timeout_s`` is killed and the result has
+        ``timed_out`` set; that is a result, not an error.
+
+        Raises:
+            SandboxError: the backend could not run the command at all.
+        """
+
+    @overload
+    async def read_file(self, path: str, text: Literal[True] = True) -> str: ...
+
+    @overload
+    async def read_file(self, path: str, text: Literal[False]) -> bytes: ...
+
+    async def read_file(self, path: str, text: bool = True) -> str | bytes:
+        """Read a file from the sandbox.
+
+        Raises:
+            FileNotFoundError: no such file.
+            SandboxError: the backend failed.
+        """
+        data = await self.read_bytes(path)
+        return data.decode("utf-8", errors="replace") if text else data
+
+    @abstractmethod
+    async def read_bytes(self, path: str) -> bytes:
+        """Read a file's bytes.
+
+        Raises:
+            FileNotFoundError: no such file.
+            SandboxError: the backend failed.
+        """
+
+    @abstractmethod
+    async def write_file(self, path: str, contents: str | bytes) -> None:
+        """Write a file, creating its parent directories.
+
+        Raises:
+            SandboxError: the backend failed.
+        """
+
+    @abstractmethod
+    async def read_tree(self, path: str, *, max_file_bytes: int = 1 << 20) -> dict[str, bytes]:
+        """Every regular file under ``path``, by path relative to it; larger files are skipped.
+
+        Raises:
+            FileNotFoundError: ``path`` does not exist.
+            SandboxError: the backend failed.
+        """
+
+    async def upload_dir(self, host_dir: Path, dest: str) -> None:
+        """Copy a host directory's files into the sandbox under ``dest``.
+
+        Raises:
+            SandboxError: the backend failed.
+        """
+        for file in sorted(p for p in host_dir.rglob("*") if p.is_file()):
+            target = PurePosixPath(dest) / file.relative_to(host_dir).as_posix()
+            await self.write_file(str(target), file.read_bytes())
+
+    async def download_dir(self, path: str, host_dir: Path) -> int:
+        """Copy the files under ``path`` to ``host_dir``; return how many (0 if ``path`` is absent).
+
+        Raises:
+            SandboxError: the backend failed.
+        """
+        try:
+            files = await self.read_tree(path)
+        except FileNotFoundError:
+            return 0
+        for rel, data in files.items():
+            target = host_dir / rel
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_bytes(data)
+        return len(files)

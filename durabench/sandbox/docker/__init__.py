@@ -1,0 +1,7 @@
+"""The Docker sandbox backend: containers, task images, error translation."""
+
+from durabench.sandbox.docker.errors import docker_client, map_docker_errors
+from durabench.sandbox.docker.images import ensure_image, image_tag
+from durabench.sandbox.docker.sandbox import DockerSandbox
+
+__all__ = ["DockerSandbox", "docker_client", "ensure_image", "image_tag", "map_docker_errors"]

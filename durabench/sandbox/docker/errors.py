@@ -1,0 +1,54 @@
+"""Docker's exceptions, translated at the boundary into durabench's."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+import docker
+import docker.errors
+import requests
+
+from durabench.errors import DockerUnavailable, SandboxError
+
+__all__ = ["docker_client", "map_docker_errors"]
+
+_START_HINT = (
+    "start it (`sudo dockerd &`, or `sudo systemctl start docker`) or point DOCKER_HOST at one"
+)
+
+
+@contextmanager
+def map_docker_errors(action: str) -> Iterator[None]:
+    """Translate docker and transport errors raised while doing ``action``.
+
+    Raises:
+        DockerUnavailable: the daemon did not answer.
+        SandboxError: the daemon answered with an error.
+    """
+    try:
+        yield
+    except docker.errors.NotFound:
+        raise
+    except requests.exceptions.ConnectionError as exc:
+        raise DockerUnavailable(
+            f"Docker Engine not reachable while {action}; {_START_HINT}"
+        ) from exc
+    except docker.errors.DockerException as exc:
+        if "Connection" in str(exc) or "connect" in str(exc):
+            raise DockerUnavailable(
+                f"Docker Engine not reachable while {action}: {exc}; {_START_HINT}"
+            ) from exc
+        raise SandboxError(f"Docker failed while {action}: {exc}") from exc
+
+
+def docker_client() -> docker.DockerClient:
+    """A client for the local daemon (``DOCKER_HOST`` honoured), checked with a ping.
+
+    Raises:
+        DockerUnavailable: no daemon answers.
+    """
+    with map_docker_errors("connecting"):
+        client = docker.from_env()
+        client.ping()
+    return client

@@ -1,0 +1,112 @@
+"""Task images: built from the task's ``environment/`` and cached by content.
+
+The tag is a hash of every file under ``environment/``, the Dockerfile variant and the
+base image, so an unchanged task never builds twice and a changed one always does.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import threading
+from pathlib import Path
+from typing import Any
+
+import docker
+import docker.errors
+
+from durabench.errors import ImageBuildError
+from durabench.models.task import TaskSpec
+from durabench.sandbox.docker.errors import map_docker_errors
+
+__all__ = ["ensure_image", "image_tag"]
+
+_locks: dict[str, threading.Lock] = {}
+_locks_guard = threading.Lock()
+
+
+def image_tag(task: TaskSpec, dockerfile: str, base_image: str) -> str:
+    """Content-addressed tag of the image for ``task`` built from ``dockerfile``."""
+    env_dir = Path(task.task_dir) / "environment"
+    digest = hashlib.sha256(f"{dockerfile}\0{base_image}\0".encode())
+    for path in sorted(p for p in env_dir.rglob("*") if p.is_file()):
+        digest.update(path.relative_to(env_dir).as_posix().encode() + b"\0")
+        digest.update(path.read_bytes() + b"\0")
+    name = re.sub(r"[^a-z0-9_.-]+", "-", task.task_id.lower()).strip("-.") or "task"
+    return f"durabench-task/{name}:{digest.hexdigest()[:16]}"
+
+
+def _lock_for(tag: str) -> threading.Lock:
+    with _locks_guard:
+        return _locks.setdefault(tag, threading.Lock())
+
+
+def ensure_image(
+    client: docker.DockerClient,
+    task: TaskSpec,
+    dockerfile: str,
+    base_image: str,
+    log_path: Path,
+) -> str:
+    """Build the task image unless it exists; return its tag. Blocking: call in a thread.
+
+    Raises:
+        ImageBuildError: the build failed; the log is at ``log_path``.
+        DockerUnavailable: no daemon answers.
+    """
+    tag = image_tag(task, dockerfile, base_image)
+    with _lock_for(tag):
+        with map_docker_errors(f"looking up image {tag}"):
+            try:
+                client.images.get(tag)
+                log_path.parent.mkdir(parents=True, exist_ok=True)
+                log_path.write_text(f"image {tag} already built; cached\n")
+                return tag
+            except docker.errors.ImageNotFound:
+                pass
+        _build(client, task, dockerfile, base_image, tag, log_path)
+    return tag
+
+
+def _build(
+    client: docker.DockerClient,
+    task: TaskSpec,
+    dockerfile: str,
+    base_image: str,
+    tag: str,
+    log_path: Path,
+) -> None:
+    log_path.parent.mkdir(parents=True, exist_ok=True)
+    error: str | None = None
+    with log_path.open("w") as log, map_docker_errors(f"building image {tag}"):
+        log.write(f"building {tag} from {dockerfile} (BASE_IMAGE={base_image})\n")
+        try:
+            chunks = client.api.build(
+                path=str(Path(task.task_dir) / "environment"),
+                dockerfile=dockerfile,
+                tag=tag,
+                buildargs={"BASE_IMAGE": base_image},
+                rm=True,
+                forcerm=True,
+                decode=True,
+                timeout=int(task.build_timeout_sec),
+            )
+            for chunk in chunks:
+                error = _log_chunk(log, chunk) or error
+        except docker.errors.APIError as exc:
+            error = str(exc)
+            log.write(f"{error}\n")
+    if error is not None:
+        raise ImageBuildError(
+            f"image for task {task.task_id} ({dockerfile}) failed to build: {error.strip()}; "
+            f"build log: {log_path}"
+        )
+
+
+def _log_chunk(log: Any, chunk: dict[str, Any]) -> str | None:
+    if "stream" in chunk:
+        log.write(str(chunk["stream"]))
+    if "error" in chunk:
+        log.write(f"ERROR: {chunk['error']}\n")
+        return str(chunk["error"])
+    return None

@@ -1,0 +1,1 @@
+"""tinytensor: nested-list tensors."""

@@ -1,0 +1,77 @@
+"""Read a Harbor-format task directory into a :class:`TaskSpec`.
+
+A task directory holds ``task.toml``, ``instruction.md`` (``instruction_mcp.md`` for MCP
+lanes, optional), ``environment/Dockerfile`` (and variants such as ``Dockerfile.sg_only``),
+``tests/test.sh`` writing the reward file, and optionally ``solution/solve.sh``.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from pathlib import Path
+from typing import Any
+
+from durabench.errors import TaskFormatError
+from durabench.models.task import TaskSpec
+
+__all__ = ["load_task"]
+
+_REQUIRED = ("task.toml", "instruction.md", "environment/Dockerfile", "tests/test.sh")
+
+
+def load_task(task_dir: Path | str) -> TaskSpec:
+    """Read and check one task directory.
+
+    Raises:
+        TaskFormatError: the directory is missing a required file or ``task.toml`` is invalid;
+            the message names the file.
+    """
+    root = Path(task_dir).resolve()
+    if not root.is_dir():
+        raise TaskFormatError(f"{root}: not a directory; give the path of a task directory")
+    for rel in _REQUIRED:
+        if not (root / rel).is_file():
+            raise TaskFormatError(
+                f"{root}: missing {rel}; a Harbor task needs {', '.join(_REQUIRED)}"
+            )
+    try:
+        doc = tomllib.loads((root / "task.toml").read_text())
+    except tomllib.TOMLDecodeError as exc:
+        raise TaskFormatError(f"{root / 'task.toml'}: not valid TOML: {exc}") from exc
+    return _spec_from_toml(root, doc)
+
+
+def _section(doc: dict[str, Any], name: str) -> dict[str, Any]:
+    value = doc.get(name, {})
+    return value if isinstance(value, dict) else {}
+
+
+def _spec_from_toml(root: Path, doc: dict[str, Any]) -> TaskSpec:
+    task = _section(doc, "task")
+    meta = _section(doc, "metadata")
+    verification = _section(doc, "verification")
+    verifier = _section(doc, "verifier")
+    environment = _section(doc, "environment")
+    task_id = str(task.get("id") or meta.get("name") or root.name)
+    dockerfiles = tuple(
+        sorted(p.name for p in (root / "environment").glob("Dockerfile*") if p.is_file())
+    )
+    try:
+        return TaskSpec(
+            task_id=task_id,
+            task_dir=str(root),
+            description=str(meta.get("description", "")),
+            repo=str(task.get("repo", "")),
+            category=str(task.get("category", "")),
+            language=str(task.get("language", "")),
+            difficulty=str(task.get("difficulty", "")),
+            time_limit_sec=float(task.get("time_limit_sec", 600.0)),
+            verifier_command=str(verification.get("command", "bash /tests/test.sh")),
+            verifier_timeout_sec=float(verifier.get("timeout_sec", 600.0)),
+            build_timeout_sec=float(environment.get("build_timeout_sec", 1800.0)),
+            dockerfiles=dockerfiles,
+            has_mcp_instruction=(root / "instruction_mcp.md").is_file(),
+            has_solution=(root / "solution" / "solve.sh").is_file(),
+        )
+    except (TypeError, ValueError) as exc:
+        raise TaskFormatError(f"{root / 'task.toml'}: {exc}") from exc

@@ -1,0 +1,1 @@
+"""The durabench CLI: ``python -m starter run|approve|reject|status|server|tasks``."""

@@ -1,0 +1,5 @@
+"""``python -m starter``."""
+
+from starter.main import cli
+
+cli()

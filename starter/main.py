@@ -1,0 +1,20 @@
+"""Registers the commands; each lives in its own module."""
+
+from __future__ import annotations
+
+import click
+
+from starter.approve import approve, reject
+from starter.run import run
+from starter.server import server
+from starter.status import status
+from starter.tasks import tasks
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+def cli() -> None:
+    """Durabench: paired coding-agent benchmark runs on Temporal."""
+
+
+for command in (run, approve, reject, status, server, tasks):
+    cli.add_command(command)

@@ -1,0 +1,49 @@
+"""Options shared by several commands, and running a command's async core."""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+from collections.abc import Callable, Coroutine
+from typing import Any, ParamSpec, TypeVar
+
+import click
+from temporalio.client import WorkflowFailureError
+from temporalio.service import RPCError, RPCStatusCode
+
+from durabench.errors import DurabenchError
+
+__all__ = ["failure_message", "run_async", "run_id_argument"]
+
+P = ParamSpec("P")
+R = TypeVar("R")
+
+run_id_argument = click.argument("run_id")
+
+
+def failure_message(exc: BaseException) -> str:
+    """The innermost message of a Temporal failure chain (what actually went wrong)."""
+    while exc.__cause__ is not None:
+        exc = exc.__cause__
+    return str(getattr(exc, "message", None) or exc)
+
+
+def run_async(fn: Callable[P, Coroutine[Any, Any, R]]) -> Callable[P, R]:
+    """Run an async command core; turn durabench and Temporal errors into clean exits."""
+
+    @functools.wraps(fn)
+    def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
+        try:
+            return asyncio.run(fn(*args, **kwargs))
+        except DurabenchError as exc:
+            raise click.ClickException(str(exc)) from exc
+        except WorkflowFailureError as exc:
+            raise click.ClickException(f"the run failed: {failure_message(exc)}") from exc
+        except RPCError as exc:
+            if exc.status == RPCStatusCode.NOT_FOUND:
+                raise click.ClickException(
+                    f"{exc.message}; list runs in the Web UI or with `temporal workflow list`"
+                ) from exc
+            raise click.ClickException(f"Temporal refused: {exc.message}") from exc
+
+    return wrapper

@@ -1,0 +1,167 @@
+"""``python -m starter run``: plan, wait for approval, run every pair, print the results."""
+
+from __future__ import annotations
+
+import asyncio
+import getpass
+import time
+import uuid
+from pathlib import Path
+
+import click
+from temporalio.client import Client, WorkflowExecutionStatus, WorkflowHandle
+from temporalio.exceptions import WorkflowAlreadyStartedError
+from temporalio.service import RPCError
+
+from durabench.errors import ConfigError
+from durabench.models import Approval, RunOutcome, RunPlan, RunRequest, RunResult
+from durabench.settings import Settings
+from starter.client import connect
+from starter.console import console, plan_table, progress_line, result_tables, ui_url
+from starter.options import run_async
+from worker import build_workers, run_workers
+from workflows import SuiteRunWorkflow, run_workflow_id
+from workflows.search_attributes import for_request
+
+__all__ = ["main", "run"]
+
+RunHandle = WorkflowHandle[SuiteRunWorkflow, RunOutcome]
+
+
+def new_run_id(suite: str) -> str:
+    """``<suite>-<UTC timestamp>-<4 hex>``: sortable and unique."""
+    return f"{suite}-{time.strftime('%Y%m%d-%H%M%S', time.gmtime())}-{uuid.uuid4().hex[:4]}"
+
+
+@click.command()
+@click.option("--suite", required=True, help="Suite name (built-in: pytorch).")
+@click.option("--agent", default="oracle", show_default=True, help="Agent adapter.")
+@click.option("--model", default="none", show_default=True, help="Model the agent uses.")
+@click.option("--parallel", default=2, show_default=True, type=click.IntRange(min=1))
+@click.option("--category", type=click.Choice(["staging", "official"]), default="staging")
+@click.option("--run-id", default=None, help="Run id (default: suite, time, random suffix).")
+@click.option("--yes", is_flag=True, help="Approve the plan at once (for scripts).")
+@click.option("--detach", is_flag=True, help="Start the run and leave it to `python worker.py`.")
+def run(
+    suite: str,
+    agent: str,
+    model: str,
+    parallel: int,
+    category: str,
+    run_id: str | None,
+    yes: bool,
+    detach: bool,
+) -> None:
+    """Plan a paired run of a suite, wait for approval, run it and report."""
+    request = RunRequest(
+        run_id=run_id or new_run_id(suite),
+        suite=suite,
+        agent=agent,
+        model=model,
+        parallel=parallel,
+        category=category,  # type: ignore[arg-type]
+    )
+    outcome = run_async(main)(request, yes=yes, detach=detach)
+    if outcome is not None and outcome.status != "completed":
+        raise click.ClickException(f"run {request.run_id} was rejected: {outcome.reason}")
+
+
+async def main(
+    request: RunRequest,
+    *,
+    yes: bool = False,
+    detach: bool = False,
+    client: Client | None = None,
+    settings: Settings | None = None,
+) -> RunOutcome | None:
+    """Start the run; unless ``detach``, work on it in-process until it ends."""
+    settings = settings or Settings.from_env()
+    client = client or await connect(settings)
+    handle = await _start(client, settings, request)
+    console.print(f"Run [bold]{request.run_id}[/] started; Web UI: {ui_url(request.run_id)}")
+    if detach:
+        _print_approval_hint(request.run_id)
+        console.print("Detached: workers started with `python worker.py` carry the run.")
+        return None
+    stop = asyncio.Event()
+    workers = asyncio.create_task(run_workers(build_workers(client, settings), stop))
+    try:
+        return await _follow(handle, yes=yes)
+    finally:
+        stop.set()
+        await workers
+
+
+async def _start(client: Client, settings: Settings, request: RunRequest) -> RunHandle:
+    try:
+        return await client.start_workflow(
+            SuiteRunWorkflow.run,
+            request,
+            id=run_workflow_id(request.run_id),
+            task_queue=settings.task_queue,
+            search_attributes=for_request(request),
+            static_summary=f"{request.suite} · {request.agent} · {request.model}",
+        )
+    except WorkflowAlreadyStartedError:
+        raise ConfigError(
+            f"run {request.run_id} already exists; see it with "
+            f"`python -m starter status {request.run_id}` or choose another --run-id"
+        ) from None
+
+
+def _print_approval_hint(run_id: str) -> None:
+    console.print(
+        "Waiting for approval. Approve with any of:\n"
+        f"  python -m starter approve {run_id}\n"
+        f"  temporal workflow signal --workflow-id run/{run_id} --name approve --input '{{}}'\n"
+        f"  the Web UI: {ui_url(run_id)} → Send a Signal → approve, input {{}}"
+    )
+
+
+async def _wait_for_plan(handle: RunHandle) -> RunPlan:
+    """Poll the ``plan`` query; surface the run's failure if planning failed."""
+    while True:
+        desc = await handle.describe()
+        if desc.status != WorkflowExecutionStatus.RUNNING:
+            await handle.result()
+            raise ConfigError(f"run {handle.id} ended before its plan was made")
+        try:
+            plan = await handle.query(SuiteRunWorkflow.plan)
+        except RPCError:
+            plan = None
+        if plan is not None:
+            return plan
+        await asyncio.sleep(0.3)
+
+
+async def _follow(handle: RunHandle, *, yes: bool) -> RunOutcome:
+    plan = await _wait_for_plan(handle)
+    console.print(plan_table(plan))
+    if yes:
+        await handle.signal(
+            SuiteRunWorkflow.approve, Approval(approver=f"{getpass.getuser()} (--yes)")
+        )
+        console.print("Approved with --yes.")
+    else:
+        _print_approval_hint(plan.request.run_id)
+    outcome = await _watch(handle)
+    if outcome.status == "completed":
+        results = Path(outcome.results_dir) / "results.json"
+        if results.exists():
+            for table in result_tables(RunResult.model_validate_json(results.read_text())):
+                console.print(table)
+        console.print(f"Results: [bold]{outcome.results_dir}[/] (report: {outcome.report_path})")
+    return outcome
+
+
+async def _watch(handle: RunHandle) -> RunOutcome:
+    """Show progress until the run ends."""
+    result = asyncio.create_task(handle.result())
+    with console.status("starting…") as status:
+        while not result.done():
+            try:
+                status.update(progress_line(await handle.query(SuiteRunWorkflow.progress)))
+            except RPCError:
+                pass
+            await asyncio.wait({result}, timeout=1.0)
+    return result.result()

@@ -1,0 +1,26 @@
+"""``python -m starter server``: the embedded Temporal dev server in the foreground."""
+
+from __future__ import annotations
+
+import asyncio
+
+import click
+
+from durabench.settings import Settings
+from starter.console import console
+from starter.embedded import port_open, run_foreground
+
+__all__ = ["server"]
+
+
+@click.command()
+def server() -> None:
+    """Run the embedded Temporal server (SQLite under DURABENCH_HOME, Web UI on :8233)."""
+    settings = Settings.from_env()
+    if asyncio.run(port_open("127.0.0.1", 7233)):
+        raise click.ClickException(
+            "a Temporal server already answers on localhost:7233 "
+            f"(Web UI: http://localhost:{settings.ui_port}); stop it first to run one here"
+        )
+    console.print(f"Temporal dev server: history in {settings.home / 'temporal.db'}")
+    run_foreground(settings)

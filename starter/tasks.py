@@ -1,0 +1,47 @@
+"""``python -m starter tasks check DIR...``: validate task directories, show what was read."""
+
+from __future__ import annotations
+
+import click
+
+from durabench.errors import TaskFormatError
+from durabench.models import TaskSpec
+from durabench.tasks import load_task
+from starter.console import console, errors
+
+__all__ = ["describe_task", "tasks"]
+
+
+def describe_task(t: TaskSpec) -> str:
+    """What durabench read from a task directory, in a few lines."""
+    yes = {True: "yes", False: "no"}
+    return (
+        f"[bold]{t.task_id}[/]  ({t.task_dir})\n"
+        f"  repo {t.repo or '-'} · category {t.category or '-'} · language {t.language or '-'}"
+        f" · difficulty {t.difficulty or '-'}\n"
+        f"  time limit {t.time_limit_sec:g} s · verifier: {t.verifier_command}"
+        f" (timeout {t.verifier_timeout_sec:g} s)\n"
+        f"  Dockerfiles: {', '.join(t.dockerfiles)} · MCP instruction: {yes[t.has_mcp_instruction]}"
+        f" · solution: {yes[t.has_solution]}"
+    )
+
+
+@click.group()
+def tasks() -> None:
+    """Work with Harbor-format task directories."""
+
+
+@tasks.command()
+@click.argument("task_dirs", nargs=-1, required=True, type=click.Path())
+def check(task_dirs: tuple[str, ...]) -> None:
+    """Validate task directories and print what durabench read from each."""
+    invalid = 0
+    for path in task_dirs:
+        try:
+            console.print(describe_task(load_task(path)))
+        except TaskFormatError as exc:
+            invalid += 1
+            errors.print(f"[red]invalid:[/] {exc}")
+    if invalid:
+        raise click.ClickException(f"{invalid} of {len(task_dirs)} task directories are invalid")
+    console.print(f"{len(task_dirs)} task directories are valid.")
