@@ -29,7 +29,6 @@ from durabench.errors import RewardFileMissing, RewardParseError
 from durabench.models import (
     AgentRunOutput,
     AttemptRef,
-    CollectOutput,
     PreparedImage,
     ProvisionInput,
     ProvisionOutput,
@@ -154,7 +153,18 @@ class SandboxActivities:
                 exit_code, timed_out = result.exit_code, result.timed_out
                 if exit_code != 0 or timed_out:
                     break
-        return AgentRunOutput(exit_code=exit_code, timed_out=timed_out)
+            files_changed = await self._write_submission(ref, sandbox)
+        return AgentRunOutput(exit_code=exit_code, timed_out=timed_out, files_changed=files_changed)
+
+    async def _write_submission(self, ref: AttemptRef, sandbox: DockerSandbox) -> int:
+        """Diff the workspace against its snapshot from before the agent: submission.patch."""
+        target = self._attempt_dir(ref)
+        before_file = target / _BEFORE_SNAPSHOT
+        before = unpack(before_file.read_bytes()) if before_file.exists() else {}
+        after = await sandbox.read_tree(str(self.paths.workspace))
+        diff = diff_snapshots(before, after)
+        (target / "submission.patch").write_text(diff.patch)
+        return len(diff.files_changed)
 
     @activity.defn(name="verify")
     async def verify(self, ref: AttemptRef) -> VerifyOutput:
@@ -188,8 +198,8 @@ class SandboxActivities:
             ) from None
 
     @activity.defn(name="collect_artifacts")
-    async def collect_artifacts(self, ref: AttemptRef) -> CollectOutput:
-        """Copy logs, instruction and MCP config out; write the workspace diff."""
+    async def collect_artifacts(self, ref: AttemptRef) -> None:
+        """Copy agent and verifier logs, instruction and MCP config to the attempt directory."""
         sandbox = self._sandbox(ref)
         target = self._attempt_dir(ref)
         for src, name in (
@@ -198,13 +208,6 @@ class SandboxActivities:
             (self.paths.durabench, "durabench"),
         ):
             await sandbox.download_dir(str(src), target / name)
-        before_file = target / _BEFORE_SNAPSHOT
-        before = unpack(before_file.read_bytes()) if before_file.exists() else {}
-        after = await sandbox.read_tree(str(self.paths.workspace))
-        diff = diff_snapshots(before, after)
-        (target / "submission.patch").write_text(diff.patch)
-        before_file.unlink(missing_ok=True)
-        return CollectOutput(files_changed=len(diff.files_changed))
 
     @activity.defn(name="teardown_sandbox")
     async def teardown_sandbox(self, ref: AttemptRef) -> None:

@@ -11,7 +11,12 @@ from typing import NamedTuple
 
 __all__ = ["WorkspaceDiff", "diff_snapshots"]
 
-_SKIP_PREFIXES = (".git/",)
+_SKIP_DIRS = frozenset({".git", "__pycache__"})
+"""Directories whose changes are tooling noise, not the agent's work."""
+
+
+def _skipped(path: str) -> bool:
+    return not _SKIP_DIRS.isdisjoint(path.split("/")[:-1])
 
 
 class WorkspaceDiff(NamedTuple):
@@ -34,7 +39,7 @@ def diff_snapshots(before: dict[str, bytes], after: dict[str, bytes]) -> Workspa
     chunks: list[str] = []
     changed: list[str] = []
     for path in sorted(before.keys() | after.keys()):
-        if path.startswith(_SKIP_PREFIXES) or before.get(path) == after.get(path):
+        if _skipped(path) or before.get(path) == after.get(path):
             continue
         changed.append(path)
         old, new = _lines(before.get(path)), _lines(after.get(path))

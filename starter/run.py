@@ -59,7 +59,7 @@ def run(
         agent=agent,
         model=model,
         parallel=parallel,
-        category=category,  # type: ignore[arg-type]
+        category=category,
     )
     outcome = run_async(main)(request, yes=yes, detach=detach)
     if outcome is not None and outcome.status != "completed":

@@ -11,7 +11,7 @@ pair and the run go on.
 from __future__ import annotations
 
 from datetime import timedelta
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 from temporalio import workflow
 from temporalio.exceptions import ActivityError, ApplicationError
@@ -22,7 +22,6 @@ with workflow.unsafe.imports_passed_through():
         AttemptRef,
         AttemptResult,
         AttemptStatus,
-        CollectOutput,
         PhaseTiming,
         PreparedImage,
         ProvisionInput,
@@ -67,7 +66,7 @@ class AgentRunWorkflow:
     ) -> T:
         started = workflow.now()
         try:
-            return await workflow.execute_activity(
+            result = await workflow.execute_activity(
                 name,
                 arg,
                 result_type=result_type,
@@ -77,6 +76,7 @@ class AgentRunWorkflow:
                 retry_policy=RETRY,
                 summary=f"{name} {arg_ref(arg).task.task_id} {arg_ref(arg).lane}",
             )
+            return cast(T, result)
         finally:
             self.timings.append(
                 PhaseTiming(phase=name, started_at=started, finished_at=workflow.now())
@@ -117,6 +117,7 @@ class AgentRunWorkflow:
             fields["status"], fields["reason"] = _failure(err)
         finally:
             if needs_teardown:
+                await self._collect(ref)
                 await self._teardown(ref)
         return await self._record(ref, fields)
 
@@ -129,7 +130,11 @@ class AgentRunWorkflow:
             timedelta(seconds=ref.task.agent_timeout_sec) + _SLACK,
             True,
         )
-        fields.update(agent_exit_code=agent.exit_code, timed_out=agent.timed_out)
+        fields.update(
+            agent_exit_code=agent.exit_code,
+            timed_out=agent.timed_out,
+            files_changed=agent.files_changed,
+        )
         if agent.timed_out:
             fields.update(status="agent_timeout", reason="killed by the time limit")
         elif agent.exit_code != 0:
@@ -145,11 +150,14 @@ class AgentRunWorkflow:
             fields["reward"] = verified.reward
         except ActivityError as err:
             fields["status"], fields["reason"] = _failure(err)
-        collected = await self._phase(
-            "collect_artifacts", ref, CollectOutput, timedelta(minutes=10), True
-        )
-        fields["files_changed"] = collected.files_changed
         return fields
+
+    async def _collect(self, ref: AttemptRef) -> None:
+        """Copy logs out, best effort: a failed copy loses logs, not the attempt's result."""
+        try:
+            await self._phase("collect_artifacts", ref, type(None), timedelta(minutes=10), True)
+        except ActivityError as err:
+            workflow.logger.warning("collecting artifacts of %s failed: %s", ref.lane, err.cause)
 
     async def _teardown(self, ref: AttemptRef) -> None:
         await workflow.execute_activity(

@@ -4,7 +4,6 @@ from durabench.models.config import LaneConfig, McpServer
 from durabench.models.payloads import (
     AgentRunOutput,
     AttemptRef,
-    CollectOutput,
     PairInput,
     PreparedImage,
     ProgressOutput,
@@ -34,7 +33,6 @@ __all__ = [
     "AttemptRef",
     "AttemptResult",
     "AttemptStatus",
-    "CollectOutput",
     "ConfigMode",
     "LaneConfig",
     "LaneSummary",

@@ -17,7 +17,6 @@ from durabench.models.run import Approval, RunPlan, TaskRef
 __all__ = [
     "AgentRunOutput",
     "AttemptRef",
-    "CollectOutput",
     "PairInput",
     "PreparedImage",
     "ProgressOutput",
@@ -132,6 +131,8 @@ class AgentRunOutput(BaseModel):
     """The agent command's exit code."""
     timed_out: bool
     """Whether the time limit killed it."""
+    files_changed: int = 0
+    """Workspace files the agent changed (its diff is ``submission.patch``)."""
 
 
 class VerifyOutput(BaseModel):
@@ -141,15 +142,6 @@ class VerifyOutput(BaseModel):
 
     reward: float
     """The verifier's reward."""
-
-
-class CollectOutput(BaseModel):
-    """Output of ``collect_artifacts``."""
-
-    model_config = ConfigDict(frozen=True)
-
-    files_changed: int
-    """Workspace files the agent changed."""
 
 
 class RecordRunInput(BaseModel):

@@ -50,5 +50,9 @@ def docker_client() -> docker.DockerClient:
     """
     with map_docker_errors("connecting"):
         client = docker.from_env()
-        client.ping()
+        try:
+            client.ping()
+        except BaseException:
+            client.close()
+            raise
     return client

@@ -10,7 +10,7 @@ import asyncio
 import time
 from collections.abc import Mapping
 from pathlib import Path, PurePosixPath
-from typing import Any
+from typing import Any, cast
 
 import docker
 import docker.errors
@@ -116,13 +116,15 @@ class DockerSandbox(Sandbox):
             kwargs["user"] = user
         began = time.monotonic()
         with map_docker_errors(f"running {cmd[0]!r} in {self.spec.name}"):
-            exit_code, (out, err) = container.exec_run(cmd, **kwargs)
+            raw = container.exec_run(cmd, **kwargs)
+        exit_code = int(raw.exit_code if raw.exit_code is not None else -1)
+        out, err = cast("tuple[bytes | None, bytes | None]", raw.output)
         elapsed = time.monotonic() - began
         timed_out = (
             timeout_s is not None and exit_code in _TIMEOUT_EXIT_CODES and elapsed >= timeout_s
         )
         return ExecResult(
-            exit_code=int(exit_code),
+            exit_code=exit_code,
             stdout=(out or b"").decode("utf-8", errors="replace"),
             stderr=(err or b"").decode("utf-8", errors="replace"),
             timed_out=timed_out,

@@ -1,0 +1,96 @@
+"""Shared fixtures: one real Temporal dev server per session, Docker detection, settings."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import uuid
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+
+import pytest
+from temporalio.client import Client
+from temporalio.contrib.pydantic import pydantic_data_converter
+
+from durabench.settings import Settings
+from starter.client import ensure_search_attributes
+from starter.embedded import dev_server_args, wait_for_port
+
+SHARED_FIXTURES = Path(__file__).resolve().parents[2] / "shared" / "fixtures"
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def docker_available() -> bool:
+    """Whether a Docker daemon answers."""
+    try:
+        import docker
+
+        with docker.from_env() as client:
+            client.ping()
+    except Exception:  # noqa: BLE001 - any failure means no usable daemon
+        return False
+    return True
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Skip ``docker`` tests without a daemon, unless DURABENCH_REQUIRE_DOCKER=1 (CI)."""
+    if docker_available() or os.environ.get("DURABENCH_REQUIRE_DOCKER") == "1":
+        return
+    skip = pytest.mark.skip(reason="no Docker daemon (set DURABENCH_REQUIRE_DOCKER=1 to fail)")
+    for item in items:
+        if "docker" in item.keywords:
+            item.add_marker(skip)
+
+
+@pytest.fixture(scope="session")
+def temporal_address(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """A real ``temporal server start-dev`` (in-memory, headless, loopback) for the session."""
+    port = _free_port()
+    log = tmp_path_factory.mktemp("temporal") / "server.log"
+    with log.open("wb") as out:
+        proc = subprocess.Popen(
+            dev_server_args(port=port, ui_port=None, db_file=None),
+            stdout=out,
+            stderr=subprocess.STDOUT,
+        )
+    try:
+        import asyncio
+
+        asyncio.run(wait_for_port("127.0.0.1", port, timeout_s=60, log=log))
+        yield f"127.0.0.1:{port}"
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+
+
+@pytest.fixture(scope="session")
+async def client(temporal_address: str) -> AsyncIterator[Client]:
+    """A client with durabench's data converter."""
+    client = await Client.connect(temporal_address, data_converter=pydantic_data_converter)
+    await ensure_search_attributes(client)
+    yield client
+
+
+@pytest.fixture
+def settings(tmp_path: Path, temporal_address: str) -> Settings:
+    """Settings of one test: its own home and task queue, CI's base image if set."""
+    return Settings(
+        home=tmp_path / "home",
+        temporal_address=temporal_address,
+        task_queue=f"test-{uuid.uuid4().hex[:8]}",
+        base_image=os.environ.get("DURABENCH_BASE_IMAGE", Settings.from_env().base_image),
+    )
+
+
+@pytest.fixture
+def shared_fixtures() -> Path:
+    """``../shared/fixtures``; tests that need it skip cleanly where it is absent."""
+    if not SHARED_FIXTURES.is_dir():
+        pytest.skip("../shared/fixtures is not present")
+    return SHARED_FIXTURES

@@ -1,0 +1,23 @@
+from durabench.workspace_diff import diff_snapshots
+
+
+def test_diff_reports_changed_added_removed_files() -> None:
+    before = {"a.py": b"x = 1\n", "gone.py": b"old\n", "same.py": b"s\n"}
+    after = {"a.py": b"x = 2\n", "new.py": b"fresh\n", "same.py": b"s\n"}
+    diff = diff_snapshots(before, after)
+    assert diff.files_changed == ("a.py", "gone.py", "new.py")
+    assert "-x = 1\n+x = 2\n" in diff.patch
+    assert "--- /dev/null\n+++ b/new.py" in diff.patch
+    assert "--- a/gone.py\n+++ /dev/null" in diff.patch
+
+
+def test_diff_ignores_pycache_and_git_and_marks_binary() -> None:
+    before = {"pkg/__pycache__/m.pyc": b"\0a", ".git/index": b"1", "img.bin": b"\0\1"}
+    after = {"pkg/__pycache__/m.pyc": b"\0b", ".git/index": b"2", "img.bin": b"\0\2"}
+    diff = diff_snapshots(before, after)
+    assert diff.files_changed == ("img.bin",)
+    assert diff.patch == "Binary files a/img.bin and b/img.bin differ\n"
+
+
+def test_no_change_no_patch() -> None:
+    assert diff_snapshots({"a": b"1"}, {"a": b"1"}).patch == ""
