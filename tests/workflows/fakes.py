@@ -1,0 +1,141 @@
+"""Activities replaced by recorders, under the real names, for workflow-logic tests.
+
+They stand in for Docker and the file system so a test can check orchestration
+invariants: nothing before approval, every sandbox torn down, at most ``parallel`` pairs.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from temporalio import activity
+
+from durabench.errors import ImageBuildError, RewardFileMissing
+from durabench.models import (
+    AgentRunOutput,
+    AttemptRef,
+    AttemptResult,
+    LaneSummary,
+    PreparedImage,
+    ProvisionInput,
+    ProvisionOutput,
+    RecordRunInput,
+    ReportInput,
+    ReportOutput,
+    RunPlan,
+    RunRequest,
+    TaskRef,
+    VerifyOutput,
+)
+
+BUILD_FAILS = "t-build-fails"
+VERIFY_FAILS = "t-verify-fails"
+
+
+@dataclass
+class Recorder:
+    """What the fake activities saw."""
+
+    queue: str
+    task_ids: list[str]
+    calls: list[str] = field(default_factory=list)
+    live: set[tuple[str, str]] = field(default_factory=set)
+    max_live_pairs: int = 0
+    provisioned: list[tuple[str, str]] = field(default_factory=list)
+    torn_down: list[tuple[str, str]] = field(default_factory=list)
+    attempts: list[AttemptResult] = field(default_factory=list)
+
+    def activities(self) -> list[Callable[..., Any]]:
+        rec = self
+
+        @activity.defn(name="plan_run")
+        async def plan_run(request: RunRequest) -> RunPlan:
+            rec.calls.append("plan_run")
+            tasks = tuple(TaskRef(task_id=t, task_dir=f"/tasks/{t}") for t in rec.task_ids)
+            return RunPlan(
+                request=request,
+                lanes=("baseline", "sourcegraph_full"),
+                tasks=tasks,
+                estimated_agent_hours=0.1,
+                results_dir=f"/results/{request.run_id}",
+            )
+
+        @activity.defn(name="record_run")
+        async def record_run(data: RecordRunInput) -> None:
+            rec.calls.append("record_run")
+
+        @activity.defn(name="get_host_queue")
+        async def get_host_queue() -> str:
+            return rec.queue
+
+        @activity.defn(name="prepare_image")
+        async def prepare_image(ref: AttemptRef) -> PreparedImage:
+            rec.calls.append("prepare_image")
+            if ref.task.task_id == BUILD_FAILS:
+                raise ImageBuildError("image for task failed to build; build log: /x/build.log")
+            return PreparedImage(image=f"img-{ref.task.task_id}", dockerfile="Dockerfile")
+
+        @activity.defn(name="provision_sandbox")
+        async def provision_sandbox(data: ProvisionInput) -> ProvisionOutput:
+            key = (data.ref.task.task_id, data.ref.lane)
+            rec.calls.append("provision_sandbox")
+            rec.provisioned.append(key)
+            rec.live.add(key)
+            rec.max_live_pairs = max(rec.max_live_pairs, len({t for t, _ in rec.live}))
+            return ProvisionOutput(
+                container_id="c", instruction_file="instruction.md", mcp_config=False
+            )
+
+        @activity.defn(name="run_agent")
+        async def run_agent(ref: AttemptRef) -> AgentRunOutput:
+            rec.calls.append("run_agent")
+            await asyncio.sleep(0.1)
+            return AgentRunOutput(exit_code=0, timed_out=False, files_changed=1)
+
+        @activity.defn(name="verify")
+        async def verify(ref: AttemptRef) -> VerifyOutput:
+            if ref.task.task_id == VERIFY_FAILS:
+                raise RewardFileMissing("the verifier ended without writing reward.txt")
+            return VerifyOutput(reward=1.0)
+
+        @activity.defn(name="collect_artifacts")
+        async def collect_artifacts(ref: AttemptRef) -> None:
+            rec.calls.append("collect_artifacts")
+
+        @activity.defn(name="teardown_sandbox")
+        async def teardown_sandbox(ref: AttemptRef) -> None:
+            key = (ref.task.task_id, ref.lane)
+            rec.torn_down.append(key)
+            rec.live.discard(key)
+
+        @activity.defn(name="record_attempt")
+        async def record_attempt(result: AttemptResult) -> None:
+            rec.attempts.append(result)
+
+        @activity.defn(name="write_report")
+        async def write_report(data: ReportInput) -> ReportOutput:
+            rec.calls.append("write_report")
+            lanes = tuple(
+                LaneSummary(
+                    lane=lane, attempts=0, scored=0, mean_reward=None, passed=0, by_status={}
+                )
+                for lane in data.plan.lanes
+            )
+            return ReportOutput(results_dir=data.plan.results_dir, report_path="/r.md", lanes=lanes)
+
+        return [
+            plan_run,
+            record_run,
+            get_host_queue,
+            prepare_image,
+            provision_sandbox,
+            run_agent,
+            verify,
+            collect_artifacts,
+            teardown_sandbox,
+            record_attempt,
+            write_report,
+        ]
