@@ -33,8 +33,10 @@ class Settings(BaseModel):
     """``DURABENCH_BASE_IMAGE``: the ``BASE_IMAGE`` build argument of task Dockerfiles."""
     timeout_multiplier: float = Field(default=1.0, gt=0)
     """``DURABENCH_TIMEOUT_MULTIPLIER``: scales every task's agent time limit."""
+    port: int = 7233
+    """Port of the embedded server's frontend (``DURABENCH_PORT``)."""
     ui_port: int = 8233
-    """Port of the embedded server's Web UI."""
+    """Port of the embedded server's Web UI (``DURABENCH_UI_PORT``)."""
 
     @classmethod
     def from_env(cls) -> Settings:
@@ -48,12 +50,14 @@ class Settings(BaseModel):
             task_queue=env.get("DURABENCH_TASK_QUEUE") or "durabench",
             base_image=env.get("DURABENCH_BASE_IMAGE") or DEFAULT_BASE_IMAGE,
             timeout_multiplier=float(env.get("DURABENCH_TIMEOUT_MULTIPLIER") or 1.0),
+            port=int(env.get("DURABENCH_PORT") or 7233),
+            ui_port=int(env.get("DURABENCH_UI_PORT") or 8233),
         )
 
     @property
     def address(self) -> str:
         """The Temporal frontend address to connect to."""
-        return self.temporal_address or "localhost:7233"
+        return self.temporal_address or f"localhost:{self.port}"
 
     @property
     def runs_dir(self) -> Path:

@@ -7,6 +7,7 @@ from rich.table import Table
 
 from durabench.models import ProgressOutput, RunPlan, RunResult
 from durabench.report import task_table
+from durabench.settings import Settings
 
 __all__ = ["console", "errors", "plan_table", "progress_line", "result_tables", "ui_url"]
 
@@ -14,9 +15,12 @@ console = Console(highlight=False)
 errors = Console(stderr=True, highlight=False)
 
 
-def ui_url(run_id: str, namespace: str = "default", port: int = 8233) -> str:
-    """The run's page in the Temporal Web UI (embedded server)."""
-    return f"http://localhost:{port}/namespaces/{namespace}/workflows/run%2F{run_id}"
+def ui_url(settings: Settings, run_id: str) -> str:
+    """The run's page in the Web UI of the embedded server, or where to look otherwise."""
+    path = f"/namespaces/{settings.namespace}/workflows/run%2F{run_id}"
+    if settings.temporal_address:
+        return f"{path} on the Web UI of {settings.temporal_address}"
+    return f"http://localhost:{settings.ui_port}{path}"
 
 
 def plan_table(plan: RunPlan) -> Table:

@@ -93,12 +93,12 @@ async def ensure_server(settings: Settings) -> str:
     """The address to connect to, starting the embedded server when needed."""
     if settings.temporal_address:
         return settings.temporal_address
-    if await port_open("127.0.0.1", 7233):
-        return "localhost:7233"
+    if await port_open("127.0.0.1", settings.port):
+        return settings.address
     settings.home.mkdir(parents=True, exist_ok=True)
     log = settings.home / "temporal.log"
     args = dev_server_args(
-        port=7233, ui_port=settings.ui_port, db_file=settings.home / "temporal.db"
+        port=settings.port, ui_port=settings.ui_port, db_file=settings.home / "temporal.db"
     )
     with log.open("ab") as out:
         proc = subprocess.Popen(
@@ -110,14 +110,17 @@ async def ensure_server(settings: Settings) -> str:
             cwd=settings.home,
         )
     (settings.home / "temporal.pid").write_text(str(proc.pid))
-    await wait_for_port("127.0.0.1", 7233, timeout_s=60, log=log)
-    return "localhost:7233"
+    await wait_for_port("127.0.0.1", settings.port, timeout_s=60, log=log)
+    return settings.address
 
 
 def run_foreground(settings: Settings) -> NoReturn:
     """Run the embedded server in the foreground (``python -m starter server``)."""
     settings.home.mkdir(parents=True, exist_ok=True)
     args = dev_server_args(
-        port=7233, ui_port=settings.ui_port, db_file=settings.home / "temporal.db", log_level="info"
+        port=settings.port,
+        ui_port=settings.ui_port,
+        db_file=settings.home / "temporal.db",
+        log_level="info",
     )
     os.execv(args[0], args)

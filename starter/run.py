@@ -10,6 +10,7 @@ from pathlib import Path
 
 import click
 from temporalio.client import Client, WorkflowExecutionStatus, WorkflowHandle
+from temporalio.common import WorkflowIDReusePolicy
 from temporalio.exceptions import WorkflowAlreadyStartedError
 from temporalio.service import RPCError
 
@@ -78,15 +79,17 @@ async def main(
     settings = settings or Settings.from_env()
     client = client or await connect(settings)
     handle = await _start(client, settings, request)
-    console.print(f"Run [bold]{request.run_id}[/] started; Web UI: {ui_url(request.run_id)}")
+    console.print(
+        f"Run [bold]{request.run_id}[/] started; Web UI: {ui_url(settings, request.run_id)}"
+    )
     if detach:
-        _print_approval_hint(request.run_id)
+        _print_approval_hint(settings, request.run_id)
         console.print("Detached: workers started with `python worker.py` carry the run.")
         return None
     stop = asyncio.Event()
     workers = asyncio.create_task(run_workers(build_workers(client, settings), stop))
     try:
-        return await _follow(handle, yes=yes)
+        return await _follow(handle, settings, yes=yes)
     finally:
         stop.set()
         await workers
@@ -101,6 +104,8 @@ async def _start(client: Client, settings: Settings, request: RunRequest) -> Run
             task_queue=settings.task_queue,
             search_attributes=for_request(request),
             static_summary=f"{request.suite} · {request.agent} · {request.model}",
+            # A run id names one run forever: never start a finished run again.
+            id_reuse_policy=WorkflowIDReusePolicy.REJECT_DUPLICATE,
         )
     except WorkflowAlreadyStartedError:
         raise ConfigError(
@@ -109,12 +114,12 @@ async def _start(client: Client, settings: Settings, request: RunRequest) -> Run
         ) from None
 
 
-def _print_approval_hint(run_id: str) -> None:
+def _print_approval_hint(settings: Settings, run_id: str) -> None:
     console.print(
         "Waiting for approval. Approve with any of:\n"
         f"  python -m starter approve {run_id}\n"
         f"  temporal workflow signal --workflow-id run/{run_id} --name approve --input '{{}}'\n"
-        f"  the Web UI: {ui_url(run_id)} → Send a Signal → approve, input {{}}"
+        f"  the Web UI: {ui_url(settings, run_id)} → Send a Signal → approve, input {{}}"
     )
 
 
@@ -134,7 +139,7 @@ async def _wait_for_plan(handle: RunHandle) -> RunPlan:
         await asyncio.sleep(0.3)
 
 
-async def _follow(handle: RunHandle, *, yes: bool) -> RunOutcome:
+async def _follow(handle: RunHandle, settings: Settings, *, yes: bool) -> RunOutcome:
     plan = await _wait_for_plan(handle)
     console.print(plan_table(plan))
     if yes:
@@ -143,7 +148,7 @@ async def _follow(handle: RunHandle, *, yes: bool) -> RunOutcome:
         )
         console.print("Approved with --yes.")
     else:
-        _print_approval_hint(plan.request.run_id)
+        _print_approval_hint(settings, plan.request.run_id)
     outcome = await _watch(handle)
     if outcome.status == "completed":
         results = Path(outcome.results_dir) / "results.json"

@@ -17,9 +17,9 @@ __all__ = ["server"]
 def server() -> None:
     """Run the embedded Temporal server (SQLite under DURABENCH_HOME, Web UI on :8233)."""
     settings = Settings.from_env()
-    if asyncio.run(port_open("127.0.0.1", 7233)):
+    if asyncio.run(port_open("127.0.0.1", settings.port)):
         raise click.ClickException(
-            "a Temporal server already answers on localhost:7233 "
+            f"a Temporal server already answers on localhost:{settings.port} "
             f"(Web UI: http://localhost:{settings.ui_port}); stop it first to run one here"
         )
     console.print(f"Temporal dev server: history in {settings.home / 'temporal.db'}")

@@ -10,6 +10,7 @@ from temporalio.client import Client, WorkflowExecutionStatus
 from temporalio.service import RPCError
 
 from durabench.models import RunResult
+from durabench.settings import Settings
 from starter.client import connect
 from starter.console import console, progress_line, result_tables, ui_url
 from starter.options import run_async, run_id_argument
@@ -18,13 +19,16 @@ from workflows import SuiteRunWorkflow, run_workflow_id
 __all__ = ["status", "status_main"]
 
 
-async def status_main(run_id: str, client: Client | None = None) -> str:
+async def status_main(
+    run_id: str, client: Client | None = None, settings: Settings | None = None
+) -> str:
     """Print the run's state; return it (``running``, ``completed``, ``failed``, ...)."""
-    client = client or await connect()
+    settings = settings or Settings.from_env()
+    client = client or await connect(settings)
     handle = client.get_workflow_handle_for(SuiteRunWorkflow.run, run_workflow_id(run_id))
     desc = await handle.describe()
     state = desc.status.name.lower() if desc.status else "unknown"
-    console.print(f"Run [bold]{run_id}[/]: {state}; Web UI: {ui_url(run_id)}")
+    console.print(f"Run [bold]{run_id}[/]: {state}; Web UI: {ui_url(settings, run_id)}")
     if desc.status == WorkflowExecutionStatus.RUNNING:
         try:
             progress = await handle.query(

@@ -31,8 +31,11 @@ def docker_available() -> bool:
     try:
         import docker
 
-        with docker.from_env() as client:
+        client = docker.from_env()
+        try:
             client.ping()
+        finally:
+            client.close()
     except Exception:  # noqa: BLE001 - any failure means no usable daemon
         return False
     return True
