@@ -89,6 +89,24 @@ async def wait_for_port(host: str, port: int, *, timeout_s: float, log: Path | N
     raise ConfigError(f"Temporal dev server did not start on {host}:{port}; its log:\n{tail}")
 
 
+def _daemonize(args: list[str], log: Path, cwd: Path) -> int:
+    """Start ``args`` in the background of a new session, outliving us; return its pid.
+
+    A shell starts it with ``&`` and exits at once, so the server is nobody's child to wait
+    for and keeps running after the command that started it.
+    """
+    script = 'log=$1; shift; "$@" >>"$log" 2>&1 </dev/null & echo $!'
+    done = subprocess.run(
+        ["sh", "-c", script, "sh", str(log), *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        check=True,
+        start_new_session=True,
+    )
+    return int(done.stdout.strip())
+
+
 async def ensure_server(settings: Settings) -> str:
     """The address to connect to, starting the embedded server when needed."""
     if settings.temporal_address:
@@ -100,16 +118,8 @@ async def ensure_server(settings: Settings) -> str:
     args = dev_server_args(
         port=settings.port, ui_port=settings.ui_port, db_file=settings.home / "temporal.db"
     )
-    with log.open("ab") as out:
-        proc = subprocess.Popen(
-            args,
-            stdout=out,
-            stderr=subprocess.STDOUT,
-            stdin=subprocess.DEVNULL,
-            start_new_session=True,
-            cwd=settings.home,
-        )
-    (settings.home / "temporal.pid").write_text(str(proc.pid))
+    pid = _daemonize(args, log, cwd=settings.home)
+    (settings.home / "temporal.pid").write_text(str(pid))
     await wait_for_port("127.0.0.1", settings.port, timeout_s=60, log=log)
     return settings.address
 

@@ -33,6 +33,7 @@ from durabench.models import (
 
 BUILD_FAILS = "t-build-fails"
 VERIFY_FAILS = "t-verify-fails"
+SLOW = "t-slow"
 
 
 @dataclass
@@ -93,6 +94,9 @@ class Recorder:
         async def run_agent(ref: AttemptRef) -> AgentRunOutput:
             rec.calls.append("run_agent")
             await asyncio.sleep(0.1)
+            while ref.task.task_id == SLOW:  # an agent that runs until cancelled
+                activity.heartbeat("running")
+                await asyncio.sleep(0.2)
             return AgentRunOutput(exit_code=0, timed_out=False, files_changed=1)
 
         @activity.defn(name="verify")

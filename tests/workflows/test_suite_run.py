@@ -8,12 +8,12 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass
 
 import pytest
-from temporalio.client import Client
+from temporalio.client import Client, WorkflowFailureError
 from temporalio.worker import Worker
 
 from durabench.models import RunOutcome, RunRequest
 from starter.approve import approve_main, reject_main
-from tests.workflows.fakes import BUILD_FAILS, VERIFY_FAILS, Recorder
+from tests.workflows.fakes import BUILD_FAILS, SLOW, VERIFY_FAILS, Recorder
 from workflows import WORKFLOWS, SuiteRunWorkflow, run_workflow_id
 from workflows.search_attributes import for_request
 
@@ -101,3 +101,20 @@ async def test_failed_phases_end_attempts_not_the_run(env: Env) -> None:
     assert sorted(env.rec.provisioned) == sorted(env.rec.torn_down)
     # Non-retryable: the failed build was tried once per lane, not three times.
     assert env.rec.calls.count("prepare_image") == 6
+
+
+@pytest.mark.parametrize("env", [[SLOW]], indirect=True)
+async def test_cancelling_a_run_tears_down_every_sandbox(env: Env) -> None:
+    request, handle = await _start(env)
+    await approve_main(request.run_id, "ann", client=env.client)
+    while env.rec.calls.count("run_agent") < 2:
+        await asyncio.sleep(0.1)
+    await handle.cancel()
+    with pytest.raises(WorkflowFailureError):
+        await handle.result()
+    for _ in range(100):
+        if len(env.rec.torn_down) == 2:
+            break
+        await asyncio.sleep(0.1)
+    assert sorted(env.rec.torn_down) == sorted(env.rec.provisioned)
+    assert len(env.rec.provisioned) == 2
