@@ -1,0 +1,30 @@
+"""Recorded histories must replay against today's workflow code (determinism)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from temporalio.client import WorkflowHistory
+from temporalio.contrib.pydantic import pydantic_data_converter
+from temporalio.worker import Replayer
+
+from workflows import WORKFLOWS
+
+HISTORIES = Path(__file__).resolve().parent.parent / "histories"
+
+
+@pytest.mark.parametrize("name", sorted(p.name for p in HISTORIES.glob("*.json")))
+async def test_history_replays(name: str) -> None:
+    history = WorkflowHistory.from_json(name, (HISTORIES / name).read_text())
+    replayer = Replayer(workflows=list(WORKFLOWS), data_converter=pydantic_data_converter)
+    result = await replayer.replay_workflow(history, raise_on_replay_failure=False)
+    assert result.replay_failure is None, result.replay_failure
+
+
+def test_every_workflow_has_a_recorded_history() -> None:
+    assert {p.name for p in HISTORIES.glob("*.json")} == {
+        "suite_run.json",
+        "paired_task.json",
+        "agent_run.json",
+    }
