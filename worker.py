@@ -13,17 +13,17 @@ import socket
 import uuid
 from collections.abc import Sequence
 
-import structlog
 from temporalio.client import Client
 from temporalio.worker import Worker
 
 from activities import PlanActivities, ResultActivities, SandboxActivities
+from durabench.logs import configure_logging, get_logger
 from durabench.settings import Settings
 from workflows import WORKFLOWS
 
 __all__ = ["build_workers", "main", "run_workers"]
 
-log = structlog.get_logger("durabench.worker")
+log = get_logger("durabench.worker")
 
 
 def build_workers(client: Client, settings: Settings, *, max_sandboxes: int = 8) -> list[Worker]:
@@ -71,6 +71,7 @@ async def main() -> None:
     """Connect (starting the embedded server if needed) and work until SIGINT/SIGTERM."""
     from starter.client import connect
 
+    configure_logging("info")
     settings = Settings.from_env()
     client = await connect(settings)
     stop = asyncio.Event()

@@ -26,6 +26,7 @@ from durabench.configs import (
     missing_mcp_env,
 )
 from durabench.errors import RewardFileMissing, RewardParseError
+from durabench.logs import get_logger
 from durabench.models import (
     AgentRunOutput,
     AttemptRef,
@@ -45,6 +46,8 @@ from durabench.workspace_diff import diff_snapshots
 __all__ = ["SandboxActivities"]
 
 _BEFORE_SNAPSHOT = ".workspace-before.tar"
+
+log = get_logger("durabench.sandbox")
 
 
 class SandboxActivities:
@@ -88,11 +91,12 @@ class SandboxActivities:
         """Build (or find cached) the task image for the lane's Dockerfile variant."""
         task = load_task(ref.task.task_dir)
         dockerfile = dockerfile_for(get_config(ref.lane), task)
-        log = self._attempt_dir(ref) / "build.log"
+        build_log = self._attempt_dir(ref) / "build.log"
         async with heartbeating(f"building {task.task_id} {dockerfile}"):
             image = await asyncio.to_thread(
-                ensure_image, self.client, task, dockerfile, self.settings.base_image, log
+                ensure_image, self.client, task, dockerfile, self.settings.base_image, build_log
             )
+        log.info("image ready", image=image, dockerfile=dockerfile, **ref.labels)
         return PreparedImage(image=image, dockerfile=dockerfile)
 
     @activity.defn(name="provision_sandbox")
@@ -105,6 +109,7 @@ class SandboxActivities:
         sandbox = self._sandbox(ref, data.image)
         container_id = await sandbox.start()
         activity.heartbeat(container_id)
+        log.info("container started", container=ref.container_name, **ref.labels)
         logs = [str(paths.agent_logs), str(paths.verifier_logs)]
         await sandbox.exec(["mkdir", "-p", *logs])
         await sandbox.exec(["chmod", "777", *logs])
@@ -154,6 +159,13 @@ class SandboxActivities:
                 if exit_code != 0 or timed_out:
                     break
             files_changed = await self._write_submission(ref, sandbox)
+        log.info(
+            "agent ended",
+            exit_code=exit_code,
+            timed_out=timed_out,
+            files_changed=files_changed,
+            **ref.labels,
+        )
         return AgentRunOutput(exit_code=exit_code, timed_out=timed_out, files_changed=files_changed)
 
     async def _write_submission(self, ref: AttemptRef, sandbox: DockerSandbox) -> int:
@@ -179,7 +191,9 @@ class SandboxActivities:
                 cwd=str(self.paths.workspace),
                 timeout_s=ref.task.verifier_timeout_sec,
             )
-        return VerifyOutput(reward=await self._read_reward(sandbox, task, result.timed_out))
+        reward = await self._read_reward(sandbox, task, result.timed_out)
+        log.info("verified", reward=reward, **ref.labels)
+        return VerifyOutput(reward=reward)
 
     async def _read_reward(self, sandbox: DockerSandbox, task: TaskSpec, timed_out: bool) -> float:
         try:
@@ -213,3 +227,4 @@ class SandboxActivities:
     async def teardown_sandbox(self, ref: AttemptRef) -> None:
         """Remove the container (absent is fine)."""
         await self._sandbox(ref).stop(delete=True)
+        log.info("container removed", container=ref.container_name, **ref.labels)

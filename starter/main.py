@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import click
 
+from durabench.logs import configure_logging
 from starter.approve import approve, reject
 from starter.run import run
 from starter.server import server
@@ -14,6 +15,7 @@ from starter.tasks import tasks
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
 def cli() -> None:
     """Durabench: paired coding-agent benchmark runs on Temporal."""
+    configure_logging("warning")
 
 
 for command in (run, approve, reject, status, server, tasks):

@@ -47,7 +47,10 @@ async def _histories(client: Client, result: RunResult) -> str:
 
 
 async def test_oracle_scores_every_pair_one_and_keeps_secrets_out(
-    client: Client, settings: Settings, monkeypatch: pytest.MonkeyPatch
+    client: Client,
+    settings: Settings,
+    monkeypatch: pytest.MonkeyPatch,
+    capfd: pytest.CaptureFixture[str],
 ) -> None:
     monkeypatch.setenv("SOURCEGRAPH_URL", "https://sourcegraph.invalid")
     monkeypatch.setenv("SOURCEGRAPH_ACCESS_TOKEN", SECRET)
@@ -86,6 +89,9 @@ async def test_oracle_scores_every_pair_one_and_keeps_secrets_out(
     files = [p for p in paths.root.rglob("*") if p.is_file()]
     assert not [p for p in files if SECRET.encode() in p.read_bytes()]
     assert SECRET not in await _histories(client, result)
+    out, err = capfd.readouterr()
+    assert "agent ended" in out + err  # the attempt logs were captured ...
+    assert SECRET not in out + err  # ... and hold no secret
 
 
 async def test_nop_agent_leaves_every_task_unsolved(client: Client, settings: Settings) -> None:

@@ -1,0 +1,104 @@
+"""Checks every sandbox backend must pass, shared by all backends' tests.
+
+Each check takes a started sandbox and raises ``AssertionError`` with what differed.
+``tests/integration/test_sandbox_conformance.py`` runs them against every backend.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+
+from durabench.sandbox.base import Sandbox
+
+__all__ = ["CHECKS"]
+
+
+def _expect(condition: bool, what: str) -> None:
+    if not condition:
+        raise AssertionError(what)
+
+
+async def text_round_trip(sb: Sandbox) -> None:
+    """A text file written is read back the same, parents created."""
+    await sb.write_file("/tmp/conformance/deep/a.txt", "héllo\n")
+    _expect(await sb.read_file("/tmp/conformance/deep/a.txt") == "héllo\n", "text differs")
+
+
+async def binary_round_trip(sb: Sandbox) -> None:
+    """Bytes written are read back the same."""
+    data = bytes(range(256))
+    await sb.write_file("/tmp/conformance/b.bin", data)
+    _expect(await sb.read_file("/tmp/conformance/b.bin", text=False) == data, "bytes differ")
+
+
+async def missing_file(sb: Sandbox) -> None:
+    """Reading a missing file raises FileNotFoundError."""
+    try:
+        await sb.read_file("/tmp/conformance/nope")
+    except FileNotFoundError:
+        return
+    raise AssertionError("reading a missing file did not raise FileNotFoundError")
+
+
+async def exit_code_and_streams(sb: Sandbox) -> None:
+    """Exit code, stdout and stderr come back separately."""
+    result = await sb.exec(["sh", "-c", "echo out; echo err >&2; exit 7"])
+    _expect(result.exit_code == 7, f"exit code {result.exit_code}")
+    _expect(result.stdout == "out\n" and result.stderr == "err\n", f"streams {result}")
+    _expect(not result.timed_out, "timed_out set on a quick command")
+
+
+async def env_cwd_and_user(sb: Sandbox) -> None:
+    """Environment, working directory and user are honoured."""
+    result = await sb.exec(
+        ["sh", "-c", 'echo "$GREETING $(pwd) $(id -u)"'],
+        env={"GREETING": "hi"},
+        cwd="/tmp",
+        user="nobody",
+    )
+    _expect(result.stdout.split()[:2] == ["hi", "/tmp"], f"env/cwd: {result.stdout!r}")
+    _expect(result.stdout.split()[2] != "0", "ran as root despite user=nobody")
+
+
+async def timeout_kills(sb: Sandbox) -> None:
+    """A command past its timeout is killed and reported as timed out."""
+    result = await sb.exec(["sleep", "30"], timeout_s=1)
+    _expect(result.timed_out, f"not reported as timed out: {result}")
+
+
+async def trees(sb: Sandbox) -> None:
+    """read_tree, upload_dir and download_dir agree on relative paths."""
+    await sb.write_file("/tmp/tree/x/1.txt", "1")
+    await sb.write_file("/tmp/tree/2.txt", "2")
+    _expect(await sb.read_tree("/tmp/tree") == {"x/1.txt": b"1", "2.txt": b"2"}, "read_tree")
+    with tempfile.TemporaryDirectory() as tmp:
+        copied = Path(tmp) / "copy"
+        _expect(await sb.download_dir("/tmp/tree", copied) == 2, "download_dir count")
+        await sb.upload_dir(copied, "/tmp/tree2")
+    _expect(await sb.read_tree("/tmp/tree2") == await sb.read_tree("/tmp/tree"), "upload_dir")
+    _expect(await sb.download_dir("/tmp/absent", Path("/nonexistent")) == 0, "absent dir")
+
+
+async def restart_reattaches(sb: Sandbox) -> None:
+    """Starting again re-attaches to the same sandbox and keeps its files."""
+    await sb.write_file("/tmp/conformance/keep.txt", "kept")
+    await sb.start()
+    _expect(await sb.read_file("/tmp/conformance/keep.txt") == "kept", "re-start lost files")
+
+
+CHECKS: dict[str, Callable[[Sandbox], Awaitable[None]]] = {
+    fn.__name__: fn
+    for fn in (
+        text_round_trip,
+        binary_round_trip,
+        missing_file,
+        exit_code_and_streams,
+        env_cwd_and_user,
+        timeout_kills,
+        trees,
+        restart_reattaches,
+    )
+}
+"""Every conformance check by name."""

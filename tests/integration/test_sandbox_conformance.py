@@ -1,0 +1,54 @@
+"""Every sandbox backend passes the shared conformance checks."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import AsyncIterator
+
+import pytest
+
+from durabench.errors import SandboxError
+from durabench.sandbox import Sandbox, SandboxSpec, get_backend, known_backends
+from durabench.sandbox.conformance import CHECKS
+from durabench.settings import Settings
+
+pytestmark = pytest.mark.docker
+
+KNOWN_FAILURES: dict[tuple[str, str], str] = {}
+"""(backend, check) pairs expected to fail, with the reason."""
+
+
+@pytest.fixture(params=known_backends())
+async def sandbox(request: pytest.FixtureRequest, settings: Settings) -> AsyncIterator[Sandbox]:
+    spec = SandboxSpec(
+        name=f"durabench-conformance-{uuid.uuid4().hex[:8]}",
+        image=settings.base_image,
+        labels={"durabench.run": "conformance"},
+    )
+    sb = get_backend(request.param)(spec)
+    await sb.start()
+    try:
+        yield sb
+    finally:
+        await sb.stop(delete=True)
+
+
+@pytest.mark.parametrize("check", sorted(CHECKS))
+async def test_conformance(sandbox: Sandbox, check: str, request: pytest.FixtureRequest) -> None:
+    backend = request.node.callspec.params["sandbox"]
+    reason = KNOWN_FAILURES.get((backend, check))
+    if reason:
+        pytest.xfail(reason)
+    await CHECKS[check](sandbox)
+
+
+async def test_stop_is_idempotent_and_removes(settings: Settings) -> None:
+    spec = SandboxSpec(
+        name=f"durabench-conformance-{uuid.uuid4().hex[:8]}", image=settings.base_image
+    )
+    sb = get_backend("docker")(spec)
+    await sb.start()
+    await sb.stop(delete=True)
+    await sb.stop(delete=True)
+    with pytest.raises(SandboxError, match="gone"):
+        await sb.exec(["true"])
