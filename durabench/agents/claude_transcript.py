@@ -1,0 +1,98 @@
+"""Claude Code ``--output-format stream-json`` transcripts.
+
+Quirks handled: API errors arrive as assistant turns whose model is ``<synthetic>`` and that
+carry ``is_api_error_message`` (or ``isApiErrorMessage``); a ``result`` can say
+``subtype: success`` yet ``is_error: true``; ``modelUsage`` breaks tokens and cost down by
+model and wins over ``usage`` when present.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from durabench.agents.transcript import ErrorText, TranscriptFacts
+from durabench.models.verdict import TokenUsage
+
+__all__ = ["parse_claude"]
+
+
+def _texts(message: dict[str, Any]) -> str:
+    content = message.get("content")
+    if isinstance(content, str):
+        return content
+    parts = content if isinstance(content, list) else []
+    return "\n".join(
+        str(p.get("text", "")) for p in parts if isinstance(p, dict) and p.get("type") == "text"
+    )
+
+
+def _is_api_error(event: dict[str, Any], message: dict[str, Any]) -> bool:
+    flagged = event.get("is_api_error_message") or event.get("isApiErrorMessage")
+    return bool(flagged) or message.get("model") == "<synthetic>"
+
+
+def _with_codes(text: str, event: dict[str, Any]) -> str:
+    codes = [f"{k}={event[k]}" for k in ("error", "api_error_status") if event.get(k) is not None]
+    return f"{text} ({', '.join(codes)})" if codes else text
+
+
+def _usage(result: dict[str, Any]) -> tuple[TokenUsage, float | None]:
+    per_model = result.get("modelUsage")
+    cost = result.get("total_cost_usd")
+    if isinstance(per_model, dict) and per_model:
+        rows = [m for m in per_model.values() if isinstance(m, dict)]
+        tokens = TokenUsage(
+            input=sum(int(m.get("inputTokens", 0)) for m in rows),
+            output=sum(int(m.get("outputTokens", 0)) for m in rows),
+            cache_read=sum(int(m.get("cacheReadInputTokens", 0)) for m in rows),
+            cache_write=sum(int(m.get("cacheCreationInputTokens", 0)) for m in rows),
+        )
+        cost = sum(float(m.get("costUSD", 0.0)) for m in rows) or cost
+        return tokens, None if cost is None else float(cost)
+    usage = result.get("usage")
+    if not isinstance(usage, dict):
+        usage = {}
+    tokens = TokenUsage(
+        input=int(usage.get("input_tokens", 0)),
+        output=int(usage.get("output_tokens", 0)),
+        cache_read=int(usage.get("cache_read_input_tokens", 0)),
+        cache_write=int(usage.get("cache_creation_input_tokens", 0)),
+    )
+    return tokens, None if cost is None else float(cost)
+
+
+def parse_claude(events: list[dict[str, Any]]) -> TranscriptFacts:
+    """Facts of a Claude Code stream-json transcript."""
+    served: str | None = None
+    errors: list[ErrorText] = []
+    last, errored = "", False
+    tokens, cost = TokenUsage(), None
+    for i, event in enumerate(events):
+        kind = event.get("type")
+        if kind == "system" and event.get("subtype") == "init" and event.get("model"):
+            served = str(event["model"])
+        elif kind == "assistant" and isinstance(event.get("message"), dict):
+            message, text = event["message"], _texts(event["message"])
+            if _is_api_error(event, message):
+                errors.append(ErrorText(index=i, text=_with_codes(text, event)))
+            elif text.strip():
+                last = text
+        elif kind == "result":
+            tokens, cost = _usage(event)
+            text = str(event.get("result") or "")
+            errored = bool(event.get("is_error")) or str(event.get("subtype", "")).startswith(
+                "error"
+            )
+            if errored:
+                errors.append(ErrorText(index=i, text=text or str(event.get("subtype"))))
+            elif text.strip():
+                last = text
+    return TranscriptFacts(
+        n_events=len(events),
+        served_model=served,
+        errors=tuple(errors),
+        errored=errored,
+        last_message=last.strip(),
+        tokens=tokens,
+        cost_usd=cost,
+    )

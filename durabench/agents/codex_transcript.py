@@ -1,0 +1,55 @@
+"""Codex CLI ``exec --json`` transcripts.
+
+Tokens come from every ``turn.completed`` (its ``input_tokens`` include the cached ones);
+errors from ``error`` events and ``turn.failed``; the last message from the last
+``agent_message`` item. Codex names no model in its events unless configured to, so the
+served model is often unknown.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from durabench.agents.transcript import ErrorText, TranscriptFacts
+from durabench.models.verdict import TokenUsage
+
+__all__ = ["parse_codex"]
+
+
+def _error_message(event: dict[str, Any]) -> str:
+    error = event.get("error")
+    if isinstance(error, dict):
+        return str(error.get("message", ""))
+    return str(event.get("message") or error or "")
+
+
+def parse_codex(events: list[dict[str, Any]]) -> TranscriptFacts:
+    """Facts of a Codex ``exec --json`` transcript."""
+    served: str | None = None
+    errors: list[ErrorText] = []
+    last, errored = "", False
+    fresh = cached = output = 0
+    for i, event in enumerate(events):
+        kind = event.get("type")
+        if served is None and isinstance(event.get("model"), str):
+            served = str(event["model"])
+        if kind == "item.completed" and isinstance(event.get("item"), dict):
+            item = event["item"]
+            if item.get("type") == "agent_message" and str(item.get("text", "")).strip():
+                last = str(item["text"])
+        elif kind == "turn.completed" and isinstance(event.get("usage"), dict):
+            usage = event["usage"]
+            cached += int(usage.get("cached_input_tokens", 0))
+            fresh += int(usage.get("input_tokens", 0)) - int(usage.get("cached_input_tokens", 0))
+            output += int(usage.get("output_tokens", 0))
+        elif kind in ("error", "turn.failed"):
+            errors.append(ErrorText(index=i, text=_error_message(event)))
+            errored = errored or kind == "turn.failed"
+    return TranscriptFacts(
+        n_events=len(events),
+        served_model=served,
+        errors=tuple(errors),
+        errored=errored,
+        last_message=last.strip(),
+        tokens=TokenUsage(input=max(fresh, 0), output=output, cache_read=cached),
+    )

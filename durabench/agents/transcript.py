@@ -1,0 +1,60 @@
+"""What a transcript says, whatever agent wrote it; parsed by one module per dialect."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from durabench.models.verdict import TokenUsage
+
+__all__ = ["ErrorText", "TranscriptFacts", "read_events"]
+
+
+class ErrorText(BaseModel):
+    """An error the agent or its API reported, with where it stood in the transcript."""
+
+    model_config = ConfigDict(frozen=True)
+
+    index: int
+    """Position of the event in the transcript (0-based)."""
+    text: str
+    """The error's text, with any status or error code the event carried."""
+
+
+class TranscriptFacts(BaseModel):
+    """The facts a classifier needs from a transcript."""
+
+    model_config = ConfigDict(frozen=True)
+
+    n_events: int = 0
+    """Events in the transcript."""
+    served_model: str | None = None
+    """The model the init event names."""
+    errors: tuple[ErrorText, ...] = ()
+    """Errors: synthetic API-error turns, error results, error events."""
+    errored: bool = False
+    """Whether the session's final result is an error."""
+    last_message: str = ""
+    """The agent's final message."""
+    tokens: TokenUsage = Field(default_factory=TokenUsage)
+    """Tokens used."""
+    cost_usd: float | None = None
+    """Cost the agent reported."""
+
+
+def read_events(lines: Iterable[str]) -> list[dict[str, object]]:
+    """JSON objects of a JSON-lines transcript; lines that are not JSON objects are skipped."""
+    events = []
+    for line in lines:
+        line = line.strip()
+        if not line.startswith("{"):
+            continue
+        try:
+            value = json.loads(line)
+        except json.JSONDecodeError:
+            continue
+        if isinstance(value, dict):
+            events.append(value)
+    return events

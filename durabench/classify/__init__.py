@@ -1,0 +1,13 @@
+"""Exit classification of attempts: the pure classifier and its versioned pattern table."""
+
+from durabench.classify.classifier import classify, parse_transcript, served_model_matches
+from durabench.classify.table import PATTERNS_FILE, PatternTable, load_table
+
+__all__ = [
+    "PATTERNS_FILE",
+    "PatternTable",
+    "classify",
+    "load_table",
+    "parse_transcript",
+    "served_model_matches",
+]

@@ -1,0 +1,117 @@
+"""The exit classifier: a pure function from what an attempt left to its exit class.
+
+Rules, in order (CLISpecBench run-eval):
+
+1. The served model must be the requested one or its dated snapshot; otherwise
+   ``infra_other`` (MODEL MISMATCH): the attempt measured another model and never counts.
+2. An infra signature among the errors at the end of the session (usage cap, auth, rate
+   limit, other) wins over wall time, tool calls, a timeout or a partial score.
+3. A model-side error signature: ``model_output_cap``, ``model_context_exhausted``.
+4. Killed by the time limit: ``model_timeout``.
+5. A non-zero exit or an error result with no signature: ``model_agent_error``.
+6. No file changed: ``model_no_code``; the workspace does not build: ``model_build_failure``.
+7. Otherwise ``completed``.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from durabench.agents.claude_transcript import parse_claude
+from durabench.agents.codex_transcript import parse_codex
+from durabench.agents.gemini_transcript import parse_gemini
+from durabench.agents.transcript import TranscriptFacts
+from durabench.classify.table import PatternGroup, PatternTable, load_table
+from durabench.models.verdict import ClassifyInput, ExitClass, Signals, TranscriptFormat, Verdict
+
+__all__ = ["classify", "parse_transcript", "served_model_matches"]
+
+_PARSERS = {"claude-code": parse_claude, "codex-cli": parse_codex, "gemini-cli": parse_gemini}
+_SNAPSHOT = re.compile(r"-\d{8}")
+
+
+def parse_transcript(fmt: TranscriptFormat | None, events: list[dict[str, Any]]) -> TranscriptFacts:
+    """Facts of ``events`` in dialect ``fmt`` (no transcript: empty facts)."""
+    if fmt is None or not events:
+        return TranscriptFacts(n_events=len(events))
+    return _PARSERS[fmt](events)
+
+
+def served_model_matches(requested: str, served: str) -> bool:
+    """Whether ``served`` is ``requested`` or its dated snapshot (``x`` → ``x-20251101``)."""
+    if served == requested:
+        return True
+    return served.startswith(requested) and bool(_SNAPSHOT.fullmatch(served[len(requested) :]))
+
+
+def _first_match(
+    groups: tuple[PatternGroup, ...], texts: list[str]
+) -> tuple[ExitClass, str] | None:
+    for group in groups:
+        for text in texts:
+            pattern = group.search(text)
+            if pattern is not None:
+                return group.exit_class, f"{text.strip()[:240]!r} matches {pattern!r}"
+    return None
+
+
+def _signals(table: PatternTable, message: str, files_changed: int) -> Signals:
+    found = {
+        name: any(re.search(p, message, re.IGNORECASE | re.MULTILINE) for p in patterns)
+        for name, patterns in table.signals.items()
+    }
+    claims = found.get("claims_complete", False) and not found.get("acknowledged_incomplete")
+    return Signals(
+        claims_complete=claims,
+        acknowledged_incomplete=found.get("acknowledged_incomplete", False),
+        asked_to_continue=found.get("asked_to_continue", False),
+        clarifying_question=found.get("clarifying_question", False),
+        false_completion=claims and files_changed == 0,
+    )
+
+
+def _decide(
+    data: ClassifyInput, facts: TranscriptFacts, table: PatternTable
+) -> tuple[ExitClass, str]:
+    served = facts.served_model
+    if served and data.requested_model and not served_model_matches(data.requested_model, served):
+        return "infra_other", f"MODEL MISMATCH: requested {data.requested_model}, served {served}"
+    tail = [e.text for e in facts.errors if e.index >= facts.n_events - table.tail_events]
+    matched = _first_match(table.infra, tail) or _first_match(table.model, tail)
+    if matched is not None:
+        exit_class, why = matched
+        return exit_class, f"error at the end of the session: {why}"
+    if data.timed_out:
+        return "model_timeout", f"killed by the time limit after {data.wall_seconds:.0f} s"
+    if data.exit_code != 0 or facts.errored:
+        last_error = facts.errors[-1].text.strip()[:240] if facts.errors else "no error text"
+        return "model_agent_error", f"exit code {data.exit_code}, no infra signature ({last_error})"
+    if data.files_changed == 0:
+        return "model_no_code", "ended on its own without changing a file"
+    if data.build_failed:
+        return (
+            "model_build_failure",
+            f"changed {data.files_changed} files; the workspace does not build",
+        )
+    return (
+        "completed",
+        f"ended on its own after {data.wall_seconds:.0f} s, {data.files_changed} files changed",
+    )
+
+
+def classify(data: ClassifyInput, table: PatternTable | None = None) -> Verdict:
+    """The verdict on one attempt."""
+    table = table or load_table()
+    facts = parse_transcript(data.transcript_format, list(data.events))
+    exit_class, reason = _decide(data, facts, table)
+    return Verdict(
+        exit_class=exit_class,
+        reason=reason,
+        served_model=facts.served_model,
+        tokens=facts.tokens,
+        cost_usd=facts.cost_usd,
+        last_message=facts.last_message[:2000],
+        signals=_signals(table, facts.last_message, data.files_changed),
+        classifier_version=table.version,
+    )

@@ -1,0 +1,124 @@
+"""What the classifier says about an attempt: its exit class, why, and what it cost."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+__all__ = [
+    "INFRA_CLASSES",
+    "ClassifyInput",
+    "ExitClass",
+    "Signals",
+    "TokenUsage",
+    "TranscriptFormat",
+    "Verdict",
+    "is_infra",
+]
+
+ExitClass = Literal[
+    "completed",
+    "model_timeout",
+    "model_context_exhausted",
+    "model_no_code",
+    "model_build_failure",
+    "model_agent_error",
+    "model_output_cap",
+    "infra_usage_cap",
+    "infra_auth",
+    "infra_rate_limit",
+    "infra_other",
+]
+"""How an attempt ended, in the CLISpecBench run-eval classes."""
+
+INFRA_CLASSES: frozenset[str] = frozenset(
+    {"infra_usage_cap", "infra_auth", "infra_rate_limit", "infra_other"}
+)
+"""Classes that say nothing about the model: retried, never scored."""
+
+TranscriptFormat = Literal["claude-code", "codex-cli", "gemini-cli"]
+"""Transcript dialects the parsers read."""
+
+
+def is_infra(exit_class: str) -> bool:
+    """Whether ``exit_class`` is an infrastructure failure (never a model data point)."""
+    return exit_class in INFRA_CLASSES
+
+
+class TokenUsage(BaseModel):
+    """Tokens an attempt used, as its transcript reports them."""
+
+    model_config = ConfigDict(frozen=True)
+
+    input: int = 0
+    """Input tokens (not counting cache reads)."""
+    output: int = 0
+    """Output tokens."""
+    cache_read: int = 0
+    """Input tokens served from the prompt cache."""
+    cache_write: int = 0
+    """Input tokens written to the prompt cache."""
+
+
+class Signals(BaseModel):
+    """What the agent's last message says about its own work."""
+
+    model_config = ConfigDict(frozen=True)
+
+    claims_complete: bool = False
+    """It says the work is done."""
+    acknowledged_incomplete: bool = False
+    """It says the work is not finished."""
+    asked_to_continue: bool = False
+    """It asks whether to go on."""
+    clarifying_question: bool = False
+    """It asks the user a question instead of deciding."""
+    false_completion: bool = False
+    """It claims completion but changed no files."""
+
+
+class ClassifyInput(BaseModel):
+    """Everything the classifier looks at; no I/O happens inside it."""
+
+    model_config = ConfigDict(frozen=True)
+
+    events: tuple[dict[str, object], ...] = ()
+    """Transcript events, one JSON object per line of the agent's output."""
+    transcript_format: TranscriptFormat | None = None
+    """Dialect of ``events``; ``None`` when the agent writes no transcript (oracle, nop)."""
+    requested_model: str = ""
+    """The model the run asked for."""
+    exit_code: int = 0
+    """The agent process's exit code."""
+    timed_out: bool = False
+    """Whether the time limit killed the agent."""
+    wall_seconds: float = 0.0
+    """How long the agent ran."""
+    files_changed: int = 0
+    """Workspace files the agent changed."""
+    build_failed: bool = False
+    """Whether the workspace failed to build after the agent."""
+
+
+class Verdict(BaseModel):
+    """The classifier's answer."""
+
+    model_config = ConfigDict(frozen=True)
+
+    exit_class: ExitClass
+    """How the attempt ended."""
+    reason: str
+    """Why, in a sentence a person can check against the transcript."""
+    served_model: str | None = None
+    """The model the transcript's init event names, if any."""
+    tokens: TokenUsage = Field(default_factory=TokenUsage)
+    """Tokens used."""
+    cost_usd: float | None = None
+    """Cost the agent reported, if it reports one."""
+    last_message: str = ""
+    """The agent's final message (trimmed)."""
+    signals: Signals = Field(default_factory=Signals)
+    """What the last message says."""
+    classifier_version: int
+    """Version of the pattern table that decided."""
