@@ -1,0 +1,209 @@
+"""The classifier against the shared cases and against cases per class and agent."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from durabench.agents.transcript import read_events
+from durabench.classify import classify, load_table, served_model_matches
+from durabench.models.verdict import ClassifyInput, TranscriptFormat
+
+
+def _cases(root: Path) -> list[dict[str, Any]]:
+    return list(json.loads((root / "classify" / "cases.json").read_text()))
+
+
+def test_every_shared_case(shared_fixtures: Path) -> None:
+    root = shared_fixtures / "classify"
+    wrong = []
+    for case in _cases(shared_fixtures):
+        events = read_events((root / case["transcript"]).read_text().splitlines())
+        verdict = classify(
+            ClassifyInput(
+                events=tuple(events),
+                transcript_format=case["agent"],
+                requested_model=case["requested_model"],
+                exit_code=case["exit_code"],
+                timed_out=case["timed_out"],
+                wall_seconds=case["wall_seconds"],
+                files_changed=case["files_changed"],
+                build_failed=case["build_failed"],
+            )
+        )
+        if verdict.exit_class != case["expected_exit_class"]:
+            wrong.append((case["name"], verdict.exit_class, verdict.reason))
+    assert wrong == []
+
+
+# --- own cases -------------------------------------------------------------------------
+
+M = "claude-sonnet-4-5"
+
+
+def claude(*events: dict[str, Any], model: str = M) -> list[dict[str, Any]]:
+    init = {"type": "system", "subtype": "init", "model": model}
+    return [init, *events]
+
+
+def say(text: str, model: str = M) -> dict[str, Any]:
+    content = [{"type": "text", "text": text}]
+    return {"type": "assistant", "message": {"model": model, "content": content}}
+
+
+def api_error(text: str, camel: bool = False) -> dict[str, Any]:
+    flag = "isApiErrorMessage" if camel else "is_api_error_message"
+    event = say(text, model="<synthetic>")
+    event[flag] = True
+    return event
+
+
+def result(text: str, is_error: bool = False, **extra: Any) -> dict[str, Any]:
+    return {"type": "result", "subtype": "success", "is_error": is_error, "result": text, **extra}
+
+
+def verdict(
+    events: list[dict[str, Any]],
+    fmt: TranscriptFormat = "claude-code",
+    model: str = M,
+    **facts: Any,
+):  # type: ignore[no-untyped-def]
+    base = {"exit_code": 0, "files_changed": 2, "wall_seconds": 100.0}
+    data = ClassifyInput(
+        events=tuple(events), transcript_format=fmt, requested_model=model, **{**base, **facts}
+    )
+    return classify(data)
+
+
+@pytest.mark.parametrize(
+    ("events", "facts", "expected"),
+    [
+        (claude(say("x"), result("Fixed it.")), {}, "completed"),
+        (claude(result("Looked around.")), {"files_changed": 0}, "model_no_code"),
+        (claude(result("Done.")), {"build_failed": True}, "model_build_failure"),
+        (claude(say("working")), {"timed_out": True, "exit_code": 137}, "model_timeout"),
+        (claude(api_error("Prompt is too long")), {"exit_code": 1}, "model_context_exhausted"),
+        (claude(result("boom", is_error=True)), {"exit_code": 1}, "model_agent_error"),
+        (claude(result("Credit balance is too low", is_error=True)), {}, "infra_usage_cap"),
+        (
+            claude(api_error("API Error: 529 Overloaded", camel=True)),
+            {"exit_code": 1},
+            "infra_other",
+        ),
+        (claude(result("OAuth token has expired", is_error=True)), {"exit_code": 1}, "infra_auth"),
+        (
+            claude(result("Weekly limit reached ∙ resets Jun 3", is_error=True)),
+            {},
+            "infra_usage_cap",
+        ),
+    ],
+)
+def test_claude_classes(events: list[dict[str, Any]], facts: dict[str, Any], expected: str) -> None:
+    assert verdict(events, **facts).exit_class == expected
+
+
+def test_success_subtype_with_is_error_is_an_error() -> None:
+    v = verdict(claude(result("Request rejected (429)", is_error=True)), exit_code=0)
+    assert v.exit_class == "infra_rate_limit"
+
+
+def test_infra_at_the_end_wins_over_a_timeout() -> None:
+    v = verdict(
+        claude(say("going"), api_error("You've hit your limit · resets 4pm")), timed_out=True
+    )
+    assert v.exit_class == "infra_usage_cap"
+
+
+def test_an_early_transient_error_does_not_taint_a_finished_session() -> None:
+    events = claude(
+        api_error("API Error: Connection refused"), *[say(f"step {i}") for i in range(8)]
+    )
+    v = verdict([*events, result("All tests pass.")])
+    assert v.exit_class == "completed"
+
+
+def test_dated_snapshot_is_the_requested_model_and_others_are_not() -> None:
+    assert served_model_matches("claude-opus-4-5", "claude-opus-4-5-20251101")
+    assert not served_model_matches("claude-opus-4-5", "claude-opus-4-5-mini")
+    assert not served_model_matches("claude-opus-4-5-20251101", "claude-opus-4-5")
+    v = verdict(claude(result("Done."), model="claude-opus-4-5-20251101"), model="claude-opus-4-5")
+    assert (v.exit_class, v.served_model) == ("completed", "claude-opus-4-5-20251101")
+    swapped = verdict(claude(result("Done."), model="claude-haiku-4-5"), model="claude-opus-4-5")
+    assert swapped.exit_class == "infra_other" and "MODEL MISMATCH" in swapped.reason
+
+
+def test_claude_tokens_and_cost_prefer_model_usage() -> None:
+    usage = {"input_tokens": 1, "output_tokens": 1}
+    per_model = {
+        "a": {"inputTokens": 10, "outputTokens": 5, "cacheReadInputTokens": 7, "costUSD": 0.5},
+        "b": {"inputTokens": 1, "outputTokens": 1, "costUSD": 0.25},
+    }
+    v = verdict(claude(result("Done.", usage=usage, modelUsage=per_model, total_cost_usd=9)))
+    assert (v.tokens.input, v.tokens.output, v.tokens.cache_read) == (11, 6, 7)
+    assert v.cost_usd == 0.75
+
+
+def codex(*events: dict[str, Any]) -> list[dict[str, Any]]:
+    return [{"type": "thread.started", "thread_id": "t"}, {"type": "turn.started"}, *events]
+
+
+def test_codex_tokens_last_message_and_disconnect() -> None:
+    done = codex(
+        {"type": "item.completed", "item": {"type": "agent_message", "text": "Implemented."}},
+        {
+            "type": "turn.completed",
+            "usage": {"input_tokens": 100, "cached_input_tokens": 60, "output_tokens": 9},
+        },
+    )
+    v = verdict(done, fmt="codex-cli", model="gpt-5")
+    assert (v.exit_class, v.last_message) == ("completed", "Implemented.")
+    assert (v.tokens.input, v.tokens.cache_read, v.tokens.output) == (40, 60, 9)
+    assert v.served_model is None
+    cut = codex({"type": "error", "message": "stream disconnected before completion"})
+    assert verdict(cut, fmt="codex-cli", model="gpt-5", exit_code=1).exit_class == "infra_other"
+
+
+def test_gemini_deltas_stats_and_quota() -> None:
+    events = [
+        {"type": "init", "model": "gemini-3-pro"},
+        {"type": "message", "role": "assistant", "content": "All ", "delta": True},
+        {"type": "message", "role": "assistant", "content": "fixed.", "delta": True},
+        {"type": "result", "status": "success", "stats": {"input_tokens": 5, "output_tokens": 3}},
+    ]
+    v = verdict(events, fmt="gemini-cli", model="gemini-3-pro")
+    assert (v.exit_class, v.last_message, v.tokens.output) == ("completed", "All fixed.", 3)
+    quota = [
+        {"type": "init", "model": "gemini-3-pro"},
+        {"type": "result", "status": "error", "error": {"message": "RESOURCE_EXHAUSTED"}},
+    ]
+    assert verdict(quota, fmt="gemini-cli", model="gemini-3-pro", exit_code=1).exit_class == (
+        "infra_rate_limit"
+    )
+
+
+@pytest.mark.parametrize(
+    ("message", "files", "expected"),
+    [
+        ("All tests pass; fixed the bug.", 2, {"claims_complete"}),
+        ("Done!", 0, {"claims_complete", "false_completion"}),
+        ("I could not finish the refactor; remaining work: tests.", 1, {"acknowledged_incomplete"}),
+        (
+            "Shall I continue with the other modules?",
+            1,
+            {"asked_to_continue", "clarifying_question"},
+        ),
+        ("Could you clarify which API you mean?", 0, {"clarifying_question"}),
+    ],
+)
+def test_last_message_signals(message: str, files: int, expected: set[str]) -> None:
+    signals = verdict(claude(result(message)), files_changed=files).signals
+    assert {k for k, v in signals.model_dump().items() if v} == expected
+
+
+def test_no_transcript_still_classifies_and_records_the_table_version() -> None:
+    v = classify(ClassifyInput(exit_code=0, files_changed=0))
+    assert v.exit_class == "model_no_code"
+    assert v.classifier_version == load_table().version
