@@ -9,15 +9,15 @@ from __future__ import annotations
 
 import asyncio
 import signal
-import socket
-import uuid
 from collections.abc import Sequence
 
 from temporalio.client import Client
 from temporalio.worker import Worker
 
 from activities import PlanActivities, ResultActivities, SandboxActivities
+from durabench.errors import DurabenchError
 from durabench.logs import configure_logging, get_logger
+from durabench.sandbox import docker_client
 from durabench.settings import Settings
 from workflows import WORKFLOWS
 
@@ -28,7 +28,8 @@ log = get_logger("durabench.worker")
 
 def build_workers(client: Client, settings: Settings, *, max_sandboxes: int = 8) -> list[Worker]:
     """The shared-queue worker and this host's queue worker."""
-    host_queue = f"{settings.task_queue}/host/{socket.gethostname()}/{uuid.uuid4().hex[:8]}"
+    # Stable across restarts: a restarted worker picks up its attempts' container phases.
+    host_queue = f"{settings.task_queue}/host/{settings.host_id}"
     sandbox = SandboxActivities(settings, host_queue)
     plan, results = PlanActivities(settings), ResultActivities(settings)
     shared = Worker(
@@ -51,6 +52,7 @@ def build_workers(client: Client, settings: Settings, *, max_sandboxes: int = 8)
             sandbox.provision_sandbox,
             sandbox.run_agent,
             sandbox.verify,
+            sandbox.classify_attempt,
             sandbox.collect_artifacts,
             sandbox.teardown_sandbox,
         ],
@@ -73,6 +75,7 @@ async def main() -> None:
 
     configure_logging("info")
     settings = Settings.from_env()
+    docker_client().close()  # fail now, with the fix, rather than in every attempt
     client = await connect(settings)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
@@ -84,4 +87,7 @@ async def main() -> None:
 
 
 if __name__ == "__main__":
-    asyncio.run(main())
+    try:
+        asyncio.run(main())
+    except DurabenchError as exc:
+        raise SystemExit(f"error: {exc}") from None

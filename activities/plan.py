@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import asyncio
+import os
+
 from temporalio import activity
 
 from durabench.agents import get_agent
-from durabench.configs import get_config
+from durabench.configs import get_config, missing_mcp_env
 from durabench.models import RecordRunInput, RunPlan, RunRequest, TaskRef
 from durabench.paths import RunPaths
 from durabench.settings import Settings
@@ -31,10 +34,12 @@ class PlanActivities:
     @activity.defn(name="plan_run")
     async def plan_run(self, request: RunRequest) -> RunPlan:
         """Resolve the suite, check agent and configs, estimate, and write ``plan.json``."""
+        return await asyncio.to_thread(self._plan, request)
+
+    def _plan(self, request: RunRequest) -> RunPlan:
         lanes = _lanes(request)
-        for lane in lanes:
-            get_config(lane)
-        agent = get_agent(request.agent)
+        configs = [get_config(lane) for lane in lanes]
+        agent = get_agent(request.agent, request.agent_options)
         specs = load_suite(request.suite, self.settings.home)
         for spec in specs:
             agent.check_task(spec)
@@ -56,6 +61,12 @@ class PlanActivities:
             tasks=tasks,
             estimated_agent_hours=sum(t.agent_timeout_sec for t in tasks) * len(lanes) / 3600,
             results_dir=str(paths.root),
+            mcp_env_missing=tuple(
+                name
+                for c in configs
+                if c.mcp is not None and agent.uses_mcp
+                for name in missing_mcp_env(c.mcp, os.environ)
+            ),
         )
         paths.root.mkdir(parents=True, exist_ok=True)
         paths.plan.write_text(plan.model_dump_json(indent=2))

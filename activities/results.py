@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 
 from temporalio import activity
@@ -31,6 +32,9 @@ class ResultActivities:
     @activity.defn(name="write_report")
     async def write_report(self, data: ReportInput) -> ReportOutput:
         """Read every attempt's result from disk; write ``results.json`` and ``report.md``."""
+        return await asyncio.to_thread(self._write_report, data)
+
+    def _write_report(self, data: ReportInput) -> ReportOutput:
         paths = RunPaths.for_run(self.settings.runs_dir, data.plan.request.run_id)
         attempts = tuple(
             AttemptResult.model_validate_json(Path(p).read_text()) for p in paths.attempt_results()
@@ -39,7 +43,8 @@ class ResultActivities:
             plan=data.plan,
             approval=data.approval,
             attempts=attempts,
-            lanes=summarize_lanes(attempts, data.plan.lanes),
+            excluded=data.excluded,
+            lanes=summarize_lanes(attempts, data.plan.lanes, data.excluded),
         )
         paths.results.write_text(result.model_dump_json(indent=2))
         paths.report_md.write_text(render_markdown(result))

@@ -2,8 +2,9 @@
 
 Each runs on the worker that owns the container (its host task queue, learned from
 ``get_host_queue``), so a container's work never lands on another machine's Docker.
-Phases are idempotent where a retry can repeat them: the container name is
-deterministic, so ``provision_sandbox`` re-attaches, ``teardown_sandbox`` tolerates absence.
+Phases are idempotent where a retry can repeat them: the container name is deterministic,
+so ``provision_sandbox`` re-attaches and ``teardown_sandbox`` tolerates absence.
+Blocking work (tar, diff, classification) runs in threads so heartbeats keep flowing.
 """
 
 from __future__ import annotations
@@ -16,8 +17,10 @@ import docker
 from temporalio import activity
 
 from activities.heartbeat import heartbeating
-from durabench.agents import AgentContext, get_agent
+from durabench.agents import Agent, AgentContext, get_agent, read_events
+from durabench.classify import classify
 from durabench.configs import (
+    all_configs,
     dockerfile_for,
     get_config,
     instruction_for,
@@ -30,15 +33,19 @@ from durabench.logs import get_logger
 from durabench.models import (
     AgentRunOutput,
     AttemptRef,
+    ClassifyAttemptInput,
+    ClassifyInput,
     PreparedImage,
     ProvisionInput,
     ProvisionOutput,
     TaskSpec,
+    Verdict,
     VerifyOutput,
 )
 from durabench.paths import RunPaths, SandboxPaths
 from durabench.sandbox import DockerSandbox, SandboxSpec, docker_client, ensure_image
 from durabench.sandbox.docker.tarball import pack, unpack
+from durabench.secrets import scrub_text, scrub_tree, secret_values
 from durabench.settings import Settings
 from durabench.tasks import load_task
 from durabench.workspace_diff import diff_snapshots
@@ -77,9 +84,25 @@ class SandboxActivities:
             name=ref.container_name,
             image=image or "unused",
             labels=ref.labels,
-            network=get_agent(ref.agent).needs_network,
+            network=get_agent(ref.agent, ref.agent_options).needs_network,
         )
         return DockerSandbox(spec, client=self.client)
+
+    def _context(self, ref: AttemptRef, task: TaskSpec) -> tuple[Agent, AgentContext]:
+        config = get_config(ref.lane)
+        ctx = AgentContext(
+            task=task,
+            model=ref.model,
+            lane=ref.lane,
+            attempt=ref.attempt,
+            paths=self.paths,
+            has_mcp_config=config.mcp is not None,
+        )
+        return get_agent(ref.agent, ref.agent_options), ctx
+
+    @staticmethod
+    def _secrets() -> tuple[str, ...]:
+        return secret_values(all_configs(), os.environ)
 
     @activity.defn(name="get_host_queue")
     async def get_host_queue(self) -> str:
@@ -96,7 +119,7 @@ class SandboxActivities:
             image = await asyncio.to_thread(
                 ensure_image, self.client, task, dockerfile, self.settings.base_image, build_log
             )
-        log.info("image ready", image=image, dockerfile=dockerfile, **ref.labels)
+        log.debug("image ready", image=image, dockerfile=dockerfile, **ref.labels)
         return PreparedImage(image=image, dockerfile=dockerfile)
 
     @activity.defn(name="provision_sandbox")
@@ -105,25 +128,30 @@ class SandboxActivities:
         ref, paths = data.ref, self.paths
         task = load_task(ref.task.task_dir)
         config = get_config(ref.lane)
-        agent = get_agent(ref.agent)
+        agent, ctx = self._context(ref, task)
         sandbox = self._sandbox(ref, data.image)
-        container_id = await sandbox.start()
-        activity.heartbeat(container_id)
-        log.info("container started", container=ref.container_name, **ref.labels)
-        logs = [str(paths.agent_logs), str(paths.verifier_logs)]
-        await sandbox.exec(["mkdir", "-p", *logs])
-        await sandbox.exec(["chmod", "777", *logs])
-        instruction = instruction_for(config, task)
-        text = (Path(task.task_dir) / instruction).read_text()
-        await sandbox.write_file(str(paths.instruction), text)
-        if config.mcp is not None:
-            await sandbox.write_file(str(paths.mcp_config), mcp_config_json(config.mcp))
-        for upload in agent.uploads(task, paths):
-            await sandbox.upload_dir(upload.host_dir, upload.dest)
-        before = self._attempt_dir(ref) / _BEFORE_SNAPSHOT
-        if not before.exists():
-            files = await sandbox.read_tree(str(paths.workspace))
-            before.write_bytes(pack((PurePosixPath("workspace", k), v) for k, v in files.items()))
+        async with heartbeating(f"provisioning {ref.container_name}"):
+            container_id = await sandbox.start()
+            await sandbox.exec(["mkdir", "-p", str(paths.agent_logs)])
+            await sandbox.exec(["chmod", "777", str(paths.agent_logs)])
+            instruction = instruction_for(config, task)
+            text = (Path(task.task_dir) / instruction).read_text()
+            await sandbox.write_file(str(paths.instruction), text)
+            if config.mcp is not None:
+                await sandbox.write_file(str(paths.mcp_config), mcp_config_json(config.mcp))
+            for upload in agent.uploads(ctx):
+                if upload.host_path.is_dir():
+                    await sandbox.upload_dir(upload.host_path, upload.dest)
+                else:
+                    await sandbox.write_file(upload.dest, upload.host_path.read_bytes())
+            before = self._attempt_dir(ref) / _BEFORE_SNAPSHOT
+            if not before.exists():
+                files = await sandbox.read_tree(str(paths.workspace))
+                tar = await asyncio.to_thread(
+                    pack, ((PurePosixPath("workspace", k), v) for k, v in files.items())
+                )
+                before.write_bytes(tar)
+        log.debug("container started", container=ref.container_name, **ref.labels)
         return ProvisionOutput(
             container_id=container_id,
             instruction_file=instruction,
@@ -133,40 +161,32 @@ class SandboxActivities:
 
     @activity.defn(name="run_agent")
     async def run_agent(self, ref: AttemptRef) -> AgentRunOutput:
-        """Run the agent's commands within the time limit, output to the agent log dir."""
+        """Run the agent's commands within the time limit; its stdout is the transcript."""
         task = load_task(ref.task.task_dir)
         config = get_config(ref.lane)
-        agent = get_agent(ref.agent)
-        ctx = AgentContext(task=task, model=ref.model, has_mcp_config=config.mcp is not None)
-        secrets = mcp_env(config.mcp, os.environ) if config.mcp else {}
+        agent, ctx = self._context(ref, task)
+        secrets = mcp_env(config.mcp, os.environ) if config.mcp and agent.uses_mcp else {}
         sandbox = self._sandbox(ref)
-        remaining = ref.task.agent_timeout_sec
-        logs = self.paths.agent_logs
-        exit_code, timed_out = 0, False
+        logs, loop = self.paths.agent_logs, asyncio.get_running_loop()
+        began, exit_code, timed_out = loop.time(), 0, False
         async with heartbeating(f"agent running: {task.task_id} {ref.lane}"):
             for step in agent.run_commands(ctx):
-                loop = asyncio.get_running_loop()
-                began = loop.time()
                 result = await sandbox.exec(
                     ["sh", "-c", f"({step.command}) >>{logs}/stdout.txt 2>>{logs}/stderr.txt"],
                     cwd=str(self.paths.workspace),
                     env={**step.env, **secrets},
                     user=step.user,
-                    timeout_s=max(remaining, 1.0),
+                    timeout_s=max(ref.task.agent_timeout_sec - (loop.time() - began), 1.0),
                 )
-                remaining -= loop.time() - began
                 exit_code, timed_out = result.exit_code, result.timed_out
                 if exit_code != 0 or timed_out:
                     break
+            wall = loop.time() - began
             files_changed = await self._write_submission(ref, sandbox)
-        log.info(
-            "agent ended",
-            exit_code=exit_code,
-            timed_out=timed_out,
-            files_changed=files_changed,
-            **ref.labels,
+        log.debug("agent ended", exit_code=exit_code, timed_out=timed_out, **ref.labels)
+        return AgentRunOutput(
+            exit_code=exit_code, timed_out=timed_out, files_changed=files_changed, wall_seconds=wall
         )
-        return AgentRunOutput(exit_code=exit_code, timed_out=timed_out, files_changed=files_changed)
 
     async def _write_submission(self, ref: AttemptRef, sandbox: DockerSandbox) -> int:
         """Diff the workspace against its snapshot from before the agent: submission.patch."""
@@ -174,26 +194,35 @@ class SandboxActivities:
         before_file = target / _BEFORE_SNAPSHOT
         before = unpack(before_file.read_bytes()) if before_file.exists() else {}
         after = await sandbox.read_tree(str(self.paths.workspace))
-        diff = diff_snapshots(before, after)
-        (target / "submission.patch").write_text(diff.patch)
+        diff = await asyncio.to_thread(diff_snapshots, before, after)
+        (target / "submission.patch").write_text(scrub_text(diff.patch, self._secrets()))
         return len(diff.files_changed)
 
     @activity.defn(name="verify")
     async def verify(self, ref: AttemptRef) -> VerifyOutput:
-        """Copy the tests in, run the verifier, read the reward."""
+        """Reset the verifier's directory, build if the task says how, run the tests."""
         task = load_task(ref.task.task_dir)
-        sandbox = self._sandbox(ref)
-        await sandbox.upload_dir(Path(task.task_dir) / "tests", str(self.paths.tests))
-        out = self.paths.verifier_logs / "verifier-stdout.txt"
+        sandbox, out_dir = self._sandbox(ref), self.paths.verifier_logs
         async with heartbeating(f"verifying {task.task_id} {ref.lane}"):
+            # The agent may have planted a reward file: the verifier starts from nothing.
+            await sandbox.exec(["sh", "-c", f"rm -rf {out_dir} && mkdir -p {out_dir}"], user="0")
+            await sandbox.upload_dir(Path(task.task_dir) / "tests", str(self.paths.tests))
+            build_failed = False
+            if task.build_command:
+                built = await sandbox.exec(
+                    ["sh", "-c", f"({task.build_command}) >{out_dir}/build.txt 2>&1"],
+                    cwd=str(self.paths.workspace),
+                    timeout_s=ref.task.verifier_timeout_sec,
+                )
+                build_failed = built.exit_code != 0
             result = await sandbox.exec(
-                ["sh", "-c", f"({task.verifier_command}) >{out} 2>&1"],
+                ["sh", "-c", f"({task.verifier_command}) >{out_dir}/verifier-stdout.txt 2>&1"],
                 cwd=str(self.paths.workspace),
                 timeout_s=ref.task.verifier_timeout_sec,
             )
         reward = await self._read_reward(sandbox, task, result.timed_out)
-        log.info("verified", reward=reward, **ref.labels)
-        return VerifyOutput(reward=reward)
+        log.debug("verified", reward=reward, build_failed=build_failed, **ref.labels)
+        return VerifyOutput(reward=reward, build_failed=build_failed)
 
     async def _read_reward(self, sandbox: DockerSandbox, task: TaskSpec, timed_out: bool) -> float:
         try:
@@ -211,20 +240,50 @@ class SandboxActivities:
                 f"{self.paths.reward} of {task.task_id} holds {text[:80]!r}, not a number"
             ) from None
 
+    @activity.defn(name="classify_attempt")
+    async def classify_attempt(self, data: ClassifyAttemptInput) -> Verdict:
+        """Read the transcript in the sandbox and classify the attempt's exit."""
+        ref = data.ref
+        agent, ctx = self._context(ref, load_task(ref.task.task_dir))
+        try:
+            stdout = await self._sandbox(ref).read_file(str(self.paths.agent_logs / "stdout.txt"))
+        except FileNotFoundError:
+            stdout = ""
+        facts = ClassifyInput(
+            events=tuple(read_events(stdout.splitlines())),
+            transcript_format=agent.transcript_format(ctx),
+            requested_model=ref.model if agent.transcript_format(ctx) else "",
+            exit_code=data.exit_code,
+            timed_out=data.timed_out,
+            wall_seconds=data.wall_seconds,
+            files_changed=data.files_changed,
+            build_failed=data.build_failed,
+        )
+        verdict = await asyncio.to_thread(classify, facts)
+        secrets = self._secrets()
+        return verdict.model_copy(
+            update={
+                "reason": scrub_text(verdict.reason, secrets),
+                "last_message": scrub_text(verdict.last_message, secrets),
+            }
+        )
+
     @activity.defn(name="collect_artifacts")
     async def collect_artifacts(self, ref: AttemptRef) -> None:
-        """Copy agent and verifier logs, instruction and MCP config to the attempt directory."""
+        """Copy logs, instruction and MCP config to the attempt directory, secrets scrubbed."""
         sandbox = self._sandbox(ref)
         target = self._attempt_dir(ref)
-        for src, name in (
-            (self.paths.agent_logs, "agent"),
-            (self.paths.verifier_logs, "verifier"),
-            (self.paths.durabench, "durabench"),
-        ):
-            await sandbox.download_dir(str(src), target / name)
+        async with heartbeating(f"collecting {ref.container_name}"):
+            for src, name in (
+                (self.paths.agent_logs, "agent"),
+                (self.paths.verifier_logs, "verifier"),
+                (self.paths.durabench, "durabench"),
+            ):
+                await sandbox.download_dir(str(src), target / name)
+            await asyncio.to_thread(scrub_tree, target, self._secrets())
 
     @activity.defn(name="teardown_sandbox")
     async def teardown_sandbox(self, ref: AttemptRef) -> None:
         """Remove the container (absent is fine)."""
         await self._sandbox(ref).stop(delete=True)
-        log.info("container removed", container=ref.container_name, **ref.labels)
+        log.debug("container removed", container=ref.container_name, **ref.labels)

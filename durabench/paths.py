@@ -20,7 +20,8 @@ class SandboxPaths(BaseModel):
         /workspace/                 the repository the agent works on (image WORKDIR)
         /durabench/
         ├── instruction.md          the lane's instruction (instruction_mcp.md on MCP lanes)
-        └── mcp.json                MCP server config, MCP lanes only (secrets as ${VAR})
+        ├── mcp.json                MCP server config, MCP lanes only (secrets as ${VAR})
+        └── agent/                  files an agent adapter uploads (replay: its recording)
         /solution/                  the task's solution/, oracle agent only
         /tests/                     the task's tests/, copied in after the agent ends
         /logs/
@@ -32,6 +33,7 @@ class SandboxPaths(BaseModel):
 
     workspace: PurePosixPath = PurePosixPath("/workspace")
     durabench: PurePosixPath = PurePosixPath("/durabench")
+    agent_files: PurePosixPath = PurePosixPath("/durabench/agent")
     solution: PurePosixPath = PurePosixPath("/solution")
     tests: PurePosixPath = PurePosixPath("/tests")
     agent_logs: PurePosixPath = PurePosixPath("/logs/agent")

@@ -7,13 +7,26 @@ The starter, the worker and the tests read the same variables; nothing here is a
 from __future__ import annotations
 
 import os
+import socket
+import uuid
 from pathlib import Path
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from durabench.errors import ConfigError
 
 __all__ = ["DEFAULT_BASE_IMAGE", "Settings"]
 
 DEFAULT_BASE_IMAGE = "python:3.12-slim"
+
+_NUMBERS = {
+    "DURABENCH_TIMEOUT_MULTIPLIER": "timeout_multiplier",
+    "DURABENCH_PORT": "port",
+    "DURABENCH_UI_PORT": "ui_port",
+    "DURABENCH_INFRA_RETRIES": "infra_retries",
+    "DURABENCH_INFRA_BACKOFF_SEC": "infra_backoff_sec",
+}
+"""Numeric settings: environment variable to field."""
 
 
 class Settings(BaseModel):
@@ -37,22 +50,43 @@ class Settings(BaseModel):
     """Port of the embedded server's frontend (``DURABENCH_PORT``)."""
     ui_port: int = 8233
     """Port of the embedded server's Web UI (``DURABENCH_UI_PORT``)."""
+    infra_retries: int = Field(default=2, ge=0)
+    """``DURABENCH_INFRA_RETRIES``: new attempts after an infra failure, per arm."""
+    infra_backoff_sec: float = Field(default=60.0, ge=0)
+    """``DURABENCH_INFRA_BACKOFF_SEC``: wait before the first infra retry (doubles after)."""
 
     @classmethod
     def from_env(cls) -> Settings:
-        """Read the settings from the environment."""
+        """Read the settings from the environment.
+
+        Raises:
+            ConfigError: a variable holds a value of the wrong kind; the message names it.
+        """
         env = os.environ
         home = Path(env.get("DURABENCH_HOME") or Path.home() / ".durabench").expanduser()
-        return cls(
-            home=home,
-            temporal_address=env.get("TEMPORAL_ADDRESS") or None,
-            namespace=env.get("TEMPORAL_NAMESPACE") or "default",
-            task_queue=env.get("DURABENCH_TASK_QUEUE") or "durabench",
-            base_image=env.get("DURABENCH_BASE_IMAGE") or DEFAULT_BASE_IMAGE,
-            timeout_multiplier=float(env.get("DURABENCH_TIMEOUT_MULTIPLIER") or 1.0),
-            port=int(env.get("DURABENCH_PORT") or 7233),
-            ui_port=int(env.get("DURABENCH_UI_PORT") or 8233),
-        )
+        fields = {name: env[var] for var, name in _NUMBERS.items() if env.get(var)}
+        try:
+            return cls(
+                home=home,
+                temporal_address=env.get("TEMPORAL_ADDRESS") or None,
+                namespace=env.get("TEMPORAL_NAMESPACE") or "default",
+                task_queue=env.get("DURABENCH_TASK_QUEUE") or "durabench",
+                base_image=env.get("DURABENCH_BASE_IMAGE") or DEFAULT_BASE_IMAGE,
+                **fields,
+            )
+        except ValidationError as exc:
+            bad = {str(e["loc"][0]) for e in exc.errors()}
+            names = ", ".join(f"{var}={env[var]!r}" for var, n in _NUMBERS.items() if n in bad)
+            raise ConfigError(f"bad setting {names}: {exc.errors()[0]['msg']}") from None
+
+    @property
+    def host_id(self) -> str:
+        """This machine's stable id (kept in ``home``): a restarted worker gets its queue back."""
+        path = self.home / "host-id"
+        if not path.exists():
+            self.home.mkdir(parents=True, exist_ok=True)
+            path.write_text(f"{socket.gethostname()}-{uuid.uuid4().hex[:8]}\n")
+        return path.read_text().strip()
 
     @property
     def address(self) -> str:

@@ -37,8 +37,11 @@ def plan_table(plan: RunPlan) -> Table:
         ("tasks", str(len(plan.tasks))),
         ("attempts", str(len(plan.tasks) * len(plan.lanes))),
         ("agent-hours (upper bound)", f"{plan.estimated_agent_hours:.2f}"),
+        ("infra retries", f"{req.infra_retries} per arm, backoff from {req.infra_backoff_sec:g} s"),
         ("results", plan.results_dir),
     ]
+    if plan.mcp_env_missing:
+        rows.append(("[red]MCP lane[/]", f"[red]{', '.join(plan.mcp_env_missing)} unset[/]"))
     for key, value in rows:
         table.add_row(key, value)
     return table
@@ -46,14 +49,16 @@ def plan_table(plan: RunPlan) -> Table:
 
 def progress_line(p: ProgressOutput) -> str:
     """One line of progress."""
-    statuses = ", ".join(f"{k} {v}" for k, v in sorted(p.by_status.items())) or "none yet"
+    classes = ", ".join(f"{k} {v}" for k, v in sorted(p.by_class.items())) or "none yet"
     running = ", ".join(p.running) or "-"
-    return f"{p.phase}: {p.done}/{p.total} pairs done; attempts: {statuses}; in flight: {running}"
+    excluded = f"; {p.excluded} excluded" if p.excluded else ""
+    done = f"{p.done}/{p.total} pairs done{excluded}"
+    return f"{p.phase}: {done}; attempts: {classes}; in flight: {running}"
 
 
-def result_tables(result: RunResult) -> list[Table]:
-    """Per task and lane (reward | status), then per lane totals."""
-    tasks = Table(title=f"Run {result.plan.request.run_id}: reward | status")
+def result_tables(result: RunResult) -> list[Table | str]:
+    """Per task and lane (reward | exit class), per lane totals, then what went wrong."""
+    tasks = Table(title=f"Run {result.plan.request.run_id}: reward | exit class")
     tasks.add_column("task")
     for lane in result.plan.lanes:
         tasks.add_column(lane)
@@ -65,4 +70,13 @@ def result_tables(result: RunResult) -> list[Table]:
     for s in result.lanes:
         mean = "-" if s.mean_reward is None else f"{s.mean_reward:.3f}"
         lanes.add_row(s.lane, str(s.attempts), str(s.scored), mean, str(s.passed))
-    return [tasks, lanes]
+    notes: list[Table | str] = [
+        f"[yellow]excluded[/] {task}: {why}" for task, why in sorted(result.excluded.items())
+    ]
+    notes += [
+        f"{a.task_id} / {a.lane} / attempt {a.attempt}: {a.exit_class}: {a.reason}"
+        + (f" (verifier: {a.verifier_error})" if a.verifier_error else "")
+        for a in result.attempts
+        if a.exit_class != "completed" or a.verifier_error
+    ]
+    return [tasks, lanes, *notes]

@@ -16,6 +16,7 @@ from temporalio.service import RPCError
 
 from durabench.errors import ConfigError
 from durabench.models import Approval, RunOutcome, RunPlan, RunRequest, RunResult
+from durabench.sandbox import docker_client
 from durabench.settings import Settings
 from starter.client import connect
 from starter.console import console, plan_table, progress_line, result_tables, ui_url
@@ -40,6 +41,25 @@ def new_run_id(suite: str) -> str:
 @click.option("--model", default="none", show_default=True, help="Model the agent uses.")
 @click.option("--parallel", default=2, show_default=True, type=click.IntRange(min=1))
 @click.option("--category", type=click.Choice(["staging", "official"]), default="staging")
+@click.option(
+    "--agent-opt",
+    "agent_opts",
+    multiple=True,
+    metavar="KEY=VALUE",
+    help="Agent option, repeatable (replay: plan=FILE).",
+)
+@click.option(
+    "--infra-retries",
+    type=click.IntRange(min=0),
+    default=None,
+    help="New attempts per arm after an infra failure [DURABENCH_INFRA_RETRIES, 2].",
+)
+@click.option(
+    "--infra-backoff",
+    type=click.FloatRange(min=0),
+    default=None,
+    help="Seconds before the first infra retry, doubling [DURABENCH_INFRA_BACKOFF_SEC, 60].",
+)
 @click.option("--run-id", default=None, help="Run id (default: suite, time, random suffix).")
 @click.option("--yes", is_flag=True, help="Approve the plan at once (for scripts).")
 @click.option("--detach", is_flag=True, help="Start the run and leave it to `python worker.py`.")
@@ -49,11 +69,18 @@ def run(
     model: str,
     parallel: int,
     category: str,
+    agent_opts: tuple[str, ...],
+    infra_retries: int | None,
+    infra_backoff: float | None,
     run_id: str | None,
     yes: bool,
     detach: bool,
 ) -> None:
     """Plan a paired run of a suite, wait for approval, run it and report."""
+    try:
+        settings = Settings.from_env()
+    except ConfigError as exc:
+        raise click.ClickException(str(exc)) from exc
     request = RunRequest(
         run_id=run_id or new_run_id(suite),
         suite=suite,
@@ -61,10 +88,23 @@ def run(
         model=model,
         parallel=parallel,
         category=category,
+        agent_options=_parse_opts(agent_opts),
+        infra_retries=settings.infra_retries if infra_retries is None else infra_retries,
+        infra_backoff_sec=settings.infra_backoff_sec if infra_backoff is None else infra_backoff,
     )
     outcome = run_async(main)(request, yes=yes, detach=detach)
     if outcome is not None and outcome.status != "completed":
         raise click.ClickException(f"run {request.run_id} was rejected: {outcome.reason}")
+
+
+def _parse_opts(pairs: tuple[str, ...]) -> dict[str, str]:
+    opts = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not key:
+            raise click.BadParameter(f"{pair!r} is not KEY=VALUE", param_hint="--agent-opt")
+        opts[key] = value
+    return opts
 
 
 async def main(
@@ -77,6 +117,8 @@ async def main(
 ) -> RunOutcome | None:
     """Start the run; unless ``detach``, work on it in-process until it ends."""
     settings = settings or Settings.from_env()
+    if not detach:
+        docker_client().close()  # the in-process worker needs Docker: say so now, with the fix
     client = client or await connect(settings)
     handle = await _start(client, settings, request)
     console.print(

@@ -1,11 +1,12 @@
 """AgentRunWorkflow: one attempt of one lane of one task, phase by phase.
 
     get_host_queue -> prepare_image -> provision_sandbox -> run_agent -> verify
-    -> collect_artifacts, with teardown_sandbox in ``finally``; then record_attempt.
+    -> classify_attempt; collect_artifacts and teardown_sandbox in ``finally``;
+    then record_attempt.
 
 Container phases run on the host queue of the worker that owns the container. A failed
-phase ends the attempt with a status and reason rather than failing the workflow: the
-pair and the run go on.
+phase ends the attempt with an exit class (``infra_other`` for the pipeline's own
+failures) rather than failing the workflow: the pair decides whether to try again.
 """
 
 from __future__ import annotations
@@ -14,43 +15,38 @@ from datetime import timedelta
 from typing import Any, TypeVar, cast
 
 from temporalio import workflow
-from temporalio.exceptions import ActivityError, ApplicationError
+from temporalio.common import RetryPolicy
+from temporalio.exceptions import ActivityError, ApplicationError, CancelledError
 
 with workflow.unsafe.imports_passed_through():
     from durabench.models import (
         AgentRunOutput,
         AttemptRef,
         AttemptResult,
-        AttemptStatus,
+        ClassifyAttemptInput,
+        Phase,
         PhaseTiming,
         PreparedImage,
         ProvisionInput,
         ProvisionOutput,
+        Verdict,
         VerifyOutput,
     )
-    from workflows.policies import HEARTBEAT, RETRY, SHORT
+    from workflows.policies import HEARTBEAT, RETRY, RUN_ONCE, SHORT, TEARDOWN_RETRY
 
-__all__ = ["AgentRunWorkflow"]
+__all__ = ["AgentRunWorkflow", "failure_reason"]
 
 T = TypeVar("T")
 
-_VERIFIER_ERRORS = ("RewardFileMissing", "RewardParseError", "VerifierError")
 _SLACK = timedelta(minutes=5)
 
 
-def arg_ref(arg: Any) -> AttemptRef:
-    """The attempt an activity argument names (for activity summaries in the Web UI)."""
-    return arg.ref if isinstance(arg, ProvisionInput) else arg
-
-
-def _failure(err: ActivityError) -> tuple[AttemptStatus, str]:
+def failure_reason(err: ActivityError) -> str:
+    """``Type: message`` of the failure behind an activity error."""
     cause = err.cause
     if isinstance(cause, ApplicationError):
-        status: AttemptStatus = (
-            "verifier_error" if cause.type in _VERIFIER_ERRORS else ("infra_error")
-        )
-        return status, f"{cause.type}: {cause.message}"
-    return "infra_error", str(cause or err)
+        return f"{cause.type}: {cause.message}"
+    return str(cause or err)
 
 
 @workflow.defn
@@ -62,8 +58,14 @@ class AgentRunWorkflow:
         self.host_queue = ""
 
     async def _phase(
-        self, name: str, arg: Any, result_type: type[T], timeout: timedelta, heartbeat: bool
+        self,
+        name: Phase,
+        arg: Any,
+        result_type: type[T],
+        timeout: timedelta,
+        retry: RetryPolicy = RETRY,
     ) -> T:
+        ref: AttemptRef = arg.ref if hasattr(arg, "ref") else arg
         started = workflow.now()
         try:
             result = await workflow.execute_activity(
@@ -72,9 +74,9 @@ class AgentRunWorkflow:
                 result_type=result_type,
                 task_queue=self.host_queue or None,
                 start_to_close_timeout=timeout,
-                heartbeat_timeout=HEARTBEAT if heartbeat else None,
-                retry_policy=RETRY,
-                summary=f"{name} {arg_ref(arg).task.task_id} {arg_ref(arg).lane}",
+                heartbeat_timeout=HEARTBEAT,
+                retry_policy=retry,
+                summary=f"{name} · {ref.task.task_id} · {ref.lane} · attempt {ref.attempt}",
             )
             return cast(T, result)
         finally:
@@ -84,11 +86,11 @@ class AgentRunWorkflow:
 
     @workflow.run
     async def run(self, ref: AttemptRef) -> AttemptResult:
-        """Run the phases; always tear the container down; record the result."""
+        """Run the phases; always collect and tear the container down; record the result."""
         self.host_queue = await workflow.execute_activity(
             "get_host_queue", result_type=str, start_to_close_timeout=SHORT, retry_policy=RETRY
         )
-        fields: dict[str, Any] = {"status": "completed"}
+        fields: dict[str, Any] = {}
         needs_teardown = False
         try:
             image = await self._phase(
@@ -96,7 +98,6 @@ class AgentRunWorkflow:
                 ref,
                 PreparedImage,
                 timedelta(seconds=ref.task.build_timeout_sec) + _SLACK,
-                True,
             )
             fields.update(image=image.image, dockerfile=image.dockerfile)
             needs_teardown = True
@@ -105,68 +106,79 @@ class AgentRunWorkflow:
                 ProvisionInput(ref=ref, image=image.image),
                 ProvisionOutput,
                 timedelta(minutes=10),
-                True,
             )
             fields.update(
                 instruction_file=prov.instruction_file,
                 mcp_config=prov.mcp_config,
                 mcp_env_missing=prov.mcp_env_missing,
             )
-            fields.update(await self._agent_and_verify(ref))
+            fields.update(await self._agent_verify_classify(ref))
         except ActivityError as err:
-            fields["status"], fields["reason"] = _failure(err)
+            if isinstance(err.cause, CancelledError):
+                raise  # the run is being cancelled: clean up, record nothing
+            fields.update(exit_class="infra_other", reason=failure_reason(err))
         finally:
             if needs_teardown:
                 await self._collect(ref)
                 await self._teardown(ref)
         return await self._record(ref, fields)
 
-    async def _agent_and_verify(self, ref: AttemptRef) -> dict[str, Any]:
-        fields: dict[str, Any] = {}
+    async def _agent_verify_classify(self, ref: AttemptRef) -> dict[str, Any]:
         agent = await self._phase(
             "run_agent",
             ref,
             AgentRunOutput,
             timedelta(seconds=ref.task.agent_timeout_sec) + _SLACK,
-            True,
+            retry=RUN_ONCE,
         )
-        fields.update(
-            agent_exit_code=agent.exit_code,
-            timed_out=agent.timed_out,
-            files_changed=agent.files_changed,
-        )
-        if agent.timed_out:
-            fields.update(status="agent_timeout", reason="killed by the time limit")
-        elif agent.exit_code != 0:
-            fields.update(status="agent_error", reason=f"agent exited {agent.exit_code}")
+        fields: dict[str, Any] = {
+            "agent_exit_code": agent.exit_code,
+            "timed_out": agent.timed_out,
+            "files_changed": agent.files_changed,
+            "wall_seconds": agent.wall_seconds,
+        }
         try:
             verified = await self._phase(
                 "verify",
                 ref,
                 VerifyOutput,
                 timedelta(seconds=ref.task.verifier_timeout_sec) + _SLACK,
-                True,
             )
-            fields["reward"] = verified.reward
+            fields.update(reward=verified.reward, build_failed=verified.build_failed)
         except ActivityError as err:
-            fields["status"], fields["reason"] = _failure(err)
+            if isinstance(err.cause, CancelledError):
+                raise
+            fields["verifier_error"] = failure_reason(err)
+        facts = ClassifyAttemptInput(
+            ref=ref,
+            exit_code=agent.exit_code,
+            timed_out=agent.timed_out,
+            wall_seconds=agent.wall_seconds,
+            files_changed=agent.files_changed,
+            build_failed=fields.get("build_failed", False),
+        )
+        verdict = await self._phase("classify_attempt", facts, Verdict, timedelta(minutes=5))
+        fields.update(verdict.model_dump(include=_VERDICT_FIELDS))
         return fields
 
     async def _collect(self, ref: AttemptRef) -> None:
         """Copy logs out, best effort: a failed copy loses logs, not the attempt's result."""
         try:
-            await self._phase("collect_artifacts", ref, type(None), timedelta(minutes=10), True)
+            await self._phase("collect_artifacts", ref, type(None), timedelta(minutes=10))
         except ActivityError as err:
             workflow.logger.warning("collecting artifacts of %s failed: %s", ref.lane, err.cause)
 
     async def _teardown(self, ref: AttemptRef) -> None:
-        await workflow.execute_activity(
-            "teardown_sandbox",
-            ref,
-            task_queue=self.host_queue,
-            start_to_close_timeout=timedelta(minutes=2),
-            retry_policy=RETRY,
-        )
+        try:
+            await workflow.execute_activity(
+                "teardown_sandbox",
+                ref,
+                task_queue=self.host_queue,
+                start_to_close_timeout=timedelta(minutes=2),
+                retry_policy=TEARDOWN_RETRY,
+            )
+        except ActivityError as err:
+            workflow.logger.error("container %s was not removed: %s", ref.container_name, err.cause)
 
     async def _record(self, ref: AttemptRef, fields: dict[str, Any]) -> AttemptResult:
         result = AttemptResult(
@@ -183,3 +195,15 @@ class AgentRunWorkflow:
             "record_attempt", result, start_to_close_timeout=SHORT, retry_policy=RETRY
         )
         return result
+
+
+_VERDICT_FIELDS = {
+    "exit_class",
+    "reason",
+    "served_model",
+    "tokens",
+    "cost_usd",
+    "signals",
+    "last_message",
+    "classifier_version",
+}

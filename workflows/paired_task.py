@@ -1,7 +1,8 @@
-"""PairedTaskWorkflow: both lanes of one task, side by side.
+"""PairedTaskWorkflow: both lanes of one task, side by side, symmetric.
 
-Both arms start at once and the pair completes when both are terminal, so a baseline
-and its MCP counterpart always run under the same conditions.
+Both arms start at once. An arm whose attempt ends ``infra_*`` gets a new attempt after a
+durable backoff, so an infra failure in one lane never turns into a lopsided pair; an arm
+that exhausts its retries leaves the pair excluded, not scored.
 """
 
 from __future__ import annotations
@@ -9,10 +10,14 @@ from __future__ import annotations
 import asyncio
 
 from temporalio import workflow
+from temporalio.common import WorkflowIDReusePolicy
+from temporalio.exceptions import CancelledError, ChildWorkflowError
+from temporalio.workflow import ParentClosePolicy
 
 with workflow.unsafe.imports_passed_through():
-    from durabench.models import AttemptRef, PairInput, PairResult
+    from durabench.models import AttemptRef, AttemptResult, PairInput, PairResult
     from workflows.agent_run import AgentRunWorkflow
+    from workflows.policies import RETRY, SHORT
 
 __all__ = ["PairedTaskWorkflow", "attempt_workflow_id", "pair_workflow_id"]
 
@@ -33,22 +38,61 @@ class PairedTaskWorkflow:
 
     @workflow.run
     async def run(self, pair: PairInput) -> PairResult:
-        """Start one attempt per lane; wait for all."""
-        refs = [
-            AttemptRef(
-                run_id=pair.run_id, task=pair.task, lane=lane, agent=pair.agent, model=pair.model
-            )
-            for lane in pair.lanes
-        ]
-        results = await asyncio.gather(
-            *(
-                workflow.execute_child_workflow(
-                    AgentRunWorkflow.run,
-                    ref,
-                    id=attempt_workflow_id(ref.run_id, ref.task.task_id, ref.lane, ref.attempt),
-                    static_summary=f"{ref.task.task_id} · {ref.lane} · attempt {ref.attempt}",
-                )
-                for ref in refs
-            )
+        """Run every arm to a non-infra end or to the end of its retries."""
+        arms = await asyncio.gather(*(self._arm(pair, lane) for lane in pair.lanes))
+        exhausted = [arm[-1] for arm in arms if arm[-1].infra]
+        return PairResult(
+            task_id=pair.task.task_id,
+            attempts=tuple(a for arm in arms for a in arm),
+            excluded=bool(exhausted),
+            exclusion_reason="; ".join(
+                f"{a.lane} ended {a.exit_class} on attempt {a.attempt}: {a.reason}"
+                for a in exhausted
+            ),
         )
-        return PairResult(task_id=pair.task.task_id, attempts=tuple(results))
+
+    async def _arm(self, pair: PairInput, lane: str) -> list[AttemptResult]:
+        results: list[AttemptResult] = []
+        for attempt in range(1, pair.infra_retries + 2):
+            ref = AttemptRef(
+                run_id=pair.run_id,
+                task=pair.task,
+                lane=lane,
+                attempt=attempt,
+                agent=pair.agent,
+                model=pair.model,
+                agent_options=pair.agent_options,
+            )
+            results.append(await self._attempt(ref))
+            if not results[-1].infra or attempt > pair.infra_retries:
+                break
+            await workflow.sleep(pair.infra_backoff_sec * 2 ** (attempt - 1))
+        return results
+
+    async def _attempt(self, ref: AttemptRef) -> AttemptResult:
+        try:
+            return await workflow.execute_child_workflow(
+                AgentRunWorkflow.run,
+                ref,
+                id=attempt_workflow_id(ref.run_id, ref.task.task_id, ref.lane, ref.attempt),
+                static_summary=f"{ref.task.task_id} · {ref.lane} · attempt {ref.attempt}",
+                id_reuse_policy=WorkflowIDReusePolicy.REJECT_DUPLICATE,
+                parent_close_policy=ParentClosePolicy.REQUEST_CANCEL,
+            )
+        except ChildWorkflowError as err:
+            if isinstance(err.cause, CancelledError):
+                raise  # the run is being cancelled: no new attempt
+            result = AttemptResult(
+                run_id=ref.run_id,
+                task_id=ref.task.task_id,
+                lane=ref.lane,
+                attempt=ref.attempt,
+                agent=ref.agent,
+                model=ref.model,
+                exit_class="infra_other",
+                reason=f"the attempt's workflow failed: {err.cause}",
+            )
+            await workflow.execute_activity(
+                "record_attempt", result, start_to_close_timeout=SHORT, retry_policy=RETRY
+            )
+            return result

@@ -8,7 +8,7 @@ from temporalio.common import RetryPolicy
 
 from durabench.errors import non_retryable_names
 
-__all__ = ["HEARTBEAT", "RETRY", "SHORT"]
+__all__ = ["HEARTBEAT", "RETRY", "RUN_ONCE", "SHORT", "TEARDOWN_RETRY"]
 
 RETRY = RetryPolicy(
     initial_interval=timedelta(seconds=2),
@@ -18,6 +18,19 @@ RETRY = RetryPolicy(
     non_retryable_error_types=non_retryable_names(),
 )
 """Transient failures (Docker hiccups, a lost worker) retry; the leaves of NON_RETRYABLE don't."""
+
+RUN_ONCE = RetryPolicy(maximum_attempts=1)
+"""The agent phase is never retried in place: a paid session must not run twice unseen.
+A failed agent activity ends the attempt as ``infra_other``; the pair starts a new attempt,
+on the record."""
+
+TEARDOWN_RETRY = RetryPolicy(
+    initial_interval=timedelta(seconds=2),
+    backoff_coefficient=2.0,
+    maximum_interval=timedelta(minutes=1),
+    maximum_attempts=10,
+)
+"""Removing a container is idempotent and leaking one costs money: try hard."""
 
 HEARTBEAT = timedelta(seconds=30)
 """Heartbeat timeout of long activities (they beat every 10 s)."""

@@ -11,6 +11,9 @@ from collections import Counter
 from datetime import timedelta
 
 from temporalio import workflow
+from temporalio.common import WorkflowIDReusePolicy
+from temporalio.exceptions import CancelledError, ChildWorkflowError
+from temporalio.workflow import ParentClosePolicy
 
 with workflow.unsafe.imports_passed_through():
     from durabench.models import (
@@ -51,12 +54,18 @@ class SuiteRunWorkflow:
         self._phase: RunPhase = "planning"
         self._running: set[str] = set()
         self._done = 0
-        self._by_status: Counter[str] = Counter()
+        self._by_class: Counter[str] = Counter()
+        self._excluded: dict[str, str] = {}
         self._run_id = ""
 
     @workflow.signal
     def approve(self, approval: Approval) -> None:
-        """Approve the plan; the first approval counts."""
+        """Approve the plan; the first approval after the plan is made counts."""
+        if self._plan is None:
+            workflow.logger.warning(
+                "approval by %s before the plan was made: ignored", approval.approver
+            )
+            return
         if self._approval is None and self._rejection is None:
             self._approval = approval.model_copy(update={"approved_at": workflow.now()})
 
@@ -80,7 +89,8 @@ class SuiteRunWorkflow:
             total=len(self._plan.tasks) if self._plan else 0,
             done=self._done,
             running=tuple(sorted(self._running)),
-            by_status=dict(self._by_status),
+            by_class=dict(self._by_class),
+            excluded=len(self._excluded),
             approved_by=self._approval.approver if self._approval else None,
         )
 
@@ -118,7 +128,7 @@ class SuiteRunWorkflow:
         self._set_phase("reporting")
         report = await workflow.execute_activity(
             "write_report",
-            ReportInput(plan=plan, approval=self._approval),
+            ReportInput(plan=plan, approval=self._approval, excluded=self._excluded),
             result_type=ReportOutput,
             start_to_close_timeout=timedelta(minutes=10),
             retry_policy=RETRY,
@@ -144,16 +154,32 @@ class SuiteRunWorkflow:
 
     async def _run_pair(self, plan: RunPlan, task: TaskRef) -> None:
         req = plan.request
+        pair = PairInput(
+            run_id=req.run_id,
+            task=task,
+            lanes=plan.lanes,
+            agent=req.agent,
+            model=req.model,
+            agent_options=req.agent_options,
+            infra_retries=req.infra_retries,
+            infra_backoff_sec=req.infra_backoff_sec,
+        )
         try:
             result: PairResult = await workflow.execute_child_workflow(
                 PairedTaskWorkflow.run,
-                PairInput(
-                    run_id=req.run_id, task=task, lanes=plan.lanes, agent=req.agent, model=req.model
-                ),
+                pair,
                 id=pair_workflow_id(req.run_id, task.task_id),
                 static_summary=f"{task.task_id}: {' vs '.join(plan.lanes)}",
+                id_reuse_policy=WorkflowIDReusePolicy.REJECT_DUPLICATE,
+                parent_close_policy=ParentClosePolicy.REQUEST_CANCEL,
             )
-            self._by_status.update(a.status for a in result.attempts)
+            self._by_class.update(a.exit_class for a in result.attempts)
+            if result.excluded:
+                self._excluded[task.task_id] = result.exclusion_reason
+        except ChildWorkflowError as err:
+            if isinstance(err.cause, CancelledError):
+                raise  # the run is being cancelled
+            self._excluded[task.task_id] = f"the pair's workflow failed: {err.cause}"
         finally:
             self._running.discard(task.task_id)
             self._done += 1

@@ -1,18 +1,21 @@
-"""The agent interface: what to copy in and what to run; no I/O.
+"""The agent interface: what to copy in, what to run, how to read what it wrote; no I/O.
 
-An adapter turns (task, lane, model) into commands for the sandbox. Building commands
-touches nothing, so adapters are tested without Docker.
+An adapter turns (task, lane, attempt, model, options) into commands for the sandbox.
+Building commands touches nothing, so adapters are tested without Docker. The agent's
+stdout is its transcript.
 """
 
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from collections.abc import Mapping
 from pathlib import Path
 from typing import ClassVar, NamedTuple
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from durabench.models.task import TaskSpec
+from durabench.models.verdict import TranscriptFormat
 from durabench.paths import SandboxPaths
 
 __all__ = ["Agent", "AgentContext", "ExecInput", "Upload"]
@@ -32,9 +35,9 @@ class ExecInput(BaseModel):
 
 
 class Upload(NamedTuple):
-    """A host directory the agent needs in the sandbox."""
+    """A host file or directory the agent needs in the sandbox."""
 
-    host_dir: Path
+    host_path: Path
     dest: str
 
 
@@ -47,6 +50,10 @@ class AgentContext(BaseModel):
     """The task."""
     model: str
     """Requested model."""
+    lane: str = "baseline"
+    """Lane config name."""
+    attempt: int = 1
+    """Attempt number."""
     paths: SandboxPaths = SandboxPaths()
     """Paths inside the sandbox."""
     has_mcp_config: bool = False
@@ -54,19 +61,28 @@ class AgentContext(BaseModel):
 
 
 class Agent(ABC):
-    """An agent adapter."""
+    """An agent adapter, built with the run's agent options."""
 
     name: ClassVar[str]
     """Registry name."""
     needs_network: ClassVar[bool] = False
     """Whether the agent needs the network (a model API); off for oracle and nop."""
+    uses_mcp: ClassVar[bool] = False
+    """Whether the agent reads the MCP config: only then does it get the MCP secrets."""
+
+    def __init__(self, options: Mapping[str, str] | None = None) -> None:
+        self.options = dict(options or {})
 
     def check_task(self, task: TaskSpec) -> None:  # noqa: B027 - optional hook
         """Raise :class:`~durabench.errors.ConfigError` if the agent cannot run ``task``."""
 
-    def uploads(self, task: TaskSpec, paths: SandboxPaths) -> list[Upload]:
-        """Host directories to copy into the sandbox before the agent runs."""
+    def uploads(self, ctx: AgentContext) -> list[Upload]:
+        """Host files and directories to copy into the sandbox before the agent runs."""
         return []
+
+    def transcript_format(self, ctx: AgentContext) -> TranscriptFormat | None:
+        """Dialect of the transcript the agent prints; ``None`` when it prints none."""
+        return None
 
     @abstractmethod
     def run_commands(self, ctx: AgentContext) -> list[ExecInput]:

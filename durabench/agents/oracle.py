@@ -12,7 +12,6 @@ from durabench.agents.base import Agent, AgentContext, ExecInput, Upload
 from durabench.agents.registry import agent
 from durabench.errors import ConfigError
 from durabench.models.task import TaskSpec
-from durabench.paths import SandboxPaths
 
 __all__ = ["OracleAgent"]
 
@@ -29,9 +28,9 @@ class OracleAgent(Agent):
                 "add one or choose another --agent"
             )
 
-    def uploads(self, task: TaskSpec, paths: SandboxPaths) -> list[Upload]:
+    def uploads(self, ctx: AgentContext) -> list[Upload]:
         """The task's ``solution/`` directory."""
-        return [Upload(Path(task.task_dir) / "solution", str(paths.solution))]
+        return [Upload(Path(ctx.task.task_dir) / "solution", str(ctx.paths.solution))]
 
     def run_commands(self, ctx: AgentContext) -> list[ExecInput]:
         """``bash solve.sh`` in the workspace."""

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 
 from durabench.agents.base import Agent
 from durabench.errors import UnknownAgent
@@ -28,14 +28,16 @@ def known_agents() -> list[str]:
     return sorted(_AGENTS)
 
 
-def get_agent(name: str) -> Agent:
-    """A new adapter for agent ``name``.
+def get_agent(name: str, options: Mapping[str, str] | None = None) -> Agent:
+    """A new adapter for agent ``name`` with the run's agent ``options``.
 
     Raises:
         UnknownAgent: no adapter of that name; the message lists the known ones.
+        ConfigError: the options are wrong for that agent.
     """
     try:
-        return _AGENTS[name]()
+        cls = _AGENTS[name]
     except KeyError:
         known = ", ".join(known_agents())
         raise UnknownAgent(f"unknown agent {name!r}; known agents: {known}") from None
+    return cls(options)

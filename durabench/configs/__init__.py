@@ -3,6 +3,7 @@
 from durabench.configs.mcp import mcp_config_json, mcp_env, missing_mcp_env
 from durabench.configs.registry import (
     CONFIGS_FILE,
+    all_configs,
     dockerfile_for,
     get_config,
     instruction_for,
@@ -11,6 +12,7 @@ from durabench.configs.registry import (
 
 __all__ = [
     "CONFIGS_FILE",
+    "all_configs",
     "dockerfile_for",
     "get_config",
     "instruction_for",

@@ -16,7 +16,14 @@ from durabench.errors import UnknownConfig
 from durabench.models.config import LaneConfig
 from durabench.models.task import TaskSpec
 
-__all__ = ["CONFIGS_FILE", "dockerfile_for", "get_config", "instruction_for", "known_configs"]
+__all__ = [
+    "CONFIGS_FILE",
+    "all_configs",
+    "dockerfile_for",
+    "get_config",
+    "instruction_for",
+    "known_configs",
+]
 
 CONFIGS_FILE = Path(__file__).resolve().parent / "configs.json"
 
@@ -29,6 +36,11 @@ class _Registry(BaseModel):
 def _registry() -> dict[str, LaneConfig]:
     registry = _Registry.model_validate(json.loads(CONFIGS_FILE.read_text()))
     return {c.name: c for c in registry.configs}
+
+
+def all_configs() -> list[LaneConfig]:
+    """Every config of the registry."""
+    return list(_registry().values())
 
 
 def known_configs() -> list[str]:

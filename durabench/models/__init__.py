@@ -4,6 +4,7 @@ from durabench.models.config import LaneConfig, McpServer
 from durabench.models.payloads import (
     AgentRunOutput,
     AttemptRef,
+    ClassifyAttemptInput,
     PairInput,
     PreparedImage,
     ProgressOutput,
@@ -18,27 +19,41 @@ from durabench.models.payloads import (
 )
 from durabench.models.results import (
     AttemptResult,
-    AttemptStatus,
     LaneSummary,
     PairResult,
+    Phase,
     PhaseTiming,
     RunResult,
 )
 from durabench.models.run import Approval, ConfigMode, Rejection, RunPlan, RunRequest, TaskRef
 from durabench.models.task import TaskSpec
+from durabench.models.verdict import (
+    INFRA_CLASSES,
+    ClassifyInput,
+    ExitClass,
+    Signals,
+    TokenUsage,
+    TranscriptFormat,
+    Verdict,
+    is_infra,
+)
 
 __all__ = [
+    "INFRA_CLASSES",
     "AgentRunOutput",
     "Approval",
     "AttemptRef",
     "AttemptResult",
-    "AttemptStatus",
+    "ClassifyAttemptInput",
+    "ClassifyInput",
     "ConfigMode",
+    "ExitClass",
     "LaneConfig",
     "LaneSummary",
     "McpServer",
     "PairInput",
     "PairResult",
+    "Phase",
     "PhaseTiming",
     "PreparedImage",
     "ProgressOutput",
@@ -53,7 +68,12 @@ __all__ = [
     "RunPlan",
     "RunRequest",
     "RunResult",
+    "Signals",
     "TaskRef",
     "TaskSpec",
+    "TokenUsage",
+    "TranscriptFormat",
+    "Verdict",
     "VerifyOutput",
+    "is_infra",
 ]

@@ -17,6 +17,7 @@ from durabench.models.run import Approval, RunPlan, TaskRef
 __all__ = [
     "AgentRunOutput",
     "AttemptRef",
+    "ClassifyAttemptInput",
     "PairInput",
     "PreparedImage",
     "ProgressOutput",
@@ -50,6 +51,8 @@ class AttemptRef(BaseModel):
     """Agent adapter name."""
     model: str
     """Requested model."""
+    agent_options: dict[str, str] = {}
+    """Agent options from the run request."""
 
     @property
     def container_name(self) -> str:
@@ -83,6 +86,12 @@ class PairInput(BaseModel):
     """Agent adapter name."""
     model: str
     """Requested model."""
+    agent_options: dict[str, str] = {}
+    """Agent options from the run request."""
+    infra_retries: int = 2
+    """New attempts an arm gets after an infra attempt."""
+    infra_backoff_sec: float = 60.0
+    """Wait before the first infra retry; doubles after."""
 
 
 class PreparedImage(BaseModel):
@@ -133,6 +142,8 @@ class AgentRunOutput(BaseModel):
     """Whether the time limit killed it."""
     files_changed: int = 0
     """Workspace files the agent changed (its diff is ``submission.patch``)."""
+    wall_seconds: float = 0.0
+    """How long the agent's commands ran."""
 
 
 class VerifyOutput(BaseModel):
@@ -142,6 +153,27 @@ class VerifyOutput(BaseModel):
 
     reward: float
     """The verifier's reward."""
+    build_failed: bool = False
+    """Whether the task's build command failed before the tests ran."""
+
+
+class ClassifyAttemptInput(BaseModel):
+    """Input of ``classify_attempt``: the facts besides the transcript, which stays put."""
+
+    model_config = ConfigDict(frozen=True)
+
+    ref: AttemptRef
+    """The attempt (its transcript is read from its sandbox)."""
+    exit_code: int
+    """The agent's exit code."""
+    timed_out: bool
+    """Whether the time limit killed it."""
+    wall_seconds: float
+    """How long it ran."""
+    files_changed: int
+    """Files it changed."""
+    build_failed: bool
+    """Whether the workspace failed to build."""
 
 
 class RecordRunInput(BaseModel):
@@ -164,6 +196,8 @@ class ReportInput(BaseModel):
     """The plan."""
     approval: Approval | None
     """The approval."""
+    excluded: dict[str, str] = {}
+    """Excluded pairs: task id to the reason."""
 
 
 class ReportOutput(BaseModel):
@@ -197,8 +231,10 @@ class ProgressOutput(BaseModel):
     """Pairs finished."""
     running: tuple[str, ...] = ()
     """Task ids in flight."""
-    by_status: dict[str, int] = {}
-    """Finished attempts per status."""
+    by_class: dict[str, int] = {}
+    """Finished attempts per exit class."""
+    excluded: int = 0
+    """Pairs excluded because an arm exhausted its infra retries."""
     approved_by: str | None = None
     """Who approved, once approved."""
 

@@ -5,23 +5,29 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 from durabench.models.run import Approval, RunPlan
+from durabench.models.verdict import ExitClass, Signals, TokenUsage, is_infra
 
 __all__ = [
     "AttemptResult",
-    "AttemptStatus",
     "LaneSummary",
+    "Phase",
     "PairResult",
     "PhaseTiming",
     "RunResult",
 ]
 
-AttemptStatus = Literal[
-    "completed", "agent_error", "agent_timeout", "verifier_error", "infra_error"
+Phase = Literal[
+    "prepare_image",
+    "provision_sandbox",
+    "run_agent",
+    "verify",
+    "classify_attempt",
+    "collect_artifacts",
 ]
-"""How an attempt ended. ``infra_error`` attempts never count as model results."""
+"""The phases of an attempt, in order (named as their activities)."""
 
 
 class PhaseTiming(BaseModel):
@@ -29,8 +35,8 @@ class PhaseTiming(BaseModel):
 
     model_config = ConfigDict(frozen=True)
 
-    phase: str
-    """Phase name (prepare_image, provision, run_agent, verify, collect)."""
+    phase: Phase
+    """Which phase."""
     started_at: datetime
     """When the phase started."""
     finished_at: datetime
@@ -38,12 +44,12 @@ class PhaseTiming(BaseModel):
 
 
 class AttemptResult(BaseModel):
-    """One agent run in one lane of one task (``result.json``)."""
+    """One agent run in one lane of one task (``result.json``, schema 2)."""
 
     model_config = ConfigDict(frozen=True)
 
-    schema_version: int = 1
-    """Format version of this file."""
+    schema_version: int = 2
+    """Format version of this file (2: exit classes replace statuses)."""
     run_id: str
     """The run."""
     task_id: str
@@ -51,17 +57,31 @@ class AttemptResult(BaseModel):
     lane: str
     """The lane config name."""
     attempt: int
-    """Attempt number, from 1."""
-    status: AttemptStatus
-    """How the attempt ended."""
+    """Attempt number, from 1; a retried infra attempt keeps its record."""
+    exit_class: ExitClass
+    """How the attempt ended (see :mod:`durabench.classify`)."""
     reason: str = ""
-    """Why, in a sentence, when it did not complete."""
+    """Why, in a sentence a person can check."""
     reward: float | None = None
     """Verifier reward; ``None`` when the verifier produced none."""
+    verifier_error: str = ""
+    """Why the verifier produced no reward, when it did not."""
     agent: str
     """Agent adapter."""
     model: str
     """Requested model."""
+    served_model: str | None = None
+    """The model the transcript names, if any."""
+    tokens: TokenUsage = Field(default_factory=TokenUsage)
+    """Tokens used."""
+    cost_usd: float | None = None
+    """Cost the agent reported."""
+    signals: Signals = Field(default_factory=Signals)
+    """What the agent's last message says about its work."""
+    last_message: str = ""
+    """The agent's final message."""
+    classifier_version: int | None = None
+    """Version of the pattern table that classified the attempt."""
     image: str = ""
     """Task image tag."""
     dockerfile: str = ""
@@ -76,10 +96,24 @@ class AttemptResult(BaseModel):
     """The agent command's exit code."""
     timed_out: bool = False
     """Whether the agent was killed by its time limit."""
+    wall_seconds: float = 0.0
+    """How long the agent ran."""
     files_changed: int = 0
     """Files the agent changed in the workspace."""
+    build_failed: bool = False
+    """Whether the task's build command failed after the agent."""
     timings: tuple[PhaseTiming, ...] = ()
     """Each phase's start and end."""
+
+    @property
+    def infra(self) -> bool:
+        """An infrastructure failure: retried, never scored."""
+        return is_infra(self.exit_class)
+
+    @property
+    def included(self) -> bool:
+        """Counts in Best/Mean: a model data point whose tests ran."""
+        return not self.infra and self.reward is not None
 
 
 class PairResult(BaseModel):
@@ -90,7 +124,11 @@ class PairResult(BaseModel):
     task_id: str
     """The task."""
     attempts: tuple[AttemptResult, ...]
-    """The final attempt of each lane."""
+    """Every attempt of every lane, retries included."""
+    excluded: bool = False
+    """An arm exhausted its infra retries: the pair is not scored."""
+    exclusion_reason: str = ""
+    """Which arm, and its last infra class."""
 
 
 class LaneSummary(BaseModel):
@@ -101,15 +139,15 @@ class LaneSummary(BaseModel):
     lane: str
     """Lane config name."""
     attempts: int
-    """Attempts recorded."""
+    """Attempts recorded, retries included."""
     scored: int
-    """Attempts with a reward that are not infra errors."""
+    """Attempts included in the mean (model data points whose tests ran)."""
     mean_reward: float | None
     """Mean reward over scored attempts."""
     passed: int
     """Scored attempts with reward 1.0."""
-    by_status: dict[str, int]
-    """Attempts per status."""
+    by_class: dict[str, int]
+    """Attempts per exit class."""
 
 
 class RunResult(BaseModel):
@@ -117,13 +155,15 @@ class RunResult(BaseModel):
 
     model_config = ConfigDict(frozen=True)
 
-    schema_version: int = 1
-    """Format version of this file."""
+    schema_version: int = 2
+    """Format version of this file (2: exit classes, excluded pairs)."""
     plan: RunPlan
     """The approved plan."""
     approval: Approval | None
     """Who approved, and when."""
     attempts: tuple[AttemptResult, ...]
     """Every attempt recorded."""
+    excluded: dict[str, str] = Field(default_factory=dict)
+    """Excluded pairs: task id to the reason."""
     lanes: tuple[LaneSummary, ...]
     """Totals per lane."""

@@ -36,6 +36,12 @@ class RunRequest(BaseModel):
     """The MCP lane's config name."""
     baseline_config: str = "baseline"
     """The baseline lane's config name."""
+    agent_options: dict[str, str] = Field(default_factory=dict)
+    """Agent options (``--agent-opt KEY=VALUE``), such as the replay agent's ``plan``."""
+    infra_retries: int = Field(default=2, ge=0)
+    """New attempts an arm gets after an ``infra_*`` attempt before its pair is excluded."""
+    infra_backoff_sec: float = Field(default=60.0, ge=0)
+    """Wait before the first infra retry; doubles with each further retry."""
 
 
 class TaskRef(BaseModel):
@@ -72,6 +78,8 @@ class RunPlan(BaseModel):
     """Sum of time limits over tasks and lanes: an upper bound of agent time."""
     results_dir: str
     """The run's results directory on the worker's host."""
+    mcp_env_missing: tuple[str, ...] = ()
+    """MCP variables unset on the planning worker: the MCP lane would run without its server."""
 
 
 class Rejection(BaseModel):

@@ -30,6 +30,8 @@ class TaskSpec(BaseModel):
     """``[task] time_limit_sec``: the agent's time limit before the multiplier."""
     verifier_command: str = "bash /tests/test.sh"
     """``[verification] command``: run in the container after the agent."""
+    build_command: str | None = None
+    """``[verification] build_command``: run after the agent; failing means "does not build"."""
     verifier_timeout_sec: float = 600.0
     """``[verifier] timeout_sec`` (Harbor), else 600 s."""
     build_timeout_sec: float = 1800.0

@@ -125,8 +125,12 @@ class Sandbox(ABC):
         """
 
     @abstractmethod
-    async def read_tree(self, path: str, *, max_file_bytes: int = 1 << 20) -> dict[str, bytes]:
-        """Every regular file under ``path``, by path relative to it; larger files are skipped.
+    async def read_tree(
+        self, path: str, *, max_file_bytes: int | None = 1 << 20
+    ) -> dict[str, bytes]:
+        """Every regular file under ``path``, by path relative to it.
+
+        Files over ``max_file_bytes`` are skipped (``None``: none are).
 
         Raises:
             FileNotFoundError: ``path`` does not exist.
@@ -150,7 +154,7 @@ class Sandbox(ABC):
             SandboxError: the backend failed.
         """
         try:
-            files = await self.read_tree(path)
+            files = await self.read_tree(path, max_file_bytes=None)
         except FileNotFoundError:
             return 0
         for rel, data in files.items():

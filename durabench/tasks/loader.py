@@ -67,6 +67,9 @@ def _spec_from_toml(root: Path, doc: dict[str, Any]) -> TaskSpec:
             difficulty=str(task.get("difficulty", "")),
             time_limit_sec=float(task.get("time_limit_sec", 600.0)),
             verifier_command=str(verification.get("command", "bash /tests/test.sh")),
+            build_command=str(verification["build_command"])
+            if "build_command" in verification
+            else None,
             verifier_timeout_sec=float(verifier.get("timeout_sec", 600.0)),
             build_timeout_sec=float(environment.get("build_timeout_sec", 1800.0)),
             dockerfiles=dockerfiles,

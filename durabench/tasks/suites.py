@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from durabench.errors import UnknownSuite
+from durabench.errors import TaskFormatError, UnknownSuite
 from durabench.models.task import TaskSpec
 from durabench.tasks.loader import load_task
 
@@ -40,7 +40,10 @@ def suite_dirs(name: str, home: Path | None = None) -> list[Path]:
     for root in _roots(home):
         suite = root / name
         if suite.is_dir():
-            return sorted(p for p in suite.iterdir() if (p / "task.toml").is_file())
+            dirs = sorted(p for p in suite.iterdir() if p.is_dir() and not p.name.startswith("."))
+            if not dirs:
+                raise UnknownSuite(f"suite {name!r} ({suite}) holds no task directories")
+            return dirs
     known = ", ".join(known_suites(home)) or "none"
     where = home / "suites" if home else BUILTIN_SUITES_DIR
     raise UnknownSuite(
@@ -50,10 +53,20 @@ def suite_dirs(name: str, home: Path | None = None) -> list[Path]:
 
 
 def load_suite(name: str, home: Path | None = None) -> list[TaskSpec]:
-    """Load every task of suite ``name``.
+    """Load every task of suite ``name``; every subdirectory must be a task.
 
     Raises:
         UnknownSuite: see :func:`suite_dirs`.
-        TaskFormatError: a task directory of the suite is invalid.
+        TaskFormatError: a task directory of the suite is invalid (named in the message), or
+            two tasks share an id.
     """
-    return [load_task(d) for d in suite_dirs(name, home)]
+    tasks = [load_task(d) for d in suite_dirs(name, home)]
+    seen: dict[str, str] = {}
+    for t in tasks:
+        if t.task_id in seen:
+            raise TaskFormatError(
+                f"suite {name!r}: task id {t.task_id!r} is used by {seen[t.task_id]} and "
+                f"{t.task_dir}; give each task its own [task] id"
+            )
+        seen[t.task_id] = t.task_dir
+    return tasks

@@ -63,7 +63,7 @@ async def test_oracle_scores_every_pair_one_and_keeps_secrets_out(
     tasks = load_suite("pytorch")
     assert len(result.attempts) == 2 * len(tasks)
     for attempt in result.attempts:
-        assert (attempt.status, attempt.reward) == ("completed", 1.0), attempt
+        assert (attempt.exit_class, attempt.reward) == ("completed", 1.0), attempt
         assert attempt.files_changed >= 1
         patch = paths.attempt(attempt.task_id, attempt.lane, 1) / "submission.patch"
         assert "+++ b/tinytensor/" in patch.read_text()
@@ -90,8 +90,7 @@ async def test_oracle_scores_every_pair_one_and_keeps_secrets_out(
     assert not [p for p in files if SECRET.encode() in p.read_bytes()]
     assert SECRET not in await _histories(client, result)
     out, err = capfd.readouterr()
-    assert "agent ended" in out + err  # the attempt logs were captured ...
-    assert SECRET not in out + err  # ... and hold no secret
+    assert SECRET not in out + err
 
 
 async def test_nop_agent_leaves_every_task_unsolved(client: Client, settings: Settings) -> None:
@@ -103,7 +102,7 @@ async def test_nop_agent_leaves_every_task_unsolved(client: Client, settings: Se
     )
     assert len(result.attempts) == 2 * len(result.plan.tasks)
     for attempt in result.attempts:
-        assert attempt.status == "completed"
+        assert attempt.exit_class == "model_no_code"
         assert attempt.reward is not None and attempt.reward < 1.0, attempt
         assert attempt.files_changed == 0
     assert _leftover_containers(request.run_id) == []
@@ -121,17 +120,21 @@ async def test_image_build_failure_is_an_infra_error_and_the_run_goes_on(
     dockerfile = bad / "environment" / "Dockerfile"
     dockerfile.write_text(dockerfile.read_text() + "RUN echo no-such-step && exit 3\n")
 
-    request = _request(suite="broken")
+    request = _request(suite="broken").model_copy(
+        update={"infra_retries": 1, "infra_backoff_sec": 0.1}
+    )
     outcome = await run_main(request, yes=True, client=client, settings=settings)
     assert outcome is not None and outcome.status == "completed"
     paths = RunPaths.for_run(settings.runs_dir, request.run_id)
     result = RunResult.model_validate_json(paths.results.read_text())
-    by_task = {(a.task_id, a.lane): a for a in result.attempts}
+    by_attempt = {(a.task_id, a.lane, a.attempt): a for a in result.attempts}
     for lane in result.plan.lanes:
-        failed = by_task[("bad-1", lane)]
-        assert failed.status == "infra_error" and failed.reward is None
-        assert "ImageBuildError" in failed.reason
-        log = paths.attempt("bad-1", lane, 1) / "build.log"
-        assert "no-such-step" in log.read_text() and str(log) in failed.reason
-        assert by_task[(good.task_id, lane)].reward == 1.0
+        for attempt in (1, 2):  # retried once as a new attempt, then given up
+            failed = by_attempt[("bad-1", lane, attempt)]
+            assert failed.exit_class == "infra_other" and failed.reward is None
+            assert "ImageBuildError" in failed.reason
+            log = paths.attempt("bad-1", lane, attempt) / "build.log"
+            assert "no-such-step" in log.read_text() and str(log) in failed.reason
+        assert by_attempt[(good.task_id, lane, 1)].reward == 1.0
+    assert set(result.excluded) == {"bad-1"}
     assert _leftover_containers(request.run_id) == []

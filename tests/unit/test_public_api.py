@@ -6,6 +6,7 @@ import pytest
 
 PACKAGES = [
     "durabench.agents",
+    "durabench.classify",
     "durabench.configs",
     "durabench.models",
     "durabench.sandbox",

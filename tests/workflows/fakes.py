@@ -18,6 +18,7 @@ from durabench.models import (
     AgentRunOutput,
     AttemptRef,
     AttemptResult,
+    ClassifyAttemptInput,
     LaneSummary,
     PreparedImage,
     ProvisionInput,
@@ -28,6 +29,7 @@ from durabench.models import (
     RunPlan,
     RunRequest,
     TaskRef,
+    Verdict,
     VerifyOutput,
 )
 
@@ -48,6 +50,14 @@ class Recorder:
     provisioned: list[tuple[str, str]] = field(default_factory=list)
     torn_down: list[tuple[str, str]] = field(default_factory=list)
     attempts: list[AttemptResult] = field(default_factory=list)
+    plan_gate: asyncio.Event | None = None
+    """When set, planning waits for it."""
+    classes: dict[str, list[str]] = field(default_factory=dict)
+    """``task/lane`` to the exit class of attempt 1, 2, ... (the last one repeats)."""
+
+    def exit_class(self, ref: AttemptRef) -> str:
+        plan = self.classes.get(f"{ref.task.task_id}/{ref.lane}", ["completed"])
+        return plan[min(ref.attempt, len(plan)) - 1]
 
     def activities(self) -> list[Callable[..., Any]]:
         rec = self
@@ -55,6 +65,8 @@ class Recorder:
         @activity.defn(name="plan_run")
         async def plan_run(request: RunRequest) -> RunPlan:
             rec.calls.append("plan_run")
+            if rec.plan_gate is not None:
+                await rec.plan_gate.wait()
             tasks = tuple(TaskRef(task_id=t, task_dir=f"/tasks/{t}") for t in rec.task_ids)
             return RunPlan(
                 request=request,
@@ -105,6 +117,12 @@ class Recorder:
                 raise RewardFileMissing("the verifier ended without writing reward.txt")
             return VerifyOutput(reward=1.0)
 
+        @activity.defn(name="classify_attempt")
+        async def classify_attempt(data: ClassifyAttemptInput) -> Verdict:
+            rec.calls.append("classify_attempt")
+            exit_class = rec.exit_class(data.ref)
+            return Verdict(exit_class=exit_class, reason=f"fake {exit_class}", classifier_version=0)  # type: ignore[arg-type]
+
         @activity.defn(name="collect_artifacts")
         async def collect_artifacts(ref: AttemptRef) -> None:
             rec.calls.append("collect_artifacts")
@@ -124,7 +142,7 @@ class Recorder:
             rec.calls.append("write_report")
             lanes = tuple(
                 LaneSummary(
-                    lane=lane, attempts=0, scored=0, mean_reward=None, passed=0, by_status={}
+                    lane=lane, attempts=0, scored=0, mean_reward=None, passed=0, by_class={}
                 )
                 for lane in data.plan.lanes
             )
@@ -138,6 +156,7 @@ class Recorder:
             provision_sandbox,
             run_agent,
             verify,
+            classify_attempt,
             collect_artifacts,
             teardown_sandbox,
             record_attempt,

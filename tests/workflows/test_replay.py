@@ -22,9 +22,11 @@ async def test_history_replays(name: str) -> None:
     assert result.replay_failure is None, result.replay_failure
 
 
-def test_every_workflow_has_a_recorded_history() -> None:
-    assert {p.name for p in HISTORIES.glob("*.json")} == {
+def test_every_workflow_and_the_retry_path_have_a_recorded_history() -> None:
+    assert {p.name for p in HISTORIES.glob("*.json")} >= {
         "suite_run.json",
         "paired_task.json",
+        "paired_task_infra_retry.json",
         "agent_run.json",
+        "agent_run_replay_infra.json",
     }

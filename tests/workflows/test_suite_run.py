@@ -6,12 +6,13 @@ import asyncio
 import uuid
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
+from typing import Any
 
 import pytest
-from temporalio.client import Client, WorkflowFailureError
+from temporalio.client import Client, WorkflowFailureError, WorkflowHandle
 from temporalio.worker import Worker
 
-from durabench.models import RunOutcome, RunRequest
+from durabench.models import Approval, RunOutcome, RunRequest
 from starter.approve import approve_main, reject_main
 from tests.workflows.fakes import BUILD_FAILS, SLOW, VERIFY_FAILS, Recorder
 from workflows import WORKFLOWS, SuiteRunWorkflow, run_workflow_id
@@ -35,18 +36,37 @@ async def env(client: Client, request: pytest.FixtureRequest) -> AsyncIterator[E
         yield Env(client, rec)
 
 
-async def _start(env: Env, parallel: int = 2):  # type: ignore[no-untyped-def]
-    request = RunRequest(run_id=f"r-{uuid.uuid4().hex[:8]}", suite="s", parallel=parallel)
+async def _start(
+    env: Env, parallel: int = 2, **request: Any
+) -> tuple[RunRequest, WorkflowHandle[Any, RunOutcome]]:
+    req = RunRequest(
+        run_id=f"r-{uuid.uuid4().hex[:8]}",
+        suite="s",
+        parallel=parallel,
+        infra_backoff_sec=0.1,
+        **request,
+    )
     handle = await env.client.start_workflow(
         SuiteRunWorkflow.run,
-        request,
-        id=run_workflow_id(request.run_id),
+        req,
+        id=run_workflow_id(req.run_id),
         task_queue=env.rec.queue,
-        search_attributes=for_request(request),
+        search_attributes=for_request(req),
     )
     while (await handle.query(SuiteRunWorkflow.progress)).phase != "awaiting_approval":
         await asyncio.sleep(0.1)
-    return request, handle
+    return req, handle
+
+
+async def _approved_run(env: Env, **request: Any) -> RunOutcome:
+    req, handle = await _start(env, **request)
+    await approve_main(req.run_id, "ann", client=env.client)
+    outcome: RunOutcome = await handle.result()
+    return outcome
+
+
+def _by_attempt(env: Env) -> dict[tuple[str, str, int], str]:
+    return {(a.task_id, a.lane, a.attempt): a.exit_class for a in env.rec.attempts}
 
 
 async def test_run_waits_for_approval_then_runs_every_pair(env: Env) -> None:
@@ -68,10 +88,10 @@ async def test_run_waits_for_approval_then_runs_every_pair(env: Env) -> None:
     assert {(a.task_id, a.lane) for a in env.rec.attempts} == {
         (t, lane) for t in ["t1", "t2", "t3", "t4"] for lane in ("baseline", "sourcegraph_full")
     }
-    assert all(a.status == "completed" and a.reward == 1.0 for a in env.rec.attempts)
+    assert all(a.exit_class == "completed" and a.reward == 1.0 for a in env.rec.attempts)
     final = await handle.query(SuiteRunWorkflow.progress)
     assert (final.phase, final.done, final.approved_by) == ("completed", 4, "ann")
-    assert final.by_status == {"completed": 8}
+    assert (final.by_class, final.excluded) == ({"completed": 8}, 0)
 
 
 async def test_reject_ends_the_run_before_anything_starts(env: Env) -> None:
@@ -84,23 +104,49 @@ async def test_reject_ends_the_run_before_anything_starts(env: Env) -> None:
 
 @pytest.mark.parametrize("env", [[BUILD_FAILS, VERIFY_FAILS, "t-ok"]], indirect=True)
 async def test_failed_phases_end_attempts_not_the_run(env: Env) -> None:
-    request, handle = await _start(env, parallel=3)
-    await approve_main(request.run_id, "ann", client=env.client)
-    outcome = await handle.result()
-
+    outcome = await _approved_run(env, parallel=3, infra_retries=1)
     assert outcome.status == "completed"
-    by_task = {(a.task_id, a.lane): a for a in env.rec.attempts}
-    build = by_task[(BUILD_FAILS, "baseline")]
-    assert build.status == "infra_error" and "ImageBuildError" in build.reason
+    by_task = {(a.task_id, a.lane, a.attempt): a for a in env.rec.attempts}
+    build = by_task[(BUILD_FAILS, "baseline", 2)]
+    assert build.exit_class == "infra_other" and "ImageBuildError" in build.reason
     assert "build.log" in build.reason
-    verify = by_task[(VERIFY_FAILS, "baseline")]
-    assert verify.status == "verifier_error" and verify.reward is None
-    assert by_task[("t-ok", "baseline")].status == "completed"
+    verify = by_task[(VERIFY_FAILS, "baseline", 1)]
+    assert verify.exit_class == "completed" and verify.reward is None
+    assert "RewardFileMissing" in verify.verifier_error
+    assert by_task[("t-ok", "baseline", 1)].exit_class == "completed"
     # A failed build never provisioned; everything provisioned was torn down.
     assert all(t != BUILD_FAILS for t, _ in env.rec.provisioned)
     assert sorted(env.rec.provisioned) == sorted(env.rec.torn_down)
-    # Non-retryable: the failed build was tried once per lane, not three times.
-    assert env.rec.calls.count("prepare_image") == 6
+    # Non-retryable in place: each build attempt ran once; the pair retried once per lane.
+    assert env.rec.calls.count("prepare_image") == 2 * 2 + 2 + 2
+
+
+@pytest.mark.parametrize("env", [["t-flaky", "t-capped", "t-slowpoke"]], indirect=True)
+async def test_infra_arms_are_retried_and_exhausted_pairs_excluded(env: Env) -> None:
+    env.rec.classes = {
+        "t-flaky/baseline": ["infra_rate_limit", "completed"],
+        "t-capped/sourcegraph_full": ["infra_usage_cap"],
+        "t-slowpoke/baseline": ["model_timeout"],
+    }
+    outcome = await _approved_run(env, parallel=3, infra_retries=2)
+    assert outcome.status == "completed"
+    assert _by_attempt(env) == {
+        ("t-flaky", "baseline", 1): "infra_rate_limit",
+        ("t-flaky", "baseline", 2): "completed",
+        ("t-flaky", "sourcegraph_full", 1): "completed",
+        ("t-capped", "baseline", 1): "completed",
+        ("t-capped", "sourcegraph_full", 1): "infra_usage_cap",
+        ("t-capped", "sourcegraph_full", 2): "infra_usage_cap",
+        ("t-capped", "sourcegraph_full", 3): "infra_usage_cap",
+        ("t-slowpoke", "baseline", 1): "model_timeout",
+        ("t-slowpoke", "sourcegraph_full", 1): "completed",
+    }
+    handle = env.client.get_workflow_handle_for(
+        SuiteRunWorkflow.run, run_workflow_id(outcome.run_id)
+    )
+    progress = await handle.query(SuiteRunWorkflow.progress)
+    assert progress.excluded == 1
+    assert progress.by_class["infra_usage_cap"] == 3
 
 
 @pytest.mark.parametrize("env", [[SLOW]], indirect=True)
@@ -118,3 +164,27 @@ async def test_cancelling_a_run_tears_down_every_sandbox(env: Env) -> None:
         await asyncio.sleep(0.1)
     assert sorted(env.rec.torn_down) == sorted(env.rec.provisioned)
     assert len(env.rec.provisioned) == 2
+
+
+async def test_an_approval_before_the_plan_is_ignored(env: Env) -> None:
+    env.rec.plan_gate = asyncio.Event()
+    req = RunRequest(run_id=f"r-{uuid.uuid4().hex[:8]}", suite="s")
+    handle = await env.client.start_workflow(
+        SuiteRunWorkflow.run,
+        req,
+        id=run_workflow_id(req.run_id),
+        task_queue=env.rec.queue,
+        search_attributes=for_request(req),
+    )
+    while "plan_run" not in env.rec.calls:
+        await asyncio.sleep(0.05)
+    await handle.signal(SuiteRunWorkflow.approve, Approval(approver="eager"))
+    env.rec.plan_gate.set()
+    while (await handle.query(SuiteRunWorkflow.progress)).phase != "awaiting_approval":
+        await asyncio.sleep(0.1)
+    await asyncio.sleep(1.0)
+    progress = await handle.query(SuiteRunWorkflow.progress)
+    assert (progress.phase, progress.approved_by) == ("awaiting_approval", None)
+    assert env.rec.calls == ["plan_run"]
+    await reject_main(req.run_id, "test over", "bob", client=env.client)
+    assert (await handle.result()).status == "rejected"

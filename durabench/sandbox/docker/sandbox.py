@@ -159,7 +159,9 @@ class DockerSandbox(Sandbox):
             raise FileNotFoundError(f"{path} is not a regular file in {self.spec.name}")
         return files[name]
 
-    async def read_tree(self, path: str, *, max_file_bytes: int = 1 << 20) -> dict[str, bytes]:
+    async def read_tree(
+        self, path: str, *, max_file_bytes: int | None = 1 << 20
+    ) -> dict[str, bytes]:
         """Every regular file under ``path`` (files over ``max_file_bytes`` skipped)."""
         archive = await asyncio.to_thread(self._archive, path)
         return unpack(archive, max_file_bytes=max_file_bytes)

@@ -1,0 +1,149 @@
+"""The replay agent: plays back a recorded session inside the sandbox, without a model.
+
+It prints a recorded transcript, makes recorded file changes and exits with a recorded
+code, or hangs until the time limit kills it. That drives every exit class through the
+real pipeline (Temporal, Docker, verifier, classifier) in tests and rehearsals.
+
+A replay plan is a JSON file (``--agent-opt plan=FILE``) of cases; the first case whose
+``task``, ``lane`` and ``attempt`` match (absent = any) is played::
+
+    {"cases": [
+      {"task": "t1", "lane": "baseline", "attempt": 1, "format": "claude-code",
+       "transcript": "rate-limit.jsonl", "exit_code": 1},
+      {"format": "claude-code", "transcript": "done.jsonl", "files": {"notes.md": "notes.md"}}
+    ]}
+
+Paths in the plan are relative to the plan file.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from durabench.agents.base import Agent, AgentContext, ExecInput, Upload
+from durabench.agents.registry import agent
+from durabench.errors import ConfigError
+from durabench.models.verdict import TranscriptFormat
+
+__all__ = ["ReplayAgent", "ReplayCase", "ReplayPlan"]
+
+_FOREVER = "sleep 2147483647"
+
+
+class ReplayCase(BaseModel):
+    """One recorded session and when to play it."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    task: str | None = None
+    """Task id it plays for; ``None`` for any."""
+    lane: str | None = None
+    """Lane it plays for; ``None`` for any."""
+    attempt: int | None = None
+    """Attempt it plays for; ``None`` for any."""
+    format: TranscriptFormat = "claude-code"
+    """Dialect of the transcript."""
+    transcript: str | None = None
+    """Transcript file (JSON lines), printed to stdout."""
+    exit_code: int = 0
+    """Exit code of the replayed agent."""
+    files: dict[str, str] = Field(default_factory=dict)
+    """Workspace path to the host file whose content it writes there."""
+    echo_env: tuple[str, ...] = ()
+    """Variables it prints as ``NAME=value``, as agents that run ``env`` do."""
+    hang: bool = False
+    """Run until the time limit kills it."""
+
+    def matches(self, ctx: AgentContext) -> bool:
+        """Whether this case plays for ``ctx``."""
+        return (
+            self.task in (None, ctx.task.task_id)
+            and self.lane in (None, ctx.lane)
+            and self.attempt in (None, ctx.attempt)
+        )
+
+
+class ReplayPlan(BaseModel):
+    """All cases of a replay plan file."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    cases: tuple[ReplayCase, ...]
+    """Cases, first match wins."""
+
+    @classmethod
+    def load(cls, path: Path) -> ReplayPlan:
+        """Read and check a plan file; every file it names must exist.
+
+        Raises:
+            ConfigError: the file is missing, not valid, or names a missing file.
+        """
+        try:
+            plan = cls.model_validate(json.loads(path.read_text()))
+        except (OSError, ValueError, ValidationError) as exc:
+            raise ConfigError(f"replay plan {path}: {exc}") from exc
+        for case in plan.cases:
+            for name in filter(None, (case.transcript, *case.files.values())):
+                if not (path.parent / name).is_file():
+                    raise ConfigError(f"replay plan {path}: {name} does not exist beside it")
+        return plan
+
+
+@agent("replay")
+class ReplayAgent(Agent):
+    """Plays a recorded session (``--agent-opt plan=FILE``)."""
+
+    uses_mcp = True
+
+    def __init__(self, options: Mapping[str, str] | None = None) -> None:
+        super().__init__(options)
+        plan = self.options.get("plan")
+        if not plan:
+            raise ConfigError("the replay agent needs a plan: --agent-opt plan=FILE")
+        self.plan_path = Path(plan).resolve()
+        self.plan = ReplayPlan.load(self.plan_path)
+
+    def case(self, ctx: AgentContext) -> ReplayCase:
+        """The case that plays for ``ctx``.
+
+        Raises:
+            ConfigError: no case matches.
+        """
+        for case in self.plan.cases:
+            if case.matches(ctx):
+                return case
+        raise ConfigError(
+            f"replay plan {self.plan_path} has no case for task {ctx.task.task_id}, "
+            f"lane {ctx.lane}, attempt {ctx.attempt}; add one (or one without filters)"
+        )
+
+    def uploads(self, ctx: AgentContext) -> list[Upload]:
+        """The transcript and the files the session writes."""
+        case, root, dest = self.case(ctx), self.plan_path.parent, ctx.paths.agent_files
+        out = (
+            [Upload(root / case.transcript, str(dest / "transcript.jsonl"))]
+            if case.transcript
+            else []
+        )
+        out += [Upload(root / src, str(dest / "files" / rel)) for rel, src in case.files.items()]
+        return out
+
+    def transcript_format(self, ctx: AgentContext) -> TranscriptFormat | None:
+        """The case's dialect."""
+        return self.case(ctx).format
+
+    def run_commands(self, ctx: AgentContext) -> list[ExecInput]:
+        """Print, write, maybe hang, exit."""
+        case, src = self.case(ctx), ctx.paths.agent_files
+        steps = [f"cat {src}/transcript.jsonl"] if case.transcript else []
+        steps += [f'echo "{name}=${{{name}}}"' for name in case.echo_env]
+        if case.files:
+            steps.append(f"cp -R {src}/files/. {ctx.paths.workspace}/")
+        if case.hang:
+            steps.append(_FOREVER)
+        steps.append(f"exit {case.exit_code}")
+        return [ExecInput(command="; ".join(steps))]

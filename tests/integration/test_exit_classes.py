@@ -1,0 +1,174 @@
+"""Every exit class through the real pipeline: Temporal, Docker, verifier, classifier.
+
+The replay agent plays recorded sessions (written here, not copied from anywhere) inside
+the task containers, so rate limits, usage caps, timeouts and crashes happen for real as
+far as durabench can tell.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import uuid
+from pathlib import Path
+from typing import Any
+
+import pytest
+from temporalio.client import Client
+
+from durabench.models import RunRequest, RunResult
+from durabench.paths import RunPaths
+from durabench.settings import Settings
+from durabench.tasks import load_suite
+from starter.run import main as run_main
+
+pytestmark = pytest.mark.docker
+
+MODEL = "claude-haiku-4-5"
+SERVED = "claude-haiku-4-5-20251001"
+SECRET = f"sgp_{uuid.uuid4().hex}"
+
+
+def _session(*events: dict[str, Any], model: str = SERVED) -> list[dict[str, Any]]:
+    return [{"type": "system", "subtype": "init", "model": model}, *events]
+
+
+def _api_error(text: str) -> dict[str, Any]:
+    message = {"model": "<synthetic>", "content": [{"type": "text", "text": text}]}
+    return {"type": "assistant", "message": message, "is_api_error_message": True}
+
+
+def _result(text: str, is_error: bool = False) -> dict[str, Any]:
+    return {"type": "result", "subtype": "success", "is_error": is_error, "result": text}
+
+
+TRANSCRIPTS = {
+    "done": _session(_result("Fixed the bug; all tests pass.")),
+    "context": _session(_api_error("Prompt is too long")),
+    "crash": _session(_result("boom", is_error=True)),
+    "output-cap": _session(
+        _api_error("API Error: the response exceeded the 32000 output token maximum")
+    ),
+    "auth": _session(_result("Invalid API key · Please run /login", is_error=True)),
+    "429": _session(_result("Request rejected (429) · try again later", is_error=True)),
+    "swapped": _session(_result("Done."), model="claude-opus-4-7"),
+    "usage-cap": _session(_api_error("You've hit your limit · resets 5:30pm (UTC)")),
+}
+
+FULL = "sourcegraph_full"
+CASES: list[dict[str, Any]] = [
+    {
+        "task": "c1",
+        "lane": "baseline",
+        "transcript": "done",
+        "files": {"notes.md": "notes"},
+        "echo_env": ["SOURCEGRAPH_ACCESS_TOKEN"],
+    },
+    {"task": "c1", "lane": FULL, "transcript": "done"},
+    {"task": "c2", "lane": "baseline", "transcript": "done", "hang": True},
+    {"task": "c2", "lane": FULL, "transcript": "context", "exit_code": 1},
+    {
+        "task": "c3",
+        "lane": "baseline",
+        "transcript": "done",
+        "files": {"tinytensor/activations.py": "broken"},
+    },
+    {"task": "c3", "lane": FULL, "transcript": "crash", "exit_code": 1},
+    {"task": "c4", "lane": "baseline", "transcript": "output-cap", "exit_code": 1},
+    {"task": "c4", "lane": FULL, "transcript": "auth", "exit_code": 1},
+    {"task": "c5", "lane": "baseline", "attempt": 1, "transcript": "429", "exit_code": 1},
+    {"task": "c5", "lane": FULL, "attempt": 1, "transcript": "swapped"},
+    {"task": "c5", "transcript": "done", "files": {"notes.md": "notes"}},
+    {"task": "c6", "lane": "baseline", "transcript": "usage-cap", "exit_code": 1},
+    {
+        "task": "c6",
+        "lane": FULL,
+        "transcript": "done",
+        "files": {"notes.md": "notes"},
+        "echo_env": ["SOURCEGRAPH_ACCESS_TOKEN"],
+    },
+]
+
+
+def _write_plan(root: Path) -> Path:
+    root.mkdir(parents=True)
+    for name, events in TRANSCRIPTS.items():
+        (root / name).write_text("".join(json.dumps(e) + "\n" for e in events))
+    (root / "notes").write_text("notes the agent left\n")
+    (root / "broken").write_text("def gelu(x:\n")
+    cases = [{**c, "transcript": c["transcript"]} for c in CASES]
+    (root / "plan.json").write_text(json.dumps({"cases": cases}, indent=1))
+    return root / "plan.json"
+
+
+def _write_suite(home: Path) -> None:
+    source = next(t for t in load_suite("pytorch") if t.task_id == "tensor-gelu-001")
+    for n in range(1, 7):
+        task = home / "suites" / "classes" / f"c{n}"
+        shutil.copytree(source.task_dir, task)
+        toml = (task / "task.toml").read_text().replace(source.task_id, f"c{n}")
+        build = 'build_command = "python3 -m py_compile tinytensor/*.py"'
+        toml = toml.replace(
+            'command = "bash /tests/test.sh"', f'command = "bash /tests/test.sh"\n{build}'
+        )
+        (task / "task.toml").write_text(toml)
+
+
+async def test_every_exit_class_with_retries_and_exclusions(
+    client: Client, settings: Settings, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("SOURCEGRAPH_URL", "https://sourcegraph.invalid")
+    monkeypatch.setenv("SOURCEGRAPH_ACCESS_TOKEN", SECRET)
+    settings = settings.model_copy(update={"timeout_multiplier": 0.02})  # 300 s -> 6 s
+    _write_suite(settings.home)
+    request = RunRequest(
+        run_id=f"classes-{uuid.uuid4().hex[:6]}",
+        suite="classes",
+        agent="replay",
+        model=MODEL,
+        parallel=6,
+        agent_options={"plan": str(_write_plan(tmp_path / "replay"))},
+        infra_retries=1,
+        infra_backoff_sec=0.1,
+    )
+    outcome = await run_main(request, yes=True, client=client, settings=settings)
+    assert outcome is not None and outcome.status == "completed"
+    paths = RunPaths.for_run(settings.runs_dir, request.run_id)
+    result = RunResult.model_validate_json(paths.results.read_text())
+    got = {(a.task_id, a.lane, a.attempt): a.exit_class for a in result.attempts}
+    assert got == {
+        ("c1", "baseline", 1): "completed",
+        ("c1", FULL, 1): "model_no_code",
+        ("c2", "baseline", 1): "model_timeout",  # not retried
+        ("c2", FULL, 1): "model_context_exhausted",
+        ("c3", "baseline", 1): "model_build_failure",
+        ("c3", FULL, 1): "model_agent_error",
+        ("c4", "baseline", 1): "model_output_cap",
+        ("c4", FULL, 1): "infra_auth",
+        ("c4", FULL, 2): "infra_auth",
+        ("c5", "baseline", 1): "infra_rate_limit",
+        ("c5", "baseline", 2): "completed",  # the infra arm was retried; the pair completes
+        ("c5", FULL, 1): "infra_other",
+        ("c5", FULL, 2): "completed",
+        ("c6", "baseline", 1): "infra_usage_cap",
+        ("c6", "baseline", 2): "infra_usage_cap",
+        ("c6", FULL, 1): "completed",
+    }
+    assert set(result.excluded) == {"c4", "c6"}
+    by_key = {(a.task_id, a.lane, a.attempt): a for a in result.attempts}
+    assert "MODEL MISMATCH" in by_key[("c5", FULL, 1)].reason
+    assert by_key[("c5", FULL, 1)].served_model == "claude-opus-4-7"
+    assert by_key[("c1", "baseline", 1)].served_model == SERVED
+    assert by_key[("c1", "baseline", 1)].signals.claims_complete
+    assert by_key[("c1", FULL, 1)].signals.false_completion
+    assert all(a.classifier_version == 1 for a in result.attempts)
+    assert result.plan.mcp_env_missing == ()
+
+    # The MCP lane's agent got the token and printed it; nothing kept on disk holds it.
+    full_out = paths.attempt("c6", FULL, 1) / "agent" / "stdout.txt"
+    assert "SOURCEGRAPH_ACCESS_TOKEN=[REDACTED]" in full_out.read_text()
+    base_out = paths.attempt("c1", "baseline", 1) / "agent" / "stdout.txt"
+    assert "SOURCEGRAPH_ACCESS_TOKEN=\n" in base_out.read_text()  # baseline never gets it
+    assert not [
+        p for p in paths.root.rglob("*") if p.is_file() and SECRET.encode() in p.read_bytes()
+    ]
