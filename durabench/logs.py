@@ -38,7 +38,7 @@ def configure_logging(default_level: str = "info") -> None:
     logging.basicConfig(level=max(level, logging.WARNING), stream=sys.stderr)
 
 
-def get_logger(name: str) -> structlog.stdlib.BoundLogger:
+def get_logger(name: str) -> structlog.typing.FilteringBoundLogger:
     """A logger named ``name``."""
-    logger: structlog.stdlib.BoundLogger = structlog.get_logger(name)
+    logger: structlog.typing.FilteringBoundLogger = structlog.get_logger(name)
     return logger

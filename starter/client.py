@@ -50,8 +50,13 @@ async def connect(settings: Settings | None = None) -> Client:
         )
         await ensure_search_attributes(client)
     except (RuntimeError, RPCError) as exc:
+        fix = (
+            "fix TEMPORAL_ADDRESS, or unset it to use the embedded server"
+            if settings.temporal_address
+            else f"something that is not a Temporal server holds port {settings.port}: stop it, "
+            "or set DURABENCH_PORT to another port"
+        )
         raise ConfigError(
-            f"cannot use Temporal at {address} (namespace {settings.namespace}): {exc}; "
-            "unset TEMPORAL_ADDRESS to use the embedded server, or fix the address"
+            f"cannot use Temporal at {address} (namespace {settings.namespace}): {exc}; {fix}"
         ) from exc
     return client

@@ -89,6 +89,12 @@ async def wait_for_port(host: str, port: int, *, timeout_s: float, log: Path | N
     raise ConfigError(f"Temporal dev server did not start on {host}:{port}; its log:\n{tail}")
 
 
+def _server_env() -> dict[str, str]:
+    """A plain environment for the long-lived server: it never needs the user's secrets."""
+    keep = ("PATH", "HOME", "LANG", "LC_ALL", "TMPDIR", "TZ")
+    return {k: os.environ[k] for k in keep if k in os.environ}
+
+
 def _daemonize(args: list[str], log: Path, cwd: Path) -> int:
     """Start ``args`` in the background of a new session, outliving us; return its pid.
 
@@ -103,6 +109,7 @@ def _daemonize(args: list[str], log: Path, cwd: Path) -> int:
         text=True,
         check=True,
         start_new_session=True,
+        env=_server_env(),
     )
     return int(done.stdout.strip())
 

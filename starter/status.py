@@ -6,14 +6,14 @@ from datetime import timedelta
 from pathlib import Path
 
 import click
-from temporalio.client import Client, WorkflowExecutionStatus
+from temporalio.client import Client, WorkflowExecutionStatus, WorkflowFailureError
 from temporalio.service import RPCError
 
 from durabench.models import RunResult
 from durabench.settings import Settings
 from starter.client import connect
 from starter.console import console, progress_line, result_tables, ui_url
-from starter.options import run_async, run_id_argument
+from starter.options import failure_message, run_async, run_id_argument
 from workflows import SuiteRunWorkflow, run_workflow_id
 
 __all__ = ["status", "status_main"]
@@ -40,6 +40,12 @@ async def status_main(
                 "No worker answers for this run: start one with `python worker.py` "
                 "(or `python -m starter run` again for a new run)."
             )
+    elif desc.status == WorkflowExecutionStatus.FAILED:
+        try:
+            await handle.result()
+        except WorkflowFailureError as exc:
+            console.print(f"[red]The run failed:[/] {failure_message(exc)}")
+            console.print("Fix the cause, then start a new run with `python -m starter run`.")
     elif desc.status == WorkflowExecutionStatus.COMPLETED:
         outcome = await handle.result()
         if outcome.status != "completed":

@@ -14,6 +14,7 @@ from typing import Any
 
 import docker
 import docker.errors
+import requests
 
 from durabench.errors import ImageBuildError
 from durabench.models.task import TaskSpec
@@ -95,6 +96,9 @@ def _build(
                 error = _log_chunk(log, chunk) or error
         except docker.errors.APIError as exc:
             error = str(exc)
+            log.write(f"{error}\n")
+        except requests.exceptions.ReadTimeout:
+            error = f"the build ran past build_timeout_sec ({task.build_timeout_sec:g} s)"
             log.write(f"{error}\n")
     if error is not None:
         raise ImageBuildError(
