@@ -64,7 +64,8 @@ class RunPaths(BaseModel):
         ├── plan.json               the plan as made, before approval
         ├── run.json                the approved plan and the approval
         ├── results.json            every attempt, pairs and the summary
-        ├── report.md               per task and lane: reward and status
+        ├── report.md               the report: tables, paired statistics, totals
+        ├── report.html             the same, self-contained, with charts
         └── tasks/<task_id>/<lane>/attempt-<n>/
             ├── result.json         the attempt's result
             ├── build.log           the image build log
@@ -102,6 +103,11 @@ class RunPaths(BaseModel):
     def report_md(self) -> Path:
         """The Markdown report."""
         return self.root / "report.md"
+
+    @property
+    def report_html(self) -> Path:
+        """The HTML report."""
+        return self.root / "report.html"
 
     def attempt(self, task_id: str, lane: str, attempt: int) -> Path:
         """The directory of one attempt."""

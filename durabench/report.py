@@ -1,4 +1,4 @@
-"""Run totals and the Markdown report, computed from attempt results alone."""
+"""The Markdown report (``report.md``) and lane totals, from a run's results alone."""
 
 from __future__ import annotations
 
@@ -6,10 +6,15 @@ from collections import Counter
 from collections.abc import Iterable, Mapping
 
 from durabench.models.results import AttemptResult, LaneSummary, RunResult
+from durabench.models.scorecard import Cell, PairedComparison, Scorecard
 
-__all__ = ["PASS_REWARD", "last_attempts", "render_markdown", "summarize_lanes", "task_table"]
-
-PASS_REWARD = 1.0
+__all__ = [
+    "cell_text",
+    "comparison_lines",
+    "render_markdown",
+    "signal_names",
+    "summarize_lanes",
+]
 
 
 def summarize_lanes(
@@ -21,50 +26,74 @@ def summarize_lanes(
     for lane in lanes:
         mine = [a for a in attempts if a.lane == lane]
         scored = [a.reward for a in mine if a.included and a.task_id not in excluded]
+        rewards = [r for r in scored if r is not None]
         out.append(
             LaneSummary(
                 lane=lane,
                 attempts=len(mine),
-                scored=len(scored),
-                mean_reward=sum(r for r in scored if r is not None) / len(scored)
-                if scored
-                else None,
-                passed=sum(1 for r in scored if r is not None and r >= PASS_REWARD),
+                scored=len(rewards),
+                mean_reward=sum(rewards) / len(rewards) if rewards else None,
+                passed=sum(1 for r in rewards if r >= 1.0),
                 by_class=dict(Counter(a.exit_class for a in mine)),
             )
         )
     return tuple(out)
 
 
-def last_attempts(attempts: Iterable[AttemptResult]) -> dict[tuple[str, str], AttemptResult]:
-    """The last attempt of each (task, lane)."""
-    last: dict[tuple[str, str], AttemptResult] = {}
-    for a in sorted(attempts, key=lambda a: a.attempt):
-        last[(a.task_id, a.lane)] = a
-    return last
+def cell_text(cell: Cell, marks: Iterable[int] = ()) -> str:
+    """``best | mean`` with † marks, or ``- | -`` with the reason."""
+    if cell.best is None or cell.mean is None:
+        return f"- | - ({cell.missing_reason})"
+    daggers = "".join(f" †{m}" for m in marks)
+    return f"{cell.best:.2f} | {cell.mean:.2f}{daggers}"
 
 
-def _cell(attempt: AttemptResult | None, excluded: bool) -> str:
-    if attempt is None:
-        return "- | not run"
-    reward = "-" if attempt.reward is None or attempt.infra else f"{attempt.reward:.2f}"
-    tries = f" (attempt {attempt.attempt})" if attempt.attempt > 1 else ""
-    return f"{reward} | {attempt.exit_class}{tries}{' [excluded]' if excluded else ''}"
+def signal_names(a: AttemptResult) -> list[str]:
+    """The signals set on an attempt's last message."""
+    return [name for name, on in a.signals.model_dump().items() if on]
 
 
-def task_table(result: RunResult) -> list[list[str]]:
-    """Rows of task id, then ``reward | exit class`` per lane (the last attempt of each)."""
-    last = last_attempts(result.attempts)
-    return [
-        [
-            t.task_id,
-            *(
-                _cell(last.get((t.task_id, lane)), t.task_id in result.excluded)
-                for lane in result.plan.lanes
-            ),
-        ]
-        for t in result.plan.tasks
+def comparison_lines(c: PairedComparison) -> list[str]:
+    """The paired comparison in a few sentences."""
+    n = len(c.tasks)
+    lines = [
+        f"- pairs compared: {n}; dropped: {c.dropped_excluded} with an excluded arm, "
+        f"{c.dropped_unscored} with an arm that has no scored attempt",
     ]
+    if c.mean_delta is not None:
+        lines.append(
+            f"- mean difference ({c.full_lane} − {c.baseline_lane}): {c.mean_delta:+.3f}, "
+            f"95% CI [{c.ci_low:+.3f}, {c.ci_high:+.3f}] "
+            f"(paired bootstrap over tasks, {c.resamples:,} resamples, seed {c.seed})"
+        )
+    lines.append(
+        f"- pass = mean reward ≥ {c.pass_threshold:g}: both pass {c.both_pass}, both fail "
+        f"{c.both_fail}, only {c.baseline_lane} {c.baseline_only}, only {c.full_lane} "
+        f"{c.full_only}; McNemar exact p = {c.mcnemar_p:.4g}"
+    )
+    return lines
+
+
+def _task_table(result: RunResult, card: Scorecard) -> list[str]:
+    lanes = result.plan.lanes
+    cells = {(c.task_id, c.lane): c for c in card.cells}
+    notes: list[str] = []
+    lines = ["| task | " + " | ".join(f"{lane} (best \\| mean)" for lane in lanes) + " |"]
+    lines.append("|---" * (1 + len(lanes)) + "|")
+    for t in result.plan.tasks:
+        row = []
+        for lane in lanes:
+            cell = cells[(t.task_id, lane)]
+            marks = []
+            for text in cell.daggers:
+                notes.append(f"{len(notes) + 1}. {t.task_id} / {lane} {text}")
+                marks.append(len(notes))
+            row.append(cell_text(cell, marks).replace(" | ", " \\| "))
+        excluded = " (pair excluded)" if t.task_id in result.excluded else ""
+        lines.append(f"| {t.task_id}{excluded} | " + " | ".join(row) + " |")
+    if notes:
+        lines += ["", "† included, but did not complete:", "", *notes]
+    return lines
 
 
 def _header(result: RunResult) -> list[str]:
@@ -84,27 +113,65 @@ def _header(result: RunResult) -> list[str]:
     return lines
 
 
-def render_markdown(result: RunResult) -> str:
-    """The run's ``report.md``."""
-    lines = [*_header(result), "", "## Per task (reward | exit class)", ""]
-    lines.append("| task | " + " | ".join(result.plan.lanes) + " |")
-    lines.append("|---" * (1 + len(result.plan.lanes)) + "|")
-    for row in task_table(result):
-        lines.append("| " + " | ".join(c.replace(" | ", " / ") for c in row) + " |")
-    lines += ["", "## Per lane", ""]
-    lines.append("| lane | attempts | scored | mean reward | passed | exit classes |")
+def _totals(card: Scorecard) -> list[str]:
+    lines = ["| lane | attempts | input tokens | output tokens | cache read | cost (USD) |"]
     lines.append("|---|---|---|---|---|---|")
-    for s in result.lanes:
-        mean = "-" if s.mean_reward is None else f"{s.mean_reward:.3f}"
-        classes = ", ".join(f"{k}: {v}" for k, v in sorted(s.by_class.items()))
-        lines.append(f"| {s.lane} | {s.attempts} | {s.scored} | {mean} | {s.passed} | {classes} |")
+    for t in card.totals:
+        unknown = f" ({t.cost_unreported} unreported)" if t.cost_unreported else ""
+        lines.append(
+            f"| {t.lane} | {t.attempts} | {t.input_tokens:,} | {t.output_tokens:,} | "
+            f"{t.cache_read_tokens:,} | {t.cost_usd:.2f}{unknown} |"
+        )
+    return lines
+
+
+def _messages(result: RunResult) -> list[str]:
+    lines = [
+        "| task | lane | attempt | class | signals | last message |",
+        "|---|---|---|---|---|---|",
+    ]
+    for a in sorted(result.attempts, key=lambda a: (a.task_id, a.lane, a.attempt)):
+        flag = "⚠ " if a.signals.false_completion else ""
+        text = " ".join(a.last_message.split())[:120].replace("|", "\\|")
+        lines.append(
+            f"| {a.task_id} | {a.lane} | {a.attempt} | {a.exit_class} | "
+            f"{flag}{', '.join(signal_names(a)) or '-'} | {text or '-'} |"
+        )
+    return lines
+
+
+def render_markdown(result: RunResult, card: Scorecard) -> str:
+    """The run's ``report.md``."""
+    lines = [*_header(result), "", "## Per task", "", *_task_table(result, card)]
+    if card.comparison is not None:
+        c = card.comparison
+        lines += ["", f"## Paired comparison: {c.full_lane} − {c.baseline_lane}", ""]
+        lines += comparison_lines(c)
+        if c.tasks:
+            lines += [
+                "",
+                f"| task | {c.baseline_lane} | {c.full_lane} | difference |",
+                "|---|---|---|---|",
+            ]
+            lines += [
+                f"| {d.task_id} | {d.baseline:.2f} | {d.full:.2f} | {d.delta:+.2f} |"
+                for d in c.tasks
+            ]
+    lines += ["", "## Tokens and cost (every attempt, infra included)", "", *_totals(card)]
+    lines += ["", "## Last messages", "", *_messages(result)]
+    false = [a for a in result.attempts if a.signals.false_completion]
+    if false:
+        lines += [
+            "",
+            f"⚠ {len(false)} false completion(s): the agent claimed success but changed no file.",
+        ]
+    if card.excluded_attempts:
+        lines += ["", "## Excluded attempts", ""]
+        lines += [
+            f"- {e.task_id} / {e.lane} / attempt {e.attempt}: {e.exit_class}: {e.reason}"
+            for e in card.excluded_attempts
+        ]
     if result.excluded:
         lines += ["", "## Excluded pairs", ""]
         lines += [f"- {task}: {why}" for task, why in sorted(result.excluded.items())]
-    others = [a for a in result.attempts if a.exit_class != "completed" or a.verifier_error]
-    if others:
-        lines += ["", "## Attempts that did not complete", ""]
-        for a in others:
-            why = a.reason + (f"; verifier: {a.verifier_error}" if a.verifier_error else "")
-            lines.append(f"- {a.task_id} / {a.lane} / attempt {a.attempt}: {a.exit_class}: {why}")
     return "\n".join(lines) + "\n"

@@ -25,6 +25,7 @@ _NUMBERS = {
     "DURABENCH_UI_PORT": "ui_port",
     "DURABENCH_INFRA_RETRIES": "infra_retries",
     "DURABENCH_INFRA_BACKOFF_SEC": "infra_backoff_sec",
+    "DURABENCH_PASS_THRESHOLD": "pass_threshold",
 }
 """Numeric settings: environment variable to field."""
 
@@ -54,6 +55,8 @@ class Settings(BaseModel):
     """``DURABENCH_INFRA_RETRIES``: new attempts after an infra failure, per arm."""
     infra_backoff_sec: float = Field(default=60.0, ge=0)
     """``DURABENCH_INFRA_BACKOFF_SEC``: wait before the first infra retry (doubles after)."""
+    pass_threshold: float = 1.0
+    """``DURABENCH_PASS_THRESHOLD``: a lane passes a task when its mean reward reaches this."""
 
     @classmethod
     def from_env(cls) -> Settings:

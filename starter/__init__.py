@@ -1,1 +1,1 @@
-"""The durabench CLI: ``python -m starter run|approve|reject|status|server|tasks``."""
+"""The durabench CLI: ``python -m starter run|approve|reject|status|report|publish|...``."""

@@ -6,7 +6,7 @@ from rich.console import Console
 from rich.table import Table
 
 from durabench.models import ProgressOutput, RunPlan, RunResult
-from durabench.report import task_table
+from durabench.report import cell_text, comparison_lines
 from durabench.settings import Settings
 
 __all__ = ["console", "errors", "plan_table", "progress_line", "result_tables", "ui_url"]
@@ -57,26 +57,46 @@ def progress_line(p: ProgressOutput) -> str:
 
 
 def result_tables(result: RunResult) -> list[Table | str]:
-    """Per task and lane (reward | exit class), per lane totals, then what went wrong."""
-    tasks = Table(title=f"Run {result.plan.request.run_id}: reward | exit class")
+    """Per task and lane (best | mean), the paired comparison, totals, then what went wrong."""
+    card = result.scorecard
+    if card is None:
+        return ["(these results have no scorecard: run `python -m starter report <run-id>`)"]
+    tasks = Table(title=f"Run {result.plan.request.run_id}: best | mean reward")
     tasks.add_column("task")
     for lane in result.plan.lanes:
         tasks.add_column(lane)
-    for row in task_table(result):
+    cells = {(c.task_id, c.lane): c for c in card.cells}
+    notes: list[Table | str] = []
+    for t in result.plan.tasks:
+        row = [t.task_id + (" (excluded)" if t.task_id in result.excluded else "")]
+        for lane in result.plan.lanes:
+            cell = cells[(t.task_id, lane)]
+            marks = []
+            for text in cell.daggers:
+                notes.append(f"†{len(notes) + 1} {t.task_id} / {lane} {text}")
+                marks.append(len(notes))
+            row.append(cell_text(cell, marks))
         tasks.add_row(*row)
-    lanes = Table(title="Per lane")
-    for col in ("lane", "attempts", "scored", "mean reward", "passed"):
-        lanes.add_column(col)
-    for s in result.lanes:
-        mean = "-" if s.mean_reward is None else f"{s.mean_reward:.3f}"
-        lanes.add_row(s.lane, str(s.attempts), str(s.scored), mean, str(s.passed))
-    notes: list[Table | str] = [
-        f"[yellow]excluded[/] {task}: {why}" for task, why in sorted(result.excluded.items())
-    ]
-    notes += [
+    out: list[Table | str] = [tasks, *notes]
+    if card.comparison is not None:
+        out += [line[2:] for line in comparison_lines(card.comparison)]
+    totals = Table(title="Tokens and cost")
+    for col in ("lane", "attempts", "input", "output", "cost (USD)"):
+        totals.add_column(col)
+    for tot in card.totals:
+        totals.add_row(
+            tot.lane,
+            str(tot.attempts),
+            f"{tot.input_tokens:,}",
+            f"{tot.output_tokens:,}",
+            f"{tot.cost_usd:.2f}",
+        )
+    out.append(totals)
+    out += [f"[yellow]excluded[/] {task}: {why}" for task, why in sorted(result.excluded.items())]
+    out += [
         f"{a.task_id} / {a.lane} / attempt {a.attempt}: {a.exit_class}: {a.reason}"
         + (f" (verifier: {a.verifier_error})" if a.verifier_error else "")
         for a in result.attempts
         if a.exit_class != "completed" or a.verifier_error
     ]
-    return [tasks, lanes, *notes]
+    return out

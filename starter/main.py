@@ -7,6 +7,7 @@ import click
 from durabench.logs import configure_logging
 from starter.approve import approve, reject
 from starter.classify import classify
+from starter.report import publish, report
 from starter.run import run
 from starter.server import server
 from starter.status import status
@@ -19,5 +20,5 @@ def cli() -> None:
     configure_logging("warning")
 
 
-for command in (run, approve, reject, status, classify, server, tasks):
+for command in (run, approve, reject, status, report, publish, classify, server, tasks):
     cli.add_command(command)

@@ -8,6 +8,7 @@ that exhausts its retries leaves the pair excluded, not scored.
 from __future__ import annotations
 
 import asyncio
+from datetime import timedelta
 
 from temporalio import workflow
 from temporalio.common import WorkflowIDReusePolicy
@@ -15,7 +16,14 @@ from temporalio.exceptions import CancelledError, ChildWorkflowError
 from temporalio.workflow import ParentClosePolicy
 
 with workflow.unsafe.imports_passed_through():
-    from durabench.models import AttemptRef, AttemptResult, PairInput, PairResult
+    from durabench.models import (
+        ArmProgress,
+        AttemptRef,
+        AttemptResult,
+        PairInput,
+        PairProgress,
+        PairResult,
+    )
     from workflows.agent_run import AgentRunWorkflow
     from workflows.policies import RETRY, SHORT
 
@@ -36,9 +44,19 @@ def attempt_workflow_id(run_id: str, task_id: str, lane: str, attempt: int) -> s
 class PairedTaskWorkflow:
     """One task, every lane of the plan; id ``run/<run_id>/task/<task_id>``."""
 
+    def __init__(self) -> None:
+        self._task_id = ""
+        self._arms: dict[str, ArmProgress] = {}
+
+    @workflow.query
+    def progress(self) -> PairProgress:
+        """Each arm: its attempt, and whether it runs or waits to retry."""
+        return PairProgress(task_id=self._task_id, arms=tuple(self._arms.values()))
+
     @workflow.run
     async def run(self, pair: PairInput) -> PairResult:
         """Run every arm to a non-infra end or to the end of its retries."""
+        self._task_id = pair.task.task_id
         arms = await asyncio.gather(*(self._arm(pair, lane) for lane in pair.lanes))
         exhausted = [arm[-1] for arm in arms if arm[-1].infra]
         return PairResult(
@@ -63,10 +81,23 @@ class PairedTaskWorkflow:
                 model=pair.model,
                 agent_options=pair.agent_options,
             )
+            self._arms[lane] = ArmProgress(lane=lane, attempt=attempt, state="running")
             results.append(await self._attempt(ref))
+            last = results[-1].exit_class
             if not results[-1].infra or attempt > pair.infra_retries:
                 break
-            await workflow.sleep(pair.infra_backoff_sec * 2 ** (attempt - 1))
+            backoff = pair.infra_backoff_sec * 2 ** (attempt - 1)
+            self._arms[lane] = ArmProgress(
+                lane=lane,
+                attempt=attempt + 1,
+                state="backoff",
+                last_class=last,
+                retry_at=workflow.now() + timedelta(seconds=backoff),
+            )
+            await workflow.sleep(backoff)
+        self._arms[lane] = ArmProgress(
+            lane=lane, attempt=len(results), state="done", last_class=results[-1].exit_class
+        )
         return results
 
     async def _attempt(self, ref: AttemptRef) -> AttemptResult:

@@ -92,6 +92,7 @@ class SuiteRunWorkflow:
             by_class=dict(self._by_class),
             excluded=len(self._excluded),
             approved_by=self._approval.approver if self._approval else None,
+            approved_at=self._approval.approved_at if self._approval else None,
         )
 
     def _set_phase(self, phase: RunPhase) -> None:

@@ -3,9 +3,11 @@
 from durabench.models.config import LaneConfig, McpServer
 from durabench.models.payloads import (
     AgentRunOutput,
+    ArmProgress,
     AttemptRef,
     ClassifyAttemptInput,
     PairInput,
+    PairProgress,
     PreparedImage,
     ProgressOutput,
     ProvisionInput,
@@ -26,6 +28,14 @@ from durabench.models.results import (
     RunResult,
 )
 from durabench.models.run import Approval, ConfigMode, Rejection, RunPlan, RunRequest, TaskRef
+from durabench.models.scorecard import (
+    Cell,
+    ExcludedAttempt,
+    PairedComparison,
+    Scorecard,
+    TaskDelta,
+    Totals,
+)
 from durabench.models.task import TaskSpec
 from durabench.models.verdict import (
     INFRA_CLASSES,
@@ -42,17 +52,22 @@ __all__ = [
     "INFRA_CLASSES",
     "AgentRunOutput",
     "Approval",
+    "ArmProgress",
     "AttemptRef",
     "AttemptResult",
+    "Cell",
     "ClassifyAttemptInput",
     "ClassifyInput",
     "ConfigMode",
+    "ExcludedAttempt",
     "ExitClass",
     "LaneConfig",
     "LaneSummary",
     "McpServer",
     "PairInput",
+    "PairProgress",
     "PairResult",
+    "PairedComparison",
     "Phase",
     "PhaseTiming",
     "PreparedImage",
@@ -68,10 +83,13 @@ __all__ = [
     "RunPlan",
     "RunRequest",
     "RunResult",
+    "Scorecard",
     "Signals",
+    "TaskDelta",
     "TaskRef",
     "TaskSpec",
     "TokenUsage",
+    "Totals",
     "TranscriptFormat",
     "Verdict",
     "VerifyOutput",

@@ -7,6 +7,7 @@ never transcripts, logs or secrets.
 from __future__ import annotations
 
 import re
+from datetime import datetime
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
@@ -16,9 +17,11 @@ from durabench.models.run import Approval, RunPlan, TaskRef
 
 __all__ = [
     "AgentRunOutput",
+    "ArmProgress",
     "AttemptRef",
     "ClassifyAttemptInput",
     "PairInput",
+    "PairProgress",
     "PreparedImage",
     "ProgressOutput",
     "ProvisionInput",
@@ -237,6 +240,36 @@ class ProgressOutput(BaseModel):
     """Pairs excluded because an arm exhausted its infra retries."""
     approved_by: str | None = None
     """Who approved, once approved."""
+    approved_at: datetime | None = None
+    """When, once approved: the start of the clock for the ETA."""
+
+
+class ArmProgress(BaseModel):
+    """Where one arm of a pair is."""
+
+    model_config = ConfigDict(frozen=True)
+
+    lane: str
+    """The lane."""
+    attempt: int
+    """The attempt running or next."""
+    state: Literal["running", "backoff", "done"]
+    """Running an attempt, waiting to retry after an infra failure, or finished."""
+    retry_at: datetime | None = None
+    """When the next attempt starts, during a backoff."""
+    last_class: str | None = None
+    """Exit class of the previous attempt."""
+
+
+class PairProgress(BaseModel):
+    """Answer of the pair workflow's ``progress`` query."""
+
+    model_config = ConfigDict(frozen=True)
+
+    task_id: str
+    """The task."""
+    arms: tuple[ArmProgress, ...]
+    """Each lane."""
 
 
 class RunOutcome(BaseModel):

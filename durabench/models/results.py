@@ -8,6 +8,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from durabench.models.run import Approval, RunPlan
+from durabench.models.scorecard import Scorecard
 from durabench.models.verdict import ExitClass, Signals, TokenUsage, is_infra
 
 __all__ = [
@@ -155,8 +156,8 @@ class RunResult(BaseModel):
 
     model_config = ConfigDict(frozen=True)
 
-    schema_version: int = 2
-    """Format version of this file (2: exit classes, excluded pairs)."""
+    schema_version: int = 3
+    """Format version of this file (2: exit classes, excluded pairs; 3: scorecard)."""
     plan: RunPlan
     """The approved plan."""
     approval: Approval | None
@@ -167,3 +168,5 @@ class RunResult(BaseModel):
     """Excluded pairs: task id to the reason."""
     lanes: tuple[LaneSummary, ...]
     """Totals per lane."""
+    scorecard: Scorecard | None = None
+    """Best/Mean per cell, exclusions, the paired comparison, token and cost totals."""

@@ -1,0 +1,123 @@
+"""The dashboard file: every published run in one JSON document, rebuilt in one step.
+
+Publishing a run adds its id to the file's list and rebuilds every entry from the runs'
+``results.json``, then replaces the file atomically: readers never see half a dashboard.
+Runs that measured the wrong model, or measured nothing, are refused.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict
+
+from durabench.errors import ConfigError
+from durabench.models.results import RunResult
+from durabench.paths import RunPaths
+from durabench.results_io import atomic_write, load_results
+
+__all__ = ["Dashboard", "DashboardEntry", "publish", "refusal"]
+
+
+class DashboardEntry(BaseModel):
+    """One published run."""
+
+    model_config = ConfigDict(frozen=True)
+
+    run_id: str
+    """The run."""
+    suite: str
+    """Suite."""
+    agent: str
+    """Agent."""
+    model: str
+    """Model."""
+    category: str
+    """staging or official."""
+    lanes: dict[str, float | None]
+    """Mean reward per lane over scored attempts."""
+    pairs_compared: int
+    """Pairs in the paired comparison."""
+    mean_delta: float | None
+    """MCP minus baseline, mean over tasks."""
+    ci: tuple[float, float] | None
+    """Its 95% paired bootstrap CI."""
+    mcnemar_p: float | None
+    """McNemar's exact p on pass/fail."""
+    excluded_pairs: int
+    """Pairs not scored."""
+    cost_usd: float
+    """Total cost of the run."""
+
+
+class Dashboard(BaseModel):
+    """The whole file."""
+
+    model_config = ConfigDict(frozen=True)
+
+    schema_version: int = 1
+    """Format version."""
+    generated_at: str
+    """When it was rebuilt (UTC, ISO 8601)."""
+    runs: tuple[DashboardEntry, ...]
+    """Published runs, by run id."""
+
+
+def refusal(result: RunResult) -> str | None:
+    """Why ``result`` must not be published, or ``None``."""
+    mismatched = [a for a in result.attempts if "MODEL MISMATCH" in a.reason]
+    if mismatched:
+        a = mismatched[0]
+        return (
+            f"{len(mismatched)} attempt(s) measured another model than requested "
+            f"(e.g. {a.task_id} / {a.lane} / attempt {a.attempt}: {a.reason})"
+        )
+    if not any(a.included for a in result.attempts):
+        return "no attempt is a model data point: every attempt was infra or unscored"
+    return None
+
+
+def _entry(result: RunResult) -> DashboardEntry:
+    req, card = result.plan.request, result.scorecard
+    comp = card.comparison if card else None
+    ci = (comp.ci_low, comp.ci_high) if comp and comp.ci_low is not None else None
+    return DashboardEntry(
+        run_id=req.run_id,
+        suite=req.suite,
+        agent=req.agent,
+        model=req.model,
+        category=req.category,
+        lanes={s.lane: s.mean_reward for s in result.lanes},
+        pairs_compared=len(comp.tasks) if comp else 0,
+        mean_delta=comp.mean_delta if comp else None,
+        ci=ci,
+        mcnemar_p=comp.mcnemar_p if comp else None,
+        excluded_pairs=len(result.excluded),
+        cost_usd=card.totals[-1].cost_usd if card else 0.0,
+    )
+
+
+def publish(runs_dir: Path, dashboard: Path, run_id: str) -> Dashboard:
+    """Add ``run_id`` to ``dashboard`` and rebuild it.
+
+    Raises:
+        ConfigError: the run has no results or is refused; the message says why.
+    """
+    result = load_results(RunPaths.for_run(runs_dir, run_id))
+    why = refusal(result)
+    if why:
+        raise ConfigError(f"run {run_id} is not published: {why}")
+    old = Dashboard.model_validate_json(dashboard.read_text()) if dashboard.exists() else None
+    previous = {e.run_id: e for e in old.runs} if old else {}
+    entries = {run_id: _entry(result)}
+    for other, entry in previous.items():
+        if other != run_id:
+            paths = RunPaths.for_run(runs_dir, other)
+            entries[other] = _entry(load_results(paths)) if paths.results.exists() else entry
+    built = Dashboard(
+        generated_at=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        runs=tuple(entries[k] for k in sorted(entries)),
+    )
+    atomic_write(dashboard, built.model_dump_json(indent=2))
+    return built

@@ -1,0 +1,84 @@
+"""Reading and writing a run's results directory: one place for the file formats."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+
+from durabench.errors import ConfigError
+from durabench.models.results import AttemptResult, RunResult
+from durabench.models.run import Approval, RunPlan
+from durabench.paths import RunPaths
+from durabench.report import render_markdown, summarize_lanes
+from durabench.report_html import render_html
+from durabench.scoring import compute_scorecard
+
+__all__ = ["atomic_write", "build_results", "load_results", "write_reports"]
+
+
+def atomic_write(path: Path, text: str) -> None:
+    """Write ``text`` to ``path`` so readers see the old file or the new one, never half."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
+    with os.fdopen(fd, "w") as out:
+        out.write(text)
+    os.replace(tmp, path)
+
+
+def build_results(
+    paths: RunPaths,
+    plan: RunPlan,
+    approval: Approval | None,
+    excluded: dict[str, str],
+    threshold: float,
+) -> RunResult:
+    """A run's results from the attempt files on disk."""
+    attempts = tuple(
+        AttemptResult.model_validate_json(p.read_text()) for p in paths.attempt_results()
+    )
+    card = compute_scorecard(
+        attempts, [t.task_id for t in plan.tasks], plan.lanes, excluded, threshold
+    )
+    return RunResult(
+        plan=plan,
+        approval=approval,
+        attempts=attempts,
+        excluded=excluded,
+        lanes=summarize_lanes(attempts, plan.lanes, excluded),
+        scorecard=card,
+    )
+
+
+def write_reports(paths: RunPaths, result: RunResult) -> None:
+    """``results.json``, ``report.md`` and ``report.html``."""
+    if result.scorecard is None:
+        raise ValueError("results without a scorecard cannot be reported")
+    atomic_write(paths.results, result.model_dump_json(indent=2))
+    atomic_write(paths.report_md, render_markdown(result, result.scorecard))
+    atomic_write(paths.report_html, render_html(result, result.scorecard))
+
+
+def load_results(paths: RunPaths, threshold: float | None = None) -> RunResult:
+    """A run's ``results.json``, rescored when ``threshold`` is given or it has no scorecard.
+
+    Raises:
+        ConfigError: the run has no results (yet).
+    """
+    if not paths.results.is_file():
+        raise ConfigError(
+            f"no results at {paths.results}: the run has not finished, or ran on another "
+            "machine (see `python -m starter status <run-id>`)"
+        )
+    result = RunResult.model_validate_json(paths.results.read_text())
+    if threshold is not None or result.scorecard is None:
+        plan = result.plan
+        card = compute_scorecard(
+            result.attempts,
+            [t.task_id for t in plan.tasks],
+            plan.lanes,
+            result.excluded,
+            1.0 if threshold is None else threshold,
+        )
+        result = result.model_copy(update={"scorecard": card})
+    return result

@@ -1,0 +1,84 @@
+"""``python -m starter report|publish <run-id>``: the run's report, and the dashboard file."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from durabench.dashboard import publish as publish_run
+from durabench.errors import ConfigError
+from durabench.paths import RunPaths
+from durabench.report import render_markdown
+from durabench.report_html import render_html
+from durabench.results_io import load_results
+from durabench.settings import Settings
+from starter.console import console
+from starter.options import run_id_argument
+
+__all__ = ["publish", "report", "report_text"]
+
+
+def _settings() -> Settings:
+    try:
+        return Settings.from_env()
+    except ConfigError as exc:
+        raise click.ClickException(str(exc)) from exc
+
+
+def report_text(settings: Settings, run_id: str, fmt: str, threshold: float | None) -> str:
+    """The report of ``run_id`` in ``fmt`` (md, json or html).
+
+    Raises:
+        ConfigError: the run has no results.
+    """
+    result = load_results(RunPaths.for_run(settings.runs_dir, run_id), threshold)
+    if result.scorecard is None:  # load_results always scores; kept for the type checker
+        raise ConfigError(f"run {run_id} has no scorecard")
+    if fmt == "json":
+        return result.model_dump_json(indent=2) + "\n"
+    if fmt == "html":
+        return render_html(result, result.scorecard)
+    return render_markdown(result, result.scorecard)
+
+
+@click.command()
+@run_id_argument
+@click.option("--format", "fmt", type=click.Choice(["md", "json", "html"]), default="md")
+@click.option("--out", type=click.Path(dir_okay=False, path_type=Path), help="Write to FILE.")
+@click.option(
+    "--pass-threshold",
+    type=float,
+    default=None,
+    help="Rescore: a lane passes a task at this mean reward [DURABENCH_PASS_THRESHOLD, 1.0].",
+)
+def report(run_id: str, fmt: str, out: Path | None, pass_threshold: float | None) -> None:
+    """Print (or write) a finished run's report."""
+    try:
+        text = report_text(_settings(), run_id, fmt, pass_threshold)
+    except ConfigError as exc:
+        raise click.ClickException(str(exc)) from exc
+    if out is None:
+        click.echo(text, nl=False)
+    else:
+        out.write_text(text)
+        console.print(f"Wrote {out}")
+
+
+@click.command()
+@run_id_argument
+@click.option(
+    "--dashboard",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="Dashboard JSON file [$DURABENCH_HOME/dashboard.json].",
+)
+def publish(run_id: str, dashboard: Path | None) -> None:
+    """Add a finished run to the dashboard file (refused if it measured the wrong model)."""
+    settings = _settings()
+    target = dashboard or settings.home / "dashboard.json"
+    try:
+        built = publish_run(settings.runs_dir, target, run_id)
+    except ConfigError as exc:
+        raise click.ClickException(str(exc)) from exc
+    console.print(f"Published {run_id}: {target} now holds {len(built.runs)} run(s).")
