@@ -19,7 +19,8 @@ from durabench.models import Approval, RunOutcome, RunPlan, RunRequest, RunResul
 from durabench.sandbox import docker_client
 from durabench.settings import Settings
 from starter.client import connect
-from starter.console import console, plan_table, progress_line, result_tables, ui_url
+from starter.console import console, plan_table, result_tables, ui_url
+from starter.live import follow
 from starter.options import run_async
 from worker import build_workers, run_workers
 from workflows import SuiteRunWorkflow, run_workflow_id
@@ -131,7 +132,7 @@ async def main(
     stop = asyncio.Event()
     workers = asyncio.create_task(run_workers(build_workers(client, settings), stop))
     try:
-        return await _follow(handle, settings, yes=yes)
+        return await _follow(client, handle, settings, yes=yes)
     finally:
         stop.set()
         await workers
@@ -181,7 +182,9 @@ async def _wait_for_plan(handle: RunHandle) -> RunPlan:
         await asyncio.sleep(0.3)
 
 
-async def _follow(handle: RunHandle, settings: Settings, *, yes: bool) -> RunOutcome:
+async def _follow(
+    client: Client, handle: RunHandle, settings: Settings, *, yes: bool
+) -> RunOutcome:
     plan = await _wait_for_plan(handle)
     console.print(plan_table(plan))
     if yes:
@@ -191,7 +194,7 @@ async def _follow(handle: RunHandle, settings: Settings, *, yes: bool) -> RunOut
         console.print("Approved with --yes.")
     else:
         _print_approval_hint(settings, plan.request.run_id)
-    outcome = await _watch(handle)
+    outcome = await follow(client, handle)
     if outcome.status == "completed":
         results = Path(outcome.results_dir) / "results.json"
         if results.exists():
@@ -199,16 +202,3 @@ async def _follow(handle: RunHandle, settings: Settings, *, yes: bool) -> RunOut
                 console.print(table)
         console.print(f"Results: [bold]{outcome.results_dir}[/] (report: {outcome.report_path})")
     return outcome
-
-
-async def _watch(handle: RunHandle) -> RunOutcome:
-    """Show progress until the run ends."""
-    result = asyncio.create_task(handle.result())
-    with console.status("starting…") as status:
-        while not result.done():
-            try:
-                status.update(progress_line(await handle.query(SuiteRunWorkflow.progress)))
-            except RPCError:
-                pass
-            await asyncio.wait({result}, timeout=1.0)
-    return result.result()

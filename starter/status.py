@@ -1,45 +1,78 @@
-"""``python -m starter status <run-id>``: where a run is, or how it ended."""
+"""``python -m starter status [<run-id>] [--watch]``: recent runs, a run's state, live progress."""
 
 from __future__ import annotations
 
 from datetime import timedelta
 from pathlib import Path
+from typing import Any
 
 import click
-from temporalio.client import Client, WorkflowExecutionStatus, WorkflowFailureError
+from rich.table import Table
+from temporalio.client import (
+    Client,
+    WorkflowExecutionStatus,
+    WorkflowFailureError,
+    WorkflowHandle,
+)
 from temporalio.service import RPCError
 
-from durabench.models import RunResult
+from durabench.models import RunOutcome, RunResult
 from durabench.settings import Settings
 from starter.client import connect
 from starter.console import console, progress_line, result_tables, ui_url
-from starter.options import failure_message, run_async, run_id_argument
+from starter.live import follow
+from starter.options import failure_message, run_async
 from workflows import SuiteRunWorkflow, run_workflow_id
+from workflows.search_attributes import MODEL, RUN_STATUS, SUITE
 
-__all__ = ["status", "status_main"]
+__all__ = ["list_main", "status", "status_main"]
+
+
+async def list_main(client: Client | None = None, limit: int = 20) -> list[str]:
+    """Print the most recent runs; return their ids."""
+    client = client or await connect()
+    table = Table(title="Recent runs")
+    for col in ("run id", "state", "phase", "suite", "model", "started (UTC)"):
+        table.add_column(col)
+    ids = []
+    async for wf in client.list_workflows('WorkflowType = "SuiteRunWorkflow"', limit=limit):
+        attrs = wf.typed_search_attributes
+        run_id = wf.id.removeprefix("run/")
+        ids.append(run_id)
+        table.add_row(
+            run_id,
+            wf.status.name.lower() if wf.status else "?",
+            attrs.get(RUN_STATUS) or "-",
+            attrs.get(SUITE) or "-",
+            attrs.get(MODEL) or "-",
+            wf.start_time.strftime("%Y-%m-%d %H:%M"),
+        )
+    console.print(table if ids else "No runs yet: start one with `python -m starter run`.")
+    return ids
 
 
 async def status_main(
-    run_id: str, client: Client | None = None, settings: Settings | None = None
+    run_id: str,
+    client: Client | None = None,
+    settings: Settings | None = None,
+    watch: bool = False,
 ) -> str:
-    """Print the run's state; return it (``running``, ``completed``, ``failed``, ...)."""
+    """Print the run's state (live with ``watch``); return it (``running``, ``completed``, ...)."""
     settings = settings or Settings.from_env()
     client = client or await connect(settings)
     handle = client.get_workflow_handle_for(SuiteRunWorkflow.run, run_workflow_id(run_id))
     desc = await handle.describe()
-    state = desc.status.name.lower() if desc.status else "unknown"
-    console.print(f"Run [bold]{run_id}[/]: {state}; Web UI: {ui_url(settings, run_id)}")
-    if desc.status == WorkflowExecutionStatus.RUNNING:
+    console.print(f"Run [bold]{run_id}[/]: {ui_url(settings, run_id)}")
+    if watch and desc.status == WorkflowExecutionStatus.RUNNING:
         try:
-            progress = await handle.query(
-                SuiteRunWorkflow.progress, rpc_timeout=timedelta(seconds=5)
-            )
-            console.print(progress_line(progress))
-        except RPCError:
-            console.print(
-                "No worker answers for this run: start one with `python worker.py` "
-                "(or `python -m starter run` again for a new run)."
-            )
+            await follow(client, handle)
+        except WorkflowFailureError:
+            pass  # reported below
+        desc = await handle.describe()
+    state = desc.status.name.lower() if desc.status else "unknown"
+    console.print(f"state: {state}")
+    if desc.status == WorkflowExecutionStatus.RUNNING:
+        await _print_progress(handle)
     elif desc.status == WorkflowExecutionStatus.FAILED:
         try:
             await handle.result()
@@ -58,8 +91,23 @@ async def status_main(
     return state
 
 
+async def _print_progress(handle: WorkflowHandle[Any, RunOutcome]) -> None:
+    try:
+        progress = await handle.query(SuiteRunWorkflow.progress, rpc_timeout=timedelta(seconds=5))
+        console.print(progress_line(progress))
+    except RPCError:
+        console.print(
+            "No worker answers for this run: start one with `python worker.py` "
+            "(or `python -m starter run` again for a new run)."
+        )
+
+
 @click.command()
-@run_id_argument
-def status(run_id: str) -> None:
-    """Show a run's progress, or its results once it has ended."""
-    run_async(status_main)(run_id)
+@click.argument("run_id", required=False)
+@click.option("--watch", is_flag=True, help="Show live progress until the run ends.")
+def status(run_id: str | None, watch: bool) -> None:
+    """Show a run's progress or results; with no run id, list recent runs."""
+    if run_id is None:
+        run_async(list_main)()
+    else:
+        run_async(status_main)(run_id, watch=watch)

@@ -1,70 +1,82 @@
-from datetime import UTC, datetime
+"""The report's numbers against a results set worked out by hand (see results_set.py)."""
 
-from durabench.models import Approval, AttemptResult, RunPlan, RunRequest, RunResult, TaskRef
-from durabench.report import render_markdown, summarize_lanes, task_table
+from __future__ import annotations
+
+import pytest
+
+from durabench.report import render_markdown
+from tests.unit.results_set import hand_result
 
 
-def _attempt(
-    task: str, lane: str, exit_class: str, reward: float | None, attempt: int = 1
-) -> AttemptResult:
-    return AttemptResult(
-        run_id="r",
-        task_id=task,
-        lane=lane,
-        attempt=attempt,
-        exit_class=exit_class,  # type: ignore[arg-type]
-        reward=reward,
-        agent="oracle",
-        model="none",
-        reason="why" if exit_class != "completed" else "",
+def test_cells_best_mean_daggers_and_missing_reasons() -> None:
+    card = hand_result().scorecard
+    assert card is not None
+    cells = {(c.task_id, c.lane): c for c in card.cells}
+    t3 = cells[("t3", "baseline")]
+    assert (t3.best, t3.mean, t3.included) == (1.0, 0.5, 2)
+    assert t3.daggers == ("attempt 2: model_agent_error after 42 s",)
+    assert cells[("t2", "baseline")].daggers == ("attempt 1: model_timeout after 600 s",)
+    assert cells[("t3", "sourcegraph_full")].mean == 0.0  # the infra attempt does not count
+    t4 = cells[("t4", "sourcegraph_full")]
+    assert (t4.best, t4.mean, t4.missing_reason) == (
+        None,
+        None,
+        "2 attempt(s), last infra_usage_cap",
+    )
+    assert cells[("t5", "sourcegraph_full")].missing_reason == (
+        "no reward: RewardFileMissing: no reward.txt"
     )
 
 
-def _result() -> RunResult:
-    attempts = (
-        _attempt("t1", "baseline", "completed", 1.0),
-        _attempt("t1", "full", "completed", 0.5),
-        _attempt("t2", "baseline", "infra_rate_limit", 0.0),
-        _attempt("t2", "baseline", "model_agent_error", 0.0, attempt=2),
-        _attempt("t2", "full", "model_no_code", 0.0),
-        _attempt("t3", "baseline", "completed", 1.0),
-        _attempt("t3", "full", "infra_usage_cap", None),
-    )
-    plan = RunPlan(
-        request=RunRequest(run_id="r", suite="s"),
-        lanes=("baseline", "full"),
-        tasks=tuple(TaskRef(task_id=t, task_dir=f"/{t}") for t in ("t1", "t2", "t3")),
-        estimated_agent_hours=1.0,
-        results_dir="/tmp/r",
-    )
-    approval = Approval(approver="ann", approved_at=datetime(2026, 1, 1, tzinfo=UTC))
-    excluded = {"t3": "full ended infra_usage_cap on attempt 1"}
-    return RunResult(
-        plan=plan,
-        approval=approval,
-        attempts=attempts,
-        excluded=excluded,
-        lanes=summarize_lanes(attempts, plan.lanes, excluded),
-    )
+def test_paired_comparison_by_hand() -> None:
+    card = hand_result().scorecard
+    assert card is not None and card.comparison is not None
+    c = card.comparison
+    assert [(d.task_id, d.delta) for d in c.tasks] == [("t1", 0.0), ("t2", 1.0), ("t3", -0.5)]
+    assert c.mean_delta == pytest.approx(1 / 6)
+    # n=3: a resample of all -0.5 (or all +1) has probability 1/27 > 2.5%, so the
+    # percentile bounds are exactly the extremes.
+    assert (c.ci_low, c.ci_high) == (-0.5, 1.0)
+    assert (c.both_pass, c.both_fail, c.baseline_only, c.full_only) == (1, 1, 0, 1)
+    assert c.mcnemar_p == 1.0
+    assert (c.dropped_excluded, c.dropped_unscored) == (1, 1)
+    assert (c.resamples, c.pass_threshold) == (10_000, 1.0)
 
 
-def test_infra_attempts_and_excluded_pairs_are_not_scored() -> None:
-    base, full = _result().lanes
-    # baseline: t1 (1.0) and t2 attempt 2 (0.0); the infra attempt and excluded t3 are out.
-    assert (base.attempts, base.scored, base.mean_reward, base.passed) == (4, 2, 0.5, 1)
-    assert (full.scored, full.mean_reward, full.passed) == (2, 0.25, 0)
-    assert base.by_class == {"completed": 2, "infra_rate_limit": 1, "model_agent_error": 1}
-
-
-def test_table_and_markdown_show_last_attempts_exclusions_and_reasons() -> None:
-    result = _result()
-    assert task_table(result) == [
-        ["t1", "1.00 | completed", "0.50 | completed"],
-        ["t2", "0.00 | model_agent_error (attempt 2)", "0.00 | model_no_code"],
-        ["t3", "1.00 | completed [excluded]", "- | infra_usage_cap [excluded]"],
+def test_excluded_attempts_and_totals() -> None:
+    card = hand_result().scorecard
+    assert card is not None
+    assert [(e.task_id, e.lane, e.attempt, e.exit_class) for e in card.excluded_attempts] == [
+        ("t3", "sourcegraph_full", 1, "infra_rate_limit"),
+        ("t4", "sourcegraph_full", 1, "infra_usage_cap"),
+        ("t4", "sourcegraph_full", 2, "infra_usage_cap"),
+        ("t5", "sourcegraph_full", 1, "completed"),
     ]
-    md = render_markdown(result)
-    assert "| t2 | 0.00 / model_agent_error (attempt 2) | 0.00 / model_no_code |" in md
-    assert "approved by ann" in md
-    assert "## Excluded pairs\n\n- t3: full ended infra_usage_cap on attempt 1" in md
-    assert "t2 / baseline / attempt 1: infra_rate_limit: why" in md
+    base, full, everything = card.totals
+    assert (base.lane, base.attempts, base.input_tokens, base.cost_usd) == (
+        "baseline",
+        6,
+        6000,
+        3.0,
+    )
+    assert (full.attempts, full.cost_usd, full.cost_unreported) == (7, 3.0, 1)
+    assert (everything.lane, everything.attempts, everything.output_tokens) == ("all", 13, 1300)
+
+
+def test_markdown_shows_everything() -> None:
+    result = hand_result()
+    assert result.scorecard is not None
+    md = render_markdown(result, result.scorecard)
+    assert "| t3 | 1.00 \\| 0.50 †2 | 0.00 \\| 0.00 |" in md
+    assert "1. t2 / baseline attempt 1: model_timeout after 600 s" in md
+    assert (
+        "| t4 (pair excluded) | 1.00 \\| 1.00 | - \\| - (2 attempt(s), last infra_usage_cap) |"
+        in md
+    )
+    assert "mean difference (sourcegraph_full − baseline): +0.167, 95% CI [-0.500, +1.000]" in md
+    assert "10,000 resamples, seed" in md and "McNemar exact p = 1" in md
+    assert "| all | 13 | 13,000 | 1,300 | 0 | 6.00 (1 unreported) |" in md
+    assert "⚠ claims_complete, false_completion | Fixed! |" in md
+    assert "⚠ 1 false completion(s)" in md
+    assert "- t4 / sourcegraph_full / attempt 2: infra_usage_cap: infra_usage_cap reason" in md
+    assert "## Excluded pairs\n\n- t4: sourcegraph_full ended infra_usage_cap" in md

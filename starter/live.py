@@ -1,0 +1,102 @@
+"""The live progress view: pairs, exit classes, retries and backoffs, ETA.
+
+Built from the run's ``progress`` query and each in-flight pair's ``progress`` query, so it
+shows the same numbers whichever machine runs the workers.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from rich.console import Group, RenderableType
+from rich.live import Live
+from rich.table import Table
+from temporalio.client import Client, WorkflowHandle
+from temporalio.service import RPCError
+
+from durabench.models import PairProgress, ProgressOutput, RunOutcome
+from starter.console import console
+from workflows import PairedTaskWorkflow, SuiteRunWorkflow, pair_workflow_id
+
+__all__ = ["eta", "follow", "progress_view"]
+
+_QUERY_TIMEOUT = timedelta(seconds=5)
+
+
+def _now() -> datetime:
+    return datetime.fromtimestamp(time.time(), tz=UTC)
+
+
+def eta(p: ProgressOutput, now: datetime) -> timedelta | None:
+    """Time left at the pace so far, once a pair has finished."""
+    if p.approved_at is None or p.done == 0 or p.done >= p.total:
+        return None
+    elapsed = (now - p.approved_at).total_seconds()
+    return timedelta(seconds=round(elapsed / p.done * (p.total - p.done)))
+
+
+def _arm_text(arm: Any, now: datetime) -> str:
+    if arm.state == "backoff" and arm.retry_at is not None:
+        wait = max(0, round((arm.retry_at - now).total_seconds()))
+        return f"[yellow]retry {arm.attempt} in {wait}s[/] (after {arm.last_class})"
+    if arm.state == "done":
+        return f"done ({arm.last_class})"
+    return f"attempt {arm.attempt} running"
+
+
+def progress_view(p: ProgressOutput, pairs: list[PairProgress], now: datetime) -> RenderableType:
+    """One screen of progress."""
+    queued = max(0, p.total - p.done - len(p.running))
+    left = eta(p, now)
+    head = (
+        f"[bold]{p.run_id}[/] {p.phase}: {p.done}/{p.total} pairs done, {len(p.running)} running,"
+        f" {queued} queued"
+        + (f", {p.excluded} excluded" if p.excluded else "")
+        + (f"; ETA ~{left}" if left is not None else "")
+    )
+    classes = ", ".join(f"{k} {v}" for k, v in sorted(p.by_class.items())) or "none yet"
+    table = Table(show_header=True, box=None, pad_edge=False)
+    table.add_column("in flight")
+    lanes = sorted({a.lane for pair in pairs for a in pair.arms})
+    for lane in lanes:
+        table.add_column(lane)
+    for pair in pairs:
+        arms = {a.lane: a for a in pair.arms}
+        table.add_row(
+            pair.task_id, *(_arm_text(arms[lane], now) if lane in arms else "-" for lane in lanes)
+        )
+    backoffs = sum(1 for pair in pairs for a in pair.arms if a.state == "backoff")
+    retrying = f"; {backoffs} arm(s) backing off before a retry" if backoffs else ""
+    return Group(head, f"attempts: {classes}{retrying}", table)
+
+
+async def _pairs(client: Client, p: ProgressOutput) -> list[PairProgress]:
+    out = []
+    for task_id in p.running:
+        handle = client.get_workflow_handle(pair_workflow_id(p.run_id, task_id))
+        try:
+            out.append(await handle.query(PairedTaskWorkflow.progress, rpc_timeout=_QUERY_TIMEOUT))
+        except RPCError:
+            continue  # just started or just finished: shown next refresh
+    return out
+
+
+async def follow(
+    client: Client, handle: WorkflowHandle[Any, RunOutcome], every_s: float = 1.0
+) -> RunOutcome:
+    """Show live progress until the run ends; return its outcome."""
+    result = asyncio.create_task(handle.result())
+    with Live(console=console, refresh_per_second=4, transient=False) as live:
+        while not result.done():
+            try:
+                p = await handle.query(SuiteRunWorkflow.progress, rpc_timeout=_QUERY_TIMEOUT)
+                live.update(progress_view(p, await _pairs(client, p), _now()))
+            except RPCError:
+                live.update("waiting for a worker to answer (start one with `python worker.py`)")
+            await asyncio.wait({result}, timeout=every_s)
+    if not console.is_terminal:
+        console.line()  # the last frame ends without a newline off a terminal
+    return result.result()

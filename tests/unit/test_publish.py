@@ -1,0 +1,62 @@
+from pathlib import Path
+
+import pytest
+
+from durabench.dashboard import Dashboard, publish
+from durabench.errors import ConfigError
+from durabench.models import RunResult
+from durabench.paths import RunPaths
+from durabench.results_io import write_reports
+from tests.unit.results_set import attempt, hand_result
+
+
+def _store(runs: Path, result: RunResult, run_id: str) -> RunResult:
+    plan = result.plan.model_copy(
+        update={"request": result.plan.request.model_copy(update={"run_id": run_id})}
+    )
+    result = result.model_copy(update={"plan": plan})
+    paths = RunPaths.for_run(runs, run_id)
+    write_reports(paths, result)
+    assert paths.report_md.is_file() and paths.report_html.is_file()
+    return result
+
+
+def test_publish_adds_runs_and_rebuilds_the_file(tmp_path: Path) -> None:
+    runs, board = tmp_path / "runs", tmp_path / "dashboard.json"
+    _store(runs, hand_result(), "a")
+    _store(runs, hand_result(), "b")
+    publish(runs, board, "b")
+    built = publish(runs, board, "a")
+    again = publish(runs, board, "a")
+    assert [e.run_id for e in again.runs] == ["a", "b"]
+    entry = Dashboard.model_validate_json(board.read_text()).runs[0]
+    assert entry.mean_delta == pytest.approx(1 / 6)
+    assert (entry.pairs_compared, entry.excluded_pairs, entry.mcnemar_p) == (3, 1, 1.0)
+    assert entry.ci == (-0.5, 1.0) and entry.cost_usd == 6.0
+    assert built.runs == again.runs
+
+
+def test_publish_refuses_a_swapped_model(tmp_path: Path) -> None:
+    result = hand_result()
+    swapped = attempt(
+        "t1",
+        "baseline",
+        2,
+        "infra_other",
+        None,
+        reason="MODEL MISMATCH: requested m, served other",
+    )
+    _store(tmp_path, result.model_copy(update={"attempts": (*result.attempts, swapped)}), "x")
+    with pytest.raises(ConfigError, match="measured another model"):
+        publish(tmp_path, tmp_path / "d.json", "x")
+    assert not (tmp_path / "d.json").exists()
+
+
+def test_publish_refuses_infra_only_and_missing_runs(tmp_path: Path) -> None:
+    result = hand_result()
+    infra = tuple(a for a in result.attempts if a.infra)
+    _store(tmp_path, result.model_copy(update={"attempts": infra}), "y")
+    with pytest.raises(ConfigError, match="every attempt was infra"):
+        publish(tmp_path, tmp_path / "d.json", "y")
+    with pytest.raises(ConfigError, match="no results at"):
+        publish(tmp_path, tmp_path / "d.json", "never-ran")
