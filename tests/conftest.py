@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 import socket
 import subprocess
 import uuid
@@ -42,13 +43,26 @@ def docker_available() -> bool:
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Skip ``docker`` tests without a daemon, unless DURABENCH_REQUIRE_DOCKER=1 (CI)."""
-    if docker_available() or os.environ.get("DURABENCH_REQUIRE_DOCKER") == "1":
-        return
-    skip = pytest.mark.skip(reason="no Docker daemon (set DURABENCH_REQUIRE_DOCKER=1 to fail)")
-    for item in items:
-        if "docker" in item.keywords:
-            item.add_marker(skip)
+    """Skip ``docker``/``browser`` tests without their tool, unless CI requires them.
+
+    CI sets DURABENCH_REQUIRE_DOCKER=1 and DURABENCH_REQUIRE_BROWSER=1: there a missing
+    daemon or browser fails the run instead of skipping half of it.
+    """
+    needs = {
+        "docker": (docker_available, "DURABENCH_REQUIRE_DOCKER", "no Docker daemon"),
+        "browser": (
+            lambda: shutil.which("chromium") is not None,
+            "DURABENCH_REQUIRE_BROWSER",
+            "no chromium",
+        ),
+    }
+    for marker, (available, required, why) in needs.items():
+        if os.environ.get(required) == "1" or available():
+            continue
+        skip = pytest.mark.skip(reason=f"{why} (set {required}=1 to fail instead)")
+        for item in items:
+            if marker in item.keywords:
+                item.add_marker(skip)
 
 
 @pytest.fixture(scope="session")

@@ -20,6 +20,7 @@ from durabench.models import RunRequest, RunResult
 from durabench.paths import RunPaths
 from durabench.settings import Settings
 from durabench.tasks import load_suite
+from starter.report import report_text
 from starter.run import main as run_main
 
 pytestmark = pytest.mark.docker
@@ -172,3 +173,15 @@ async def test_every_exit_class_with_retries_and_exclusions(
     assert not [
         p for p in paths.root.rglob("*") if p.is_file() and SECRET.encode() in p.read_bytes()
     ]
+
+    # The reports of a mixed run show every part: daggers, comparison, exclusions, totals.
+    md = report_text(settings, request.run_id, "md", None)
+    assert "†1" in md and "model_timeout after" in md
+    assert "## Paired comparison" in md and "McNemar exact p" in md
+    assert "dropped: 2 with an excluded arm" in md
+    assert "c6 / baseline / attempt 2: infra_usage_cap" in md
+    assert "⚠ claims_complete, false_completion" in md  # c1 MCP lane: claims done, no file
+    html = paths.report_html.read_text()
+    assert 'id="rewards-chart"' in html and 'id="delta-chart"' in html
+    scored = RunResult.model_validate_json(report_text(settings, request.run_id, "json", None))
+    assert scored.scorecard is not None and scored.scorecard.comparison is not None
