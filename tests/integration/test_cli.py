@@ -37,7 +37,7 @@ def test_run_yes_prints_plan_table_and_results_dir(settings: Settings) -> None:
     out = proc.stdout
     for word in ("model", "suite", "config mode", "parallel slots", "category", "tasks"):
         assert word in out
-    assert "1.00 | completed" in out and "0.00" not in out
+    assert out.count("1.00 | 1.00") == 8 and "- | -" not in out  # 4 tasks x 2 lanes
     assert f"Results: {settings.runs_dir / run_id}" in out
 
     again = subprocess.run(
