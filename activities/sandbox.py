@@ -44,6 +44,7 @@ from durabench.models import (
 )
 from durabench.paths import RunPaths, SandboxPaths
 from durabench.sandbox import DockerSandbox, SandboxSpec, docker_client, ensure_image
+from durabench.sandbox.detached import run_step, wrap_step
 from durabench.sandbox.docker.tarball import pack, unpack
 from durabench.secrets import scrub_text, scrub_tree, secret_values
 from durabench.settings import Settings
@@ -161,31 +162,50 @@ class SandboxActivities:
 
     @activity.defn(name="run_agent")
     async def run_agent(self, ref: AttemptRef) -> AgentRunOutput:
-        """Run the agent's commands within the time limit; its stdout is the transcript."""
+        """Run the agent's commands detached, within the time limit; wait for them to end.
+
+        A retry of this activity (the worker died) re-attaches to steps that already started
+        instead of running them again; their output is the agent's transcript (stdout).
+        """
         task = load_task(ref.task.task_dir)
         config = get_config(ref.lane)
         agent, ctx = self._context(ref, task)
         secrets = mcp_env(config.mcp, os.environ) if config.mcp and agent.uses_mcp else {}
         sandbox = self._sandbox(ref)
-        logs, loop = self.paths.agent_logs, asyncio.get_running_loop()
-        began, exit_code, timed_out = loop.time(), 0, False
+        logs = self.paths.agent_logs
+        out = f">>{logs}/stdout.txt 2>>{logs}/stderr.txt"
+        budget, wall, exit_code, timed_out, reattached = (
+            ref.task.agent_timeout_sec,
+            0.0,
+            0,
+            False,
+            False,
+        )
         async with heartbeating(f"agent running: {task.task_id} {ref.lane}"):
-            for step in agent.run_commands(ctx):
-                result = await sandbox.exec(
-                    ["sh", "-c", f"({step.command}) >>{logs}/stdout.txt 2>>{logs}/stderr.txt"],
+            for n, step in enumerate(agent.run_commands(ctx)):
+                script = wrap_step(step.command, logs, n, budget - wall, out)
+                end, again = await run_step(
+                    sandbox,
+                    script,
+                    logs,
+                    n,
                     cwd=str(self.paths.workspace),
                     env={**step.env, **secrets},
                     user=step.user,
-                    timeout_s=max(ref.task.agent_timeout_sec - (loop.time() - began), 1.0),
                 )
-                exit_code, timed_out = result.exit_code, result.timed_out
+                reattached = reattached or again
+                wall += end.elapsed_s
+                exit_code, timed_out = end.exit_code, end.timed_out
                 if exit_code != 0 or timed_out:
                     break
-            wall = loop.time() - began
             files_changed = await self._write_submission(ref, sandbox)
         log.debug("agent ended", exit_code=exit_code, timed_out=timed_out, **ref.labels)
         return AgentRunOutput(
-            exit_code=exit_code, timed_out=timed_out, files_changed=files_changed, wall_seconds=wall
+            exit_code=exit_code,
+            timed_out=timed_out,
+            files_changed=files_changed,
+            wall_seconds=wall,
+            reattached=reattached,
         )
 
     async def _write_submission(self, ref: AttemptRef, sandbox: DockerSandbox) -> int:

@@ -32,7 +32,7 @@ with workflow.unsafe.imports_passed_through():
         Verdict,
         VerifyOutput,
     )
-    from workflows.policies import HEARTBEAT, RETRY, RUN_ONCE, SHORT, TEARDOWN_RETRY
+    from workflows.policies import HEARTBEAT, REATTACH, RETRY, SHORT, TEARDOWN_RETRY
 
 __all__ = ["AgentRunWorkflow", "failure_reason"]
 
@@ -129,13 +129,14 @@ class AgentRunWorkflow:
             ref,
             AgentRunOutput,
             timedelta(seconds=ref.task.agent_timeout_sec) + _SLACK,
-            retry=RUN_ONCE,
+            retry=REATTACH,
         )
         fields: dict[str, Any] = {
             "agent_exit_code": agent.exit_code,
             "timed_out": agent.timed_out,
             "files_changed": agent.files_changed,
             "wall_seconds": agent.wall_seconds,
+            "agent_reattached": agent.reattached,
         }
         try:
             verified = await self._phase(

@@ -8,7 +8,7 @@ from temporalio.common import RetryPolicy
 
 from durabench.errors import non_retryable_names
 
-__all__ = ["HEARTBEAT", "RETRY", "RUN_ONCE", "SHORT", "TEARDOWN_RETRY"]
+__all__ = ["HEARTBEAT", "REATTACH", "RETRY", "SHORT", "TEARDOWN_RETRY"]
 
 RETRY = RetryPolicy(
     initial_interval=timedelta(seconds=2),
@@ -19,9 +19,15 @@ RETRY = RetryPolicy(
 )
 """Transient failures (Docker hiccups, a lost worker) retry; the leaves of NON_RETRYABLE don't."""
 
-RUN_ONCE = RetryPolicy(maximum_attempts=1)
-"""The agent phase is never retried in place: a paid session must not run twice unseen.
-A failed agent activity ends the attempt as ``infra_other``; the pair starts a new attempt,
+REATTACH = RetryPolicy(
+    initial_interval=timedelta(seconds=2),
+    backoff_coefficient=2.0,
+    maximum_interval=timedelta(seconds=30),
+    maximum_attempts=5,
+    non_retryable_error_types=non_retryable_names(),
+)
+"""The agent phase: a retry re-attaches to the session running in the container (it never
+starts it twice). A container that is gone fails the phase; the pair starts a new attempt,
 on the record."""
 
 TEARDOWN_RETRY = RetryPolicy(

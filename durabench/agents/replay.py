@@ -55,6 +55,8 @@ class ReplayCase(BaseModel):
     """Workspace path to the host file whose content it writes there."""
     echo_env: tuple[str, ...] = ()
     """Variables it prints as ``NAME=value``, as agents that run ``env`` do."""
+    duration_sec: float = Field(default=0.0, ge=0)
+    """Seconds the session lasts before it exits, as long agent sessions do."""
     hang: bool = False
     """Run until the time limit kills it."""
 
@@ -141,6 +143,8 @@ class ReplayAgent(Agent):
         case, src = self.case(ctx), ctx.paths.agent_files
         steps = [f"cat {src}/transcript.jsonl"] if case.transcript else []
         steps += [f'echo "{name}=${{{name}}}"' for name in case.echo_env]
+        if case.duration_sec:
+            steps.append(f"sleep {case.duration_sec:g}")
         if case.files:
             steps.append(f"cp -R {src}/files/. {ctx.paths.workspace}/")
         if case.hang:

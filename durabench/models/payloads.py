@@ -147,6 +147,8 @@ class AgentRunOutput(BaseModel):
     """Workspace files the agent changed (its diff is ``submission.patch``)."""
     wall_seconds: float = 0.0
     """How long the agent's commands ran."""
+    reattached: bool = False
+    """A retried activity found the agent already started and waited for it."""
 
 
 class VerifyOutput(BaseModel):

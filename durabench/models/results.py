@@ -99,6 +99,8 @@ class AttemptResult(BaseModel):
     """Whether the agent was killed by its time limit."""
     wall_seconds: float = 0.0
     """How long the agent ran."""
+    agent_reattached: bool = False
+    """The worker died while the agent ran; a new one waited for the same session."""
     files_changed: int = 0
     """Files the agent changed in the workspace."""
     build_failed: bool = False

@@ -91,6 +91,24 @@ class Sandbox(ABC):
             SandboxError: the backend could not run the command at all.
         """
 
+    @abstractmethod
+    async def exec_detached(
+        self,
+        cmd: list[str],
+        *,
+        cwd: str | None = None,
+        env: Mapping[str, str] | None = None,
+        user: str | None = None,
+    ) -> None:
+        """Start ``cmd`` in the sandbox and return at once; it outlives the caller.
+
+        How a long agent session survives a dead worker: the command records its own end
+        (see :mod:`durabench.sandbox.detached`), and a retried activity re-attaches to it.
+
+        Raises:
+            SandboxError: the backend could not start the command.
+        """
+
     @overload
     async def read_file(self, path: str, text: Literal[True] = True) -> str: ...
 

@@ -8,9 +8,10 @@ from __future__ import annotations
 
 import tempfile
 from collections.abc import Awaitable, Callable
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 from durabench.sandbox.base import Sandbox
+from durabench.sandbox.detached import run_step, wrap_step
 
 __all__ = ["CHECKS"]
 
@@ -81,6 +82,21 @@ async def trees(sb: Sandbox) -> None:
     _expect(await sb.download_dir("/tmp/absent", Path("/nonexistent")) == 0, "absent dir")
 
 
+async def detached_step_runs_once(sb: Sandbox) -> None:
+    """A detached step ends with markers; running it again re-attaches, not re-runs."""
+    markers = PurePosixPath("/tmp/conformance/steps")
+    await sb.exec(["mkdir", "-p", str(markers)])
+    script = wrap_step("echo ran; sleep 1; exit 3", markers, 0, 30, f">>{markers}/out.txt")
+    end, again = await run_step(sb, script, markers, 0, poll_s=0.2)
+    _expect((end.exit_code, end.timed_out, again) == (3, False, False), f"first run: {end}")
+    end, again = await run_step(sb, script, markers, 0, poll_s=0.2)
+    _expect(again and end.exit_code == 3, "a finished step was not found again")
+    _expect(await sb.read_file(str(markers / "out.txt")) == "ran\n", "the step ran twice")
+    late = wrap_step("sleep 30", markers, 1, 1, f">>{markers}/out.txt")
+    end, _ = await run_step(sb, late, markers, 1, poll_s=0.2)
+    _expect(end.timed_out, f"a step past its limit was not reported timed out: {end}")
+
+
 async def restart_reattaches(sb: Sandbox) -> None:
     """Starting again re-attaches to the same sandbox and keeps its files."""
     await sb.write_file("/tmp/conformance/keep.txt", "kept")
@@ -98,6 +114,7 @@ CHECKS: dict[str, Callable[[Sandbox], Awaitable[None]]] = {
         env_cwd_and_user,
         timeout_kills,
         trees,
+        detached_step_runs_once,
         restart_reattaches,
     )
 }

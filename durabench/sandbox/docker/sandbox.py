@@ -142,6 +142,29 @@ class DockerSandbox(Sandbox):
         """Run ``cmd``; ``timeout_s`` is enforced inside the container with ``timeout``."""
         return await asyncio.to_thread(self._exec_sync, cmd, cwd, env, user, timeout_s)
 
+    def _exec_detached_sync(
+        self, cmd: list[str], cwd: str | None, env: Mapping[str, str] | None, user: str | None
+    ) -> None:
+        container = self._container_or_raise()
+        kwargs: dict[str, Any] = {"detach": True, "environment": dict(env or {})}
+        if cwd:
+            kwargs["workdir"] = cwd
+        if user:
+            kwargs["user"] = user
+        with map_docker_errors(f"starting {cmd[0]!r} in {self.spec.name}"):
+            container.exec_run(cmd, **kwargs)
+
+    async def exec_detached(
+        self,
+        cmd: list[str],
+        *,
+        cwd: str | None = None,
+        env: Mapping[str, str] | None = None,
+        user: str | None = None,
+    ) -> None:
+        """Start ``cmd`` with a detached ``docker exec``."""
+        await asyncio.to_thread(self._exec_detached_sync, cmd, cwd, env, user)
+
     def _archive(self, path: str) -> bytes:
         container = self._container_or_raise()
         try:

@@ -1,0 +1,101 @@
+"""Commands that outlive the worker that started them, and how to find them again.
+
+A detached step runs in the sandbox under ``timeout`` and leaves markers in a directory::
+
+    <dir>/step-<n>.started     written when it starts (epoch seconds, container clock)
+    <dir>/step-<n>.done        written when it ends: "<exit code> <elapsed seconds>"
+
+A worker that dies mid-step loses nothing: the step goes on in its container, its time
+limit enforced there, and the retried activity waits for ``.done`` instead of starting
+the step again. That is what keeps a finished (paid) agent session from running twice.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import shlex
+from collections.abc import Awaitable, Callable, Mapping
+from pathlib import PurePosixPath
+from typing import NamedTuple
+
+from durabench.sandbox.base import Sandbox
+
+__all__ = ["StepEnd", "StepState", "run_step", "step_state", "wrap_step"]
+
+_KILL_GRACE_S = 5
+_TIMEOUT_EXIT_CODES = (124, 137)
+
+
+class StepEnd(NamedTuple):
+    """How a detached step ended."""
+
+    exit_code: int
+    elapsed_s: float
+    timed_out: bool
+
+
+class StepState(NamedTuple):
+    """What the markers say about a step."""
+
+    started: bool
+    end: StepEnd | None
+
+
+def wrap_step(command: str, markers: PurePosixPath, n: int, timeout_s: float, out: str) -> str:
+    """The shell script that runs ``command`` with its markers, output appended to ``out``."""
+    started, done = markers / f"step-{n}.started", markers / f"step-{n}.done"
+    limit = f"{max(timeout_s, 1.0):.0f}"
+    return (
+        f"s=$(date +%s); echo $s > {started}; "
+        f"timeout --kill-after={_KILL_GRACE_S} {limit} sh -c {shlex.quote(command)} {out}; "
+        f'rc=$?; e=$(date +%s); echo "$rc $((e - s)) {limit}" > {done}.tmp && mv {done}.tmp {done}'
+    )
+
+
+def _parse_end(text: str) -> StepEnd:
+    code, elapsed, limit = (text.split() + ["0", "0", "0"])[:3]
+    timed_out = int(code) in _TIMEOUT_EXIT_CODES and float(elapsed) >= float(limit) - 1
+    return StepEnd(int(code), float(elapsed), timed_out)
+
+
+async def step_state(sandbox: Sandbox, markers: PurePosixPath, n: int) -> StepState:
+    """Read a step's markers."""
+    try:
+        end = _parse_end(await sandbox.read_file(str(markers / f"step-{n}.done")))
+        return StepState(started=True, end=end)
+    except FileNotFoundError:
+        pass
+    try:
+        await sandbox.read_file(str(markers / f"step-{n}.started"))
+        return StepState(started=True, end=None)
+    except FileNotFoundError:
+        return StepState(started=False, end=None)
+
+
+async def run_step(
+    sandbox: Sandbox,
+    script: str,
+    markers: PurePosixPath,
+    n: int,
+    *,
+    cwd: str | None = None,
+    env: Mapping[str, str] | None = None,
+    user: str | None = None,
+    poll_s: float = 1.0,
+    on_wait: Callable[[], Awaitable[None]] | None = None,
+) -> tuple[StepEnd, bool]:
+    """Run step ``n`` unless it already ran or runs; wait for its end.
+
+    Returns:
+        How it ended, and whether this call re-attached to a step started earlier.
+    """
+    state = await step_state(sandbox, markers, n)
+    reattached = state.started
+    if not state.started:
+        await sandbox.exec_detached(["sh", "-c", script], cwd=cwd, env=env, user=user)
+    while state.end is None:
+        await asyncio.sleep(poll_s)
+        if on_wait is not None:
+            await on_wait()
+        state = await step_state(sandbox, markers, n)
+    return state.end, reattached
