@@ -8,9 +8,11 @@ from durabench.logs import configure_logging
 from starter.approve import approve, reject
 from starter.classify import classify
 from starter.report import publish, report
+from starter.resume import resume
 from starter.run import run
 from starter.server import server
 from starter.status import status
+from starter.sweep import sweep
 from starter.tasks import tasks
 
 
@@ -20,5 +22,7 @@ def cli() -> None:
     configure_logging("warning")
 
 
-for command in (run, approve, reject, status, report, publish, classify, server, tasks):
+COMMANDS = (run, approve, reject, resume, status, report, publish, classify, sweep, server, tasks)
+
+for command in COMMANDS:
     cli.add_command(command)

@@ -121,14 +121,22 @@ async def main(
     if not detach:
         docker_client().close()  # the in-process worker needs Docker: say so now, with the fix
     client = client or await connect(settings)
-    handle = await _start(client, settings, request)
+    handle, resumed = await _start(client, settings, request)
+    verb = "exists and runs: resuming it here" if resumed else "started"
     console.print(
-        f"Run [bold]{request.run_id}[/] started; Web UI: {ui_url(settings, request.run_id)}"
+        f"Run [bold]{request.run_id}[/] {verb}; Web UI: {ui_url(settings, request.run_id)}"
     )
     if detach:
         _print_approval_hint(settings, request.run_id)
         console.print("Detached: workers started with `python worker.py` carry the run.")
         return None
+    return await work_on(client, settings, handle, yes=yes)
+
+
+async def work_on(
+    client: Client, settings: Settings, handle: RunHandle, *, yes: bool = False
+) -> RunOutcome:
+    """Run this machine's workers for the run and show it until it ends."""
     stop = asyncio.Event()
     workers = asyncio.create_task(run_workers(build_workers(client, settings), stop))
     try:
@@ -138,9 +146,10 @@ async def main(
         await workers
 
 
-async def _start(client: Client, settings: Settings, request: RunRequest) -> RunHandle:
+async def _start(client: Client, settings: Settings, request: RunRequest) -> tuple[RunHandle, bool]:
+    """Start the run; a run of that id that still runs is resumed (``True``), never redone."""
     try:
-        return await client.start_workflow(
+        handle = await client.start_workflow(
             SuiteRunWorkflow.run,
             request,
             id=run_workflow_id(request.run_id),
@@ -150,9 +159,16 @@ async def _start(client: Client, settings: Settings, request: RunRequest) -> Run
             # A run id names one run forever: never start a finished run again.
             id_reuse_policy=WorkflowIDReusePolicy.REJECT_DUPLICATE,
         )
+        return handle, False
     except WorkflowAlreadyStartedError:
+        handle = client.get_workflow_handle_for(
+            SuiteRunWorkflow.run, run_workflow_id(request.run_id)
+        )
+        desc = await handle.describe()
+        if desc.status == WorkflowExecutionStatus.RUNNING:
+            return handle, True
         raise ConfigError(
-            f"run {request.run_id} already exists; see it with "
+            f"run {request.run_id} already exists and has ended; see it with "
             f"`python -m starter status {request.run_id}` or choose another --run-id"
         ) from None
 
@@ -187,7 +203,10 @@ async def _follow(
 ) -> RunOutcome:
     plan = await _wait_for_plan(handle)
     console.print(plan_table(plan))
-    if yes:
+    approved = (await handle.query(SuiteRunWorkflow.progress)).approved_by
+    if approved:
+        console.print(f"Approved by {approved}.")
+    elif yes:
         await handle.signal(
             SuiteRunWorkflow.approve, Approval(approver=f"{getpass.getuser()} (--yes)")
         )

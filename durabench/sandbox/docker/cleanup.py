@@ -1,0 +1,72 @@
+"""Finding and removing durabench's containers and task images by label.
+
+The sweeper decides *which* to remove (it asks Temporal what still runs); this module only
+lists and removes, so it can be tested against a real daemon without a server.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import docker
+import docker.errors
+
+from durabench.sandbox.docker.errors import map_docker_errors
+
+__all__ = ["LabelledContainer", "list_containers", "remove_container", "unused_task_images"]
+
+TASK_IMAGE_REPO_PREFIX = "durabench-task/"
+
+
+class LabelledContainer(NamedTuple):
+    """A durabench container and the attempt it belongs to."""
+
+    name: str
+    status: str
+    run_id: str
+    task_id: str
+    lane: str
+    attempt: int
+
+
+def list_containers(client: docker.DockerClient) -> list[LabelledContainer]:
+    """Every container labelled ``durabench.run``, running or not."""
+    with map_docker_errors("listing containers"):
+        found = client.containers.list(all=True, filters={"label": "durabench.run"})
+    out = []
+    for c in found:
+        labels = c.labels or {}
+        out.append(
+            LabelledContainer(
+                name=str(c.name or c.id),
+                status=c.status,
+                run_id=labels.get("durabench.run", ""),
+                task_id=labels.get("durabench.task", ""),
+                lane=labels.get("durabench.lane", ""),
+                attempt=int(labels.get("durabench.attempt", "0") or 0),
+            )
+        )
+    return sorted(out)
+
+
+def remove_container(client: docker.DockerClient, name: str) -> None:
+    """Remove a container, running or not; a missing one is fine."""
+    with map_docker_errors(f"removing container {name}"):
+        try:
+            client.containers.get(name).remove(force=True)
+        except docker.errors.NotFound:
+            pass
+
+
+def unused_task_images(client: docker.DockerClient) -> list[str]:
+    """Tags of durabench task images that no container uses (they rebuild on demand)."""
+    with map_docker_errors("listing images"):
+        used = {c.image.id for c in client.containers.list(all=True) if c.image is not None}
+        images = client.images.list()
+    return sorted(
+        tag
+        for image in images
+        if image.id not in used
+        for tag in image.tags
+        if tag.startswith(TASK_IMAGE_REPO_PREFIX)
+    )

@@ -1,0 +1,52 @@
+"""``python -m starter resume <run-id>``: carry on a run whose worker died, from here.
+
+The run's history is in Temporal (the embedded server keeps it in its SQLite file across
+restarts), so a worker started here picks up exactly where the last one stopped: finished
+agent sessions are not run again, running ones are re-attached.
+"""
+
+from __future__ import annotations
+
+import click
+from temporalio.client import Client, WorkflowExecutionStatus
+
+from durabench.errors import ConfigError
+from durabench.models import RunOutcome
+from durabench.sandbox import docker_client
+from durabench.settings import Settings
+from starter.client import connect
+from starter.console import console
+from starter.options import run_async, run_id_argument
+from starter.run import work_on
+from workflows import SuiteRunWorkflow, run_workflow_id
+
+__all__ = ["resume", "resume_main"]
+
+
+async def resume_main(
+    run_id: str, client: Client | None = None, settings: Settings | None = None
+) -> RunOutcome:
+    """Work on a running run in-process until it ends.
+
+    Raises:
+        ConfigError: the run has ended (nothing to resume).
+    """
+    settings = settings or Settings.from_env()
+    docker_client().close()
+    client = client or await connect(settings)
+    handle = client.get_workflow_handle_for(SuiteRunWorkflow.run, run_workflow_id(run_id))
+    desc = await handle.describe()
+    if desc.status != WorkflowExecutionStatus.RUNNING:
+        state = desc.status.name.lower() if desc.status else "unknown"
+        raise ConfigError(
+            f"run {run_id} is {state}: nothing to resume; see `python -m starter status {run_id}`"
+        )
+    console.print(f"Resuming run [bold]{run_id}[/] with a worker on this machine.")
+    return await work_on(client, settings, handle)
+
+
+@click.command()
+@run_id_argument
+def resume(run_id: str) -> None:
+    """Resume a run whose worker died: run a worker here until the run ends."""
+    run_async(resume_main)(run_id)

@@ -1,0 +1,86 @@
+"""Nothing leaked (sweep) and nothing stranded (resume), against real Docker and Temporal."""
+
+from __future__ import annotations
+
+import asyncio
+import shutil
+import uuid
+
+import pytest
+from temporalio.client import Client
+
+from durabench.models import AttemptRef, RunRequest, TaskRef
+from durabench.sandbox import DockerSandbox, SandboxSpec, docker_client
+from durabench.sandbox.docker.cleanup import list_containers
+from durabench.settings import Settings
+from durabench.tasks import load_suite
+from starter.approve import approve_main
+from starter.resume import resume_main
+from starter.run import main as run_main
+from starter.sweep import sweep_main
+from workflows import SuiteRunWorkflow, attempt_workflow_id, run_workflow_id
+
+pytestmark = pytest.mark.docker
+
+
+def _ref(run_id: str) -> AttemptRef:
+    task = TaskRef(task_id="t1", task_dir="/nowhere")
+    return AttemptRef(run_id=run_id, task=task, lane="baseline", agent="nop", model="none")
+
+
+async def _container(settings: Settings, ref: AttemptRef) -> DockerSandbox:
+    sandbox = DockerSandbox(
+        SandboxSpec(name=ref.container_name, image=settings.base_image, labels=ref.labels)
+    )
+    await sandbox.start()
+    return sandbox
+
+
+def _names() -> set[str]:
+    client = docker_client()
+    try:
+        return {c.name for c in list_containers(client)}
+    finally:
+        client.close()
+
+
+async def test_sweep_removes_only_containers_whose_attempt_is_not_running(
+    client: Client, settings: Settings
+) -> None:
+    orphan, live = _ref(f"gone-{uuid.uuid4().hex[:6]}"), _ref(f"live-{uuid.uuid4().hex[:6]}")
+    live_wf = attempt_workflow_id(live.run_id, "t1", "baseline", 1)
+    handle = await client.start_workflow(
+        "AgentRunWorkflow", live, id=live_wf, task_queue=f"nobody-{uuid.uuid4().hex[:6]}"
+    )
+    boxes = [await _container(settings, orphan), await _container(settings, live)]
+    try:
+        assert await sweep_main(dry_run=True, client=client) == [orphan.container_name]
+        assert {orphan.container_name, live.container_name} <= _names()
+        assert await sweep_main(client=client) == [orphan.container_name]
+        names = _names()
+        assert orphan.container_name not in names and live.container_name in names
+    finally:
+        await handle.terminate("test over")
+        for box in boxes:
+            await box.stop(delete=True)
+
+
+async def test_resume_finishes_a_run_whose_worker_never_came(
+    client: Client, settings: Settings
+) -> None:
+    source = load_suite("pytorch")[2]
+    shutil.copytree(source.task_dir, settings.home / "suites" / "one" / source.task_id)
+    request = RunRequest(run_id=f"res-{uuid.uuid4().hex[:6]}", suite="one", agent="nop")
+    await run_main(request, detach=True, client=client, settings=settings)  # no worker runs
+    with pytest.raises(asyncio.TimeoutError):
+        handle = client.get_workflow_handle_for(
+            SuiteRunWorkflow.run, run_workflow_id(request.run_id)
+        )
+        await asyncio.wait_for(handle.query(SuiteRunWorkflow.progress), timeout=2)
+    resumed = asyncio.create_task(resume_main(request.run_id, client=client, settings=settings))
+    while (await handle.query(SuiteRunWorkflow.progress)).phase != "awaiting_approval":
+        await asyncio.sleep(0.2)
+    await approve_main(request.run_id, "ann", client=client)
+    outcome = await resumed
+    assert outcome.status == "completed"
+    assert [s.attempts for s in outcome.lanes] == [1, 1]
