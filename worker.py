@@ -38,6 +38,7 @@ def build_workers(client: Client, settings: Settings, *, max_sandboxes: int = 8)
         workflows=list(WORKFLOWS),
         activities=[
             plan.plan_run,
+            plan.plan_page,
             plan.record_run,
             results.record_attempt,
             results.write_report,

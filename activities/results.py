@@ -33,10 +33,8 @@ class ResultActivities:
         return await asyncio.to_thread(self._write_report, data)
 
     def _write_report(self, data: ReportInput) -> ReportOutput:
-        paths = RunPaths.for_run(self.settings.runs_dir, data.plan.request.run_id)
-        result = build_results(
-            paths, data.plan, data.approval, data.excluded, self.settings.pass_threshold
-        )
+        paths = RunPaths.for_run(self.settings.runs_dir, data.run_id)
+        result = build_results(paths, data.approval, self.settings.pass_threshold)
         write_reports(paths, result)
         return ReportOutput(
             results_dir=str(paths.root), report_path=str(paths.report_md), lanes=result.lanes

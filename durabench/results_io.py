@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import tempfile
+from collections.abc import Iterable
 from pathlib import Path
 
 from durabench.errors import ConfigError
@@ -14,7 +15,7 @@ from durabench.report import render_markdown, summarize_lanes
 from durabench.report_html import render_html
 from durabench.scoring import compute_scorecard
 
-__all__ = ["atomic_write", "build_results", "load_results", "write_reports"]
+__all__ = ["atomic_write", "build_results", "excluded_pairs", "load_results", "write_reports"]
 
 
 def atomic_write(path: Path, text: str) -> None:
@@ -26,17 +27,26 @@ def atomic_write(path: Path, text: str) -> None:
     os.replace(tmp, path)
 
 
-def build_results(
-    paths: RunPaths,
-    plan: RunPlan,
-    approval: Approval | None,
-    excluded: dict[str, str],
-    threshold: float,
-) -> RunResult:
-    """A run's results from the attempt files on disk."""
+def excluded_pairs(attempts: Iterable[AttemptResult]) -> dict[str, str]:
+    """Pairs whose arm ended infra (it exhausted its retries): task id to why."""
+    last: dict[tuple[str, str], AttemptResult] = {}
+    for a in sorted(attempts, key=lambda a: a.attempt):
+        last[(a.task_id, a.lane)] = a
+    out: dict[str, str] = {}
+    for (task_id, lane), a in sorted(last.items()):
+        if a.infra:
+            why = f"{lane} ended {a.exit_class} on attempt {a.attempt}: {a.reason}"
+            out[task_id] = f"{out[task_id]}; {why}" if task_id in out else why
+    return out
+
+
+def build_results(paths: RunPaths, approval: Approval | None, threshold: float) -> RunResult:
+    """A run's results from ``plan.json`` and the attempt files on disk."""
+    plan = RunPlan.model_validate_json(paths.plan.read_text())
     attempts = tuple(
         AttemptResult.model_validate_json(p.read_text()) for p in paths.attempt_results()
     )
+    excluded = excluded_pairs(attempts)
     card = compute_scorecard(
         attempts, [t.task_id for t in plan.tasks], plan.lanes, excluded, threshold
     )

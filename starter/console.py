@@ -5,7 +5,7 @@ from __future__ import annotations
 from rich.console import Console
 from rich.table import Table
 
-from durabench.models import ProgressOutput, RunPlan, RunResult
+from durabench.models import PlanSummary, ProgressOutput, RunResult
 from durabench.report import cell_text, comparison_lines
 from durabench.settings import Settings
 
@@ -23,7 +23,7 @@ def ui_url(settings: Settings, run_id: str) -> str:
     return f"http://localhost:{settings.ui_port}{path}"
 
 
-def plan_table(plan: RunPlan) -> Table:
+def plan_table(plan: PlanSummary) -> Table:
     """The parameters a person confirms before approving."""
     req = plan.request
     table = Table(title=f"Plan of run {req.run_id}", show_header=False)
@@ -34,8 +34,8 @@ def plan_table(plan: RunPlan) -> Table:
         ("config mode", f"{req.config_mode} ({', '.join(plan.lanes)})"),
         ("parallel slots", str(req.parallel)),
         ("category", req.category),
-        ("tasks", str(len(plan.tasks))),
-        ("attempts", str(len(plan.tasks) * len(plan.lanes))),
+        ("tasks", str(plan.task_count)),
+        ("attempts", f"{plan.task_count * len(plan.lanes)} (+ infra retries)"),
         ("agent-hours (upper bound)", f"{plan.estimated_agent_hours:.2f}"),
         ("infra retries", f"{req.infra_retries} per arm, backoff from {req.infra_backoff_sec:g} s"),
         ("results", plan.results_dir),

@@ -15,7 +15,14 @@ from temporalio.exceptions import WorkflowAlreadyStartedError
 from temporalio.service import RPCError
 
 from durabench.errors import ConfigError
-from durabench.models import Approval, RunOutcome, RunPlan, RunRequest, RunResult
+from durabench.models import (
+    Approval,
+    PlanSummary,
+    RunOutcome,
+    RunRequest,
+    RunResult,
+    SuiteRunInput,
+)
 from durabench.sandbox import docker_client
 from durabench.settings import Settings
 from starter.client import connect
@@ -151,7 +158,7 @@ async def _start(client: Client, settings: Settings, request: RunRequest) -> tup
     try:
         handle = await client.start_workflow(
             SuiteRunWorkflow.run,
-            request,
+            SuiteRunInput(request=request),
             id=run_workflow_id(request.run_id),
             task_queue=settings.task_queue,
             search_attributes=for_request(request),
@@ -182,7 +189,7 @@ def _print_approval_hint(settings: Settings, run_id: str) -> None:
     )
 
 
-async def _wait_for_plan(handle: RunHandle) -> RunPlan:
+async def _wait_for_plan(handle: RunHandle) -> PlanSummary:
     """Poll the ``plan`` query; surface the run's failure if planning failed."""
     while True:
         desc = await handle.describe()

@@ -8,11 +8,12 @@ that exhausts its retries leaves the pair excluded, not scored.
 from __future__ import annotations
 
 import asyncio
+from collections import Counter
 from datetime import timedelta
 
 from temporalio import workflow
 from temporalio.common import WorkflowIDReusePolicy
-from temporalio.exceptions import CancelledError, ChildWorkflowError
+from temporalio.exceptions import ApplicationError, CancelledError, ChildWorkflowError
 from temporalio.workflow import ParentClosePolicy
 
 with workflow.unsafe.imports_passed_through():
@@ -20,6 +21,7 @@ with workflow.unsafe.imports_passed_through():
         ArmProgress,
         AttemptRef,
         AttemptResult,
+        PairDone,
         PairInput,
         PairProgress,
         PairResult,
@@ -59,6 +61,13 @@ class PairedTaskWorkflow:
         self._task_id = pair.task.task_id
         arms = await asyncio.gather(*(self._arm(pair, lane) for lane in pair.lanes))
         exhausted = [arm[-1] for arm in arms if arm[-1].infra]
+        await self._tell_run(
+            PairDone(
+                task_id=pair.task.task_id,
+                by_class=dict(Counter(a.exit_class for arm in arms for a in arm)),
+                excluded=bool(exhausted),
+            )
+        )
         return PairResult(
             task_id=pair.task.task_id,
             attempts=tuple(a for arm in arms for a in arm),
@@ -68,6 +77,18 @@ class PairedTaskWorkflow:
                 for a in exhausted
             ),
         )
+
+    async def _tell_run(self, done: PairDone) -> None:
+        """Signal the run (whichever of its workflow runs is current) that this pair ended."""
+        parent = workflow.info().parent
+        if parent is None:
+            return
+        try:
+            await workflow.get_external_workflow_handle(parent.workflow_id).signal(
+                "pair_done", done
+            )
+        except ApplicationError as err:  # the run is gone (terminated): nobody to tell
+            workflow.logger.warning("could not tell run %s: %s", parent.workflow_id, err)
 
     async def _arm(self, pair: PairInput, lane: str) -> list[AttemptResult]:
         results: list[AttemptResult] = []

@@ -2,6 +2,11 @@
 
 Nothing that costs money starts before a person approves the plan: the plan activity only
 reads task directories, and pairs start after the ``approve`` signal.
+
+History stays bounded at any suite size: the task list is read from the plan file a page
+at a time, pairs are abandoned children that signal ``pair_done`` when they end, and after
+``pairs_per_run`` starts (or when Temporal suggests it) the run continues as new, carrying
+only counters and the ids of pairs in flight.
 """
 
 from __future__ import annotations
@@ -12,14 +17,17 @@ from datetime import timedelta
 
 from temporalio import workflow
 from temporalio.common import WorkflowIDReusePolicy
-from temporalio.exceptions import CancelledError, ChildWorkflowError
 from temporalio.workflow import ParentClosePolicy
 
 with workflow.unsafe.imports_passed_through():
     from durabench.models import (
         Approval,
+        CarriedState,
+        PairDone,
         PairInput,
-        PairResult,
+        PlanPage,
+        PlanPageInput,
+        PlanSummary,
         ProgressOutput,
         RecordRunInput,
         Rejection,
@@ -27,15 +35,17 @@ with workflow.unsafe.imports_passed_through():
         ReportOutput,
         RunOutcome,
         RunPhase,
-        RunPlan,
-        RunRequest,
+        SuiteRunInput,
         TaskRef,
     )
     from workflows.paired_task import PairedTaskWorkflow, pair_workflow_id
     from workflows.policies import RETRY, SHORT
     from workflows.search_attributes import RUN_STATUS
 
-__all__ = ["SuiteRunWorkflow", "run_workflow_id"]
+__all__ = ["PAGE_SIZE", "SuiteRunWorkflow", "run_workflow_id"]
+
+PAGE_SIZE = 100
+"""Tasks read from the plan per ``plan_page`` call."""
 
 
 def run_workflow_id(run_id: str) -> str:
@@ -48,23 +58,21 @@ class SuiteRunWorkflow:
     """A whole run; id ``run/<run_id>``."""
 
     def __init__(self) -> None:
-        self._plan: RunPlan | None = None
+        self._plan: PlanSummary | None = None
         self._approval: Approval | None = None
         self._rejection: Rejection | None = None
         self._phase: RunPhase = "planning"
         self._running: set[str] = set()
         self._done = 0
         self._by_class: Counter[str] = Counter()
-        self._excluded: dict[str, str] = {}
+        self._excluded = 0
         self._run_id = ""
 
     @workflow.signal
     def approve(self, approval: Approval) -> None:
         """Approve the plan; the first approval after the plan is made counts."""
         if self._plan is None:
-            workflow.logger.warning(
-                "approval by %s before the plan was made: ignored", approval.approver
-            )
+            workflow.logger.warning("approval by %s before the plan: ignored", approval.approver)
             return
         if self._approval is None and self._rejection is None:
             self._approval = approval.model_copy(update={"approved_at": workflow.now()})
@@ -75,8 +83,17 @@ class SuiteRunWorkflow:
         if self._approval is None:
             self._rejection = rejection
 
+    @workflow.signal
+    def pair_done(self, done: PairDone) -> None:
+        """A pair ended (it may have been started by an earlier run of this workflow)."""
+        if done.task_id in self._running:
+            self._running.discard(done.task_id)
+            self._done += 1
+            self._by_class.update(done.by_class)
+            self._excluded += int(done.excluded)
+
     @workflow.query
-    def plan(self) -> RunPlan | None:
+    def plan(self) -> PlanSummary | None:
         """The plan, once made."""
         return self._plan
 
@@ -86,11 +103,11 @@ class SuiteRunWorkflow:
         return ProgressOutput(
             run_id=self._run_id,
             phase=self._phase,
-            total=len(self._plan.tasks) if self._plan else 0,
+            total=self._plan.task_count if self._plan else 0,
             done=self._done,
             running=tuple(sorted(self._running)),
             by_class=dict(self._by_class),
-            excluded=len(self._excluded),
+            excluded=self._excluded,
             approved_by=self._approval.approver if self._approval else None,
             approved_at=self._approval.approved_at if self._approval else None,
         )
@@ -100,13 +117,37 @@ class SuiteRunWorkflow:
         workflow.upsert_search_attributes([RUN_STATUS.value_set(phase)])
 
     @workflow.run
-    async def run(self, request: RunRequest) -> RunOutcome:
-        """Plan, wait for approval, fan out, report."""
+    async def run(self, data: SuiteRunInput) -> RunOutcome:
+        """Plan, wait for approval, fan out (continuing as new as needed), report."""
+        request = data.request
         self._run_id = request.run_id
-        self._plan = plan = await workflow.execute_activity(
+        if data.carried is None:
+            rejected = await self._plan_and_approve(data)
+            if rejected is not None:
+                return rejected
+            start = 0
+        else:
+            start = self._restore(data.carried)
+        self._set_phase("running")
+        try:
+            resume_at = await self._fan_out(start)
+            if resume_at is not None:
+                await workflow.wait_condition(workflow.all_handlers_finished)
+                workflow.continue_as_new(
+                    SuiteRunInput(request=request, carried=self._carry(resume_at))
+                )
+            await workflow.wait_condition(lambda: not self._running)
+        except asyncio.CancelledError:
+            await self._cancel_in_flight()
+            raise
+        return await self._report()
+
+    async def _plan_and_approve(self, data: SuiteRunInput) -> RunOutcome | None:
+        request = data.request
+        self._plan = await workflow.execute_activity(
             "plan_run",
             request,
-            result_type=RunPlan,
+            result_type=PlanSummary,
             start_to_close_timeout=timedelta(minutes=5),
             retry_policy=RETRY,
         )
@@ -114,46 +155,66 @@ class SuiteRunWorkflow:
         await workflow.wait_condition(
             lambda: self._approval is not None or self._rejection is not None
         )
-        if self._rejection is not None or self._approval is None:
+        if self._approval is None:
             self._set_phase("rejected")
             reason = self._rejection.reason if self._rejection else "rejected"
             return RunOutcome(run_id=request.run_id, status="rejected", reason=reason)
         await workflow.execute_activity(
             "record_run",
-            RecordRunInput(plan=plan, approval=self._approval),
+            RecordRunInput(plan=self._plan, approval=self._approval),
             start_to_close_timeout=SHORT,
             retry_policy=RETRY,
         )
-        self._set_phase("running")
-        await self._fan_out(plan)
-        self._set_phase("reporting")
-        report = await workflow.execute_activity(
-            "write_report",
-            ReportInput(plan=plan, approval=self._approval, excluded=self._excluded),
-            result_type=ReportOutput,
-            start_to_close_timeout=timedelta(minutes=10),
-            retry_policy=RETRY,
-        )
-        self._set_phase("completed")
-        await workflow.wait_condition(workflow.all_handlers_finished)
-        return RunOutcome(
-            run_id=request.run_id,
-            status="completed",
-            results_dir=report.results_dir,
-            report_path=report.report_path,
-            lanes=report.lanes,
+        return None
+
+    def _restore(self, carried: CarriedState) -> int:
+        self._plan, self._approval = carried.plan, carried.approval
+        self._done, self._excluded = carried.done, carried.excluded
+        self._by_class = Counter(carried.by_class)
+        self._running = set(carried.in_flight)
+        return carried.next_index
+
+    def _carry(self, next_index: int) -> CarriedState:
+        if self._plan is None or self._approval is None:
+            raise RuntimeError("cannot continue as new before the plan is approved")
+        return CarriedState(
+            plan=self._plan,
+            approval=self._approval,
+            next_index=next_index,
+            done=self._done,
+            by_class=dict(self._by_class),
+            excluded=self._excluded,
+            in_flight=tuple(sorted(self._running)),
         )
 
-    async def _fan_out(self, plan: RunPlan) -> None:
-        """At most ``parallel`` pairs in flight; a new one starts as soon as one ends."""
-        pending: list[asyncio.Task[None]] = []
-        for task in plan.tasks:
-            await workflow.wait_condition(lambda: len(self._running) < plan.request.parallel)
-            self._running.add(task.task_id)
-            pending.append(asyncio.create_task(self._run_pair(plan, task)))
-        await asyncio.gather(*pending)
+    async def _fan_out(self, start: int) -> int | None:
+        """Start pairs from task ``start``, at most ``parallel`` in flight.
 
-    async def _run_pair(self, plan: RunPlan, task: TaskRef) -> None:
+        Returns:
+            Where the next workflow run must go on, or ``None`` once every pair started.
+        """
+        plan = self._plan
+        if plan is None:
+            raise RuntimeError("no plan")
+        req, index, started = plan.request, start, 0
+        while index < plan.task_count:
+            page = await workflow.execute_activity(
+                "plan_page",
+                PlanPageInput(run_id=req.run_id, offset=index, limit=PAGE_SIZE),
+                result_type=PlanPage,
+                start_to_close_timeout=SHORT,
+                retry_policy=RETRY,
+            )
+            for task in page.tasks:
+                await workflow.wait_condition(lambda: len(self._running) < req.parallel)
+                await self._start_pair(plan, task)
+                index, started = index + 1, started + 1
+                suggested = workflow.info().is_continue_as_new_suggested()
+                if index < plan.task_count and (started >= req.pairs_per_run or suggested):
+                    return index
+        return None
+
+    async def _start_pair(self, plan: PlanSummary, task: TaskRef) -> None:
         req = plan.request
         pair = PairInput(
             run_id=req.run_id,
@@ -165,22 +226,37 @@ class SuiteRunWorkflow:
             infra_retries=req.infra_retries,
             infra_backoff_sec=req.infra_backoff_sec,
         )
-        try:
-            result: PairResult = await workflow.execute_child_workflow(
-                PairedTaskWorkflow.run,
-                pair,
-                id=pair_workflow_id(req.run_id, task.task_id),
-                static_summary=f"{task.task_id}: {' vs '.join(plan.lanes)}",
-                id_reuse_policy=WorkflowIDReusePolicy.REJECT_DUPLICATE,
-                parent_close_policy=ParentClosePolicy.REQUEST_CANCEL,
-            )
-            self._by_class.update(a.exit_class for a in result.attempts)
-            if result.excluded:
-                self._excluded[task.task_id] = result.exclusion_reason
-        except ChildWorkflowError as err:
-            if isinstance(err.cause, CancelledError):
-                raise  # the run is being cancelled
-            self._excluded[task.task_id] = f"the pair's workflow failed: {err.cause}"
-        finally:
-            self._running.discard(task.task_id)
-            self._done += 1
+        self._running.add(task.task_id)
+        await workflow.start_child_workflow(
+            PairedTaskWorkflow.run,
+            pair,
+            id=pair_workflow_id(req.run_id, task.task_id),
+            static_summary=f"{task.task_id}: {' vs '.join(plan.lanes)}",
+            id_reuse_policy=WorkflowIDReusePolicy.REJECT_DUPLICATE,
+            # Pairs outlive continue-as-new; cancelling the run cancels them explicitly.
+            parent_close_policy=ParentClosePolicy.ABANDON,
+        )
+
+    async def _cancel_in_flight(self) -> None:
+        for task_id in sorted(self._running):
+            pair = workflow.get_external_workflow_handle(pair_workflow_id(self._run_id, task_id))
+            await pair.cancel()
+
+    async def _report(self) -> RunOutcome:
+        self._set_phase("reporting")
+        report = await workflow.execute_activity(
+            "write_report",
+            ReportInput(run_id=self._run_id, approval=self._approval),
+            result_type=ReportOutput,
+            start_to_close_timeout=timedelta(minutes=10),
+            retry_policy=RETRY,
+        )
+        self._set_phase("completed")
+        await workflow.wait_condition(workflow.all_handlers_finished)
+        return RunOutcome(
+            run_id=self._run_id,
+            status="completed",
+            results_dir=report.results_dir,
+            report_path=report.report_path,
+            lanes=report.lanes,
+        )

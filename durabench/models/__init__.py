@@ -1,13 +1,20 @@
 """Every wire or disk format of durabench, as pydantic models."""
 
-from durabench.models.config import LaneConfig, McpServer
+from durabench.models.config import (
+    LaneConfig,
+    McpServer,
+)
 from durabench.models.payloads import (
     AgentRunOutput,
     ArmProgress,
     AttemptRef,
+    CarriedState,
     ClassifyAttemptInput,
+    PairDone,
     PairInput,
     PairProgress,
+    PlanPage,
+    PlanPageInput,
     PreparedImage,
     ProgressOutput,
     ProvisionInput,
@@ -17,6 +24,7 @@ from durabench.models.payloads import (
     ReportOutput,
     RunOutcome,
     RunPhase,
+    SuiteRunInput,
     VerifyOutput,
 )
 from durabench.models.results import (
@@ -27,7 +35,15 @@ from durabench.models.results import (
     PhaseTiming,
     RunResult,
 )
-from durabench.models.run import Approval, ConfigMode, Rejection, RunPlan, RunRequest, TaskRef
+from durabench.models.run import (
+    Approval,
+    ConfigMode,
+    PlanSummary,
+    Rejection,
+    RunPlan,
+    RunRequest,
+    TaskRef,
+)
 from durabench.models.scorecard import (
     Cell,
     ExcludedAttempt,
@@ -36,7 +52,9 @@ from durabench.models.scorecard import (
     TaskDelta,
     Totals,
 )
-from durabench.models.task import TaskSpec
+from durabench.models.task import (
+    TaskSpec,
+)
 from durabench.models.verdict import (
     INFRA_CLASSES,
     ClassifyInput,
@@ -55,6 +73,7 @@ __all__ = [
     "ArmProgress",
     "AttemptRef",
     "AttemptResult",
+    "CarriedState",
     "Cell",
     "ClassifyAttemptInput",
     "ClassifyInput",
@@ -64,12 +83,16 @@ __all__ = [
     "LaneConfig",
     "LaneSummary",
     "McpServer",
+    "PairDone",
     "PairInput",
     "PairProgress",
     "PairResult",
     "PairedComparison",
     "Phase",
     "PhaseTiming",
+    "PlanPage",
+    "PlanPageInput",
+    "PlanSummary",
     "PreparedImage",
     "ProgressOutput",
     "ProvisionInput",
@@ -85,6 +108,7 @@ __all__ = [
     "RunResult",
     "Scorecard",
     "Signals",
+    "SuiteRunInput",
     "TaskDelta",
     "TaskRef",
     "TaskSpec",

@@ -13,24 +13,29 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict
 
 from durabench.models.results import LaneSummary
-from durabench.models.run import Approval, RunPlan, TaskRef
+from durabench.models.run import Approval, PlanSummary, RunRequest, TaskRef
 
 __all__ = [
     "AgentRunOutput",
     "ArmProgress",
     "AttemptRef",
+    "CarriedState",
     "ClassifyAttemptInput",
+    "PairDone",
     "PairInput",
     "PairProgress",
+    "PlanPage",
+    "PlanPageInput",
     "PreparedImage",
     "ProgressOutput",
     "ProvisionInput",
     "ProvisionOutput",
-    "RunPhase",
     "RecordRunInput",
     "ReportInput",
     "ReportOutput",
     "RunOutcome",
+    "RunPhase",
+    "SuiteRunInput",
     "VerifyOutput",
 ]
 
@@ -186,23 +191,88 @@ class RecordRunInput(BaseModel):
 
     model_config = ConfigDict(frozen=True)
 
-    plan: RunPlan
+    plan: PlanSummary
     """The plan."""
     approval: Approval
     """The approval."""
 
 
 class ReportInput(BaseModel):
-    """Input of ``write_report``."""
+    """Input of ``write_report``: the plan and attempts are read from the results directory."""
 
     model_config = ConfigDict(frozen=True)
 
-    plan: RunPlan
-    """The plan."""
+    run_id: str
+    """The run."""
     approval: Approval | None
     """The approval."""
-    excluded: dict[str, str] = {}
-    """Excluded pairs: task id to the reason."""
+
+
+class PlanPageInput(BaseModel):
+    """Input of ``plan_page``: a slice of the plan's task list."""
+
+    model_config = ConfigDict(frozen=True)
+
+    run_id: str
+    """The run."""
+    offset: int
+    """First task index."""
+    limit: int
+    """At most this many tasks."""
+
+
+class PlanPage(BaseModel):
+    """Output of ``plan_page``."""
+
+    model_config = ConfigDict(frozen=True)
+
+    tasks: tuple[TaskRef, ...]
+    """The tasks of the slice, in plan order."""
+
+
+class PairDone(BaseModel):
+    """Signalled by a pair to its run when it ends (pairs outlive continue-as-new)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    task_id: str
+    """The task."""
+    by_class: dict[str, int]
+    """Its attempts per exit class."""
+    excluded: bool = False
+    """Whether the pair is excluded."""
+
+
+class CarriedState(BaseModel):
+    """What a run carries into its next workflow run: small at any suite size."""
+
+    model_config = ConfigDict(frozen=True)
+
+    plan: PlanSummary
+    """The plan summary."""
+    approval: Approval
+    """The approval."""
+    next_index: int
+    """Index of the next task to start."""
+    done: int
+    """Pairs finished."""
+    by_class: dict[str, int]
+    """Finished attempts per exit class."""
+    excluded: int
+    """Pairs excluded."""
+    in_flight: tuple[str, ...]
+    """Task ids of pairs still running (they signal their end to the new run)."""
+
+
+class SuiteRunInput(BaseModel):
+    """Input of ``SuiteRunWorkflow``: a request, and after continue-as-new its state."""
+
+    model_config = ConfigDict(frozen=True)
+
+    request: RunRequest
+    """What the operator asked for."""
+    carried: CarriedState | None = None
+    """State from the previous workflow run of this run."""
 
 
 class ReportOutput(BaseModel):

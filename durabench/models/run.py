@@ -7,7 +7,15 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-__all__ = ["Approval", "ConfigMode", "Rejection", "RunPlan", "RunRequest", "TaskRef"]
+__all__ = [
+    "Approval",
+    "ConfigMode",
+    "PlanSummary",
+    "Rejection",
+    "RunPlan",
+    "RunRequest",
+    "TaskRef",
+]
 
 ConfigMode = Literal["paired", "baseline_only", "full_only"]
 Category = Literal["staging", "official"]
@@ -42,6 +50,8 @@ class RunRequest(BaseModel):
     """New attempts an arm gets after an ``infra_*`` attempt before its pair is excluded."""
     infra_backoff_sec: float = Field(default=60.0, ge=0)
     """Wait before the first infra retry; doubles with each further retry."""
+    pairs_per_run: int = Field(default=500, ge=1)
+    """Pairs one workflow run starts before it continues as new: history stays bounded."""
 
 
 class TaskRef(BaseModel):
@@ -61,25 +71,36 @@ class TaskRef(BaseModel):
     """The image build's time limit."""
 
 
-class RunPlan(BaseModel):
-    """The plan shown for approval; persisted as ``plan.json`` and in ``run.json``."""
+class PlanSummary(BaseModel):
+    """The plan without its task list: what travels through workflow history at any size."""
 
     model_config = ConfigDict(frozen=True)
 
-    schema_version: int = 1
-    """Format version of this file."""
+    schema_version: int = 2
+    """Format version (2: the task list lives in ``plan.json``, read in pages)."""
     request: RunRequest
     """What was asked."""
     lanes: tuple[str, ...]
     """Lane config names, baseline first."""
-    tasks: tuple[TaskRef, ...]
-    """Every task of the run."""
+    task_count: int
+    """Tasks in the plan."""
     estimated_agent_hours: float
     """Sum of time limits over tasks and lanes: an upper bound of agent time."""
     results_dir: str
     """The run's results directory on the worker's host."""
     mcp_env_missing: tuple[str, ...] = ()
     """MCP variables unset on the planning worker: the MCP lane would run without its server."""
+
+
+class RunPlan(PlanSummary):
+    """The whole plan, as ``plan.json`` holds it."""
+
+    tasks: tuple[TaskRef, ...]
+    """Every task of the run."""
+
+    def summary(self) -> PlanSummary:
+        """The plan without its tasks."""
+        return PlanSummary.model_validate(self.model_dump(exclude={"tasks"}))
 
 
 class Rejection(BaseModel):

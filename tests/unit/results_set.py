@@ -103,6 +103,7 @@ def hand_result() -> RunResult:
         request=RunRequest(run_id="hand", suite="s", agent="replay", model="m"),
         lanes=LANES,
         tasks=tuple(TaskRef(task_id=t, task_dir=f"/{t}") for t in TASKS),
+        task_count=len(TASKS),
         estimated_agent_hours=1.0,
         results_dir="/tmp/hand",
     )

@@ -20,13 +20,15 @@ from durabench.models import (
     AttemptResult,
     ClassifyAttemptInput,
     LaneSummary,
+    PlanPage,
+    PlanPageInput,
+    PlanSummary,
     PreparedImage,
     ProvisionInput,
     ProvisionOutput,
     RecordRunInput,
     ReportInput,
     ReportOutput,
-    RunPlan,
     RunRequest,
     TaskRef,
     Verdict,
@@ -63,18 +65,22 @@ class Recorder:
         rec = self
 
         @activity.defn(name="plan_run")
-        async def plan_run(request: RunRequest) -> RunPlan:
+        async def plan_run(request: RunRequest) -> PlanSummary:
             rec.calls.append("plan_run")
             if rec.plan_gate is not None:
                 await rec.plan_gate.wait()
-            tasks = tuple(TaskRef(task_id=t, task_dir=f"/tasks/{t}") for t in rec.task_ids)
-            return RunPlan(
+            return PlanSummary(
                 request=request,
                 lanes=("baseline", "sourcegraph_full"),
-                tasks=tasks,
+                task_count=len(rec.task_ids),
                 estimated_agent_hours=0.1,
                 results_dir=f"/results/{request.run_id}",
             )
+
+        @activity.defn(name="plan_page")
+        async def plan_page(page: PlanPageInput) -> PlanPage:
+            ids = rec.task_ids[page.offset : page.offset + page.limit]
+            return PlanPage(tasks=tuple(TaskRef(task_id=t, task_dir=f"/tasks/{t}") for t in ids))
 
         @activity.defn(name="record_run")
         async def record_run(data: RecordRunInput) -> None:
@@ -144,12 +150,14 @@ class Recorder:
                 LaneSummary(
                     lane=lane, attempts=0, scored=0, mean_reward=None, passed=0, by_class={}
                 )
-                for lane in data.plan.lanes
+                for lane in ("baseline", "sourcegraph_full")
             )
-            return ReportOutput(results_dir=data.plan.results_dir, report_path="/r.md", lanes=lanes)
+            results = f"/results/{data.run_id}"
+            return ReportOutput(results_dir=results, report_path="/r.md", lanes=lanes)
 
         return [
             plan_run,
+            plan_page,
             record_run,
             get_host_queue,
             prepare_image,

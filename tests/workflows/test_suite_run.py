@@ -12,7 +12,7 @@ import pytest
 from temporalio.client import Client, WorkflowFailureError, WorkflowHandle
 from temporalio.worker import Worker
 
-from durabench.models import Approval, RunOutcome, RunRequest
+from durabench.models import Approval, RunOutcome, RunRequest, SuiteRunInput
 from starter.approve import approve_main, reject_main
 from tests.workflows.fakes import BUILD_FAILS, SLOW, VERIFY_FAILS, Recorder
 from workflows import WORKFLOWS, SuiteRunWorkflow, run_workflow_id
@@ -48,7 +48,7 @@ async def _start(
     )
     handle = await env.client.start_workflow(
         SuiteRunWorkflow.run,
-        req,
+        SuiteRunInput(request=req),
         id=run_workflow_id(req.run_id),
         task_queue=env.rec.queue,
         search_attributes=for_request(req),
@@ -171,7 +171,7 @@ async def test_an_approval_before_the_plan_is_ignored(env: Env) -> None:
     req = RunRequest(run_id=f"r-{uuid.uuid4().hex[:8]}", suite="s")
     handle = await env.client.start_workflow(
         SuiteRunWorkflow.run,
-        req,
+        SuiteRunInput(request=req),
         id=run_workflow_id(req.run_id),
         task_queue=env.rec.queue,
         search_attributes=for_request(req),
@@ -188,3 +188,29 @@ async def test_an_approval_before_the_plan_is_ignored(env: Env) -> None:
     assert env.rec.calls == ["plan_run"]
     await reject_main(req.run_id, "test over", "bob", client=env.client)
     assert (await handle.result()).status == "rejected"
+
+
+@pytest.mark.parametrize("env", [[f"t{i:03d}" for i in range(45)]], indirect=True)
+async def test_long_suites_continue_as_new_with_bounded_history(env: Env) -> None:
+    outcome = await _approved_run(env, parallel=4, pairs_per_run=10)
+    assert outcome.status == "completed"
+    # Every pair ran exactly once, across the continue-as-new boundaries.
+    keys = [(a.task_id, a.lane, a.attempt) for a in env.rec.attempts]
+    assert len(keys) == len(set(keys)) == 45 * 2
+    handle = env.client.get_workflow_handle_for(
+        SuiteRunWorkflow.run, run_workflow_id(outcome.run_id)
+    )
+    progress = await handle.query(SuiteRunWorkflow.progress)
+    assert (progress.done, progress.total, progress.by_class) == (45, 45, {"completed": 90})
+    assert env.rec.max_live_pairs <= 4
+    # The run went through several workflow runs, each with a small history.
+    runs = [
+        wf
+        async for wf in env.client.list_workflows(
+            f'WorkflowId = "{run_workflow_id(outcome.run_id)}"'
+        )
+    ]
+    assert len(runs) >= 4
+    for wf in runs:
+        history = await env.client.get_workflow_handle(wf.id, run_id=wf.run_id).fetch_history()
+        assert len(history.events) < 400
