@@ -24,7 +24,8 @@ async def test_history_replays(name: str) -> None:
 
 def test_every_workflow_and_the_retry_path_have_a_recorded_history() -> None:
     assert {p.name for p in HISTORIES.glob("*.json")} >= {
-        "suite_run.json",
+        "suite_run_first.json",
+        "suite_run_last.json",
         "paired_task.json",
         "paired_task_infra_retry.json",
         "agent_run.json",
