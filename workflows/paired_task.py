@@ -42,6 +42,13 @@ def attempt_workflow_id(run_id: str, task_id: str, lane: str, attempt: int) -> s
     return f"{pair_workflow_id(run_id, task_id)}/{lane}/{attempt}"
 
 
+def _cancelled(err: BaseException) -> bool:
+    """Whether ``err`` is this workflow's cancellation, directly or through a child."""
+    if isinstance(err, asyncio.CancelledError):
+        return True
+    return isinstance(err, ChildWorkflowError) and isinstance(err.cause, CancelledError)
+
+
 @workflow.defn
 class PairedTaskWorkflow:
     """One task, every lane of the plan; id ``run/<run_id>/task/<task_id>``."""
@@ -59,7 +66,15 @@ class PairedTaskWorkflow:
     async def run(self, pair: PairInput) -> PairResult:
         """Run every arm to a non-infra end or to the end of its retries."""
         self._task_id = pair.task.task_id
-        arms = await asyncio.gather(*(self._arm(pair, lane) for lane in pair.lanes))
+        # The run waits for this signal: it is sent however the pair ends.
+        done = PairDone(task_id=pair.task.task_id, by_class={}, excluded=True)
+        try:
+            arms = await asyncio.gather(*(self._arm(pair, lane) for lane in pair.lanes))
+        except (Exception, asyncio.CancelledError) as err:  # not eviction: that must pass
+            if _cancelled(err):  # the arms tore their containers down before this
+                done = PairDone(task_id=pair.task.task_id, by_class={}, cancelled=True)
+            await self._tell_run(done)
+            raise
         exhausted = [arm[-1] for arm in arms if arm[-1].infra]
         await self._tell_run(
             PairDone(

@@ -88,7 +88,7 @@ class SuiteRunWorkflow:
         """A pair ended (it may have been started by an earlier run of this workflow)."""
         if done.task_id in self._running:
             self._running.discard(done.task_id)
-            self._done += 1
+            self._done += int(not done.cancelled)
             self._by_class.update(done.by_class)
             self._excluded += int(done.excluded)
 
@@ -238,9 +238,14 @@ class SuiteRunWorkflow:
         )
 
     async def _cancel_in_flight(self) -> None:
+        """Cancel running pairs and wait (bounded) until they report their containers gone."""
         for task_id in sorted(self._running):
             pair = workflow.get_external_workflow_handle(pair_workflow_id(self._run_id, task_id))
             await pair.cancel()
+        try:
+            await workflow.wait_condition(lambda: not self._running, timeout=timedelta(minutes=10))
+        except TimeoutError:
+            workflow.logger.error("pairs still running after cancel: %s", sorted(self._running))
 
     async def _report(self) -> RunOutcome:
         self._set_phase("reporting")

@@ -241,6 +241,8 @@ class PairDone(BaseModel):
     """Its attempts per exit class."""
     excluded: bool = False
     """Whether the pair is excluded."""
+    cancelled: bool = False
+    """The pair was cancelled (with its run); its containers are gone."""
 
 
 class CarriedState(BaseModel):

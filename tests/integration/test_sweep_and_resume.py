@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import shutil
 import uuid
+from pathlib import Path
 
 import pytest
-from temporalio.client import Client
+from temporalio.client import Client, WorkflowFailureError
 
 from durabench.models import AttemptRef, RunRequest, TaskRef
 from durabench.sandbox import DockerSandbox, SandboxSpec, docker_client
@@ -84,3 +86,39 @@ async def test_resume_finishes_a_run_whose_worker_never_came(
     outcome = await resumed
     assert outcome.status == "completed"
     assert [s.attempts for s in outcome.lanes] == [1, 1]
+
+
+async def test_cancelling_a_run_removes_its_running_containers(
+    client: Client, settings: Settings, tmp_path: Path
+) -> None:
+    source = load_suite("pytorch")[2]
+    shutil.copytree(source.task_dir, settings.home / "suites" / "one" / source.task_id)
+    plan = tmp_path / "plan.json"
+    plan.write_text(json.dumps({"cases": [{"duration_sec": 600}]}))
+    request = RunRequest(
+        run_id=f"cancel-{uuid.uuid4().hex[:6]}",
+        suite="one",
+        agent="replay",
+        agent_options={"plan": str(plan)},
+    )
+    run = asyncio.create_task(run_main(request, yes=True, client=client, settings=settings))
+    while len(_running(request.run_id)) < 2:
+        await asyncio.sleep(0.5)
+    handle = client.get_workflow_handle_for(SuiteRunWorkflow.run, run_workflow_id(request.run_id))
+    await handle.cancel()
+    with pytest.raises(WorkflowFailureError):
+        await run
+    for _ in range(60):  # "within a few seconds", bounded
+        if not _running(request.run_id, every=True):
+            break
+        await asyncio.sleep(0.5)
+    assert _running(request.run_id, every=True) == []
+
+
+def _running(run_id: str, every: bool = False) -> list[str]:
+    client = docker_client()
+    try:
+        found = client.containers.list(all=every, filters={"label": f"durabench.run={run_id}"})
+        return [c.name for c in found]
+    finally:
+        client.close()
