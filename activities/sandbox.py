@@ -80,12 +80,15 @@ class SandboxActivities:
         path.mkdir(parents=True, exist_ok=True)
         return path
 
-    def _sandbox(self, ref: AttemptRef, image: str = "") -> DockerSandbox:
+    def _sandbox(
+        self, ref: AttemptRef, image: str = "", mounts: dict[str, str] | None = None
+    ) -> DockerSandbox:
         spec = SandboxSpec(
             name=ref.container_name,
             image=image or "unused",
             labels=ref.labels,
             network=get_agent(ref.agent, ref.agent_options).needs_network,
+            mounts=mounts or {},
         )
         return DockerSandbox(spec, client=self.client)
 
@@ -130,7 +133,7 @@ class SandboxActivities:
         task = load_task(ref.task.task_dir)
         config = get_config(ref.lane)
         agent, ctx = self._context(ref, task)
-        sandbox = self._sandbox(ref, data.image)
+        sandbox = self._sandbox(ref, data.image, mounts=agent.mounts(ctx))
         async with heartbeating(f"provisioning {ref.container_name}"):
             container_id = await sandbox.start()
             await sandbox.exec(["mkdir", "-p", str(paths.agent_logs)])

@@ -80,6 +80,10 @@ class Agent(ABC):
         """Host files and directories to copy into the sandbox before the agent runs."""
         return []
 
+    def mounts(self, ctx: AgentContext) -> dict[str, str]:
+        """Host directories the sandbox mounts for the agent (host path to sandbox path)."""
+        return {}
+
     def transcript_format(self, ctx: AgentContext) -> TranscriptFormat | None:
         """Dialect of the transcript the agent prints; ``None`` when it prints none."""
         return None

@@ -13,7 +13,9 @@ A replay plan is a JSON file (``--agent-opt plan=FILE``) of cases; the first cas
       {"format": "claude-code", "transcript": "done.jsonl", "files": {"notes.md": "notes.md"}}
     ]}
 
-Paths in the plan are relative to the plan file.
+Paths in the plan are relative to the plan file. With ``--agent-opt marker_dir=DIR`` every
+session appends "task lane attempt" to ``DIR/executions.log`` on the host, so tests can
+count executions where no container restart can hide them.
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ from durabench.models.verdict import TranscriptFormat
 __all__ = ["ReplayAgent", "ReplayCase", "ReplayPlan"]
 
 _FOREVER = "sleep 2147483647"
+_MARKERS = "/durabench-markers"
 
 
 class ReplayCase(BaseModel):
@@ -134,6 +137,11 @@ class ReplayAgent(Agent):
         out += [Upload(root / src, str(dest / "files" / rel)) for rel, src in case.files.items()]
         return out
 
+    def mounts(self, ctx: AgentContext) -> dict[str, str]:
+        """``--agent-opt marker_dir=DIR``: a host directory where each session signs in."""
+        marker_dir = self.options.get("marker_dir")
+        return {str(Path(marker_dir).resolve()): _MARKERS} if marker_dir else {}
+
     def transcript_format(self, ctx: AgentContext) -> TranscriptFormat | None:
         """The case's dialect."""
         return self.case(ctx).format
@@ -141,7 +149,11 @@ class ReplayAgent(Agent):
     def run_commands(self, ctx: AgentContext) -> list[ExecInput]:
         """Print, write, maybe hang, exit."""
         case, src = self.case(ctx), ctx.paths.agent_files
-        steps = [f"cat {src}/transcript.jsonl"] if case.transcript else []
+        steps = []
+        if self.options.get("marker_dir"):  # counted outside the container: survives it
+            who = f"{ctx.task.task_id} {ctx.lane} {ctx.attempt}"
+            steps.append(f"echo '{who}' >> {_MARKERS}/executions.log")
+        steps += [f"cat {src}/transcript.jsonl"] if case.transcript else []
         steps += [f'echo "{name}=${{{name}}}"' for name in case.echo_env]
         if case.duration_sec:
             steps.append(f"sleep {case.duration_sec:g}")

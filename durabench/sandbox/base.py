@@ -44,6 +44,8 @@ class SandboxSpec(BaseModel):
     """CPU limit."""
     pids_limit: int = Field(default=1024, gt=0)
     """Process limit."""
+    mounts: dict[str, str] = Field(default_factory=dict)
+    """Host directory to path in the sandbox, read-write (only what an agent declares)."""
 
 
 class Sandbox(ABC):

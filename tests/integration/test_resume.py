@@ -10,11 +10,13 @@ import signal
 import subprocess
 import sys
 import uuid
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 import docker
 import pytest
 from temporalio.client import Client
+from temporalio.service import RPCError
 
 from durabench.models import RunRequest, RunResult
 from durabench.paths import RunPaths
@@ -116,3 +118,110 @@ async def test_kill_9_during_the_agent_loses_and_repeats_nothing(
         transcript = (paths.attempt(a.task_id, a.lane, 1) / "agent" / "stdout.txt").read_text()
         assert transcript.count('"subtype": "init"') == 1  # the session ran exactly once
     assert _started_sessions(request.run_id) == 0
+
+
+def _container_has(run_id: str, task_id: str, path: str) -> bool:
+    client = docker.from_env()
+    try:
+        found = client.containers.list(
+            filters={"label": [f"durabench.run={run_id}", f"durabench.task={task_id}"]}
+        )
+        return any(c.exec_run(["test", "-e", path]).exit_code == 0 for c in found)
+    finally:
+        client.close()
+
+
+async def test_kill_9_at_every_phase_runs_each_session_exactly_once(
+    client: Client, settings: Settings, tmp_path: Path
+) -> None:
+    suite = settings.home / "suites" / "phases"
+    source = load_suite("pytorch")[1]
+    for name in ("a-agent", "b-verify", "c-between"):
+        shutil.copytree(source.task_dir, suite / name)
+        toml = (suite / name / "task.toml").read_text().replace(source.task_id, name)
+        (suite / name / "task.toml").write_text(toml)
+    slow = suite / "b-verify" / "tests" / "test.sh"
+    slow.write_text(
+        slow.read_text().replace("mkdir -p /logs/verifier", "sleep 15; mkdir -p /logs/verifier", 1)
+    )
+    (tmp_path / "t.jsonl").write_text("".join(json.dumps(e) + "\n" for e in SESSION))
+    (tmp_path / "notes").write_text("notes\n")
+    files = {"n.md": "notes"}
+    cases = [
+        {"task": "a-agent", "transcript": "t.jsonl", "duration_sec": 20, "files": files},
+        {"transcript": "t.jsonl", "files": files},
+    ]
+    (tmp_path / "plan.json").write_text(json.dumps({"cases": cases}))
+    markers = tmp_path / "markers"
+    markers.mkdir()
+    request = RunRequest(
+        run_id=f"phases-{uuid.uuid4().hex[:6]}",
+        suite="phases",
+        agent="replay",
+        model="m",
+        parallel=1,
+        agent_options={"plan": str(tmp_path / "plan.json"), "marker_dir": str(markers)},
+    )
+    worker = _worker(settings)
+    try:
+        await run_main(request, detach=True, client=client, settings=settings)
+        handle = client.get_workflow_handle_for(
+            SuiteRunWorkflow.run, run_workflow_id(request.run_id)
+        )
+        while (await handle.query(SuiteRunWorkflow.progress)).phase != "awaiting_approval":
+            await asyncio.sleep(0.2)
+        await approve_main(request.run_id, "ann", client=client)
+
+        async def kill_when(ready: Callable[[], Awaitable[bool]]) -> None:
+            nonlocal worker
+            while not await ready():
+                await asyncio.sleep(0.3)
+            os.kill(worker.pid, signal.SIGKILL)
+            worker.wait()
+            worker = _worker(settings)
+
+        async def agent_running() -> bool:
+            return _started_sessions(request.run_id) >= 2
+
+        async def verifier_running() -> bool:
+            return _container_has(request.run_id, "b-verify", "/tests/test.sh")
+
+        async def between_pairs() -> bool:
+            try:
+                progress = await handle.query(SuiteRunWorkflow.progress)
+            except RPCError:
+                return False
+            return progress.done == 2
+
+        await kill_when(agent_running)
+        await kill_when(verifier_running)
+        await kill_when(between_pairs)
+        outcome = await asyncio.wait_for(handle.result(), timeout=420)
+    finally:
+        if worker.poll() is None:
+            worker.terminate()
+            worker.wait(timeout=30)
+
+    assert outcome.status == "completed"
+    executions = sorted((markers / "executions.log").read_text().splitlines())
+    expected = sorted(
+        f"{t} {lane} 1"
+        for t in ("a-agent", "b-verify", "c-between")
+        for lane in ("baseline", "sourcegraph_full")
+    )
+    assert executions == expected  # every session ran exactly once
+    result = RunResult.model_validate_json(
+        RunPaths.for_run(settings.runs_dir, request.run_id).results.read_text()
+    )
+    assert len(result.attempts) == 6 and all(a.exit_class == "completed" for a in result.attempts)
+    assert all(a.reward is not None for a in result.attempts)
+    report = RunPaths.for_run(settings.runs_dir, request.run_id).report_md.read_text()
+    assert all(t in report for t in ("a-agent", "b-verify", "c-between"))
+    client_docker = docker.from_env()
+    try:
+        left = client_docker.containers.list(
+            all=True, filters={"label": f"durabench.run={request.run_id}"}
+        )
+    finally:
+        client_docker.close()
+    assert left == []

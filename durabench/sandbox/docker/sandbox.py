@@ -66,6 +66,7 @@ class DockerSandbox(Sandbox):
                     mem_limit=f"{self.spec.memory_mb}m",
                     nano_cpus=int(self.spec.cpus * 1e9),
                     pids_limit=self.spec.pids_limit,
+                    volumes={h: {"bind": c, "mode": "rw"} for h, c in self.spec.mounts.items()},
                 )
             elif container.status != "running":
                 container.start()
