@@ -15,7 +15,7 @@ from rich.console import Group, RenderableType
 from rich.live import Live
 from rich.table import Table
 from temporalio.client import Client, WorkflowHandle
-from temporalio.service import RPCError
+from temporalio.service import RPCError, RPCStatusCode
 
 from durabench.models import PairProgress, ProgressOutput, RunOutcome
 from starter.console import console
@@ -73,6 +73,16 @@ def progress_view(p: ProgressOutput, pairs: list[PairProgress], now: datetime) -
     return Group(head, f"attempts: {classes}{retrying}", table)
 
 
+def _server_went_away(result: asyncio.Task[RunOutcome]) -> bool:
+    """Whether waiting for the result failed because Temporal was unreachable for a while."""
+    exc = result.exception() if result.done() and not result.cancelled() else None
+    return isinstance(exc, RPCError) and exc.status in (
+        RPCStatusCode.UNAVAILABLE,
+        RPCStatusCode.DEADLINE_EXCEEDED,
+        RPCStatusCode.CANCELLED,
+    )
+
+
 async def _pairs(client: Client, p: ProgressOutput) -> list[PairProgress]:
     out = []
     for task_id in p.running:
@@ -90,12 +100,14 @@ async def follow(
     """Show live progress until the run ends; return its outcome."""
     result = asyncio.create_task(handle.result())
     with Live(console=console, refresh_per_second=4, transient=False) as live:
-        while not result.done():
+        while not result.done() or _server_went_away(result):
+            if result.done():  # the server restarted: the run goes on, so does the wait
+                result = asyncio.create_task(handle.result())
             try:
                 p = await handle.query(SuiteRunWorkflow.progress, rpc_timeout=_QUERY_TIMEOUT)
                 live.update(progress_view(p, await _pairs(client, p), _now()))
-            except RPCError:
-                live.update("waiting for a worker to answer (start one with `python worker.py`)")
+            except RPCError as exc:
+                live.update(f"waiting for Temporal or a worker to answer ({exc.message[:80]})")
             await asyncio.wait({result}, timeout=every_s)
     if not console.is_terminal:
         console.line()  # the last frame ends without a newline off a terminal
