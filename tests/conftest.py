@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import gc
 import os
 import shutil
 import socket
 import subprocess
 import uuid
+import warnings
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
@@ -28,18 +30,22 @@ def _free_port() -> int:
 
 
 def docker_available() -> bool:
-    """Whether a Docker daemon answers."""
-    try:
-        import docker
-
-        client = docker.from_env()
+    """Whether a Docker daemon answers (docker-py leaks its probe's socket when none does)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ResourceWarning)
         try:
-            client.ping()
-        finally:
-            client.close()
-    except Exception:  # noqa: BLE001 - any failure means no usable daemon
-        return False
-    return True
+            import docker
+
+            client = docker.from_env()
+            try:
+                client.ping()
+            finally:
+                client.close()
+            found = True
+        except Exception:  # noqa: BLE001 - any failure means no usable daemon
+            found = False
+        gc.collect()
+    return found
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:

@@ -57,7 +57,8 @@ def run_workflow_id(run_id: str) -> str:
 class SuiteRunWorkflow:
     """A whole run; id ``run/<run_id>``."""
 
-    def __init__(self) -> None:
+    @workflow.init
+    def __init__(self, data: SuiteRunInput) -> None:
         self._plan: PlanSummary | None = None
         self._approval: Approval | None = None
         self._rejection: Rejection | None = None
@@ -66,7 +67,12 @@ class SuiteRunWorkflow:
         self._done = 0
         self._by_class: Counter[str] = Counter()
         self._excluded = 0
-        self._run_id = ""
+        self._run_id = data.request.run_id
+        self._start = 0
+        if data.carried is not None:
+            # Restored before any handler runs: a pair_done signal that reaches this run in its
+            # first activation must find its pair among those in flight.
+            self._start = self._restore(data.carried)
 
     @workflow.signal
     def approve(self, approval: Approval) -> None:
@@ -120,14 +126,11 @@ class SuiteRunWorkflow:
     async def run(self, data: SuiteRunInput) -> RunOutcome:
         """Plan, wait for approval, fan out (continuing as new as needed), report."""
         request = data.request
-        self._run_id = request.run_id
+        start = self._start
         if data.carried is None:
             rejected = await self._plan_and_approve(data)
             if rejected is not None:
                 return rejected
-            start = 0
-        else:
-            start = self._restore(data.carried)
         self._set_phase("running")
         try:
             resume_at = await self._fan_out(start)
