@@ -34,7 +34,7 @@ with workflow.unsafe.imports_passed_through():
     )
     from workflows.policies import HEARTBEAT, REATTACH, RETRY, SHORT, TEARDOWN_RETRY
 
-__all__ = ["AgentRunWorkflow", "failure_reason"]
+__all__ = ["AgentRunWorkflow", "failure_reason", "record_attempt"]
 
 T = TypeVar("T")
 
@@ -182,20 +182,24 @@ class AgentRunWorkflow:
             workflow.logger.error("container %s was not removed: %s", ref.container_name, err.cause)
 
     async def _record(self, ref: AttemptRef, fields: dict[str, Any]) -> AttemptResult:
-        result = AttemptResult(
-            run_id=ref.run_id,
-            task_id=ref.task.task_id,
-            lane=ref.lane,
-            attempt=ref.attempt,
-            agent=ref.agent,
-            model=ref.model,
-            timings=tuple(self.timings),
-            **fields,
-        )
-        await workflow.execute_activity(
-            "record_attempt", result, start_to_close_timeout=SHORT, retry_policy=RETRY
-        )
-        return result
+        return await record_attempt(ref, timings=tuple(self.timings), **fields)
+
+
+async def record_attempt(ref: AttemptRef, **fields: Any) -> AttemptResult:
+    """Build the attempt's result from ``fields`` and persist it (``result.json``)."""
+    result = AttemptResult(
+        run_id=ref.run_id,
+        task_id=ref.task.task_id,
+        lane=ref.lane,
+        attempt=ref.attempt,
+        agent=ref.agent,
+        model=ref.model,
+        **fields,
+    )
+    await workflow.execute_activity(
+        "record_attempt", result, start_to_close_timeout=SHORT, retry_policy=RETRY
+    )
+    return result
 
 
 _VERDICT_FIELDS = {

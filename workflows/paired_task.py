@@ -26,8 +26,7 @@ with workflow.unsafe.imports_passed_through():
         PairProgress,
         PairResult,
     )
-    from workflows.agent_run import AgentRunWorkflow
-    from workflows.policies import RETRY, SHORT
+    from workflows.agent_run import AgentRunWorkflow, record_attempt
 
 __all__ = ["PairedTaskWorkflow", "attempt_workflow_id", "pair_workflow_id"]
 
@@ -149,17 +148,6 @@ class PairedTaskWorkflow:
         except ChildWorkflowError as err:
             if isinstance(err.cause, CancelledError):
                 raise  # the run is being cancelled: no new attempt
-            result = AttemptResult(
-                run_id=ref.run_id,
-                task_id=ref.task.task_id,
-                lane=ref.lane,
-                attempt=ref.attempt,
-                agent=ref.agent,
-                model=ref.model,
-                exit_class="infra_other",
-                reason=f"the attempt's workflow failed: {err.cause}",
+            return await record_attempt(
+                ref, exit_class="infra_other", reason=f"the attempt's workflow failed: {err.cause}"
             )
-            await workflow.execute_activity(
-                "record_attempt", result, start_to_close_timeout=SHORT, retry_policy=RETRY
-            )
-            return result
