@@ -15,9 +15,14 @@ Every error a user can cause says what was wrong and what to do. Third-party err
     │   └── ImageBuildError         a task image did not build (log kept)
     ├── AgentError
     │   └── AgentTimeout            the agent ran past its time limit
-    └── VerifierError
-        ├── RewardFileMissing       the verifier wrote no reward file
-        └── RewardParseError        the reward file is not a number
+    ├── VerifierError
+    │   ├── RewardFileMissing       the verifier wrote no reward file
+    │   └── RewardParseError        the reward file is not a number
+    └── ServiceError                the benchmark service is down or busy (transient)
+        ├── ServiceProtocolError    it answered with a body durabench cannot read
+        └── ServiceRejected         it refused the request (4xx): its message says why
+            ├── ServiceAuthError    401/403: a key is missing, wrong, or not allowed
+            └── ServiceUnsupported  501: the service does not implement the endpoint
 
 Temporal matches a failure's type name exactly, not its subclasses, so retryability is
 declared once, as the tuple of leaf classes :data:`NON_RETRYABLE`.
@@ -36,6 +41,11 @@ __all__ = [
     "RewardFileMissing",
     "RewardParseError",
     "SandboxError",
+    "ServiceAuthError",
+    "ServiceError",
+    "ServiceProtocolError",
+    "ServiceRejected",
+    "ServiceUnsupported",
     "TaskFormatError",
     "UnknownAgent",
     "UnknownBackend",
@@ -106,6 +116,33 @@ class RewardParseError(VerifierError):
     """The reward file holds something that is not a number."""
 
 
+class ServiceError(DurabenchError):
+    """The benchmark service could not be reached or stayed busy; a later retry may pass.
+
+    ``retry_after_s`` is the wait the service asked for, when it named one.
+    """
+
+    def __init__(self, message: str, *, retry_after_s: float | None = None) -> None:
+        super().__init__(message)
+        self.retry_after_s = retry_after_s
+
+
+class ServiceProtocolError(ServiceError):
+    """The service answered with a body that does not match the protocol."""
+
+
+class ServiceRejected(ServiceError):
+    """The service refused the request (a 4xx): the message carries the service's reason."""
+
+
+class ServiceAuthError(ServiceRejected):
+    """The service refused the credentials (401/403); the message names the key to set."""
+
+
+class ServiceUnsupported(ServiceRejected):
+    """The service does not implement the endpoint (501)."""
+
+
 NON_RETRYABLE: tuple[type[DurabenchError], ...] = (
     ConfigError,
     UnknownSuite,
@@ -117,6 +154,10 @@ NON_RETRYABLE: tuple[type[DurabenchError], ...] = (
     AgentTimeout,
     RewardFileMissing,
     RewardParseError,
+    ServiceProtocolError,
+    ServiceRejected,
+    ServiceAuthError,
+    ServiceUnsupported,
 )
 """Leaf classes that a retry cannot fix: fed to every Temporal ``RetryPolicy``."""
 

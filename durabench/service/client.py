@@ -1,0 +1,210 @@
+"""An async client for a Vals-style benchmark service, legacy and v1 endpoints.
+
+Each method is one endpoint. Failures the service calls temporary (429, 408, 409, 5xx)
+and lost connections are retried here with the waits :mod:`durabench.service.retry`
+chooses; everything else becomes a :class:`~durabench.errors.ServiceError` at once.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable
+from types import TracebackType
+from typing import Any, TypeVar
+from urllib.parse import quote
+
+import httpx
+from pydantic import BaseModel, ValidationError
+
+from durabench.errors import ConfigError, ServiceError, ServiceProtocolError, ServiceUnsupported
+from durabench.logs import get_logger
+from durabench.service.auth import ServiceAuth
+from durabench.service.errors import Call, error_for_response
+from durabench.service.models import (
+    EvalResultData,
+    EvaluateResponseRequest,
+    FinalScoreRequest,
+    FinalScoreResponse,
+)
+from durabench.service.retry import ServiceRetry, backoff_s, parse_retry_after, retryable_status
+from durabench.service.v1_models import (
+    V1DatasetTasks,
+    V1EvalRequest,
+    V1EvalResponse,
+    V1ScoreRequest,
+    V1ScoreResponse,
+)
+
+__all__ = ["ServiceClient", "Sleep"]
+
+Sleep = Callable[[float], Awaitable[None]]
+"""How the client waits between tries (tests pass one that records instead of sleeping)."""
+
+_M = TypeVar("_M", bound=BaseModel)
+
+log = get_logger("durabench.service")
+
+
+def _body(request: BaseModel) -> dict[str, Any]:
+    """The JSON body: top-level ``None`` fields left out, ``null`` tasks kept."""
+    dumped = request.model_dump(mode="json", by_alias=True)
+    return {key: value for key, value in dumped.items() if value is not None}
+
+
+class ServiceClient:
+    """One service, one set of credentials; use as ``async with ServiceClient(...) as c``."""
+
+    def __init__(
+        self,
+        base_url: str,
+        auth: ServiceAuth,
+        *,
+        retry: ServiceRetry | None = None,
+        sleep: Sleep = asyncio.sleep,
+        transport: httpx.AsyncBaseTransport | None = None,
+    ) -> None:
+        """Build the client; no request is sent yet.
+
+        Raises:
+            ConfigError: ``base_url`` is not an http(s) URL.
+        """
+        if not base_url.startswith(("http://", "https://")):
+            raise ConfigError(
+                f"service URL {base_url!r} is not an http(s) URL; "
+                "pass --service-url http://host:port"
+            )
+        self.base_url = base_url.rstrip("/")
+        self.retry = retry or ServiceRetry()
+        self._auth = auth
+        self._sleep = sleep
+        self._http = httpx.AsyncClient(
+            base_url=self.base_url, timeout=self.retry.timeout_s, transport=transport
+        )
+
+    async def __aenter__(self) -> ServiceClient:
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.aclose()
+
+    async def aclose(self) -> None:
+        """Close the connections."""
+        await self._http.aclose()
+
+    async def evaluate_response(self, request: EvaluateResponseRequest) -> EvalResultData:
+        """Grade one answer (legacy ``POST /evaluate-response/``).
+
+        Raises:
+            ServiceError: see :meth:`_call`.
+        """
+        return await self._call("POST", "/evaluate-response/", request, EvalResultData)
+
+    async def final_score(self, request: FinalScoreRequest) -> FinalScoreResponse:
+        """Score a run from its gradings (legacy ``POST /final-score/``).
+
+        Raises:
+            ServiceError: see :meth:`_call`.
+        """
+        return await self._call("POST", "/final-score/", request, FinalScoreResponse)
+
+    async def evaluate(self, request: V1EvalRequest) -> V1EvalResponse:
+        """Grade one payload (``POST /v1/evaluate``).
+
+        Raises:
+            ServiceError: see :meth:`_call`; a bearer-only key gets a ServiceAuthError.
+        """
+        return await self._call("POST", "/v1/evaluate", request, V1EvalResponse)
+
+    async def score(self, request: V1ScoreRequest) -> V1ScoreResponse:
+        """Score a run from its gradings (``POST /v1/score``).
+
+        Raises:
+            ServiceError: see :meth:`_call`.
+        """
+        return await self._call("POST", "/v1/score", request, V1ScoreResponse)
+
+    async def dataset_tasks(self, dataset: str) -> V1DatasetTasks:
+        """The tasks of a dataset the service hosts (``GET /v1/datasets/{name}/tasks``).
+
+        Raises:
+            ServiceUnsupported: the service does not list datasets (501).
+            ServiceError: see :meth:`_call`.
+        """
+        path = f"/v1/datasets/{quote(dataset, safe='')}/tasks"
+        try:
+            return await self._call("GET", path, None, V1DatasetTasks)
+        except ServiceUnsupported as exc:
+            raise ServiceUnsupported(
+                f"{exc}: this service does not list datasets, so --dataset-name cannot load "
+                f"{dataset!r}; give the tasks in a file with --dataset-file"
+            ) from exc
+
+    async def _call(
+        self, method: str, path: str, request: BaseModel | None, answer: type[_M]
+    ) -> _M:
+        """Send one request (retrying as the policy says) and read the answer as ``answer``.
+
+        Raises:
+            ServiceRejected: the service refused the request; ServiceAuthError for keys,
+                ServiceUnsupported for a 501.
+            ServiceProtocolError: the answer does not have the expected shape.
+            ServiceError: the service stayed busy or unreachable through every try.
+        """
+        call = Call(method, f"{self.base_url}{path}", v1=path.startswith("/v1/"))
+        response = await self._send(call, None if request is None else _body(request))
+        try:
+            return answer.model_validate_json(response.content)
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            where = ".".join(str(part) for part in first["loc"]) or "body"
+            raise ServiceProtocolError(
+                f"{call} answered with a body durabench cannot read ({where}: {first['msg']}); "
+                "check that --service-url points at a benchmark service of this protocol"
+            ) from None
+
+    async def _send(self, call: Call, body: dict[str, Any] | None) -> httpx.Response:
+        tries = 0
+        while True:
+            tries += 1
+            last = tries >= self.retry.max_attempts
+            try:
+                response = await self._http.request(
+                    call.method, call.url, json=body, headers=self._auth.headers()
+                )
+            except httpx.TransportError as exc:  # timeouts, refused and reset connections
+                if last:
+                    raise ServiceError(
+                        f"{call} failed {tries} times ({type(exc).__name__}: {exc}); check "
+                        "that the service is up at that address; it is retried later"
+                    ) from exc
+                wait, why = backoff_s(self.retry, tries), type(exc).__name__
+            else:
+                if response.is_success:
+                    return response
+                wait_or_none = self._wait_after(response, tries)
+                if wait_or_none is None or last:
+                    raise error_for_response(
+                        call, response, self._auth, retry_after_s=self._asked(response)
+                    )
+                wait, why = wait_or_none, str(response.status_code)
+            log.debug("service retry", call=str(call), why=why, tries=tries, wait_s=wait)
+            await self._sleep(wait)
+
+    def _asked(self, response: httpx.Response) -> float | None:
+        return parse_retry_after(response.headers.get("Retry-After"))
+
+    def _wait_after(self, response: httpx.Response, tries: int) -> float | None:
+        """How long to wait before trying again, or ``None`` to stop now."""
+        if not retryable_status(response.status_code):
+            return None
+        asked = self._asked(response)
+        if asked is not None:
+            return asked if asked <= self.retry.retry_after_max_s else None
+        if response.status_code == 409:
+            return self.retry.conflict_wait_s
+        return backoff_s(self.retry, tries)

@@ -1,0 +1,152 @@
+"""Grading an attempt and scoring a lane through the service, legacy or v1 alike.
+
+The activities read and write files; this module only decides what to send and turns the
+service's answer into a :class:`~durabench.service.records.TaskGrade` or
+:class:`~durabench.service.records.RunScore`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import NamedTuple
+
+from durabench import __version__
+from durabench.errors import ServiceAuthError, ServiceRejected, ServiceUnsupported
+from durabench.models import ExitClass
+from durabench.service.client import ServiceClient
+from durabench.service.models import (
+    EvaluateResponseRequest,
+    FinalScoreRequest,
+    FinalScoreResponse,
+)
+from durabench.service.payloads import ServiceTarget
+from durabench.service.records import RunScore, TaskGrade
+from durabench.service.status import generation_status, ungraded_status
+from durabench.service.v1_models import (
+    V1EvalRequest,
+    V1Payload,
+    V1ScoreRequest,
+    V1ScoreResponse,
+)
+
+__all__ = ["Generation", "final_score", "grade"]
+
+
+class Generation(NamedTuple):
+    """One recorded attempt, as grading needs it."""
+
+    run_id: str
+    """The run."""
+    task_id: str
+    """The task."""
+    lane: str
+    """The lane config name."""
+    attempt: int
+    """Attempt number."""
+    exit_class: ExitClass
+    """How the attempt ended."""
+    response: str
+    """The agent's answer."""
+
+
+async def grade(client: ServiceClient, target: ServiceTarget, gen: Generation) -> TaskGrade:
+    """Grade one attempt; a generation that did not finish is not sent.
+
+    A refusal that concerns this task only (a 400 or 404 naming it) becomes an ``error``
+    grading, so one bad task does not stop a run; refused keys and missing endpoints
+    concern every task and are raised.
+
+    Raises:
+        ServiceAuthError: the key is missing or not allowed.
+        ServiceUnsupported: the service lacks the endpoint.
+        ServiceError: the service stayed busy or down, or answered out of protocol.
+    """
+    gen_status = generation_status(gen.exit_class)
+    base = TaskGrade(
+        run_id=gen.run_id,
+        task_id=gen.task_id,
+        lane=gen.lane,
+        attempt=gen.attempt,
+        exit_class=gen.exit_class,
+        generation_status=gen_status,
+        api=target.api,
+        status="error",
+    )
+    skipped = ungraded_status(gen_status)
+    if skipped is not None:
+        return base.model_copy(update={"status": skipped})
+    try:
+        if target.api == "v1":
+            return await _grade_v1(client, target, gen, base)
+        data = await client.evaluate_response(
+            EvaluateResponseRequest(
+                task_id=gen.task_id, response=gen.response, dataset=target.dataset
+            )
+        )
+    except (ServiceAuthError, ServiceUnsupported):
+        raise
+    except ServiceRejected as exc:
+        return base.model_copy(update={"errors": (str(exc),)})
+    return base.model_copy(
+        update={"status": "evaluated", "result": data, "evaluator_version": data.eval_version}
+    )
+
+
+async def _grade_v1(
+    client: ServiceClient, target: ServiceTarget, gen: Generation, base: TaskGrade
+) -> TaskGrade:
+    answer = await client.evaluate(
+        V1EvalRequest(
+            run_id=gen.run_id,
+            task_id=gen.task_id,
+            dataset=target.dataset,
+            payload=V1Payload(type="text", payload_schema=target.payload_schema, data=gen.response),
+            versions={"runner": __version__},
+        )
+    )
+    return base.model_copy(
+        update={
+            "status": answer.status,
+            "result": answer.result,
+            "errors": answer.errors,
+            "evaluator_version": answer.evaluator_version,
+        }
+    )
+
+
+async def final_score(
+    client: ServiceClient,
+    target: ServiceTarget,
+    run_id: str,
+    lane: str,
+    grades: Mapping[str, TaskGrade | None],
+) -> RunScore:
+    """Score a lane: every planned task is sent, those without a grading as ``null``.
+
+    Raises:
+        ServiceError: the service refused, stayed busy or answered out of protocol.
+    """
+    missing = tuple(task_id for task_id, g in grades.items() if g is None)
+    answer: V1ScoreResponse | FinalScoreResponse
+    if target.api == "v1":
+        answer = await client.score(
+            V1ScoreRequest(
+                run_id=run_id,
+                dataset=target.dataset,
+                evaluation_results={t: None if g is None else g.v1() for t, g in grades.items()},
+            )
+        )
+    else:
+        results = {t: None if g is None else g.legacy() for t, g in grades.items()}
+        answer = await client.final_score(
+            FinalScoreRequest(evaluation_results=results, dataset=target.dataset)
+        )
+    return RunScore(
+        run_id=run_id,
+        lane=lane,
+        api=target.api,
+        final_score=answer.final_score,
+        tasks_evaluated=answer.tasks_evaluated,
+        tasks_missing=missing,
+        metadata=answer.metadata,
+    )

@@ -1,0 +1,232 @@
+"""A small Vals-style benchmark service on loopback, for tests: the protocol and its faults.
+
+It grades text answers by exact match against ``answers`` and scores a run as the mean pass
+fraction over every task it is sent (``null`` tasks count as zero). ``faults`` makes it
+misbehave the way real services do (quota, restarts, grading in flight, refusals) a set
+number of times; ``received`` records every request, headers and body, for assertions.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+from urllib.parse import unquote
+
+__all__ = ["Faults", "Received", "ServiceServer"]
+
+SCHEMA = "test.text.v1"
+"""The one v1 payload schema the service accepts."""
+
+
+@dataclass
+class Received:
+    """One request as the service saw it."""
+
+    method: str
+    path: str
+    headers: dict[str, str]
+    """Header names lower-cased."""
+    body: Any
+
+
+@dataclass
+class Faults:
+    """What goes wrong, and how many times (each counter counts down per request)."""
+
+    rate_limited: int = 0
+    retry_after: str | None = "0"
+    """``Retry-After`` sent with a 429 (``None``: no header)."""
+    server_errors: int = 0
+    conflicts: int = 0
+    hang_ups: int = 0
+    """Requests answered by closing the connection without a response."""
+    garbage: int = 0
+    """Requests answered 200 with a body outside the protocol."""
+    reject: int | None = None
+    """Answer every POST with this status (and ``reject_detail``)."""
+    reject_detail: str = "bad request"
+    echo_auth: bool = False
+    """Put the received credentials into refusal messages, as a careless service might."""
+    require_auth: bool = False
+    """401 when no key is sent."""
+    datasets: dict[str, list[dict[str, Any]]] | None = None
+    """Datasets the service lists; ``None``: listing is not implemented (501)."""
+
+
+@dataclass
+class _State:
+    answers: dict[str, str]
+    faults: Faults = field(default_factory=Faults)
+    received: list[Received] = field(default_factory=list)
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def take(self, name: str) -> bool:
+        """Use up one of fault ``name`` if any is left."""
+        with self.lock:
+            left: int = getattr(self.faults, name)
+            if left <= 0:
+                return False
+            setattr(self.faults, name, left - 1)
+            return True
+
+
+class _Server(ThreadingHTTPServer):
+    daemon_threads = False
+    """Handler threads are joined on close, so no request outlives its test."""
+    state: _State
+
+
+class _Handler(BaseHTTPRequestHandler):
+    server: _Server
+
+    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - stdlib name
+        pass
+
+    def do_GET(self) -> None:  # noqa: N802 - stdlib name
+        self._serve(None)
+
+    def do_POST(self) -> None:  # noqa: N802 - stdlib name
+        length = int(self.headers.get("Content-Length") or 0)
+        self._serve(json.loads(self.rfile.read(length) or b"null"))
+
+    def _send(self, status: int, body: Any, headers: dict[str, str] | None = None) -> None:
+        data = json.dumps(body).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        for name, value in (headers or {}).items():
+            self.send_header(name, value)
+        self.end_headers()
+        self.wfile.write(data)
+
+    def _serve(self, body: Any) -> None:
+        state = self.server.state
+        headers = {k.lower(): v for k, v in self.headers.items()}
+        with state.lock:
+            state.received.append(Received(self.command, self.path, headers, body))
+        refusal = self._refusal(state, headers)
+        if refusal is not None:
+            self._send(*refusal)
+        elif state.take("hang_ups"):
+            self.close_connection = True
+        elif state.take("garbage"):
+            self._send(200, {"unexpected": True})
+        else:
+            self._send(*_route(state, self.command, self.path, body))
+
+    def _refusal(
+        self, state: _State, headers: dict[str, str]
+    ) -> tuple[int, Any, dict[str, str]] | None:
+        faults = state.faults
+        descope = headers.get("x-descope-api-key")
+        bearer = headers.get("authorization")
+        if faults.require_auth and not (descope or bearer):
+            return 401, {"detail": "missing credentials"}, {}
+        if self.path.startswith("/v1/") and bearer and not descope:
+            return 403, {"detail": "v1 requires a Descope tenant key"}, {}
+        if state.take("rate_limited"):
+            after = {} if faults.retry_after is None else {"Retry-After": faults.retry_after}
+            return 429, {"detail": "evaluation quota exceeded"}, after
+        if state.take("server_errors"):
+            return 503, {"detail": "grading sandbox unavailable"}, {}
+        if state.take("conflicts"):
+            return 409, {"detail": "grading already in flight for this task"}, {}
+        if faults.reject is not None and self.command == "POST":
+            echoed = f" (got {descope or bearer})" if faults.echo_auth else ""
+            return faults.reject, {"detail": faults.reject_detail + echoed}, {}
+        return None
+
+
+def _grade(state: _State, task_id: str, answer: str) -> tuple[int, Any] | float:
+    if task_id not in state.answers:
+        return 404, {"detail": f"task {task_id!r} not found"}
+    return 100.0 if answer.strip() == state.answers[task_id] else 0.0
+
+
+def _score(results: dict[str, Any]) -> tuple[list[str], float]:
+    passed = [
+        (r.get("result") or {}).get("pass_percentage", 0.0) / 100
+        for r in results.values()
+        if r is not None and r.get("status") == "evaluated"
+    ]
+    return list(results), (sum(passed) / len(results) if results else 0.0)
+
+
+def _route(state: _State, method: str, path: str, body: Any) -> tuple[int, Any]:
+    if (method, path) == ("POST", "/evaluate-response/"):
+        graded = _grade(state, body["task_id"], body["response"])
+        if isinstance(graded, tuple):
+            return graded
+        return 200, {"pass_percentage": graded, "eval_version": "test-1", "grader": "exact"}
+    if (method, path) == ("POST", "/v1/evaluate"):
+        payload = body["payload"]
+        if payload.get("type") != "text" or payload.get("schema") != SCHEMA:
+            return 400, {"detail": f"wrong payload type or schema; expected text {SCHEMA}"}
+        graded = _grade(state, body["task_id"], payload["data"])
+        if isinstance(graded, tuple):
+            return graded
+        result = {"pass_percentage": graded}
+        reply = {"run_id": body["run_id"], "task_id": body["task_id"], "status": "evaluated"}
+        return 200, reply | {"evaluator_version": "test-1.0", "result": result, "errors": []}
+    if (method, path) in (("POST", "/final-score/"), ("POST", "/v1/score")):
+        tasks, score = _score(body["evaluation_results"])
+        reply = {"tasks_evaluated": tasks, "final_score": score, "metadata": {"n": len(tasks)}}
+        return 200, reply | ({"run_id": body["run_id"]} if path == "/v1/score" else {})
+    parts = path.split("/")
+    if method == "GET" and len(parts) == 5 and parts[1:3] == ["v1", "datasets"]:
+        if state.faults.datasets is None:
+            return 501, {"detail": "list_tasks not implemented"}
+        name = unquote(parts[3])
+        if name not in state.faults.datasets:
+            return 404, {"detail": f"dataset {name!r} not found"}
+        return 200, {
+            "dataset": name,
+            "dataset_version": "test",
+            "tasks": state.faults.datasets[name],
+        }
+    return 404, {"detail": f"no route {method} {path}"}
+
+
+class ServiceServer:
+    """The service on 127.0.0.1 and an ephemeral port; use as a context manager."""
+
+    def __init__(self, answers: dict[str, str]) -> None:
+        self._state = _State(answers=dict(answers))
+        self._server = _Server(("127.0.0.1", 0), _Handler)
+        self._server.state = self._state
+        self._thread = threading.Thread(
+            target=self._server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True
+        )
+
+    @property
+    def url(self) -> str:
+        """Base URL."""
+        host, port = self._server.server_address[:2]
+        return f"http://{host!s}:{port}"
+
+    @property
+    def faults(self) -> Faults:
+        """What goes wrong; change it between calls."""
+        return self._state.faults
+
+    @property
+    def received(self) -> list[Received]:
+        """Every request so far."""
+        with self._state.lock:
+            return list(self._state.received)
+
+    def paths(self) -> list[str]:
+        """The path of every request so far, in order."""
+        return [r.path for r in self.received]
+
+    def __enter__(self) -> ServiceServer:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+        self._thread.join(timeout=10)
