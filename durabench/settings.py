@@ -26,6 +26,7 @@ _NUMBERS = {
     "DURABENCH_INFRA_RETRIES": "infra_retries",
     "DURABENCH_INFRA_BACKOFF_SEC": "infra_backoff_sec",
     "DURABENCH_PASS_THRESHOLD": "pass_threshold",
+    "DURABENCH_APPROVAL_TIMEOUT_SEC": "approval_timeout_sec",
 }
 """Numeric settings: environment variable to field."""
 
@@ -57,6 +58,8 @@ class Settings(BaseModel):
     """``DURABENCH_INFRA_BACKOFF_SEC``: wait before the first infra retry (doubles after)."""
     pass_threshold: float = 1.0
     """``DURABENCH_PASS_THRESHOLD``: a lane passes a task when its mean reward reaches this."""
+    approval_timeout_sec: float = Field(default=86_400.0, gt=0)
+    """``DURABENCH_APPROVAL_TIMEOUT_SEC``: an unapproved run ends itself after this long."""
 
     @classmethod
     def from_env(cls) -> Settings:

@@ -1,4 +1,9 @@
-"""``python -m starter approve|reject <run-id>``: the approval gate from the terminal."""
+"""``python -m starter approve|reject <run-id>``: the approval gate from the terminal.
+
+``approve`` goes through the workflow's ``approve`` update, so an approval that does not
+match the plan (a restated ``--model``, ``--parallel``... that differs) fails here, with the
+reason, instead of being dropped silently.
+"""
 
 from __future__ import annotations
 
@@ -15,34 +20,50 @@ from starter.console import console
 from starter.options import run_async, run_id_argument
 from workflows import SuiteRunWorkflow, run_workflow_id
 
-__all__ = ["approve", "approve_main", "reject", "reject_main"]
+__all__ = ["approve", "approve_main", "reject", "reject_main", "running_handle"]
 
 
-async def _running_handle(client: Client, run_id: str) -> WorkflowHandle[Any, RunOutcome]:
+async def running_handle(
+    client: Client, run_id: str, verb: str = "approved or rejected"
+) -> WorkflowHandle[Any, RunOutcome]:
+    """The handle of run ``run_id``.
+
+    Raises:
+        ConfigError: the run has ended, so it cannot be ``verb``.
+    """
     handle = client.get_workflow_handle_for(SuiteRunWorkflow.run, run_workflow_id(run_id))
     desc = await handle.describe()
     if desc.status != WorkflowExecutionStatus.RUNNING:
         state = desc.status.name.lower() if desc.status else "unknown"
-        raise ConfigError(
-            f"run {run_id} is {state}; only a running run can be approved or rejected"
-        )
+        raise ConfigError(f"run {run_id} is {state}; only a running run can be {verb}")
     return handle
 
 
 async def approve_main(
-    run_id: str, approver: str, note: str = "", client: Client | None = None
-) -> None:
-    """Send the ``approve`` signal to a running run."""
+    run_id: str,
+    approver: str,
+    note: str = "",
+    client: Client | None = None,
+    **restated: Any,
+) -> Approval:
+    """Approve through the ``approve`` update; ``restated`` parameters must match the plan.
+
+    Raises:
+        WorkflowUpdateFailedError: the run refused the approval; the cause says why.
+    """
     client = client or await connect()
-    handle = await _running_handle(client, run_id)
-    await handle.signal(SuiteRunWorkflow.approve, Approval(approver=approver, note=note))
-    console.print(f"Approval of run {run_id} sent (by {approver}).")
+    handle = await running_handle(client, run_id)
+    given = {k: v for k, v in restated.items() if v is not None}
+    approval = Approval(approver=approver, note=note, **given)
+    taken = await handle.execute_update(SuiteRunWorkflow.approve_checked, approval)
+    console.print(f"Run {run_id} approved by {taken.approver} at {taken.approved_at}.")
+    return taken
 
 
 async def reject_main(run_id: str, reason: str, by: str, client: Client | None = None) -> None:
     """Send the ``reject`` signal: the run ends without starting anything."""
     client = client or await connect()
-    handle = await _running_handle(client, run_id)
+    handle = await running_handle(client, run_id)
     await handle.signal(SuiteRunWorkflow.reject, Rejection(reason=reason, rejected_by=by))
     console.print(f"Rejection of run {run_id} sent: {reason}")
 
@@ -51,9 +72,21 @@ async def reject_main(run_id: str, reason: str, by: str, client: Client | None =
 @run_id_argument
 @click.option("--approver", default=getpass.getuser, show_default="your user name")
 @click.option("--note", default="", help="Kept with the approval.")
-def approve(run_id: str, approver: str, note: str) -> None:
-    """Approve a run's plan so its pairs start."""
-    run_async(approve_main)(run_id, approver, note)
+@click.option("--model", default=None, help="Restate the model: refused if the plan differs.")
+@click.option("--suite", default=None, help="Restate the suite or selection file.")
+@click.option(
+    "--config-mode", type=click.Choice(["paired", "baseline_only", "full_only"]), default=None
+)
+@click.option("--full-config", default=None, help="Restate the full (MCP) config.")
+@click.option("--parallel", type=click.IntRange(min=1), default=None)
+@click.option("--category", type=click.Choice(["staging", "official"]), default=None)
+def approve(run_id: str, approver: str, note: str, **restated: Any) -> None:
+    """Approve a run's plan so its pairs start.
+
+    Restate any of the five parameters (model, suite, config mode, parallel, category) to
+    make sure you approve what you mean: a value that differs from the plan is refused.
+    """
+    run_async(approve_main)(run_id, approver, note, **restated)
 
 
 @click.command()

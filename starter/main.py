@@ -7,6 +7,7 @@ import click
 from durabench.logs import configure_logging
 from starter.approve import approve, reject
 from starter.classify import classify
+from starter.control import cancel, pause, set_parallel
 from starter.report import publish, report
 from starter.resume import resume
 from starter.run import run
@@ -22,7 +23,22 @@ def cli() -> None:
     configure_logging("warning")
 
 
-COMMANDS = (run, approve, reject, resume, status, report, publish, classify, sweep, server, tasks)
+COMMANDS = (
+    run,
+    approve,
+    reject,
+    pause,
+    resume,
+    set_parallel,
+    cancel,
+    status,
+    report,
+    publish,
+    classify,
+    sweep,
+    server,
+    tasks,
+)
 
 for command in COMMANDS:
     cli.add_command(command)

@@ -8,7 +8,7 @@ from collections.abc import Callable, Coroutine
 from typing import Any, ParamSpec, TypeVar
 
 import click
-from temporalio.client import WorkflowFailureError
+from temporalio.client import WorkflowFailureError, WorkflowUpdateFailedError
 from temporalio.service import RPCError, RPCStatusCode
 
 from durabench.errors import DurabenchError
@@ -39,6 +39,8 @@ def run_async(fn: Callable[P, Coroutine[Any, Any, R]]) -> Callable[P, R]:
             raise click.ClickException(str(exc)) from exc
         except WorkflowFailureError as exc:
             raise click.ClickException(f"the run failed: {failure_message(exc)}") from exc
+        except WorkflowUpdateFailedError as exc:  # a validator's refusal: its reason says all
+            raise click.ClickException(failure_message(exc)) from exc
         except RPCError as exc:
             if exc.status == RPCStatusCode.NOT_FOUND:
                 raise click.ClickException(

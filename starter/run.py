@@ -68,6 +68,12 @@ def new_run_id(suite: str) -> str:
     default=None,
     help="Seconds before the first infra retry, doubling [DURABENCH_INFRA_BACKOFF_SEC, 60].",
 )
+@click.option(
+    "--approval-timeout",
+    type=click.FloatRange(min=0, min_open=True),
+    default=None,
+    help="Seconds an unapproved run waits before it ends [DURABENCH_APPROVAL_TIMEOUT_SEC, 86400].",
+)
 @click.option("--run-id", default=None, help="Run id (default: suite, time, random suffix).")
 @click.option("--yes", is_flag=True, help="Approve the plan at once (for scripts).")
 @click.option("--detach", is_flag=True, help="Start the run and leave it to `python worker.py`.")
@@ -80,6 +86,7 @@ def run(
     agent_opts: tuple[str, ...],
     infra_retries: int | None,
     infra_backoff: float | None,
+    approval_timeout: float | None,
     run_id: str | None,
     yes: bool,
     detach: bool,
@@ -99,10 +106,11 @@ def run(
         agent_options=_parse_opts(agent_opts),
         infra_retries=settings.infra_retries if infra_retries is None else infra_retries,
         infra_backoff_sec=settings.infra_backoff_sec if infra_backoff is None else infra_backoff,
+        approval_timeout_sec=approval_timeout or settings.approval_timeout_sec,
     )
     outcome = run_async(main)(request, yes=yes, detach=detach)
     if outcome is not None and outcome.status != "completed":
-        raise click.ClickException(f"run {request.run_id} was rejected: {outcome.reason}")
+        raise click.ClickException(f"run {request.run_id} {outcome.status}: {outcome.reason}")
 
 
 def _parse_opts(pairs: tuple[str, ...]) -> dict[str, str]:
@@ -214,8 +222,8 @@ async def _follow(
     if approved:
         console.print(f"Approved by {approved}.")
     elif yes:
-        await handle.signal(
-            SuiteRunWorkflow.approve, Approval(approver=f"{getpass.getuser()} (--yes)")
+        await handle.execute_update(
+            SuiteRunWorkflow.approve_checked, Approval(approver=f"{getpass.getuser()} (--yes)")
         )
         console.print("Approved with --yes.")
     else:

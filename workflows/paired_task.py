@@ -2,7 +2,8 @@
 
 Both arms start at once. An arm whose attempt ends ``infra_*`` gets a new attempt after a
 durable backoff, so an infra failure in one lane never turns into a lopsided pair; an arm
-that exhausts its retries leaves the pair excluded, not scored.
+that exhausts its retries leaves the pair excluded, not scored. While the run is paused no
+retry attempt starts; the attempts already running finish.
 """
 
 from __future__ import annotations
@@ -55,6 +56,17 @@ class PairedTaskWorkflow:
     def __init__(self) -> None:
         self._task_id = ""
         self._arms: dict[str, ArmProgress] = {}
+        self._paused = False
+
+    @workflow.signal
+    def pause(self) -> None:
+        """Sent by the run when it is paused: no retry attempt starts until ``resume``."""
+        self._paused = True
+
+    @workflow.signal
+    def resume(self) -> None:
+        """Sent by the run when it is resumed."""
+        self._paused = False
 
     @workflow.query
     def progress(self) -> PairProgress:
@@ -130,6 +142,9 @@ class PairedTaskWorkflow:
                 retry_at=workflow.now() + timedelta(seconds=backoff),
             )
             await workflow.sleep(backoff)
+            if self._paused:
+                self._arms[lane] = self._arms[lane].model_copy(update={"state": "paused"})
+                await workflow.wait_condition(lambda: not self._paused)
         self._arms[lane] = ArmProgress(
             lane=lane, attempt=len(results), state="done", last_class=results[-1].exit_class
         )

@@ -1,7 +1,13 @@
 """SuiteRunWorkflow: plan, wait for approval, run every pair in a sliding window, report.
 
 Nothing that costs money starts before a person approves the plan: the plan activity only
-reads task directories, and pairs start after the ``approve`` signal.
+reads task directories, and pairs start after an approval that matches the plan (the
+``approve`` update refuses a mismatched one at the caller; the signal of the same name, for
+the Web UI and the ``temporal`` CLI, logs and ignores it). A run nobody approves ends itself
+after ``approval_timeout_sec``.
+
+Live control: ``pause`` / ``resume`` (no new pair or retry starts; running ones finish) and
+``set_parallel`` (signal, and update with a validator).
 
 History stays bounded at any suite size: the task list is read from the plan file a page
 at a time, pairs are abandoned children that signal ``pair_done`` when they end, and after
@@ -17,12 +23,15 @@ from datetime import timedelta
 
 from temporalio import workflow
 from temporalio.common import WorkflowIDReusePolicy
+from temporalio.exceptions import ApplicationError
 from temporalio.workflow import ParentClosePolicy
 
 with workflow.unsafe.imports_passed_through():
+    from durabench.approval import approval_mismatches
     from durabench.models import (
         Approval,
         CarriedState,
+        Control,
         PairDone,
         PairInput,
         PlanPage,
@@ -47,6 +56,13 @@ __all__ = ["PAGE_SIZE", "SuiteRunWorkflow", "run_workflow_id"]
 PAGE_SIZE = 100
 """Tasks read from the plan per ``plan_page`` call."""
 
+APPROVAL_TIMEOUT = "approval-timeout"
+"""Patch: an unapproved run ends after ``approval_timeout_sec`` (before it, it waited forever)."""
+
+BATCHED_STARTS = "batched-pair-starts"
+"""Patch: free slots are filled in one workflow task (histories before it start one pair
+per workflow task)."""
+
 
 def run_workflow_id(run_id: str) -> str:
     """``run/<run_id>``."""
@@ -68,6 +84,8 @@ class SuiteRunWorkflow:
         self._by_class: Counter[str] = Counter()
         self._excluded = 0
         self._run_id = data.request.run_id
+        self._paused = False
+        self._parallel = data.request.parallel
         self._start = 0
         if data.carried is not None:
             # Restored before any handler runs: a pair_done signal that reaches this run in its
@@ -76,12 +94,51 @@ class SuiteRunWorkflow:
 
     @workflow.signal
     def approve(self, approval: Approval) -> None:
-        """Approve the plan; the first approval after the plan is made counts."""
+        """Approve the plan; the first matching approval after the plan is made counts."""
         if self._plan is None:
             workflow.logger.warning("approval by %s before the plan: ignored", approval.approver)
             return
+        problems = approval_mismatches(self._plan, approval)
+        if problems:
+            workflow.logger.warning(
+                "approval by %s refused: %s", approval.approver, "; ".join(problems)
+            )
+            return
         if self._approval is None and self._rejection is None:
             self._approval = approval.model_copy(update={"approved_at": workflow.now()})
+
+    @workflow.update(name="approve")
+    def approve_checked(self, approval: Approval) -> Approval:
+        """Approve the plan, or fail at the caller with the reason (see the validator)."""
+        self.approve(approval)
+        if self._approval is None:  # unreachable after the validator; kept as a guard
+            raise ApplicationError("the approval was not taken", non_retryable=True)
+        return self._approval
+
+    @approve_checked.validator
+    def _check_approval(self, approval: Approval) -> None:
+        if self._plan is None:
+            raise ApplicationError(
+                f"run {self._run_id} has no plan yet: approve it once planning has finished "
+                f"(`python -m starter status {self._run_id}` shows the phase)"
+            )
+        if self._rejection is not None:
+            raise ApplicationError(
+                f"run {self._run_id} was rejected by {self._rejection.rejected_by}: "
+                f"{self._rejection.reason}"
+            )
+        if self._approval is not None:
+            raise ApplicationError(
+                f"run {self._run_id} is already approved (by {self._approval.approver} "
+                f"at {self._approval.approved_at})"
+            )
+        problems = approval_mismatches(self._plan, approval)
+        if problems:
+            raise ApplicationError(
+                "approval refused: " + "; ".join(problems) + ". Check the plan with "
+                f"`python -m starter status {self._run_id}`, or reject the run and plan "
+                "the one you meant"
+            )
 
     @workflow.signal
     def reject(self, rejection: Rejection) -> None:
@@ -97,6 +154,54 @@ class SuiteRunWorkflow:
             self._done += int(not done.cancelled)
             self._by_class.update(done.by_class)
             self._excluded += int(done.excluded)
+
+    @workflow.signal
+    async def pause(self, control: Control | None = None) -> None:
+        """No new pair or attempt starts until ``resume``; running attempts finish."""
+        if not self._paused:
+            self._paused = True
+            workflow.logger.info("paused by %s: %s", *_who(control))
+            await self._tell_pairs("pause")
+
+    @workflow.signal
+    async def resume(self, control: Control | None = None) -> None:
+        """Undo ``pause``."""
+        if self._paused:
+            self._paused = False
+            workflow.logger.info("resumed by %s: %s", *_who(control))
+            await self._tell_pairs("resume")
+
+    @workflow.signal(name="set_parallel")
+    def set_parallel_signal(self, parallel: int) -> None:
+        """Change the number of pairs in flight (a value below 1 is logged and ignored)."""
+        if parallel < 1:
+            workflow.logger.warning("set_parallel %s ignored: it must be at least 1", parallel)
+            return
+        self._parallel = parallel
+
+    @workflow.update(name="set_parallel")
+    def set_parallel(self, parallel: int) -> int:
+        """Change the number of pairs in flight; returns the previous value.
+
+        More slots start pairs at once; fewer let running pairs finish and start none until
+        the number in flight is below the new limit.
+        """
+        previous, self._parallel = self._parallel, parallel
+        return previous
+
+    @set_parallel.validator
+    def _check_parallel(self, parallel: int) -> None:
+        if parallel < 1:
+            raise ApplicationError(f"parallel must be at least 1, not {parallel}")
+
+    async def _tell_pairs(self, signal: str) -> None:
+        """Pass pause/resume to pairs in flight: they hold their infra retries."""
+        for task_id in sorted(self._running):
+            pair = workflow.get_external_workflow_handle(pair_workflow_id(self._run_id, task_id))
+            try:
+                await pair.signal(signal)
+            except ApplicationError as err:  # it ended meanwhile
+                workflow.logger.info("pair %s did not take %s: %s", task_id, signal, err)
 
     @workflow.query
     def plan(self) -> PlanSummary | None:
@@ -116,6 +221,8 @@ class SuiteRunWorkflow:
             excluded=self._excluded,
             approved_by=self._approval.approver if self._approval else None,
             approved_at=self._approval.approved_at if self._approval else None,
+            paused=self._paused,
+            parallel=self._parallel,
         )
 
     def _set_phase(self, phase: RunPhase) -> None:
@@ -155,9 +262,17 @@ class SuiteRunWorkflow:
             retry_policy=RETRY,
         )
         self._set_phase("awaiting_approval")
-        await workflow.wait_condition(
-            lambda: self._approval is not None or self._rejection is not None
-        )
+        decided = lambda: self._approval is not None or self._rejection is not None  # noqa: E731
+        if workflow.patched(APPROVAL_TIMEOUT):
+            timeout = timedelta(seconds=request.approval_timeout_sec)
+            try:
+                await workflow.wait_condition(decided, timeout=timeout)
+            except TimeoutError:
+                self._set_phase("expired")
+                reason = f"nobody approved the plan within {timeout}; plan the run again"
+                return RunOutcome(run_id=request.run_id, status="expired", reason=reason)
+        else:
+            await workflow.wait_condition(decided)
         if self._approval is None:
             self._set_phase("rejected")
             reason = self._rejection.reason if self._rejection else "rejected"
@@ -175,6 +290,8 @@ class SuiteRunWorkflow:
         self._done, self._excluded = carried.done, carried.excluded
         self._by_class = Counter(carried.by_class)
         self._running = set(carried.in_flight)
+        self._paused = carried.paused
+        self._parallel = carried.parallel or carried.plan.request.parallel
         return carried.next_index
 
     def _carry(self, next_index: int) -> CarriedState:
@@ -188,6 +305,8 @@ class SuiteRunWorkflow:
             by_class=dict(self._by_class),
             excluded=self._excluded,
             in_flight=tuple(sorted(self._running)),
+            paused=self._paused,
+            parallel=self._parallel,
         )
 
     async def _fan_out(self, start: int) -> int | None:
@@ -199,6 +318,7 @@ class SuiteRunWorkflow:
         plan = self._plan
         if plan is None:
             raise RuntimeError("no plan")
+        batched = workflow.patched(BATCHED_STARTS)
         req, index, started = plan.request, start, 0
         while index < plan.task_count:
             page = await workflow.execute_activity(
@@ -208,10 +328,18 @@ class SuiteRunWorkflow:
                 start_to_close_timeout=SHORT,
                 retry_policy=RETRY,
             )
-            for task in page.tasks:
-                await workflow.wait_condition(lambda: len(self._running) < req.parallel)
-                await self._start_pair(plan, task)
-                index, started = index + 1, started + 1
+            pending = list(page.tasks)
+            while pending:
+                await workflow.wait_condition(
+                    lambda: not self._paused and len(self._running) < self._parallel
+                )
+                room = self._parallel - len(self._running) if batched else 1
+                batch = pending[: min(room, req.pairs_per_run - started)]
+                del pending[: len(batch)]
+                # Every free slot is filled in one workflow task: starting pairs one at a
+                # time would cost a round trip each and cap a run at a few pairs a second.
+                await asyncio.gather(*(self._start_pair(plan, task) for task in batch))
+                index, started = index + len(batch), started + len(batch)
                 suggested = workflow.info().is_continue_as_new_suggested()
                 if index < plan.task_count and (started >= req.pairs_per_run or suggested):
                     return index
@@ -268,3 +396,8 @@ class SuiteRunWorkflow:
             report_path=report.report_path,
             lanes=report.lanes,
         )
+
+
+def _who(control: Control | None) -> tuple[str, str]:
+    control = control or Control()
+    return control.by, control.reason or "no reason given"

@@ -37,7 +37,9 @@ from durabench.models.results import (
 )
 from durabench.models.run import (
     Approval,
+    Category,
     ConfigMode,
+    Control,
     PlanSummary,
     Rejection,
     RunPlan,
@@ -74,10 +76,12 @@ __all__ = [
     "AttemptRef",
     "AttemptResult",
     "CarriedState",
+    "Category",
     "Cell",
     "ClassifyAttemptInput",
     "ClassifyInput",
     "ConfigMode",
+    "Control",
     "ExcludedAttempt",
     "ExitClass",
     "LaneConfig",

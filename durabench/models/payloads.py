@@ -264,6 +264,10 @@ class CarriedState(BaseModel):
     """Pairs excluded."""
     in_flight: tuple[str, ...]
     """Task ids of pairs still running (they signal their end to the new run)."""
+    paused: bool = False
+    """The run was paused."""
+    parallel: int | None = None
+    """Parallel slots as last set (``None``: as planned)."""
 
 
 class SuiteRunInput(BaseModel):
@@ -290,7 +294,9 @@ class ReportOutput(BaseModel):
     """Totals per lane."""
 
 
-RunPhase = Literal["planning", "awaiting_approval", "running", "reporting", "completed", "rejected"]
+RunPhase = Literal[
+    "planning", "awaiting_approval", "running", "reporting", "completed", "rejected", "expired"
+]
 
 
 class ProgressOutput(BaseModel):
@@ -316,6 +322,10 @@ class ProgressOutput(BaseModel):
     """Who approved, once approved."""
     approved_at: datetime | None = None
     """When, once approved: the start of the clock for the ETA."""
+    paused: bool = False
+    """No new pair or attempt starts until the run is resumed."""
+    parallel: int = 0
+    """Pairs in flight at most (``set_parallel`` changes it)."""
 
 
 class ArmProgress(BaseModel):
@@ -327,7 +337,7 @@ class ArmProgress(BaseModel):
     """The lane."""
     attempt: int
     """The attempt running or next."""
-    state: Literal["running", "backoff", "done"]
+    state: Literal["running", "backoff", "paused", "done"]
     """Running an attempt, waiting to retry after an infra failure, or finished."""
     retry_at: datetime | None = None
     """When the next attempt starts, during a backoff."""
@@ -353,10 +363,10 @@ class RunOutcome(BaseModel):
 
     run_id: str
     """The run."""
-    status: Literal["completed", "rejected"]
-    """How the run ended."""
+    status: Literal["completed", "rejected", "expired"]
+    """How the run ended (``expired``: nobody approved it in time)."""
     reason: str = ""
-    """Why it was rejected."""
+    """Why it was rejected or expired."""
     results_dir: str = ""
     """The run's results directory."""
     report_path: str = ""

@@ -9,6 +9,8 @@ from pydantic import BaseModel, ConfigDict, Field
 
 __all__ = [
     "Approval",
+    "Category",
+    "Control",
     "ConfigMode",
     "PlanSummary",
     "Rejection",
@@ -52,6 +54,23 @@ class RunRequest(BaseModel):
     """Wait before the first infra retry; doubles with each further retry."""
     pairs_per_run: int = Field(default=500, ge=1)
     """Pairs one workflow run starts before it continues as new: history stays bounded."""
+    approval_timeout_sec: float = Field(default=86_400.0, gt=0)
+    """An unapproved run ends itself after this long (``DURABENCH_APPROVAL_TIMEOUT_SEC``)."""
+    selection: str | None = None
+    """A CodeScaleBench selection file: its tasks instead of the whole suite."""
+    benchmarks_dir: str | None = None
+    """A CodeScaleBench checkout: suites by ``benchmark`` and the default selection file."""
+    allow_unpaired: bool = False
+    """``ALLOW_UNPAIRED_SINGLE_CONFIG=true``: a single-config run skips the counterpart check."""
+    rerun: Literal["failed", "infra", "all"] | None = None
+    """Which tasks of ``rerun_of`` to run again."""
+    rerun_of: str | None = None
+    """The run a rerun takes its tasks from."""
+
+    @property
+    def source(self) -> str:
+        """What the tasks come from: the selection file, or the suite."""
+        return self.selection or self.suite
 
 
 class TaskRef(BaseModel):
@@ -103,6 +122,17 @@ class RunPlan(PlanSummary):
         return PlanSummary.model_validate(self.model_dump(exclude={"tasks"}))
 
 
+class Control(BaseModel):
+    """Input of the ``pause`` and ``resume`` signals: who, and why (both optional)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    by: str = "unknown"
+    """Who sent it."""
+    reason: str = ""
+    """Why."""
+
+
 class Rejection(BaseModel):
     """Input of the ``reject`` signal."""
 
@@ -115,7 +145,12 @@ class Rejection(BaseModel):
 
 
 class Approval(BaseModel):
-    """Input of the ``approve`` signal; ``{}`` approves as planned."""
+    """Input of the ``approve`` signal and update; ``{}`` approves as planned.
+
+    An approval may restate any of the five parameters a person confirms; a restated value
+    that differs from the plan refuses the approval, so nobody approves a run they did not
+    mean (the wrong model, the official category) by accident.
+    """
 
     model_config = ConfigDict(frozen=True)
 
@@ -125,3 +160,15 @@ class Approval(BaseModel):
     """When; set by the workflow from ``workflow.now()``."""
     note: str = ""
     """Free text kept with the approval."""
+    model: str | None = None
+    """Restated model."""
+    suite: str | None = None
+    """Restated suite name, or selection file."""
+    config_mode: ConfigMode | None = None
+    """Restated config mode."""
+    full_config: str | None = None
+    """Restated full (MCP) config."""
+    parallel: int | None = None
+    """Restated parallel slots."""
+    category: Category | None = None
+    """Restated category."""

@@ -54,6 +54,10 @@ class Recorder:
     attempts: list[AttemptResult] = field(default_factory=list)
     plan_gate: asyncio.Event | None = None
     """When set, planning waits for it."""
+    agent_gate: asyncio.Event | None = None
+    """When set, agents run until it is set."""
+    in_agent: int = 0
+    """Agents running now."""
     classes: dict[str, list[str]] = field(default_factory=dict)
     """``task/lane`` to the exit class of attempt 1, 2, ... (the last one repeats)."""
 
@@ -111,7 +115,13 @@ class Recorder:
         @activity.defn(name="run_agent")
         async def run_agent(ref: AttemptRef) -> AgentRunOutput:
             rec.calls.append("run_agent")
-            await asyncio.sleep(0.1)
+            rec.in_agent += 1
+            try:
+                await asyncio.sleep(0.1)
+                if rec.agent_gate is not None:
+                    await rec.agent_gate.wait()
+            finally:
+                rec.in_agent -= 1
             while ref.task.task_id == SLOW:  # an agent that runs until cancelled
                 activity.heartbeat("running")
                 await asyncio.sleep(0.2)

@@ -4,62 +4,21 @@ from __future__ import annotations
 
 import asyncio
 import uuid
-from collections.abc import AsyncIterator
-from dataclasses import dataclass
 from typing import Any
 
 import pytest
-from temporalio.client import Client, WorkflowFailureError, WorkflowHandle
-from temporalio.worker import Worker
+from temporalio.client import WorkflowFailureError
 
 from durabench.models import Approval, RunOutcome, RunRequest, SuiteRunInput
 from starter.approve import approve_main, reject_main
-from tests.workflows.fakes import BUILD_FAILS, SLOW, VERIFY_FAILS, Recorder
-from workflows import WORKFLOWS, SuiteRunWorkflow, run_workflow_id
+from tests.workflows.fakes import BUILD_FAILS, SLOW, VERIFY_FAILS
+from tests.workflows.harness import Env, start_run
+from workflows import SuiteRunWorkflow, run_workflow_id
 from workflows.search_attributes import for_request
 
 
-@dataclass
-class Env:
-    client: Client
-    rec: Recorder
-
-
-@pytest.fixture
-async def env(client: Client, request: pytest.FixtureRequest) -> AsyncIterator[Env]:
-    queue = f"wf-{uuid.uuid4().hex[:8]}"
-    task_ids = getattr(request, "param", ["t1", "t2", "t3", "t4"])
-    rec = Recorder(queue=queue, task_ids=task_ids)
-    async with Worker(
-        client, task_queue=queue, workflows=list(WORKFLOWS), activities=rec.activities()
-    ):
-        yield Env(client, rec)
-
-
-async def _start(
-    env: Env, parallel: int = 2, **request: Any
-) -> tuple[RunRequest, WorkflowHandle[Any, RunOutcome]]:
-    req = RunRequest(
-        run_id=f"r-{uuid.uuid4().hex[:8]}",
-        suite="s",
-        parallel=parallel,
-        infra_backoff_sec=0.1,
-        **request,
-    )
-    handle = await env.client.start_workflow(
-        SuiteRunWorkflow.run,
-        SuiteRunInput(request=req),
-        id=run_workflow_id(req.run_id),
-        task_queue=env.rec.queue,
-        search_attributes=for_request(req),
-    )
-    while (await handle.query(SuiteRunWorkflow.progress)).phase != "awaiting_approval":
-        await asyncio.sleep(0.1)
-    return req, handle
-
-
 async def _approved_run(env: Env, **request: Any) -> RunOutcome:
-    req, handle = await _start(env, **request)
+    req, handle = await start_run(env, **request)
     await approve_main(req.run_id, "ann", client=env.client)
     outcome: RunOutcome = await handle.result()
     return outcome
@@ -70,7 +29,7 @@ def _by_attempt(env: Env) -> dict[tuple[str, str, int], str]:
 
 
 async def test_run_waits_for_approval_then_runs_every_pair(env: Env) -> None:
-    request, handle = await _start(env, parallel=2)
+    request, handle = await start_run(env, parallel=2)
     # Give the workflow every chance to run ahead; it must still be parked at the gate.
     await asyncio.sleep(1.0)
     assert env.rec.calls == ["plan_run"]
@@ -95,7 +54,7 @@ async def test_run_waits_for_approval_then_runs_every_pair(env: Env) -> None:
 
 
 async def test_reject_ends_the_run_before_anything_starts(env: Env) -> None:
-    request, handle = await _start(env)
+    request, handle = await start_run(env)
     await reject_main(request.run_id, "wrong model", "bob", client=env.client)
     outcome = await handle.result()
     assert (outcome.status, outcome.reason) == ("rejected", "wrong model")
@@ -151,7 +110,7 @@ async def test_infra_arms_are_retried_and_exhausted_pairs_excluded(env: Env) -> 
 
 @pytest.mark.parametrize("env", [[SLOW]], indirect=True)
 async def test_cancelling_a_run_tears_down_every_sandbox(env: Env) -> None:
-    request, handle = await _start(env)
+    request, handle = await start_run(env)
     await approve_main(request.run_id, "ann", client=env.client)
     while env.rec.calls.count("run_agent") < 2:
         await asyncio.sleep(0.1)

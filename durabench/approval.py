@@ -1,0 +1,33 @@
+"""Whether an approval matches the plan it approves.
+
+A person confirms five parameters before money is spent: model, suite (or selection file),
+config mode (and which full config), parallel slots and category. An approval may restate any
+of them; each restated value must equal the plan's. Pure, so the workflow's update validator
+and its signal handler give the same answer, and a test can check it without a server.
+"""
+
+from __future__ import annotations
+
+from durabench.models import Approval, PlanSummary
+
+__all__ = ["approval_mismatches"]
+
+
+def approval_mismatches(plan: PlanSummary, approval: Approval) -> list[str]:
+    """One line per restated parameter that differs from the plan; empty when it matches."""
+    req = plan.request
+    planned: dict[str, object] = {
+        "model": req.model,
+        "suite": req.source,
+        "config_mode": req.config_mode,
+        "full_config": req.full_config,
+        "parallel": req.parallel,
+        "category": req.category,
+    }
+    also = {"suite": req.suite}  # a selection file's run also answers to its suite name
+    problems = []
+    for name, expected in planned.items():
+        stated = getattr(approval, name)
+        if stated is not None and stated not in (expected, also.get(name, expected)):
+            problems.append(f"{name} is {expected!r} in the plan, the approval says {stated!r}")
+    return problems

@@ -1,0 +1,73 @@
+"""A run on the session's dev server with recorded fake activities: fixture and helpers."""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from typing import Any
+
+import pytest
+from temporalio.client import Client, WorkflowHandle
+from temporalio.worker import Worker
+
+from durabench.models import RunOutcome, RunRequest, SuiteRunInput
+from tests.workflows.fakes import Recorder
+from workflows import WORKFLOWS, SuiteRunWorkflow, run_workflow_id
+from workflows.search_attributes import for_request
+
+RunHandle = WorkflowHandle[Any, RunOutcome]
+
+
+@dataclass
+class Env:
+    client: Client
+    rec: Recorder
+
+
+@pytest.fixture
+async def env(client: Client, request: pytest.FixtureRequest) -> AsyncIterator[Env]:
+    """A worker with the real workflows and fake activities; ``param``: the task ids."""
+    queue = f"wf-{uuid.uuid4().hex[:8]}"
+    task_ids = getattr(request, "param", ["t1", "t2", "t3", "t4"])
+    rec = Recorder(queue=queue, task_ids=task_ids)
+    async with Worker(
+        client, task_queue=queue, workflows=list(WORKFLOWS), activities=rec.activities()
+    ):
+        yield Env(client, rec)
+
+
+async def start_run(
+    env: Env, parallel: int = 2, *, wait: bool = True, **request: Any
+) -> tuple[RunRequest, RunHandle]:
+    """Start a run and (with ``wait``) wait until it awaits approval."""
+    req = RunRequest(
+        run_id=f"r-{uuid.uuid4().hex[:8]}",
+        suite="s",
+        parallel=parallel,
+        infra_backoff_sec=0.1,
+        **request,
+    )
+    handle = await env.client.start_workflow(
+        SuiteRunWorkflow.run,
+        SuiteRunInput(request=req),
+        id=run_workflow_id(req.run_id),
+        task_queue=env.rec.queue,
+        search_attributes=for_request(req),
+    )
+    while wait and (await handle.query(SuiteRunWorkflow.progress)).phase != "awaiting_approval":
+        await asyncio.sleep(0.1)
+    return req, handle
+
+
+async def until(check: Any, what: str, tries: int = 300) -> None:
+    """Poll ``check()`` (sync or async) every 0.1 s until true; fail naming ``what``."""
+    for _ in range(tries):
+        result = check()
+        if asyncio.iscoroutine(result):
+            result = await result
+        if result:
+            return
+        await asyncio.sleep(0.1)
+    raise AssertionError(f"never happened: {what}")

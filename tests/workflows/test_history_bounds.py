@@ -1,0 +1,91 @@
+"""A 10,000-task suite stays under Temporal's 10,240-event history warning in every workflow.
+
+The run is the real ``SuiteRunWorkflow`` on a real dev server. Pairs are instant: a stand-in
+registered as ``PairedTaskWorkflow`` that only signals ``pair_done``. The pair and attempt
+workflows have histories whose length does not depend on the suite size (the recorded
+histories and the continue-as-new test cover them); only the run's grows with the suite, and
+that is what this test measures.
+
+``DURABENCH_SCALE_TASKS`` changes the size (default 10,000, about seven minutes on 2 cores).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import uuid
+from collections import Counter
+
+from temporalio import workflow
+from temporalio.client import Client
+from temporalio.worker import Worker
+
+from durabench.models import Approval, PairDone, PairInput, RunRequest, SuiteRunInput
+from tests.workflows.fakes import Recorder
+from workflows import SuiteRunWorkflow, run_workflow_id
+
+HISTORY_WARNING = 10_240
+"""Temporal's default per-workflow history event count warning."""
+
+TASKS = int(os.environ.get("DURABENCH_SCALE_TASKS", "10000"))
+
+_started: Counter[str] = Counter()
+"""Pair workflow ids started, by first execution (replays of a cached stub do not count)."""
+
+
+@workflow.defn(name="PairedTaskWorkflow", sandboxed=False)
+class InstantPair:
+    """Ends at once, telling its run that both lanes completed."""
+
+    @workflow.run
+    async def run(self, pair: PairInput) -> None:
+        if not workflow.unsafe.is_replaying():
+            _started[workflow.info().workflow_id] += 1
+        done = PairDone(task_id=pair.task.task_id, by_class={"completed": 2})
+        parent = workflow.get_external_workflow_handle(run_workflow_id(pair.run_id))
+        await parent.signal("pair_done", done)
+
+
+async def test_ten_thousand_tasks_keep_every_history_under_the_warning(client: Client) -> None:
+    queue = f"scale-{uuid.uuid4().hex[:8]}"
+    rec = Recorder(queue=queue, task_ids=[f"t{i:05d}" for i in range(TASKS)])
+    request = RunRequest(run_id=f"r-{uuid.uuid4().hex[:8]}", suite="s", parallel=200)
+    async with Worker(
+        client,
+        task_queue=queue,
+        workflows=[SuiteRunWorkflow, InstantPair],
+        activities=rec.activities(),
+        max_concurrent_workflow_tasks=50,
+    ):
+        handle = await client.start_workflow(
+            SuiteRunWorkflow.run,
+            SuiteRunInput(request=request),
+            id=run_workflow_id(request.run_id),
+            task_queue=queue,
+        )
+        while (await handle.query(SuiteRunWorkflow.progress)).phase != "awaiting_approval":
+            await asyncio.sleep(0.2)
+        await handle.signal(SuiteRunWorkflow.approve, Approval(approver="scale-test"))
+        outcome = await handle.result()  # follows the run through continue-as-new
+        progress = await client.get_workflow_handle_for(SuiteRunWorkflow.run, handle.id).query(
+            SuiteRunWorkflow.progress
+        )
+
+    assert outcome.status == "completed"
+    assert (progress.done, progress.total) == (TASKS, TASKS)
+    assert progress.by_class == {"completed": 2 * TASKS}
+    prefix = f"run/{request.run_id}/task/"
+    ours = {wf: n for wf, n in _started.items() if wf.startswith(prefix)}
+    assert len(ours) == TASKS and set(ours.values()) == {1}, "every pair started exactly once"
+
+    runs = [wf async for wf in client.list_workflows(f'WorkflowId = "{handle.id}"')]
+    assert len(runs) >= TASKS // request.pairs_per_run, "the run continued as new"
+    longest = 0
+    for wf in runs:
+        history = await client.get_workflow_handle(wf.id, run_id=wf.run_id).fetch_history()
+        longest = max(longest, len(history.events))
+    assert 0 < longest < HISTORY_WARNING
+    query = f'WorkflowType = "PairedTaskWorkflow" AND TaskQueue = "{queue}"'
+    pairs = [wf.history_length async for wf in client.list_workflows(query)]
+    assert len(pairs) == TASKS
+    assert 0 < max(pairs) < HISTORY_WARNING
