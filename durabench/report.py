@@ -108,6 +108,18 @@ def _header(result: RunResult) -> list[str]:
     if result.approval is not None:
         when = result.approval.approved_at.isoformat() if result.approval.approved_at else "?"
         lines.append(f"- approved by {result.approval.approver} at {when}")
+    if result.plan.selection_file:
+        lines.append(f"- selection file: `{result.plan.selection_file}`")
+    if req.rerun_of:
+        lines.append(f"- rerun of run `{req.rerun_of}` ({req.rerun} tasks)")
+    if result.plan.counterparts:
+        runs = sorted({c.run_id for c in result.plan.counterparts})
+        lines.append(f"- gap-fill: counterparts from run(s) {', '.join(runs)}")
+    if result.plan.unpaired:
+        lines.append(
+            f"- **unpaired: {len(result.plan.unpaired)} task(s) ran without a counterpart "
+            "(ALLOW_UNPAIRED_SINGLE_CONFIG=true)**"
+        )
     if result.plan.mcp_env_missing:
         lines.append(f"- **MCP lane ran without {', '.join(result.plan.mcp_env_missing)}**")
     return lines

@@ -27,19 +27,34 @@ def plan_table(plan: PlanSummary) -> Table:
     """The parameters a person confirms before approving."""
     req = plan.request
     table = Table(title=f"Plan of run {req.run_id}", show_header=False)
+    attempts = plan.task_count * len(plan.lanes)
+    source = plan.selection_file or req.suite
+    if plan.selection_file and req.suite:
+        source = f"{req.suite} from {plan.selection_file}"
     rows = [
         ("model", req.model),
-        ("suite", req.suite),
+        ("suite" if not plan.selection_file else "selection", source),
         ("agent", req.agent),
         ("config mode", f"{req.config_mode} ({', '.join(plan.lanes)})"),
         ("parallel slots", str(req.parallel)),
         ("category", req.category),
         ("tasks", str(plan.task_count)),
-        ("attempts", f"{plan.task_count * len(plan.lanes)} (+ infra retries)"),
+        ("attempts", f"{len(plan.lanes)} per task, {attempts} in all (+ infra retries)"),
+        ("containers", f"{attempts}, at most {req.parallel * len(plan.lanes)} at once"),
         ("agent-hours (upper bound)", f"{plan.estimated_agent_hours:.2f}"),
         ("infra retries", f"{req.infra_retries} per arm, backoff from {req.infra_backoff_sec:g} s"),
         ("results", plan.results_dir),
     ]
+    if req.rerun_of:
+        rows.append(("rerun of", f"{req.rerun_of} ({req.rerun} tasks)"))
+    if plan.unpaired:
+        rows.append(
+            (
+                "[red]unpaired[/]",
+                f"[red]{len(plan.unpaired)} task(s) without counterpart "
+                "(ALLOW_UNPAIRED_SINGLE_CONFIG)[/]",
+            )
+        )
     if plan.mcp_env_missing:
         rows.append(("[red]MCP lane[/]", f"[red]{', '.join(plan.mcp_env_missing)} unset[/]"))
     for key, value in rows:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import getpass
+import os
 import time
 import uuid
 from pathlib import Path
@@ -23,6 +24,7 @@ from durabench.models import (
     RunResult,
     SuiteRunInput,
 )
+from durabench.planning import UNPAIRED_ENV
 from durabench.sandbox import docker_client
 from durabench.settings import Settings
 from starter.client import connect
@@ -44,7 +46,45 @@ def new_run_id(suite: str) -> str:
 
 
 @click.command()
-@click.option("--suite", required=True, help="Suite name (built-in: pytorch).")
+@click.option(
+    "--suite",
+    default="",
+    help="Suite name (built-in: pytorch); with a selection, only tasks of that benchmark.",
+)
+@click.option(
+    "--selection-file",
+    "--selection",
+    "selection",
+    type=click.Path(dir_okay=False),
+    default=None,
+    help="CodeScaleBench selection file: run its tasks.",
+)
+@click.option(
+    "--benchmarks-dir",
+    type=click.Path(file_okay=False),
+    default=None,
+    help="CodeScaleBench checkout: task dirs, and its configs/selected_benchmark_tasks.json.",
+)
+@click.option("--full-config", default="sourcegraph_full", show_default=True)
+@click.option(
+    "--baseline-only",
+    "config_mode",
+    flag_value="baseline_only",
+    help="Gap-fill: only the baseline lane (each task needs an earlier full-lane counterpart).",
+)
+@click.option(
+    "--full-only",
+    "config_mode",
+    flag_value="full_only",
+    help="Gap-fill: only the full lane (each task needs an earlier baseline counterpart).",
+)
+@click.option(
+    "--rerun",
+    type=click.Choice(["failed", "infra", "all"]),
+    default=None,
+    help="Run these tasks of --from again, both lanes, as a new linked run.",
+)
+@click.option("--from", "rerun_of", default=None, metavar="RUN_ID", help="The run to rerun.")
 @click.option("--agent", default="oracle", show_default=True, help="Agent adapter.")
 @click.option("--model", default="none", show_default=True, help="Model the agent uses.")
 @click.option("--parallel", default=2, show_default=True, type=click.IntRange(min=1))
@@ -79,6 +119,12 @@ def new_run_id(suite: str) -> str:
 @click.option("--detach", is_flag=True, help="Start the run and leave it to `python worker.py`.")
 def run(
     suite: str,
+    selection: str | None,
+    benchmarks_dir: str | None,
+    full_config: str,
+    config_mode: str | None,
+    rerun: str | None,
+    rerun_of: str | None,
     agent: str,
     model: str,
     parallel: int,
@@ -91,14 +137,34 @@ def run(
     yes: bool,
     detach: bool,
 ) -> None:
-    """Plan a paired run of a suite, wait for approval, run it and report."""
+    """Plan a paired run of a suite, wait for approval, run it and report.
+
+    Every task runs as a pair: baseline and the full config. --baseline-only / --full-only
+    fill gaps next to earlier runs and are refused where a task has no counterpart
+    (ALLOW_UNPAIRED_SINGLE_CONFIG=true bypasses, recorded in the plan).
+    """
     try:
         settings = Settings.from_env()
     except ConfigError as exc:
         raise click.ClickException(str(exc)) from exc
+    if (rerun is None) != (rerun_of is None):
+        raise click.UsageError("--rerun and --from go together: --rerun failed --from RUN_ID")
+    if not (suite or selection or benchmarks_dir or rerun_of):
+        raise click.UsageError(
+            "say what to run: --suite NAME, --selection-file FILE, --benchmarks-dir DIR, "
+            "or --rerun failed|infra|all --from RUN_ID"
+        )
+    source = suite or (Path(selection).stem if selection else None) or rerun_of or "selection"
     request = RunRequest(
-        run_id=run_id or new_run_id(suite),
+        run_id=run_id or new_run_id(source),
         suite=suite,
+        selection=str(Path(selection).resolve()) if selection else None,
+        benchmarks_dir=str(Path(benchmarks_dir).resolve()) if benchmarks_dir else None,
+        full_config=full_config,
+        config_mode=config_mode or "paired",
+        rerun=rerun,
+        rerun_of=rerun_of,
+        allow_unpaired=os.environ.get(UNPAIRED_ENV, "").lower() == "true",
         agent=agent,
         model=model,
         parallel=parallel,

@@ -1,22 +1,28 @@
 """Lane configs (``baseline``, ``sourcegraph_full``, ...) and the MCP files they produce."""
 
+from durabench.configs.eval_matrix import configs_from_eval_matrix
 from durabench.configs.mcp import mcp_config_json, mcp_env, missing_mcp_env
 from durabench.configs.registry import (
     CONFIGS_FILE,
+    REGISTRY_ENV,
     all_configs,
     dockerfile_for,
     get_config,
     instruction_for,
     known_configs,
+    load_registry,
 )
 
 __all__ = [
     "CONFIGS_FILE",
+    "REGISTRY_ENV",
     "all_configs",
+    "configs_from_eval_matrix",
     "dockerfile_for",
     "get_config",
     "instruction_for",
     "known_configs",
+    "load_registry",
     "mcp_config_json",
     "mcp_env",
     "missing_mcp_env",

@@ -2,22 +2,30 @@
 
 A config is data, not code: what MCP server a lane gets, which instruction file and
 which Dockerfile variant it uses. Secrets appear only as environment variable names.
+
+A team's own registry, named by ``DURABENCH_CONFIG_REGISTRY``, is laid over the built-in one:
+either durabench's ``configs.json`` shape or CodeScaleBench's ``eval_matrix.json``, read as
+it is (see :mod:`durabench.configs.eval_matrix`).
 """
 
 from __future__ import annotations
 
 import json
+import os
 from functools import cache
 from pathlib import Path
 
 from pydantic import BaseModel
 
-from durabench.errors import UnknownConfig
+from durabench.configs.eval_matrix import configs_from_eval_matrix, is_eval_matrix
+from durabench.errors import ConfigError, UnknownConfig
 from durabench.models.config import LaneConfig
 from durabench.models.task import TaskSpec
 
 __all__ = [
     "CONFIGS_FILE",
+    "REGISTRY_ENV",
+    "load_registry",
     "all_configs",
     "dockerfile_for",
     "get_config",
@@ -27,15 +35,42 @@ __all__ = [
 
 CONFIGS_FILE = Path(__file__).resolve().parent / "configs.json"
 
+REGISTRY_ENV = "DURABENCH_CONFIG_REGISTRY"
+"""Environment variable naming a team's registry file."""
+
 
 class _Registry(BaseModel):
     configs: list[LaneConfig]
 
 
+def load_registry(extra: Path | None = None) -> dict[str, LaneConfig]:
+    """The built-in configs, with those of ``extra`` (either shape) laid over them.
+
+    Raises:
+        ConfigError: ``extra`` cannot be read or is in neither shape; the message says which.
+    """
+    builtin = _Registry.model_validate(json.loads(CONFIGS_FILE.read_text()))
+    configs = {c.name: c for c in builtin.configs}
+    if extra is None:
+        return configs
+    try:
+        doc = json.loads(extra.read_text())
+        if is_eval_matrix(doc):
+            added = configs_from_eval_matrix(doc, configs)
+        else:
+            added = _Registry.model_validate(doc).configs
+    except (OSError, ValueError) as exc:  # JSON and pydantic errors are ValueErrors
+        raise ConfigError(
+            f"config registry {extra} ({REGISTRY_ENV}) cannot be read: {exc}. It must be "
+            "durabench's {\"configs\": [...]} or CodeScaleBench's eval_matrix.json"
+        ) from exc
+    return configs | {c.name: c for c in added}
+
+
 @cache
 def _registry() -> dict[str, LaneConfig]:
-    registry = _Registry.model_validate(json.loads(CONFIGS_FILE.read_text()))
-    return {c.name: c for c in registry.configs}
+    extra = os.environ.get(REGISTRY_ENV)
+    return load_registry(Path(extra).expanduser() if extra else None)
 
 
 def all_configs() -> list[LaneConfig]:
@@ -52,13 +87,16 @@ def get_config(name: str) -> LaneConfig:
     """The config called ``name``.
 
     Raises:
-        UnknownConfig: no such config; the message lists the known ones.
+        UnknownConfig: no such config (the message lists the known ones), or it cannot run.
     """
     try:
-        return _registry()[name]
+        config = _registry()[name]
     except KeyError:
         known = ", ".join(known_configs())
         raise UnknownConfig(f"unknown config {name!r}; known configs: {known}") from None
+    if config.unavailable:
+        raise UnknownConfig(f"config {name!r} cannot run: {config.unavailable}")
+    return config
 
 
 def instruction_for(config: LaneConfig, task: TaskSpec) -> str:

@@ -43,3 +43,5 @@ class LaneConfig(BaseModel):
     """Instruction file the lane uses; falls back to ``instruction.md`` when absent."""
     dockerfile: str = "Dockerfile"
     """Dockerfile variant the lane uses; falls back to ``Dockerfile`` when absent."""
+    unavailable: str = ""
+    """Why the config cannot run (an eval-matrix config whose MCP setup is unknown)."""

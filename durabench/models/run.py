@@ -11,6 +11,7 @@ __all__ = [
     "Approval",
     "Category",
     "Control",
+    "Counterpart",
     "ConfigMode",
     "PlanSummary",
     "Rejection",
@@ -109,6 +110,21 @@ class PlanSummary(BaseModel):
     """The run's results directory on the worker's host."""
     mcp_env_missing: tuple[str, ...] = ()
     """MCP variables unset on the planning worker: the MCP lane would run without its server."""
+    unpaired: tuple[str, ...] = ()
+    """Tasks of a single-config run with no counterpart, run anyway under the bypass."""
+    selection_file: str | None = None
+    """The selection file the tasks came from, resolved."""
+
+
+class Counterpart(BaseModel):
+    """Where the other lane of a single-config run's task was run before."""
+
+    model_config = ConfigDict(frozen=True)
+
+    task_id: str
+    """The task."""
+    run_id: str
+    """The earlier run holding its valid counterpart."""
 
 
 class RunPlan(PlanSummary):
@@ -116,10 +132,12 @@ class RunPlan(PlanSummary):
 
     tasks: tuple[TaskRef, ...]
     """Every task of the run."""
+    counterparts: tuple[Counterpart, ...] = ()
+    """For a single-config run: the earlier run of each task's other lane."""
 
     def summary(self) -> PlanSummary:
         """The plan without its tasks."""
-        return PlanSummary.model_validate(self.model_dump(exclude={"tasks"}))
+        return PlanSummary.model_validate(self.model_dump(exclude={"tasks", "counterparts"}))
 
 
 class Control(BaseModel):

@@ -10,6 +10,7 @@ PACKAGES = [
     "durabench.configs",
     "durabench.models",
     "durabench.sandbox",
+    "durabench.service",
     "durabench.tasks",
     "activities",
     "workflows",

@@ -58,12 +58,19 @@ class Recorder:
     """When set, agents run until it is set."""
     in_agent: int = 0
     """Agents running now."""
+    rewards: dict[str, float] = field(default_factory=dict)
+    """``task/lane`` to the verifier's reward (default 1.0)."""
     classes: dict[str, list[str]] = field(default_factory=dict)
     """``task/lane`` to the exit class of attempt 1, 2, ... (the last one repeats)."""
 
     def exit_class(self, ref: AttemptRef) -> str:
         plan = self.classes.get(f"{ref.task.task_id}/{ref.lane}", ["completed"])
         return plan[min(ref.attempt, len(plan)) - 1]
+
+    def sandbox_activities(self) -> list[Callable[..., Any]]:
+        """The sandbox's activities only, beside the real plan and result activities."""
+        real = {"plan_run", "plan_page", "record_run", "record_attempt", "write_report"}
+        return [a for a in self.activities() if a.__name__ not in real]  # named as registered
 
     def activities(self) -> list[Callable[..., Any]]:
         rec = self
@@ -131,7 +138,7 @@ class Recorder:
         async def verify(ref: AttemptRef) -> VerifyOutput:
             if ref.task.task_id == VERIFY_FAILS:
                 raise RewardFileMissing("the verifier ended without writing reward.txt")
-            return VerifyOutput(reward=1.0)
+            return VerifyOutput(reward=rec.rewards.get(f"{ref.task.task_id}/{ref.lane}", 1.0))
 
         @activity.defn(name="classify_attempt")
         async def classify_attempt(data: ClassifyAttemptInput) -> Verdict:

@@ -1,0 +1,92 @@
+"""What earlier runs on this host left on disk: counterparts for gap-fill, tasks to rerun.
+
+A single-config run (``--baseline-only`` / ``--full-only``) only makes sense next to the
+other lane of the same tasks, already run with the same model and category; otherwise it
+produces numbers nobody can compare. The plan checks that here, from the results directories,
+before anything is approved. Reruns take their tasks from the same place.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Literal
+
+from durabench.errors import ConfigError
+from durabench.models.results import AttemptResult
+from durabench.models.run import RunPlan
+from durabench.paths import RunPaths
+
+__all__ = ["RerunWhich", "counterparts", "last_attempts", "read_plan", "rerun_task_ids"]
+
+RerunWhich = Literal["failed", "infra", "all"]
+
+
+def read_plan(runs_dir: Path, run_id: str) -> RunPlan:
+    """The plan of an earlier run.
+
+    Raises:
+        ConfigError: there is no such run on this host.
+    """
+    path = RunPaths.for_run(runs_dir, run_id).plan
+    if not path.is_file():
+        raise ConfigError(
+            f"no run {run_id!r} under {runs_dir} (no plan.json): give the id of a run made "
+            "on this host (`python -m starter status` lists them)"
+        )
+    return RunPlan.model_validate_json(path.read_text())
+
+
+def last_attempts(root: Path, lane: str = "*") -> dict[tuple[str, str], AttemptResult]:
+    """The last attempt of each (task, lane) of a run directory."""
+    last: dict[tuple[str, str], AttemptResult] = {}
+    for path in root.glob(f"tasks/*/{lane}/attempt-*/result.json"):
+        a = AttemptResult.model_validate_json(path.read_text())
+        key = (a.task_id, a.lane)
+        if key not in last or last[key].attempt < a.attempt:
+            last[key] = a
+    return last
+
+
+def _valid(a: AttemptResult) -> bool:
+    """A counterpart counts when it ended ``completed`` or ``model_*``: scored, not infra."""
+    return a.exit_class == "completed" or a.exit_class.startswith("model_")
+
+
+def counterparts(
+    runs_dir: Path, *, model: str, category: str, lane: str, task_ids: Iterable[str]
+) -> dict[str, str]:
+    """Task id (lower case) to the latest earlier run holding a valid ``lane`` attempt of it.
+
+    Only runs with the same model and category count.
+    """
+    wanted = {t.lower() for t in task_ids}
+    found: dict[str, str] = {}
+    plans = sorted(runs_dir.glob("*/plan.json"), key=lambda p: p.stat().st_mtime)
+    for plan_file in plans:
+        plan = RunPlan.model_validate_json(plan_file.read_text())
+        req = plan.request
+        if req.model != model or req.category != category or lane not in plan.lanes:
+            continue
+        for (task_id, _), a in last_attempts(plan_file.parent, lane).items():
+            if task_id.lower() in wanted and _valid(a):
+                found[task_id.lower()] = req.run_id
+    return found
+
+
+def rerun_task_ids(runs_dir: Path, run_id: str, which: RerunWhich, threshold: float) -> list[str]:
+    """Tasks of run ``run_id`` to run again, in plan order.
+
+    ``all``: every task. ``infra``: a lane ended ``infra_*`` or never finished. ``failed``:
+    those, and tasks where a lane ended without passing (reward below ``threshold``).
+    """
+    plan = read_plan(runs_dir, run_id)
+    last = last_attempts(RunPaths.for_run(runs_dir, run_id).root)
+    picked = []
+    for task in plan.tasks:
+        arms = [last.get((task.task_id, lane)) for lane in plan.lanes]
+        infra = any(a is None or a.infra for a in arms)
+        failed = infra or any(a is not None and (a.reward or 0.0) < threshold for a in arms)
+        if which == "all" or (which == "infra" and infra) or (which == "failed" and failed):
+            picked.append(task.task_id)
+    return picked

@@ -1,0 +1,155 @@
+"""Make a run's plan: resolve its tasks, apply the run policy, estimate. Nothing runs here.
+
+Every rule a person could break by accident is checked before the plan is shown for
+approval, each failing with one line that says what to change:
+
+* the model name has a provider id's shape; every lane config exists and can run;
+* tasks come from a suite, a selection file, a CodeScaleBench checkout, or a rerun of an
+  earlier run's failed / infra / all tasks (pairs kept: every lane runs again);
+* a single-config run (gap-fill) has, for every task, a valid counterpart of the other lane
+  from an earlier run with the same model and category, unless ``allow_unpaired``
+  (``ALLOW_UNPAIRED_SINGLE_CONFIG=true``), which the plan then records.
+"""
+
+from __future__ import annotations
+
+import os
+
+from durabench.agents import get_agent
+from durabench.configs import get_config, missing_mcp_env
+from durabench.earlier_runs import counterparts, read_plan, rerun_task_ids
+from durabench.errors import ConfigError
+from durabench.model_names import check_model_name
+from durabench.models import Counterpart, RunPlan, RunRequest, TaskRef, TaskSpec
+from durabench.paths import RunPaths
+from durabench.settings import Settings
+from durabench.tasks import load_suite, load_task
+from durabench.tasks.selection import load_selection
+
+__all__ = ["UNPAIRED_ENV", "lanes_of", "make_plan"]
+
+UNPAIRED_ENV = "ALLOW_UNPAIRED_SINGLE_CONFIG"
+"""Set to ``true`` to run a single-config run without counterparts (recorded in the plan)."""
+
+_SHOWN = 10
+"""Tasks named in a gap-fill refusal before the rest are counted."""
+
+
+def lanes_of(request: RunRequest) -> tuple[str, ...]:
+    """The lanes a request runs, baseline first."""
+    if request.config_mode == "baseline_only":
+        return (request.baseline_config,)
+    if request.config_mode == "full_only":
+        return (request.full_config,)
+    return (request.baseline_config, request.full_config)
+
+
+def _rerun_request(request: RunRequest, settings: Settings) -> tuple[RunRequest, list[TaskSpec]]:
+    """A rerun keeps the original's tasks source, agent, model, category and lanes."""
+    if request.rerun_of is None or request.rerun is None:
+        raise ConfigError("a rerun needs both --rerun failed|infra|all and --from RUN_ID")
+    original = read_plan(settings.runs_dir, request.rerun_of)
+    ids = set(
+        rerun_task_ids(settings.runs_dir, request.rerun_of, request.rerun, settings.pass_threshold)
+    )
+    if not ids:
+        raise ConfigError(
+            f"run {request.rerun_of} has no {request.rerun} tasks to run again; "
+            "try --rerun all, or check `python -m starter status " + request.rerun_of + "`"
+        )
+    keep = {"run_id", "parallel", "rerun", "rerun_of", "infra_retries", "infra_backoff_sec"}
+    keep |= {"approval_timeout_sec", "pairs_per_run", "allow_unpaired"}
+    effective = original.request.model_copy(update={k: getattr(request, k) for k in keep})
+    return effective, [load_task(t.task_dir) for t in original.tasks if t.task_id in ids]
+
+
+def _tasks(request: RunRequest, settings: Settings) -> tuple[str | None, list[TaskSpec]]:
+    """The selection file used, if any, and the tasks."""
+    if request.selection or request.benchmarks_dir:
+        path, specs = load_selection(
+            request.selection, request.benchmarks_dir, benchmark=request.suite or None
+        )
+        return str(path.resolve()), specs
+    return None, load_suite(request.suite, settings.home)
+
+
+def _counterparts(
+    request: RunRequest, specs: list[TaskSpec], settings: Settings
+) -> tuple[tuple[Counterpart, ...], tuple[str, ...]]:
+    """Counterparts of a single-config run, and the tasks lacking one (bypass only)."""
+    if request.config_mode == "paired":
+        return (), ()
+    baseline_only = request.config_mode == "baseline_only"
+    other = request.full_config if baseline_only else request.baseline_config
+    found = counterparts(
+        settings.runs_dir,
+        model=request.model,
+        category=request.category,
+        lane=other,
+        task_ids=[s.task_id for s in specs],
+    )
+    lacking = tuple(s.task_id for s in specs if s.task_id.lower() not in found)
+    if lacking and not request.allow_unpaired:
+        shown = ", ".join(lacking[:_SHOWN])
+        more = f" and {len(lacking) - _SHOWN} more" if len(lacking) > _SHOWN else ""
+        raise ConfigError(
+            f"{request.config_mode} is gap-fill, but {len(lacking)} task(s) have no valid "
+            f"{other} counterpart (model {request.model}, category {request.category}, "
+            f"ended completed or model_*) in an earlier run: {shown}{more}. Run them paired, "
+            f"or set {UNPAIRED_ENV}=true to run unpaired (recorded in the plan and report)"
+        )
+    pairs = tuple(
+        Counterpart(task_id=s.task_id, run_id=found[s.task_id.lower()])
+        for s in specs
+        if s.task_id.lower() in found
+    )
+    return pairs, lacking
+
+
+def make_plan(request: RunRequest, settings: Settings) -> RunPlan:
+    """The plan of ``request``, checked against the run policy.
+
+    Raises:
+        ConfigError: a rule of the policy or a name is wrong; the message says what to do.
+        TaskFormatError: a task directory is invalid.
+    """
+    selection: str | None = None
+    if request.rerun_of is not None or request.rerun is not None:
+        request, specs = _rerun_request(request, settings)
+    else:
+        selection, specs = _tasks(request, settings)
+    check_model_name(request.model)
+    lanes = lanes_of(request)
+    configs = [get_config(lane) for lane in lanes]
+    agent = get_agent(request.agent, request.agent_options)
+    for spec in specs:
+        agent.check_task(spec)
+    pairs, unpaired = _counterparts(request, specs, settings)
+    multiplier = settings.timeout_multiplier
+    tasks = tuple(
+        TaskRef(
+            task_id=s.task_id,
+            task_dir=s.task_dir,
+            agent_timeout_sec=s.time_limit_sec * multiplier,
+            verifier_timeout_sec=s.verifier_timeout_sec,
+            build_timeout_sec=s.build_timeout_sec,
+        )
+        for s in specs
+    )
+    return RunPlan(
+        request=request,
+        lanes=lanes,
+        tasks=tasks,
+        task_count=len(tasks),
+        estimated_agent_hours=sum(t.agent_timeout_sec for t in tasks) * len(lanes) / 3600,
+        results_dir=str(RunPaths.for_run(settings.runs_dir, request.run_id).root),
+        mcp_env_missing=tuple(
+            name
+            for c in configs
+            if c.mcp is not None and agent.uses_mcp
+            for name in missing_mcp_env(c.mcp, os.environ)
+        ),
+        unpaired=unpaired,
+        selection_file=selection,
+        counterparts=pairs,
+    )
