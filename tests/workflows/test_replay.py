@@ -30,4 +30,7 @@ def test_every_workflow_and_the_retry_path_have_a_recorded_history() -> None:
         "paired_task_infra_retry.json",
         "agent_run.json",
         "agent_run_replay_infra.json",
+        "suite_run_policy_first.json",
+        "suite_run_policy_last.json",
+        "paired_task_paused_retry.json",
     }

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import subprocess
 
 import pytest
 from temporalio.client import WorkflowUpdateFailedError
@@ -10,9 +11,10 @@ from temporalio.client import WorkflowUpdateFailedError
 from durabench.models import Approval
 from starter.approve import approve_main
 from starter.control import pause_main, set_parallel_main
+from starter.embedded import temporal_cli
 from starter.resume import resume_main
 from tests.workflows.harness import Env, RunHandle, start_run, until
-from workflows import SuiteRunWorkflow
+from workflows import PairedTaskWorkflow, SuiteRunWorkflow, pair_workflow_id
 
 
 def _refusal(err: pytest.ExceptionInfo[WorkflowUpdateFailedError]) -> str:
@@ -94,3 +96,98 @@ async def test_pause_resume_and_set_parallel_change_what_starts(env: Env) -> Non
     assert outcome.status == "completed"
     assert env.rec.calls.count("run_agent") == 16
     assert env.rec.max_live_pairs == 1
+
+
+async def _arm_state(env: Env, run_id: str, lane: str) -> str | None:
+    pair = env.client.get_workflow_handle_for(
+        PairedTaskWorkflow.run, pair_workflow_id(run_id, "t1")
+    )
+    arms = {a.lane: a.state for a in (await pair.query(PairedTaskWorkflow.progress)).arms}
+    return arms.get(lane)
+
+
+@pytest.mark.parametrize("env", [["t1"]], indirect=True)
+async def test_pause_holds_an_arms_infra_retry_until_resume(env: Env) -> None:
+    env.rec.classes["t1/baseline"] = ["infra_rate_limit", "completed"]
+    env.rec.agent_gate = asyncio.Event()
+    request, handle = await start_run(env, parallel=1)
+    await approve_main(request.run_id, "ann", client=env.client)
+    await until(lambda: env.rec.in_agent == 2, "both arms' agents run")
+    await pause_main(request.run_id, "ann", client=env.client)
+    env.rec.agent_gate.set()  # attempt 1 of the baseline arm ends infra; it would retry
+
+    async def held() -> bool:
+        return await _arm_state(env, request.run_id, "baseline") == "paused"
+
+    await until(held, "the baseline arm holds its retry")
+    await asyncio.sleep(1.0)
+    assert env.rec.calls.count("run_agent") == 2
+    await resume_main(request.run_id, client=env.client, detach=True)
+    assert (await handle.result()).status == "completed"
+    assert env.rec.calls.count("run_agent") == 3
+    assert _classes(env) == {
+        ("baseline", 1): "infra_rate_limit",
+        ("baseline", 2): "completed",
+        ("sourcegraph_full", 1): "completed",
+    }
+
+
+def _classes(env: Env) -> dict[tuple[str, int], str]:
+    return {(a.lane, a.attempt): a.exit_class for a in env.rec.attempts}
+
+
+def _temporal(address: str, *args: str) -> subprocess.CompletedProcess[str]:
+    cmd = [temporal_cli(), "workflow", *args, "--address", address]
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=60, check=False)
+
+
+async def test_the_temporal_cli_speaks_the_same_policy(env: Env, temporal_address: str) -> None:
+    request, handle = await start_run(env, parallel=1, model="m-1")
+    wid = ["--workflow-id", handle.id]
+    mismatch = await asyncio.to_thread(
+        _temporal,
+        temporal_address,
+        "update",
+        "execute",
+        *wid,
+        "--name",
+        "approve",
+        "--input",
+        '{"approver": "cli", "model": "m-9"}',
+    )
+    assert mismatch.returncode != 0
+    assert "model is 'm-1' in the plan, the approval says 'm-9'" in mismatch.stderr
+    approved = await asyncio.to_thread(
+        _temporal,
+        temporal_address,
+        "update",
+        "execute",
+        *wid,
+        "--name",
+        "approve",
+        "--input",
+        '{"approver": "cli", "model": "m-1"}',
+    )
+    assert approved.returncode == 0, approved.stderr
+    paused = await asyncio.to_thread(
+        _temporal,
+        temporal_address,
+        "signal",
+        *wid,
+        "--name",
+        "pause",
+        "--input",
+        '{"by": "cli"}',
+    )
+    assert paused.returncode == 0, paused.stderr
+
+    async def paused_after_cli_approval() -> bool:
+        progress = await handle.query(SuiteRunWorkflow.progress)
+        return progress.paused and progress.approved_by == "cli"
+
+    await until(paused_after_cli_approval, "the run is approved by cli and paused")
+    resumed = await asyncio.to_thread(
+        _temporal, temporal_address, "signal", *wid, "--name", "resume"
+    )
+    assert resumed.returncode == 0, resumed.stderr
+    assert (await handle.result()).status == "completed"
