@@ -81,3 +81,14 @@ def test_classify_prints_the_verdict_as_json(tmp_path: Path) -> None:
     assert verdict["exit_class"] == "infra_rate_limit"
     assert verdict["served_model"] == "m-20250101"
     assert {"reason", "signals", "tokens", "cost_usd"} <= verdict.keys()
+
+
+def test_run_says_what_to_run_and_pairs_rerun_with_from(tmp_path: Path) -> None:
+    nothing = _starter("run", DURABENCH_HOME=str(tmp_path))
+    assert nothing.returncode == 2
+    assert "say what to run: --suite NAME, --selection-file FILE" in nothing.stderr
+    half = _starter("run", "--rerun", "failed", DURABENCH_HOME=str(tmp_path))
+    assert half.returncode == 2
+    assert "--rerun and --from go together" in half.stderr
+    zero = _starter("set-parallel", "some-run", "0", DURABENCH_HOME=str(tmp_path))
+    assert zero.returncode == 2 and "0 is not in the range x>=1" in zero.stderr
