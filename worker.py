@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from temporalio.client import Client
 from temporalio.worker import Worker
 
-from activities import PlanActivities, ResultActivities, SandboxActivities
+from activities import PlanActivities, ResultActivities, SandboxActivities, ServiceActivities
 from durabench.errors import DurabenchError
 from durabench.logs import configure_logging, get_logger
 from durabench.sandbox import docker_client
@@ -32,6 +32,7 @@ def build_workers(client: Client, settings: Settings, *, max_sandboxes: int = 8)
     host_queue = f"{settings.task_queue}/host/{settings.host_id}"
     sandbox = SandboxActivities(settings, host_queue)
     plan, results = PlanActivities(settings), ResultActivities(settings)
+    service = ServiceActivities(settings)
     shared = Worker(
         client,
         task_queue=settings.task_queue,
@@ -43,6 +44,8 @@ def build_workers(client: Client, settings: Settings, *, max_sandboxes: int = 8)
             results.record_attempt,
             results.write_report,
             sandbox.get_host_queue,
+            service.evaluate_attempt,
+            service.score_run,
         ],
     )
     host = Worker(

@@ -3,5 +3,6 @@
 from activities.plan import PlanActivities
 from activities.results import ResultActivities
 from activities.sandbox import SandboxActivities
+from activities.service import ServiceActivities
 
-__all__ = ["PlanActivities", "ResultActivities", "SandboxActivities"]
+__all__ = ["PlanActivities", "ResultActivities", "SandboxActivities", "ServiceActivities"]

@@ -108,6 +108,13 @@ def _header(result: RunResult) -> list[str]:
     if result.approval is not None:
         when = result.approval.approved_at.isoformat() if result.approval.approved_at else "?"
         lines.append(f"- approved by {result.approval.approver} at {when}")
+    if req.service is not None:
+        dataset = f", dataset {req.service.dataset}" if req.service.dataset else ""
+        lines.append(f"- graded by {req.service.url} ({req.service.api} API{dataset})")
+        for lane in result.plan.lanes:
+            score = result.service_scores.get(lane)
+            shown = "not scored (see the worker log)" if score is None else f"{score:g}"
+            lines.append(f"  - service final score, {lane}: {shown}")
     if result.plan.selection_file:
         lines.append(f"- selection file: `{result.plan.selection_file}`")
     if req.rerun_of:

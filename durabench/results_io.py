@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import os
-import tempfile
 from collections.abc import Iterable
 from pathlib import Path
 
+from durabench.atomic import atomic_write
 from durabench.errors import ConfigError
 from durabench.models.results import AttemptResult, RunResult
 from durabench.models.run import Approval, RunPlan
@@ -14,17 +13,9 @@ from durabench.paths import RunPaths
 from durabench.report import render_markdown, summarize_lanes
 from durabench.report_html import render_html
 from durabench.scoring import compute_scorecard
+from durabench.service.records import RunScore, TaskGrade, score_path
 
 __all__ = ["atomic_write", "build_results", "excluded_pairs", "load_results", "write_reports"]
-
-
-def atomic_write(path: Path, text: str) -> None:
-    """Write ``text`` to ``path`` so readers see the old file or the new one, never half."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
-    with os.fdopen(fd, "w") as out:
-        out.write(text)
-    os.replace(tmp, path)
 
 
 def excluded_pairs(attempts: Iterable[AttemptResult]) -> dict[str, str]:
@@ -40,11 +31,36 @@ def excluded_pairs(attempts: Iterable[AttemptResult]) -> dict[str, str]:
     return out
 
 
+def _graded(path: Path, attempt: AttemptResult) -> AttemptResult:
+    """The attempt with the service's grade as its reward, when a service graded it."""
+    grade_file = path.parent / "eval.json"
+    if not grade_file.is_file():
+        return attempt
+    grade = TaskGrade.model_validate_json(grade_file.read_text())
+    if grade.result is None:
+        return attempt
+    return attempt.model_copy(update={"reward": grade.result.pass_percentage / 100})
+
+
+def _service_scores(paths: RunPaths, lanes: Iterable[str]) -> dict[str, float]:
+    scores = {}
+    for lane in lanes:
+        path = score_path(paths, lane)
+        if path.is_file():
+            scores[lane] = RunScore.model_validate_json(path.read_text()).final_score
+    return scores
+
+
 def build_results(paths: RunPaths, approval: Approval | None, threshold: float) -> RunResult:
-    """A run's results from ``plan.json`` and the attempt files on disk."""
+    """A run's results from ``plan.json`` and the attempt files on disk.
+
+    For a run graded by a service, an attempt's reward is the service's grade
+    (``pass_percentage`` / 100 from its ``eval.json``) and each lane's final score is kept.
+    """
     plan = RunPlan.model_validate_json(paths.plan.read_text())
     attempts = tuple(
-        AttemptResult.model_validate_json(p.read_text()) for p in paths.attempt_results()
+        _graded(p, AttemptResult.model_validate_json(p.read_text()))
+        for p in paths.attempt_results()
     )
     excluded = excluded_pairs(attempts)
     card = compute_scorecard(
@@ -57,6 +73,7 @@ def build_results(paths: RunPaths, approval: Approval | None, threshold: float) 
         excluded=excluded,
         lanes=summarize_lanes(attempts, plan.lanes, excluded),
         scorecard=card,
+        service_scores=_service_scores(paths, plan.lanes),
     )
 
 

@@ -11,6 +11,7 @@ from starter.control import cancel, pause, set_parallel
 from starter.report import publish, report
 from starter.resume import resume
 from starter.run import run
+from starter.score import score
 from starter.server import server
 from starter.status import status
 from starter.sweep import sweep
@@ -33,6 +34,7 @@ COMMANDS = (
     cancel,
     status,
     report,
+    score,
     publish,
     classify,
     sweep,

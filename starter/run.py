@@ -22,6 +22,7 @@ from durabench.models import (
     RunOutcome,
     RunRequest,
     RunResult,
+    ServiceTarget,
     SuiteRunInput,
 )
 from durabench.planning import UNPAIRED_ENV
@@ -114,6 +115,19 @@ def new_run_id(suite: str) -> str:
     default=None,
     help="Seconds an unapproved run waits before it ends [DURABENCH_APPROVAL_TIMEOUT_SEC, 86400].",
 )
+@click.option(
+    "--service-url",
+    default=None,
+    help="Grade through this benchmark service instead of the local verifier.",
+)
+@click.option("--service-api", type=click.Choice(["legacy", "v1"]), default="legacy")
+@click.option("--dataset-name", default=None, help="Dataset name sent to the service.")
+@click.option("--payload-schema", default="", help="v1: the dataset's payload schema.")
+@click.option(
+    "--response-file",
+    default=None,
+    help="File in the attempt directory holding the answer (default: the final message).",
+)
 @click.option("--run-id", default=None, help="Run id (default: suite, time, random suffix).")
 @click.option("--yes", is_flag=True, help="Approve the plan at once (for scripts).")
 @click.option("--detach", is_flag=True, help="Start the run and leave it to `python worker.py`.")
@@ -133,6 +147,11 @@ def run(
     infra_retries: int | None,
     infra_backoff: float | None,
     approval_timeout: float | None,
+    service_url: str | None,
+    service_api: str,
+    dataset_name: str | None,
+    payload_schema: str,
+    response_file: str | None,
     run_id: str | None,
     yes: bool,
     detach: bool,
@@ -155,7 +174,20 @@ def run(
             "or --rerun failed|infra|all --from RUN_ID"
         )
     source = suite or (Path(selection).stem if selection else None) or rerun_of or "selection"
+    service = None
+    if service_url:
+        try:
+            service = ServiceTarget(
+                url=service_url,
+                api=service_api,
+                dataset=dataset_name,
+                payload_schema=payload_schema,
+                response_file=response_file,
+            )
+        except ValueError as exc:
+            raise click.BadParameter(str(exc), param_hint="--service-url") from exc
     request = RunRequest(
+        service=service,
         run_id=run_id or new_run_id(source),
         suite=suite,
         selection=str(Path(selection).resolve()) if selection else None,

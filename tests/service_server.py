@@ -218,6 +218,11 @@ class ServiceServer:
         with self._state.lock:
             return list(self._state.received)
 
+    def set_answers(self, answers: dict[str, str]) -> None:
+        """Grade by these answers from now on (a new grader version)."""
+        with self._state.lock:
+            self._state.answers = dict(answers)
+
     def paths(self) -> list[str]:
         """The path of every request so far, in order."""
         return [r.path for r in self.received]

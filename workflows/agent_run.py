@@ -29,9 +29,11 @@ with workflow.unsafe.imports_passed_through():
         PreparedImage,
         ProvisionInput,
         ProvisionOutput,
+        ServiceTarget,
         Verdict,
         VerifyOutput,
     )
+    from durabench.service.payloads import EvaluateAttemptInput
     from workflows.policies import HEARTBEAT, REATTACH, RETRY, SHORT, TEARDOWN_RETRY
 
 __all__ = ["AgentRunWorkflow", "failure_reason", "record_attempt"]
@@ -121,7 +123,37 @@ class AgentRunWorkflow:
             if needs_teardown:
                 await self._collect(ref)
                 await self._teardown(ref)
-        return await self._record(ref, fields)
+        result = await self._record(ref, fields)
+        if ref.service is not None:
+            await self._grade(ref, ref.service)
+        return result
+
+    async def _grade(self, ref: AttemptRef, service: ServiceTarget) -> None:
+        """Grade through the service (``eval.json``); a failure leaves the attempt ungraded.
+
+        An ungraded task is sent as missing in the lane's final score, and ``starter score``
+        grades it again later; the attempt itself, paid for, is kept either way.
+        """
+        data = EvaluateAttemptInput(
+            service=service,
+            run_id=ref.run_id,
+            task_id=ref.task.task_id,
+            lane=ref.lane,
+            attempt=ref.attempt,
+        )
+        try:
+            await workflow.execute_activity(
+                "evaluate_attempt",
+                data,
+                start_to_close_timeout=timedelta(minutes=30),
+                heartbeat_timeout=timedelta(minutes=2),
+                retry_policy=RETRY,
+                summary=f"grade · {ref.task.task_id} · {ref.lane} · attempt {ref.attempt}",
+            )
+        except ActivityError as err:
+            if isinstance(err.cause, CancelledError):
+                raise
+            workflow.logger.error("grading %s %s failed: %s", ref.task.task_id, ref.lane, err.cause)
 
     async def _agent_verify_classify(self, ref: AttemptRef) -> dict[str, Any]:
         agent = await self._phase(
@@ -139,13 +171,14 @@ class AgentRunWorkflow:
             "agent_reattached": agent.reattached,
         }
         try:
-            verified = await self._phase(
-                "verify",
-                ref,
-                VerifyOutput,
-                timedelta(seconds=ref.task.verifier_timeout_sec) + _SLACK,
-            )
-            fields.update(reward=verified.reward, build_failed=verified.build_failed)
+            if ref.service is None:  # a service grades after the attempt is recorded
+                verified = await self._phase(
+                    "verify",
+                    ref,
+                    VerifyOutput,
+                    timedelta(seconds=ref.task.verifier_timeout_sec) + _SLACK,
+                )
+                fields.update(reward=verified.reward, build_failed=verified.build_failed)
         except ActivityError as err:
             if isinstance(err.cause, CancelledError):
                 raise

@@ -127,6 +127,7 @@ class PairedTaskWorkflow:
                 agent=pair.agent,
                 model=pair.model,
                 agent_options=pair.agent_options,
+                service=pair.service,
             )
             self._arms[lane] = ArmProgress(lane=lane, attempt=attempt, state="running")
             results.append(await self._attempt(ref))

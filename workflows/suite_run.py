@@ -23,7 +23,7 @@ from datetime import timedelta
 
 from temporalio import workflow
 from temporalio.common import WorkflowIDReusePolicy
-from temporalio.exceptions import ApplicationError
+from temporalio.exceptions import ActivityError, ApplicationError
 from temporalio.workflow import ParentClosePolicy
 
 with workflow.unsafe.imports_passed_through():
@@ -47,6 +47,7 @@ with workflow.unsafe.imports_passed_through():
         SuiteRunInput,
         TaskRef,
     )
+    from durabench.service.payloads import ScoreRunInput
     from workflows.paired_task import PairedTaskWorkflow, pair_workflow_id
     from workflows.policies import RETRY, SHORT
     from workflows.search_attributes import RUN_STATUS
@@ -356,6 +357,7 @@ class SuiteRunWorkflow:
             agent_options=req.agent_options,
             infra_retries=req.infra_retries,
             infra_backoff_sec=req.infra_backoff_sec,
+            service=req.service,
         )
         self._running.add(task.task_id)
         await workflow.start_child_workflow(
@@ -367,6 +369,20 @@ class SuiteRunWorkflow:
             # Pairs outlive continue-as-new; cancelling the run cancels them explicitly.
             parent_close_policy=ParentClosePolicy.ABANDON,
         )
+
+    async def _service_scores(self, plan: PlanSummary) -> None:
+        """Each lane's final score from the service; a failure leaves it out of the report."""
+        for lane in plan.lanes:
+            try:
+                await workflow.execute_activity(
+                    "score_run",
+                    ScoreRunInput(service=plan.request.service, run_id=self._run_id, lane=lane),
+                    start_to_close_timeout=timedelta(minutes=30),
+                    heartbeat_timeout=timedelta(minutes=2),
+                    retry_policy=RETRY,
+                )
+            except ActivityError as err:
+                workflow.logger.error("the service did not score %s: %s", lane, err.cause)
 
     async def _cancel_in_flight(self) -> None:
         """Cancel running pairs and wait (bounded) until they report their containers gone."""
@@ -380,6 +396,8 @@ class SuiteRunWorkflow:
 
     async def _report(self) -> RunOutcome:
         self._set_phase("reporting")
+        if self._plan is not None and self._plan.request.service is not None:
+            await self._service_scores(self._plan)
         report = await workflow.execute_activity(
             "write_report",
             ReportInput(run_id=self._run_id, approval=self._approval),

@@ -55,6 +55,11 @@ from durabench.models.scorecard import (
     TaskDelta,
     Totals,
 )
+from durabench.models.service import (
+    ServiceApi,
+    ServiceRetry,
+    ServiceTarget,
+)
 from durabench.models.task import (
     TaskSpec,
 )
@@ -113,6 +118,9 @@ __all__ = [
     "RunRequest",
     "RunResult",
     "Scorecard",
+    "ServiceApi",
+    "ServiceRetry",
+    "ServiceTarget",
     "Signals",
     "SuiteRunInput",
     "TaskDelta",

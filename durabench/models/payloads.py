@@ -14,6 +14,7 @@ from pydantic import BaseModel, ConfigDict
 
 from durabench.models.results import LaneSummary
 from durabench.models.run import Approval, PlanSummary, RunRequest, TaskRef
+from durabench.models.service import ServiceTarget
 
 __all__ = [
     "AgentRunOutput",
@@ -61,6 +62,8 @@ class AttemptRef(BaseModel):
     """Requested model."""
     agent_options: dict[str, str] = {}
     """Agent options from the run request."""
+    service: ServiceTarget | None = None
+    """The service that grades the attempt instead of the local verifier."""
 
     @property
     def container_name(self) -> str:
@@ -100,6 +103,8 @@ class PairInput(BaseModel):
     """New attempts an arm gets after an infra attempt."""
     infra_backoff_sec: float = 60.0
     """Wait before the first infra retry; doubles after."""
+    service: ServiceTarget | None = None
+    """The service that grades the attempts instead of the local verifier."""
 
 
 class PreparedImage(BaseModel):

@@ -172,3 +172,5 @@ class RunResult(BaseModel):
     """Totals per lane."""
     scorecard: Scorecard | None = None
     """Best/Mean per cell, exclusions, the paired comparison, token and cost totals."""
+    service_scores: dict[str, float] = Field(default_factory=dict)
+    """Lane to the benchmark service's final score, for a run graded by a service."""

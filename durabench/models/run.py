@@ -7,6 +7,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from durabench.models.service import ServiceTarget
+
 __all__ = [
     "Approval",
     "Category",
@@ -67,6 +69,9 @@ class RunRequest(BaseModel):
     """Which tasks of ``rerun_of`` to run again."""
     rerun_of: str | None = None
     """The run a rerun takes its tasks from."""
+    service: ServiceTarget | None = None
+    """The benchmark service that grades the run (``--service-url``); ``None``: the local
+    verifier in the sandbox."""
 
     @property
     def source(self) -> str:

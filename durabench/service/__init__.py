@@ -40,6 +40,7 @@ from durabench.service.records import (
     score_path,
 )
 from durabench.service.retry import ServiceRetry, parse_retry_after
+from durabench.service.run_grading import grade_attempt, score_lane
 from durabench.service.status import GENERATION_STATUS, generation_status, ungraded_status
 from durabench.service.v1_models import (
     V1DatasetTask,
@@ -89,10 +90,12 @@ __all__ = [
     "final_score",
     "generation_status",
     "grade",
+    "grade_attempt",
     "grade_path",
     "load_grades",
     "parse_retry_after",
     "pick_grades",
+    "score_lane",
     "score_path",
     "service_auth_from_env",
     "ungraded_status",

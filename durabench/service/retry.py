@@ -12,31 +12,12 @@ import time
 from collections.abc import Callable
 from email.utils import parsedate_to_datetime
 
-from pydantic import BaseModel, ConfigDict, Field
+from durabench.models.service import ServiceRetry
 
 __all__ = ["ServiceRetry", "backoff_s", "parse_retry_after", "retryable_status"]
 
 _RETRYABLE_4XX = frozenset({408, 409, 429})
 """Client errors that mean "not now" rather than "never": timeout, busy grading, quota."""
-
-
-class ServiceRetry(BaseModel):
-    """How hard the client tries before it gives up; small values suit tests."""
-
-    model_config = ConfigDict(frozen=True)
-
-    max_attempts: int = Field(default=5, ge=1)
-    """Requests per call, the first included."""
-    backoff_s: float = Field(default=1.0, ge=0)
-    """Wait after the first failure of a 5xx, timeout or lost connection; doubles after."""
-    backoff_max_s: float = Field(default=30.0, ge=0)
-    """The longest backoff wait."""
-    conflict_wait_s: float = Field(default=5.0, ge=0)
-    """Wait after a 409 (the service is still grading the same task) with no Retry-After."""
-    retry_after_max_s: float = Field(default=120.0, ge=0)
-    """The longest Retry-After the client sleeps through; a longer one goes to Temporal."""
-    timeout_s: float = Field(default=120.0, gt=0)
-    """Time limit of one request (grading can be slow)."""
 
 
 def retryable_status(status: int) -> bool:

@@ -1,5 +1,5 @@
 """Workflow-test fixtures."""
 
-from tests.workflows.harness import env
+from tests.workflows.harness import disk, env
 
-__all__ = ["env"]
+__all__ = ["disk", "env"]

@@ -58,6 +58,8 @@ class Recorder:
     """When set, agents run until it is set."""
     in_agent: int = 0
     """Agents running now."""
+    messages: dict[str, str] = field(default_factory=dict)
+    """``task/lane`` to the agent's final message (what a service grades)."""
     rewards: dict[str, float] = field(default_factory=dict)
     """``task/lane`` to the verifier's reward (default 1.0)."""
     classes: dict[str, list[str]] = field(default_factory=dict)
@@ -136,6 +138,7 @@ class Recorder:
 
         @activity.defn(name="verify")
         async def verify(ref: AttemptRef) -> VerifyOutput:
+            rec.calls.append("verify")
             if ref.task.task_id == VERIFY_FAILS:
                 raise RewardFileMissing("the verifier ended without writing reward.txt")
             return VerifyOutput(reward=rec.rewards.get(f"{ref.task.task_id}/{ref.lane}", 1.0))
@@ -144,7 +147,13 @@ class Recorder:
         async def classify_attempt(data: ClassifyAttemptInput) -> Verdict:
             rec.calls.append("classify_attempt")
             exit_class = rec.exit_class(data.ref)
-            return Verdict(exit_class=exit_class, reason=f"fake {exit_class}", classifier_version=0)  # type: ignore[arg-type]
+            message = rec.messages.get(f"{data.ref.task.task_id}/{data.ref.lane}", "")
+            return Verdict(
+                exit_class=exit_class,  # type: ignore[arg-type]
+                reason=f"fake {exit_class}",
+                classifier_version=0,
+                last_message=message,
+            )
 
         @activity.defn(name="collect_artifacts")
         async def collect_artifacts(ref: AttemptRef) -> None:

@@ -6,66 +6,14 @@ sandbox is faked (no Docker needed), so the refusals are the ones a user sees.
 
 from __future__ import annotations
 
-import asyncio
-import uuid
-from collections.abc import AsyncIterator
-from dataclasses import dataclass
 from typing import Any
 
 import pytest
-from temporalio.client import Client, WorkflowFailureError
-from temporalio.worker import Worker
+from temporalio.client import WorkflowFailureError
 
-from activities import PlanActivities, ResultActivities
-from durabench.models import RunOutcome, RunPlan, RunRequest
 from durabench.paths import RunPaths
-from durabench.settings import Settings
-from starter.approve import approve_main
 from starter.options import failure_message
-from starter.run import main as run_main
-from tests.workflows.fakes import Recorder
-from workflows import WORKFLOWS, SuiteRunWorkflow, run_workflow_id
-
-TASKS = ["tensor-broadcast-001", "tensor-gelu-001", "tensor-matmul-shape-001"]
-
-
-@dataclass
-class Disk:
-    client: Client
-    settings: Settings
-    rec: Recorder
-
-    async def run(self, **request: Any) -> RunOutcome:
-        req = RunRequest(run_id=f"r-{uuid.uuid4().hex[:6]}", infra_backoff_sec=0.1, **request)
-        await run_main(req, detach=True, client=self.client, settings=self.settings)
-        handle = self.client.get_workflow_handle_for(
-            SuiteRunWorkflow.run, run_workflow_id(req.run_id)
-        )
-        while await handle.query(SuiteRunWorkflow.plan) is None:
-            if (await handle.describe()).close_time is not None:
-                await handle.result()  # raises: planning failed
-            await asyncio.sleep(0.1)
-        await approve_main(req.run_id, "ann", client=self.client)
-        return await handle.result()
-
-    def plan(self, run_id: str) -> RunPlan:
-        path = RunPaths.for_run(self.settings.runs_dir, run_id).plan
-        return RunPlan.model_validate_json(path.read_text())
-
-
-@pytest.fixture
-async def disk(client: Client, settings: Settings) -> AsyncIterator[Disk]:
-    rec = Recorder(queue=settings.task_queue, task_ids=[])
-    plan, results = PlanActivities(settings), ResultActivities(settings)
-    real = [plan.plan_run, plan.plan_page, plan.record_run]
-    real += [results.record_attempt, results.write_report]
-    async with Worker(
-        client,
-        task_queue=settings.task_queue,
-        workflows=list(WORKFLOWS),
-        activities=[*real, *rec.sandbox_activities()],
-    ):
-        yield Disk(client, settings, rec)
+from tests.workflows.harness import Disk
 
 
 async def _refusal(disk: Disk, **request: Any) -> str:

@@ -1,0 +1,79 @@
+"""Which benchmark service grades a run, and how hard its client retries.
+
+These travel in the run's request through Temporal history: a URL, names and numbers, never
+a key (keys are read from the worker's environment inside the activity). The client and
+the grading live in :mod:`durabench.service`.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+from urllib.parse import urlsplit
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+__all__ = ["ServiceApi", "ServiceRetry", "ServiceTarget"]
+
+
+class ServiceRetry(BaseModel):
+    """How hard the client tries before it gives up; small values suit tests."""
+
+    model_config = ConfigDict(frozen=True)
+
+    max_attempts: int = Field(default=5, ge=1)
+    """Requests per call, the first included."""
+    backoff_s: float = Field(default=1.0, ge=0)
+    """Wait after the first failure of a 5xx, timeout or lost connection; doubles after."""
+    backoff_max_s: float = Field(default=30.0, ge=0)
+    """The longest backoff wait."""
+    conflict_wait_s: float = Field(default=5.0, ge=0)
+    """Wait after a 409 (the service is still grading the same task) with no Retry-After."""
+    retry_after_max_s: float = Field(default=120.0, ge=0)
+    """The longest Retry-After the client sleeps through; a longer one goes to Temporal."""
+    timeout_s: float = Field(default=120.0, gt=0)
+    """Time limit of one request (grading can be slow)."""
+
+
+ServiceApi = Literal["legacy", "v1"]
+"""``legacy`` (``/evaluate-response/``, ``/final-score/``) or ``v1`` (``/v1/...``)."""
+
+
+class ServiceTarget(BaseModel):
+    """The benchmark service a run is graded by, and how to talk to it."""
+
+    model_config = ConfigDict(frozen=True)
+
+    url: str
+    """Base URL (``--service-url``), such as ``http://127.0.0.1:8000``; no credentials."""
+    api: ServiceApi = "legacy"
+    """Which endpoints to use; v1 needs ``VALS_AUTH_KEY``."""
+    dataset: str | None = None
+    """Dataset name sent with every request (``--dataset-name``), for multi-dataset services."""
+    payload_schema: str = ""
+    """v1 only: the dataset's text payload schema, such as ``fabv2.text.v1``."""
+    response_file: str | None = None
+    """A file in the attempt directory whose text is the answer (``None``: the agent's final
+    message from ``result.json``, which keeps at most 2,000 characters)."""
+    retry: ServiceRetry = Field(default_factory=ServiceRetry)
+    """How hard each call is retried inside one activity attempt."""
+
+    @field_validator("url")
+    @classmethod
+    def _plain_http_url(cls, url: str) -> str:
+        parts = urlsplit(url)
+        if parts.scheme not in ("http", "https") or not parts.netloc:
+            raise ValueError(f"{url!r} is not an http(s) URL; pass --service-url http://host:port")
+        if parts.username or parts.password:
+            raise ValueError(
+                "the service URL carries credentials; put the key in VALS_AUTH_KEY or "
+                "BENCHMARK_API_KEY on the worker instead"
+            )
+        return url.rstrip("/")
+
+    @model_validator(mode="after")
+    def _v1_needs_schema(self) -> ServiceTarget:
+        if self.api == "v1" and not self.payload_schema:
+            raise ValueError(
+                "the v1 API needs payload_schema (the dataset's schema, e.g. fabv2.text.v1)"
+            )
+        return self

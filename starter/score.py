@@ -1,0 +1,102 @@
+"""``python -m starter score <run-id> [--force]``: grade a finished run again, no agent runs.
+
+A run graded by a benchmark service keeps what it sent and what came back in its results
+directory (``eval.json`` per attempt, ``final_score.<lane>.json``). This grades the attempts
+that have no grading yet (every attempt with ``--force``), asks the service for each lane's
+final score, and rewrites the results and reports. Keys come from this shell's environment
+(``VALS_AUTH_KEY`` or ``BENCHMARK_API_KEY``), as on a worker.
+"""
+
+from __future__ import annotations
+
+import click
+from rich.progress import Progress
+
+from durabench.errors import ConfigError
+from durabench.models import AttemptResult, RecordRunInput, RunPlan, RunResult, ServiceTarget
+from durabench.paths import RunPaths
+from durabench.results_io import build_results, write_reports
+from durabench.service import (
+    EvaluateAttemptInput,
+    ScoreRunInput,
+    ServiceClient,
+    grade_attempt,
+    score_lane,
+    service_auth_from_env,
+)
+from durabench.settings import Settings
+from starter.console import console
+from starter.options import run_async, run_id_argument
+
+__all__ = ["score", "score_main"]
+
+
+def _target(plan: RunPlan, service_url: str | None) -> ServiceTarget:
+    target = plan.request.service
+    if target is None and service_url is None:
+        raise ConfigError(
+            f"run {plan.request.run_id} was not graded by a service (it ran without "
+            "--service-url): its rewards come from the local verifier. Give --service-url "
+            "to grade it through one now"
+        )
+    if target is None:
+        return ServiceTarget(url=service_url or "")
+    return target if service_url is None else target.model_copy(update={"url": service_url})
+
+
+async def score_main(
+    run_id: str,
+    *,
+    force: bool = False,
+    service_url: str | None = None,
+    settings: Settings | None = None,
+) -> RunResult:
+    """Grade the run's attempts where needed, score each lane, rewrite the reports.
+
+    Raises:
+        ConfigError: no such run here, or no service to grade it with.
+        ServiceError: the service refused the key or stayed down (the message says which).
+    """
+    settings = settings or Settings.from_env()
+    paths = RunPaths.for_run(settings.runs_dir, run_id)
+    if not paths.plan.is_file():
+        raise ConfigError(f"no run {run_id!r} under {settings.runs_dir}; check the run id")
+    plan = RunPlan.model_validate_json(paths.plan.read_text())
+    target = _target(plan, service_url)
+    attempts = [AttemptResult.model_validate_json(p.read_text()) for p in paths.attempt_results()]
+    async with ServiceClient(target.url, service_auth_from_env(), retry=target.retry) as client:
+        with Progress(console=console, transient=True) as progress:
+            job = progress.add_task(f"grading {len(attempts)} attempts", total=len(attempts))
+            for a in attempts:
+                data = EvaluateAttemptInput(
+                    service=target,
+                    run_id=run_id,
+                    task_id=a.task_id,
+                    lane=a.lane,
+                    attempt=a.attempt,
+                    force=force,
+                )
+                await grade_attempt(settings.runs_dir, data, client)
+                progress.advance(job)
+        for lane in plan.lanes:
+            out = await score_lane(
+                settings.runs_dir, ScoreRunInput(service=target, run_id=run_id, lane=lane), client
+            )
+            missing = f" ({out.tasks_missing} missing)" if out.tasks_missing else ""
+            console.print(f"{lane}: final score {out.final_score:g}{missing}")
+    approval = None
+    if paths.run.is_file():
+        approval = RecordRunInput.model_validate_json(paths.run.read_text()).approval
+    result = build_results(paths, approval, settings.pass_threshold)
+    write_reports(paths, result)
+    console.print(f"Results and reports rewritten in {paths.root}")
+    return result
+
+
+@click.command()
+@run_id_argument
+@click.option("--force", is_flag=True, help="Grade every attempt again, not only ungraded ones.")
+@click.option("--service-url", default=None, help="Another service URL than the run's.")
+def score(run_id: str, force: bool, service_url: str | None) -> None:
+    """Grade a finished run again through its benchmark service; no agent runs."""
+    run_async(score_main)(run_id, force=force, service_url=service_url)

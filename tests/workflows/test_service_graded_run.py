@@ -1,0 +1,93 @@
+"""A suite graded by a benchmark service, end to end: run, grade, score, re-score.
+
+The service is a real HTTP server on loopback (``tests/service_server.py``); the run goes
+through ``starter run`` on the real dev server with the real plan, result and service
+activities. Only the sandbox is faked, and it never runs the local verifier here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+from temporalio.client import Client
+
+from durabench.models import RunResult, ServiceRetry, ServiceTarget
+from durabench.paths import RunPaths
+from starter.score import score_main
+from tests.service_server import ServiceServer
+from tests.workflows.harness import Disk
+from workflows import run_workflow_id
+
+KEY = "bench-key-0f9a2c77d1"
+ANSWERS = {
+    "tensor-broadcast-001": "42",
+    "tensor-gelu-001": "gelu",
+    "tensor-matmul-shape-001": "3x4",
+    "tensor-mean-reduce-001": "2.5",
+}
+
+
+@pytest.fixture
+def service(monkeypatch: pytest.MonkeyPatch) -> Iterator[ServiceServer]:
+    monkeypatch.delenv("VALS_AUTH_KEY", raising=False)
+    monkeypatch.setenv("BENCHMARK_API_KEY", KEY)  # read by the activities, on the worker
+    with ServiceServer(ANSWERS) as server:
+        yield server
+
+
+async def _histories(client: Client, run_id: str) -> str:
+    texts = []
+    query = f'WorkflowId STARTS_WITH "{run_workflow_id(run_id)}"'
+    async for wf in client.list_workflows(query):
+        history = await client.get_workflow_handle(wf.id, run_id=wf.run_id).fetch_history()
+        texts.append(history.to_json())
+    assert len(texts) == 1 + 4 + 8, "the run, its pairs and their attempts"
+    return "\n".join(texts)
+
+
+async def test_a_service_graded_suite_runs_end_to_end_and_rescores(
+    disk: Disk, service: ServiceServer
+) -> None:
+    # The MCP lane answers every task right; the baseline only the first one.
+    for task, answer in ANSWERS.items():
+        disk.rec.messages[f"{task}/sourcegraph_full"] = answer
+    disk.rec.messages["tensor-broadcast-001/baseline"] = "42"
+    target = ServiceTarget(url=service.url, retry=ServiceRetry(backoff_s=0.01, max_attempts=3))
+    outcome = await disk.run(suite="pytorch", model="m-1", service=target)
+    assert outcome.status == "completed"
+    assert "verify" not in disk.rec.calls  # the service grades, not the local verifier
+
+    paths = service.paths()
+    assert paths.count("/evaluate-response/") == 8 and paths.count("/final-score/") == 2
+    assert all(r.headers.get("authorization") == f"Bearer {KEY}" for r in service.received)
+
+    run = RunPaths.for_run(disk.settings.runs_dir, outcome.run_id)
+    result = RunResult.model_validate_json(run.results.read_text())
+    assert result.service_scores == {"baseline": 0.25, "sourcegraph_full": 1.0}
+    rewards = {(a.task_id, a.lane): a.reward for a in result.attempts}
+    assert rewards[("tensor-broadcast-001", "baseline")] == 1.0
+    assert rewards[("tensor-gelu-001", "baseline")] == 0.0
+    report = run.report_md.read_text()
+    assert f"graded by {service.url} (legacy API)" in report
+    assert "service final score, baseline: 0.25" in report
+
+    # The key never entered Temporal, the results or the logs.
+    assert KEY not in await _histories(disk.client, outcome.run_id)
+    for path in run.root.rglob("*"):
+        if path.is_file():
+            assert KEY not in path.read_text(errors="replace"), path
+
+    # Re-score without running any agent, after the grader changed its mind on one task.
+    agents = disk.rec.calls.count("run_agent")
+    kept = await score_main(outcome.run_id, settings=disk.settings)
+    assert service.paths().count("/evaluate-response/") == 8  # gradings on disk are reused
+    assert kept.service_scores == {"baseline": 0.25, "sourcegraph_full": 1.0}
+    service.set_answers(ANSWERS | {"tensor-broadcast-001": "41"})
+    rescored = await score_main(outcome.run_id, force=True, settings=disk.settings)
+    assert service.paths().count("/evaluate-response/") == 16
+    assert rescored.service_scores == {"baseline": 0.0, "sourcegraph_full": 0.75}
+    assert disk.rec.calls.count("run_agent") == agents
+    stored = RunResult.model_validate_json(run.results.read_text())
+    assert stored.service_scores == rescored.service_scores
+    assert "service final score, sourcegraph_full: 0.75" in run.report_md.read_text()
