@@ -7,6 +7,7 @@ tasks a page at a time, so a 10,000-task suite costs no more history than a smal
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Sequence
 from functools import lru_cache
 from pathlib import Path
 
@@ -23,6 +24,7 @@ from durabench.models import (
 from durabench.paths import RunPaths
 from durabench.planning import make_plan
 from durabench.results_io import atomic_write
+from durabench.service import ServiceClient, V1DatasetTask, service_auth_from_env
 from durabench.settings import Settings
 
 __all__ = ["PlanActivities"]
@@ -41,11 +43,21 @@ class PlanActivities:
 
     @activity.defn(name="plan_run")
     async def plan_run(self, request: RunRequest) -> PlanSummary:
-        """Make the plan (see :mod:`durabench.planning`) and write ``plan.json``."""
-        return await asyncio.to_thread(self._plan, request)
+        """Make the plan (see :mod:`durabench.planning`) and write ``plan.json``.
 
-    def _plan(self, request: RunRequest) -> PlanSummary:
-        plan = make_plan(request, self.settings)
+        A run of a service's dataset lists its tasks here first; the key is read from the
+        worker's environment.
+        """
+        listed = None
+        if request.tasks_from_service and request.service and request.service.dataset:
+            target = request.service
+            auth = service_auth_from_env()
+            async with ServiceClient(target.url, auth, retry=target.retry) as client:
+                listed = (await client.dataset_tasks(target.dataset or "")).tasks
+        return await asyncio.to_thread(self._plan, request, listed)
+
+    def _plan(self, request: RunRequest, listed: Sequence[V1DatasetTask] | None) -> PlanSummary:
+        plan = make_plan(request, self.settings, listed)
         atomic_write(
             RunPaths.for_run(self.settings.runs_dir, plan.request.run_id).plan,
             plan.model_dump_json(indent=2),

@@ -4,8 +4,9 @@ Every rule a person could break by accident is checked before the plan is shown 
 approval, each failing with one line that says what to change:
 
 * the model name has a provider id's shape; every lane config exists and can run;
-* tasks come from a suite, a selection file, a CodeScaleBench checkout, or a rerun of an
-  earlier run's failed / infra / all tasks (pairs kept: every lane runs again);
+* tasks come from a suite, a selection file, a CodeScaleBench checkout, a service's dataset
+  (or a dataset file) of text tasks, or a rerun of an earlier run's failed / infra / all
+  tasks (pairs kept: every lane runs again);
 * a single-config run (gap-fill) has, for every task, a valid counterpart of the other lane
   from an earlier run with the same model and category, unless ``allow_unpaired``
   (``ALLOW_UNPAIRED_SINGLE_CONFIG=true``), which the plan then records.
@@ -14,6 +15,8 @@ approval, each failing with one line that says what to change:
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
+from pathlib import Path
 
 from durabench.agents import get_agent
 from durabench.configs import get_config, missing_mcp_env
@@ -22,6 +25,8 @@ from durabench.errors import ConfigError
 from durabench.model_names import check_model_name
 from durabench.models import Counterpart, RunPlan, RunRequest, TaskRef, TaskSpec
 from durabench.paths import RunPaths
+from durabench.service.datasets import dataset_dir, read_dataset_file, write_text_tasks
+from durabench.service.v1_models import V1DatasetTask
 from durabench.settings import Settings
 from durabench.tasks import load_suite, load_task
 from durabench.tasks.selection import load_selection
@@ -63,8 +68,20 @@ def _rerun_request(request: RunRequest, settings: Settings) -> tuple[RunRequest,
     return effective, [load_task(t.task_dir) for t in original.tasks if t.task_id in ids]
 
 
-def _tasks(request: RunRequest, settings: Settings) -> tuple[str | None, list[TaskSpec]]:
+def _tasks(
+    request: RunRequest, settings: Settings, listed: Sequence[V1DatasetTask] | None
+) -> tuple[str | None, list[TaskSpec]]:
     """The selection file used, if any, and the tasks."""
+    if request.dataset_file:
+        path = Path(request.dataset_file)
+        doc = read_dataset_file(path)
+        root = dataset_dir(settings.home, doc.dataset_name or path.stem)
+        return None, [load_task(d) for d in write_text_tasks(root, doc.tests)]
+    if request.tasks_from_service and request.service and request.service.dataset:
+        if listed is None:
+            raise ConfigError("the service's dataset was not listed before planning")
+        root = dataset_dir(settings.home, request.service.dataset)
+        return None, [load_task(d) for d in write_text_tasks(root, listed)]
     if request.selection or request.benchmarks_dir:
         path, specs = load_selection(
             request.selection, request.benchmarks_dir, benchmark=request.suite or None
@@ -106,8 +123,12 @@ def _counterparts(
     return pairs, lacking
 
 
-def make_plan(request: RunRequest, settings: Settings) -> RunPlan:
+def make_plan(
+    request: RunRequest, settings: Settings, listed: Sequence[V1DatasetTask] | None = None
+) -> RunPlan:
     """The plan of ``request``, checked against the run policy.
+
+    ``listed``: the service dataset's tasks, when the request takes its tasks from it.
 
     Raises:
         ConfigError: a rule of the policy or a name is wrong; the message says what to do.
@@ -117,7 +138,7 @@ def make_plan(request: RunRequest, settings: Settings) -> RunPlan:
     if request.rerun_of is not None or request.rerun is not None:
         request, specs = _rerun_request(request, settings)
     else:
-        selection, specs = _tasks(request, settings)
+        selection, specs = _tasks(request, settings, listed)
     check_model_name(request.model)
     lanes = lanes_of(request)
     configs = [get_config(lane) for lane in lanes]

@@ -101,7 +101,7 @@ def _header(result: RunResult) -> list[str]:
     lines = [
         f"# durabench run {req.run_id}",
         "",
-        f"- suite: `{req.suite}`; agent: `{req.agent}`; model: `{req.model}`",
+        f"- suite: `{req.source}`; agent: `{req.agent}`; model: `{req.model}`",
         f"- config mode: {req.config_mode} ({', '.join(result.plan.lanes)}); "
         f"category: {req.category}; parallel: {req.parallel}",
     ]

@@ -28,7 +28,7 @@ def plan_table(plan: PlanSummary) -> Table:
     req = plan.request
     table = Table(title=f"Plan of run {req.run_id}", show_header=False)
     attempts = plan.task_count * len(plan.lanes)
-    source = plan.selection_file or req.suite
+    source = plan.selection_file or req.source
     if plan.selection_file and req.suite:
         source = f"{req.suite} from {plan.selection_file}"
     rows = [

@@ -121,7 +121,17 @@ def new_run_id(suite: str) -> str:
     help="Grade through this benchmark service instead of the local verifier.",
 )
 @click.option("--service-api", type=click.Choice(["legacy", "v1"]), default="legacy")
-@click.option("--dataset-name", default=None, help="Dataset name sent to the service.")
+@click.option(
+    "--dataset-name",
+    default=None,
+    help="The service's dataset: sent with every request; alone, its text tasks are the run.",
+)
+@click.option(
+    "--dataset-file",
+    type=click.Path(dir_okay=False),
+    default=None,
+    help="Text tasks in a file ({dataset_name, tests: [{id, question}]}), graded by the service.",
+)
 @click.option("--payload-schema", default="", help="v1: the dataset's payload schema.")
 @click.option(
     "--response-file",
@@ -150,6 +160,7 @@ def run(
     service_url: str | None,
     service_api: str,
     dataset_name: str | None,
+    dataset_file: str | None,
     payload_schema: str,
     response_file: str | None,
     run_id: str | None,
@@ -168,12 +179,17 @@ def run(
         raise click.ClickException(str(exc)) from exc
     if (rerun is None) != (rerun_of is None):
         raise click.UsageError("--rerun and --from go together: --rerun failed --from RUN_ID")
-    if not (suite or selection or benchmarks_dir or rerun_of):
+    from_service = bool(service_url and dataset_name)
+    if not (suite or selection or benchmarks_dir or rerun_of or dataset_file or from_service):
         raise click.UsageError(
             "say what to run: --suite NAME, --selection-file FILE, --benchmarks-dir DIR, "
-            "or --rerun failed|infra|all --from RUN_ID"
+            "--rerun failed|infra|all --from RUN_ID, or with --service-url: --dataset-name "
+            "NAME or --dataset-file FILE"
         )
-    source = suite or (Path(selection).stem if selection else None) or rerun_of or "selection"
+    if dataset_file and not service_url:
+        raise click.UsageError("--dataset-file tasks are graded by a service: add --service-url")
+    named = selection or dataset_file
+    source = suite or (Path(named).stem if named else None) or rerun_of or dataset_name or "run"
     service = None
     if service_url:
         try:
@@ -192,6 +208,7 @@ def run(
         suite=suite,
         selection=str(Path(selection).resolve()) if selection else None,
         benchmarks_dir=str(Path(benchmarks_dir).resolve()) if benchmarks_dir else None,
+        dataset_file=str(Path(dataset_file).resolve()) if dataset_file else None,
         full_config=full_config,
         config_mode=config_mode or "paired",
         rerun=rerun,

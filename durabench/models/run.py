@@ -69,14 +69,24 @@ class RunRequest(BaseModel):
     """Which tasks of ``rerun_of`` to run again."""
     rerun_of: str | None = None
     """The run a rerun takes its tasks from."""
+    dataset_file: str | None = None
+    """A dataset file of text tasks (``--dataset-file``), graded by the service."""
     service: ServiceTarget | None = None
     """The benchmark service that grades the run (``--service-url``); ``None``: the local
     verifier in the sandbox."""
 
     @property
+    def tasks_from_service(self) -> bool:
+        """Whether the tasks are the service's dataset (``--dataset-name`` and nothing else)."""
+        named = self.suite or self.selection or self.benchmarks_dir or self.dataset_file
+        return self.service is not None and bool(self.service.dataset) and not named
+
+    @property
     def source(self) -> str:
-        """What the tasks come from: the selection file, or the suite."""
-        return self.selection or self.suite
+        """What the tasks come from: a selection or dataset file, a dataset, or the suite."""
+        if self.tasks_from_service and self.service is not None:
+            return f"dataset {self.service.dataset} at {self.service.url}"
+        return self.selection or self.dataset_file or self.suite
 
 
 class TaskRef(BaseModel):

@@ -142,7 +142,7 @@ class ServiceClient:
             raise ServiceUnsupported(
                 f"{exc}: this service does not list datasets, so --dataset-name cannot load "
                 f"{dataset!r}; give the tasks in a file with --dataset-file"
-            ) from exc
+            ) from None  # the message carries the service's answer; a cause would hide the hint
 
     async def _call(
         self, method: str, path: str, request: BaseModel | None, answer: type[_M]

@@ -7,13 +7,16 @@ activities. Only the sandbox is faked, and it never runs the local verifier here
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
-from temporalio.client import Client
+from temporalio.client import Client, WorkflowFailureError
 
 from durabench.models import RunResult, ServiceRetry, ServiceTarget
 from durabench.paths import RunPaths
+from starter.options import failure_message
 from starter.score import score_main
 from tests.service_server import ServiceServer
 from tests.workflows.harness import Disk
@@ -91,3 +94,42 @@ async def test_a_service_graded_suite_runs_end_to_end_and_rescores(
     stored = RunResult.model_validate_json(run.results.read_text())
     assert stored.service_scores == rescored.service_scores
     assert "service final score, sourcegraph_full: 0.75" in run.report_md.read_text()
+
+
+async def test_a_services_dataset_is_the_run_and_a_501_says_to_use_a_file(
+    disk: Disk, service: ServiceServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("VALS_AUTH_KEY", KEY)  # listing datasets is a v1 call
+    service.faults.datasets = {"validation": [{"id": "q1", "question": "6 x 7?"}]}
+    service.set_answers({"q1": "42"})
+    disk.rec.messages["q1/sourcegraph_full"] = "42"
+    target = ServiceTarget(url=service.url, dataset="validation")
+    outcome = await disk.run(suite="", agent="nop", service=target)
+    run = RunPaths.for_run(disk.settings.runs_dir, outcome.run_id)
+    result = RunResult.model_validate_json(run.results.read_text())
+    assert [t.task_id for t in result.plan.tasks] == ["q1"]
+    task_dir = Path(result.plan.tasks[0].task_dir)
+    assert (task_dir / "instruction.md").read_text().startswith("6 x 7?")
+    assert result.service_scores == {"baseline": 0.0, "sourcegraph_full": 1.0}
+
+    service.faults.datasets = None  # the service does not list datasets: 501
+    with pytest.raises(WorkflowFailureError) as refused:
+        await disk.run(suite="", agent="nop", service=target)
+    assert "give the tasks in a file with --dataset-file" in failure_message(refused.value)
+
+    tasks_file = tmp_path / "validation.json"
+    tasks_file.write_text(
+        json.dumps(
+            {
+                "dataset_name": "validation",
+                "tests": [{"id": "q1", "question": "6 x 7?"}, {"id": "q2", "question": "1 + 1?"}],
+            }
+        )
+    )
+    service.set_answers({"q1": "42", "q2": "2"})
+    from_file = await disk.run(suite="", agent="nop", service=target, dataset_file=str(tasks_file))
+    scored = RunResult.model_validate_json(
+        RunPaths.for_run(disk.settings.runs_dir, from_file.run_id).results.read_text()
+    )
+    assert [t.task_id for t in scored.plan.tasks] == ["q1", "q2"]
+    assert scored.service_scores == {"baseline": 0.0, "sourcegraph_full": 0.5}
