@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+
 from temporalio.api.enums.v1 import IndexedValueType
 from temporalio.api.operatorservice.v1 import (
     AddSearchAttributesRequest,
@@ -16,7 +18,7 @@ from durabench.settings import Settings
 from starter.embedded import ensure_server
 from workflows.search_attributes import SEARCH_ATTRIBUTES
 
-__all__ = ["connect", "ensure_search_attributes"]
+__all__ = ["connect", "connect_when_ready", "ensure_search_attributes"]
 
 
 async def ensure_search_attributes(client: Client) -> None:
@@ -36,6 +38,36 @@ async def ensure_search_attributes(client: Client) -> None:
         )
 
 
+def _starting(exc: BaseException) -> bool:
+    """Whether a failed connect means the server is up but still starting (not a stranger)."""
+    text = str(exc)
+    return "not healthy" in text or "Unavailable" in text
+
+
+async def connect_when_ready(address: str, namespace: str, timeout_s: float = 60.0) -> Client:
+    """Connect and register search attributes, waiting while the server finishes starting.
+
+    A dev server accepts connections a moment before its frontend is healthy; on a loaded
+    machine that moment grows to seconds, and connecting in it fails with "not healthy".
+
+    Raises:
+        RuntimeError, RPCError: the connection failed for another reason, or the server was
+            still starting after ``timeout_s``.
+    """
+    deadline = asyncio.get_running_loop().time() + timeout_s
+    while True:
+        try:
+            client = await Client.connect(
+                address, namespace=namespace, data_converter=pydantic_data_converter
+            )
+            await ensure_search_attributes(client)
+            return client
+        except (RuntimeError, RPCError) as exc:
+            if not _starting(exc) or asyncio.get_running_loop().time() > deadline:
+                raise
+            await asyncio.sleep(0.5)
+
+
 async def connect(settings: Settings | None = None) -> Client:
     """A client for durabench's Temporal, starting the embedded server if needed.
 
@@ -45,10 +77,7 @@ async def connect(settings: Settings | None = None) -> Client:
     settings = settings or Settings.from_env()
     address = await ensure_server(settings)
     try:
-        client = await Client.connect(
-            address, namespace=settings.namespace, data_converter=pydantic_data_converter
-        )
-        await ensure_search_attributes(client)
+        return await connect_when_ready(address, settings.namespace)
     except (RuntimeError, RPCError) as exc:
         fix = (
             "fix TEMPORAL_ADDRESS, or unset it to use the embedded server"
@@ -59,4 +88,3 @@ async def connect(settings: Settings | None = None) -> Client:
         raise ConfigError(
             f"cannot use Temporal at {address} (namespace {settings.namespace}): {exc}; {fix}"
         ) from exc
-    return client

@@ -14,10 +14,9 @@ from pathlib import Path
 
 import pytest
 from temporalio.client import Client
-from temporalio.contrib.pydantic import pydantic_data_converter
 
 from durabench.settings import Settings
-from starter.client import ensure_search_attributes
+from starter.client import connect_when_ready
 from starter.embedded import dev_server_args, wait_for_port
 
 SHARED_FIXTURES = Path(__file__).resolve().parents[2] / "shared" / "fixtures"
@@ -95,9 +94,7 @@ def temporal_address(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
 @pytest.fixture(scope="session")
 async def client(temporal_address: str) -> AsyncIterator[Client]:
     """A client with durabench's data converter."""
-    client = await Client.connect(temporal_address, data_converter=pydantic_data_converter)
-    await ensure_search_attributes(client)
-    yield client
+    yield await connect_when_ready(temporal_address, "default")
 
 
 @pytest.fixture
