@@ -196,13 +196,20 @@ class SuiteRunWorkflow:
             raise ApplicationError(f"parallel must be at least 1, not {parallel}")
 
     async def _tell_pairs(self, signal: str) -> None:
-        """Pass pause/resume to pairs in flight: they hold their infra retries."""
-        for task_id in sorted(self._running):
+        """Pass pause/resume to pairs in flight: they hold their infra retries.
+
+        Every signal goes out in this one workflow task, so a ``resume`` that follows a
+        ``pause`` reaches each pair after it: no pair is left paused by a quick resume.
+        """
+
+        async def tell(task_id: str) -> None:
             pair = workflow.get_external_workflow_handle(pair_workflow_id(self._run_id, task_id))
             try:
                 await pair.signal(signal)
             except ApplicationError as err:  # it ended meanwhile
                 workflow.logger.info("pair %s did not take %s: %s", task_id, signal, err)
+
+        await asyncio.gather(*(tell(task_id) for task_id in sorted(self._running)))
 
     @workflow.query
     def plan(self) -> PlanSummary | None:
