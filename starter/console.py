@@ -68,7 +68,8 @@ def progress_line(p: ProgressOutput) -> str:
     running = ", ".join(p.running) or "-"
     excluded = f"; {p.excluded} excluded" if p.excluded else ""
     done = f"{p.done}/{p.total} pairs done{excluded}"
-    return f"{p.phase}: {done}; attempts: {classes}; in flight: {running}"
+    phase = f"{p.phase} (paused)" if p.paused else p.phase
+    return f"{phase}: {done}; attempts: {classes}; in flight: {running}"
 
 
 def result_tables(result: RunResult) -> list[Table | str]:

@@ -42,9 +42,18 @@ def _arm_text(arm: Any, now: datetime) -> str:
     if arm.state == "backoff" and arm.retry_at is not None:
         wait = max(0, round((arm.retry_at - now).total_seconds()))
         return f"[yellow]retry {arm.attempt} in {wait}s[/] (after {arm.last_class})"
+    if arm.state == "paused":
+        return f"attempt {arm.attempt} held (run paused)"
     if arm.state == "done":
         return f"done ({arm.last_class})"
     return f"attempt {arm.attempt} running"
+
+
+def _phase(p: ProgressOutput) -> str:
+    """The phase, and ``PAUSED`` with how to go on when paused."""
+    if not p.paused:
+        return p.phase
+    return f"{p.phase} [yellow]PAUSED[/] (python -m starter resume {p.run_id})"
 
 
 def progress_view(p: ProgressOutput, pairs: list[PairProgress], now: datetime) -> RenderableType:
@@ -52,7 +61,7 @@ def progress_view(p: ProgressOutput, pairs: list[PairProgress], now: datetime) -
     queued = max(0, p.total - p.done - len(p.running))
     left = eta(p, now)
     head = (
-        f"[bold]{p.run_id}[/] {p.phase}: {p.done}/{p.total} pairs done, {len(p.running)} running,"
+        f"[bold]{p.run_id}[/] {_phase(p)}: {p.done}/{p.total} pairs done, {len(p.running)} running,"
         f" {queued} queued"
         + (f", {p.excluded} excluded" if p.excluded else "")
         + (f"; ETA ~{left}" if left is not None else "")
