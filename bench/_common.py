@@ -1,0 +1,161 @@
+"""Plumbing shared by the bench scripts: a throwaway dev server, instant activities, output.
+
+Every bench starts its own in-memory ``temporal server start-dev`` on 127.0.0.1 with an
+ephemeral port and stops it at the end, so it never touches a user's embedded server (its
+port 7233 or its SQLite history) nor a test run's.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import socket
+import subprocess
+import tempfile
+import time
+from collections.abc import AsyncIterator, Callable, Sequence
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import _path  # noqa: F401  (first: the checkout's own packages)
+from temporalio import activity
+from temporalio.client import Client, WorkflowHandle
+from temporalio.contrib.pydantic import pydantic_data_converter
+
+from durabench.models import (
+    AgentRunOutput,
+    Approval,
+    AttemptRef,
+    AttemptResult,
+    RunOutcome,
+    RunRequest,
+    SuiteRunInput,
+)
+from starter.embedded import dev_server_args, wait_for_port
+from tests.workflows.fakes import Recorder
+from workflows import SuiteRunWorkflow, run_workflow_id
+
+__all__ = [
+    "approve",
+    "bare_step",
+    "dev_server",
+    "instant_activities",
+    "machine",
+    "ratio_line",
+    "start_run",
+]
+
+
+def machine() -> str:
+    """CPU model, cores, memory and load average: the line every bench prints first."""
+    model = "unknown CPU"
+    for line in Path("/proc/cpuinfo").read_text().splitlines():
+        if line.startswith("model name"):
+            model = line.split(":", 1)[1].strip()
+            break
+    mem_kib = next(
+        int(line.split()[1])
+        for line in Path("/proc/meminfo").read_text().splitlines()
+        if line.startswith("MemTotal")
+    )
+    load = " ".join(f"{x:.2f}" for x in os.getloadavg())
+    return f"{model}, {os.cpu_count()} cores, {mem_kib / 2**20:.1f} GiB RAM, load {load}"
+
+
+def ratio_line(what: str, value: float, target: str | None, met: bool = True) -> str:
+    """The closing line: ``RATIO <what> = <value>x (target <target>: met|NOT MET)``."""
+    if target is None:
+        return f"RATIO {what} = {value:.2f}x (no target)"
+    return f"RATIO {what} = {value:.2f}x (target {target}: {'met' if met else 'NOT MET'})"
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@asynccontextmanager
+async def dev_server() -> AsyncIterator[Client]:
+    """A fresh in-memory dev server (durabench's search attributes registered); a client."""
+    port = _free_port()
+    log = Path(tempfile.mkdtemp(prefix="durabench-bench-")) / "server.log"
+    with log.open("wb") as out:
+        proc = subprocess.Popen(
+            dev_server_args(port=port, ui_port=None, db_file=None),
+            stdout=out,
+            stderr=subprocess.STDOUT,
+        )
+    try:
+        await wait_for_port("127.0.0.1", port, timeout_s=60, log=log)
+        yield await Client.connect(f"127.0.0.1:{port}", data_converter=pydantic_data_converter)
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
+@activity.defn(name="bare_step")
+async def bare_step(task: str) -> str:
+    """The bare pipeline's trivial activity."""
+    return task
+
+
+def instant_activities(
+    queue: str,
+    task_ids: Sequence[str],
+    *,
+    agent: Callable[[AttemptRef], Any] | None = None,
+    on_record: Callable[[AttemptResult], None] | None = None,
+) -> list[Callable[..., Any]]:
+    """``tests.workflows.fakes.Recorder``'s activities, with an instant agent.
+
+    The recorder's ``run_agent`` sleeps 0.1 s (tests need agents to overlap); here it returns
+    at once unless ``agent`` is given, and ``record_attempt`` keeps nothing (it would grow
+    the worker's memory with the suite) but calls ``on_record``.
+    """
+
+    @activity.defn(name="run_agent")
+    async def run_agent(ref: AttemptRef) -> AgentRunOutput:
+        if agent is not None:
+            await agent(ref)
+        return AgentRunOutput(exit_code=0, timed_out=False, files_changed=1)
+
+    @activity.defn(name="record_attempt")
+    async def record_attempt(result: AttemptResult) -> None:
+        if on_record is not None:
+            on_record(result)
+
+    ours: dict[str, Callable[..., Any]] = {
+        "run_agent": run_agent,
+        "record_attempt": record_attempt,
+    }
+    fakes = Recorder(queue=queue, task_ids=list(task_ids)).activities()
+    return [ours.get(a.__name__, a) for a in fakes]
+
+
+async def start_run(
+    client: Client, queue: str, tasks: int, parallel: int, run_id: str
+) -> WorkflowHandle[Any, RunOutcome]:
+    """Start a real ``SuiteRunWorkflow`` and wait until its plan awaits approval."""
+    request = RunRequest(run_id=run_id, suite="bench", parallel=parallel, infra_backoff_sec=0.1)
+    handle = await client.start_workflow(
+        SuiteRunWorkflow.run,
+        SuiteRunInput(request=request),
+        id=run_workflow_id(run_id),
+        task_queue=queue,
+    )
+    while (await handle.query(SuiteRunWorkflow.progress)).phase != "awaiting_approval":
+        await asyncio.sleep(0.1)
+    return handle
+
+
+async def approve(handle: WorkflowHandle[Any, RunOutcome]) -> float:
+    """Approve the run; return the monotonic time just before (the start of its clock)."""
+    began = time.monotonic()
+    await handle.signal(SuiteRunWorkflow.approve, Approval(approver="bench"))
+    return began

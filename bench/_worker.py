@@ -1,0 +1,91 @@
+"""A durabench worker in its own process, with instant activities: ``scale`` and ``resume``.
+
+A separate process so that its peak RSS is the worker's alone and so that it can be killed
+with SIGKILL. It runs the real workflows with the fake activities of ``_common`` (or the
+stand-in pair); with ``--events`` it prints one JSON line per event on stdout, stamped with
+``time.monotonic()`` (one clock for every process on Linux)::
+
+    {"event": "polling", "t": ...}       the worker polls
+    {"event": "agent", "t": ...}         an agent phase started
+    {"event": "recorded", "t": ...}      an attempt's result was recorded
+
+``--agent hang`` makes agents run (heartbeating every second) until the process dies.
+SIGTERM shuts the worker down gracefully.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import signal
+import sys
+import time
+from typing import Any
+
+import _path  # noqa: F401  (first: the checkout's own packages)
+from _common import instant_activities
+from _workflows import StandInPair
+from temporalio import activity
+from temporalio.client import Client
+from temporalio.contrib.pydantic import pydantic_data_converter
+from temporalio.worker import Worker
+
+from durabench.models import AttemptRef, AttemptResult
+from workflows import WORKFLOWS, SuiteRunWorkflow
+
+
+def _parse() -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--address", required=True)
+    parser.add_argument("--queue", required=True)
+    parser.add_argument("--tasks", type=int, required=True)
+    parser.add_argument("--pairs", choices=("full", "stand-in"), default="full")
+    parser.add_argument("--agent", choices=("instant", "hang"), default="instant")
+    parser.add_argument("--events", action="store_true")
+    return parser.parse_args()
+
+
+def _emitter(on: bool) -> Any:
+    def emit(event: str) -> None:
+        if on:
+            sys.stdout.write(json.dumps({"event": event, "t": time.monotonic()}) + "\n")
+            sys.stdout.flush()
+
+    return emit
+
+
+async def main() -> None:
+    """Work until SIGTERM."""
+    args = _parse()
+    emit = _emitter(args.events)
+
+    async def agent(ref: AttemptRef) -> None:
+        emit("agent")
+        while args.agent == "hang":
+            activity.heartbeat("running")
+            await asyncio.sleep(1.0)
+
+    def on_record(result: AttemptResult) -> None:
+        emit("recorded")
+
+    task_ids = [f"t{i:05d}" for i in range(args.tasks)]
+    client = await Client.connect(args.address, data_converter=pydantic_data_converter)
+    workflows = list(WORKFLOWS) if args.pairs == "full" else [SuiteRunWorkflow, StandInPair]
+    worker = Worker(
+        client,
+        task_queue=args.queue,
+        workflows=workflows,
+        activities=instant_activities(args.queue, task_ids, agent=agent, on_record=on_record),
+    )
+    stop = asyncio.Event()
+    asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, stop.set)
+    running = asyncio.create_task(worker.run())
+    emit("polling")
+    await stop.wait()
+    await worker.shutdown()
+    await running
+
+
+if __name__ == "__main__":
+    asyncio.run(main())

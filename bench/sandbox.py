@@ -1,0 +1,157 @@
+"""What durabench's Docker sandbox adds to an attempt, next to a plain ``docker run``.
+
+``python bench/sandbox.py [--k 20] [--image IMAGE]``
+
+Each repetition runs, in alternating order:
+
+- sandbox: through ``durabench.sandbox.DockerSandbox`` (network off, as an agent without
+  network gets): create and start, exec the agent ``true``, exec the verifier ``true``,
+  collect (``download_dir`` of the three directories ``collect_artifacts`` copies), remove.
+- docker run: ``docker run --rm --network none IMAGE true`` (the CLI, as a user would).
+- sandbox, detached agent: the same, but the agent runs as ``run_agent`` runs it, a detached
+  step with markers (``durabench.sandbox.detached.run_step``) that is polled for its end.
+
+Two warm-up repetitions are not counted. Medians are printed; the ratio is sandbox over
+docker run. Every container the bench creates is removed, also on failure.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import statistics
+import subprocess
+import tempfile
+import time
+import uuid
+from collections.abc import Awaitable, Callable
+from pathlib import Path, PurePosixPath
+
+import _path  # noqa: F401  (first: the checkout's own packages)
+import docker
+from _common import machine, ratio_line
+
+from durabench.errors import DurabenchError
+from durabench.paths import SandboxPaths
+from durabench.sandbox import DockerSandbox, SandboxSpec, docker_client
+from durabench.sandbox.detached import run_step, wrap_step
+
+TARGET = 1.2
+PATHS = SandboxPaths()
+PHASES = ("start", "agent", "verify", "collect", "remove")
+
+
+async def sandbox_attempt(
+    client: docker.DockerClient, image: str, label: str, detached: bool
+) -> dict[str, float]:
+    """One attempt through the sandbox API; seconds per phase."""
+    spec = SandboxSpec(name=f"{label}-{uuid.uuid4().hex[:8]}", image=image, labels={label: "1"})
+    box = DockerSandbox(spec, client=client)
+    times: dict[str, float] = {}
+    mark = time.monotonic()
+
+    def lap(phase: str) -> None:
+        nonlocal mark
+        now = time.monotonic()
+        times[phase], mark = now - mark, now
+
+    try:
+        await box.start()
+        lap("start")
+        if detached:
+            logs = PurePosixPath("/tmp/bench-logs")
+            await box.exec(["mkdir", "-p", str(logs)])
+            await run_step(box, wrap_step("true", logs, 0, 60, ">/dev/null"), logs, 0)
+        else:
+            await box.exec(["true"])
+        lap("agent")
+        await box.exec(["true"])
+        lap("verify")
+        with tempfile.TemporaryDirectory() as out:
+            for src in (PATHS.agent_logs, PATHS.verifier_logs, PATHS.durabench):
+                await box.download_dir(str(src), Path(out) / src.name)
+        lap("collect")
+    finally:
+        await box.stop(delete=True)
+    lap("remove")
+    return times
+
+
+def docker_run(image: str, label: str) -> dict[str, float]:
+    """``docker run --rm --network none IMAGE true``; seconds."""
+    began = time.monotonic()
+    cmd = ["docker", "run", "--rm", "--network", "none", "--label", label, image, "true"]
+    subprocess.run(cmd, check=True, capture_output=True)
+    return {"run": time.monotonic() - began}
+
+
+def remove_leftovers(client: docker.DockerClient, label: str) -> None:
+    """Remove any container carrying this run's label (there should be none)."""
+    for container in client.containers.list(all=True, filters={"label": label}):
+        container.remove(force=True)
+
+
+async def measure(client: docker.DockerClient, image: str, k: int, label: str) -> None:
+    """Run the repetitions and print the medians and the ratio."""
+    arms: dict[str, Callable[[], Awaitable[dict[str, float]]]] = {
+        "run": lambda: asyncio.to_thread(docker_run, image, label),
+        "sandbox": lambda: sandbox_attempt(client, image, label, detached=False),
+        "detached": lambda: sandbox_attempt(client, image, label, detached=True),
+    }
+    samples: dict[str, list[dict[str, float]]] = {name: [] for name in arms}
+    for rep in range(k + 2):
+        for name in list(arms) if rep % 2 else list(arms)[::-1]:
+            sample = await arms[name]()
+            if rep >= 2:  # two warm-up repetitions
+                samples[name].append(sample)
+
+    def median_ms(name: str, phase: str | None = None) -> float:
+        return 1000 * statistics.median(
+            s[phase] if phase else sum(s.values()) for s in samples[name]
+        )
+
+    base, total, slow = (median_ms(name) for name in arms)
+    phases = ", ".join(f"{p} {median_ms('sandbox', p):.0f}" for p in PHASES)
+    print(f"docker run --rm --network none {image} true: median {base:.0f} ms")
+    print(f"durabench sandbox attempt: median {total:.0f} ms ({phases} ms)")
+    print(
+        f"durabench sandbox attempt, agent as a detached step (run_agent's way): "
+        f"median {slow:.0f} ms ({slow / base:.2f}x docker run)"
+    )
+    print(f"load after: {machine().rsplit('load ', 1)[1]}")
+    ratio = total / base
+    print(ratio_line("sandbox attempt / docker run", ratio, f"<= {TARGET}x", ratio <= TARGET))
+
+
+async def main() -> None:
+    """Check Docker and the image, measure, and remove every container of this run."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--k", type=int, default=20, help="repetitions")
+    parser.add_argument(
+        "--image", default=os.environ.get("DURABENCH_BASE_IMAGE", "durabench-base:bookworm")
+    )
+    args = parser.parse_args()
+    print(f"machine: {machine()}")
+    print(f"image: {args.image}; repetitions: {args.k} (+2 warm-up), interleaved")
+    try:
+        client = docker_client()
+    except DurabenchError as exc:
+        raise SystemExit(f"error: {exc}") from None
+    try:
+        client.images.get(args.image)
+    except docker.errors.ImageNotFound:
+        raise SystemExit(
+            f"error: image {args.image} is missing: build it with "
+            f"`bash scripts/build-base-image.sh {args.image}` or set DURABENCH_BASE_IMAGE"
+        ) from None
+    label = f"durabench-bench-{uuid.uuid4().hex[:8]}"
+    try:
+        await measure(client, args.image, args.k, label)
+    finally:
+        remove_leftovers(client, label)
+        client.close()
+
+
+if __name__ == "__main__":
+    asyncio.run(main())
