@@ -72,6 +72,10 @@ async def step_state(sandbox: Sandbox, markers: PurePosixPath, n: int) -> StepSt
         return StepState(started=False, end=None)
 
 
+_FIRST_POLL_S = 0.05
+"""First wait for a step's end marker; it doubles up to the caller's ``poll_s``."""
+
+
 async def run_step(
     sandbox: Sandbox,
     script: str,
@@ -86,6 +90,9 @@ async def run_step(
 ) -> tuple[StepEnd, bool]:
     """Run step ``n`` unless it already ran or runs; wait for its end.
 
+    The wait checks the markers after 50 ms, doubling up to ``poll_s``: a quick step (a
+    verifier, a short agent) costs milliseconds, an hour-long one a check a second.
+
     Returns:
         How it ended, and whether this call re-attached to a step started earlier.
     """
@@ -93,8 +100,10 @@ async def run_step(
     reattached = state.started
     if not state.started:
         await sandbox.exec_detached(["sh", "-c", script], cwd=cwd, env=env, user=user)
+    wait_s = min(_FIRST_POLL_S, poll_s)
     while state.end is None:
-        await asyncio.sleep(poll_s)
+        await asyncio.sleep(wait_s)
+        wait_s = min(wait_s * 2, poll_s)
         if on_wait is not None:
             await on_wait()
         state = await step_state(sandbox, markers, n)
