@@ -16,6 +16,7 @@ from durabench.errors import ConfigError
 from durabench.models.results import AttemptResult
 from durabench.models.run import RunPlan
 from durabench.paths import RunPaths
+from durabench.results_io import with_service_grade
 
 __all__ = ["RerunWhich", "counterparts", "last_attempts", "read_plan", "rerun_task_ids"]
 
@@ -38,10 +39,10 @@ def read_plan(runs_dir: Path, run_id: str) -> RunPlan:
 
 
 def last_attempts(root: Path, lane: str = "*") -> dict[tuple[str, str], AttemptResult]:
-    """The last attempt of each (task, lane) of a run directory."""
+    """The last attempt of each (task, lane) of a run directory, rewarded as it was scored."""
     last: dict[tuple[str, str], AttemptResult] = {}
     for path in root.glob(f"tasks/*/{lane}/attempt-*/result.json"):
-        a = AttemptResult.model_validate_json(path.read_text())
+        a = with_service_grade(path, AttemptResult.model_validate_json(path.read_text()))
         key = (a.task_id, a.lane)
         if key not in last or last[key].attempt < a.attempt:
             last[key] = a

@@ -68,6 +68,10 @@ def _rerun_request(request: RunRequest, settings: Settings) -> tuple[RunRequest,
     return effective, [load_task(t.task_dir) for t in original.tasks if t.task_id in ids]
 
 
+def _run_root(request: RunRequest, settings: Settings) -> Path:
+    return RunPaths.for_run(settings.runs_dir, request.run_id).root
+
+
 def _tasks(
     request: RunRequest, settings: Settings, listed: Sequence[V1DatasetTask] | None
 ) -> tuple[str | None, list[TaskSpec]]:
@@ -75,12 +79,12 @@ def _tasks(
     if request.dataset_file:
         path = Path(request.dataset_file)
         doc = read_dataset_file(path)
-        root = dataset_dir(settings.home, doc.dataset_name or path.stem)
+        root = dataset_dir(_run_root(request, settings), doc.dataset_name or path.stem)
         return None, [load_task(d) for d in write_text_tasks(root, doc.tests)]
     if request.tasks_from_service and request.service and request.service.dataset:
         if listed is None:
             raise ConfigError("the service's dataset was not listed before planning")
-        root = dataset_dir(settings.home, request.service.dataset)
+        root = dataset_dir(_run_root(request, settings), request.service.dataset)
         return None, [load_task(d) for d in write_text_tasks(root, listed)]
     if request.selection or request.benchmarks_dir:
         path, specs = load_selection(

@@ -15,7 +15,14 @@ from durabench.report_html import render_html
 from durabench.scoring import compute_scorecard
 from durabench.service.records import RunScore, TaskGrade, score_path
 
-__all__ = ["atomic_write", "build_results", "excluded_pairs", "load_results", "write_reports"]
+__all__ = [
+    "atomic_write",
+    "build_results",
+    "excluded_pairs",
+    "load_results",
+    "with_service_grade",
+    "write_reports",
+]
 
 
 def excluded_pairs(attempts: Iterable[AttemptResult]) -> dict[str, str]:
@@ -31,8 +38,8 @@ def excluded_pairs(attempts: Iterable[AttemptResult]) -> dict[str, str]:
     return out
 
 
-def _graded(path: Path, attempt: AttemptResult) -> AttemptResult:
-    """The attempt with the service's grade as its reward, when a service graded it."""
+def with_service_grade(path: Path, attempt: AttemptResult) -> AttemptResult:
+    """The attempt (read from ``path``) with the service's grade as its reward, if graded."""
     grade_file = path.parent / "eval.json"
     if not grade_file.is_file():
         return attempt
@@ -59,7 +66,7 @@ def build_results(paths: RunPaths, approval: Approval | None, threshold: float) 
     """
     plan = RunPlan.model_validate_json(paths.plan.read_text())
     attempts = tuple(
-        _graded(p, AttemptResult.model_validate_json(p.read_text()))
+        with_service_grade(p, AttemptResult.model_validate_json(p.read_text()))
         for p in paths.attempt_results()
     )
     excluded = excluded_pairs(attempts)

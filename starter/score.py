@@ -10,8 +10,10 @@ final score, and rewrites the results and reports. Keys come from this shell's e
 from __future__ import annotations
 
 import click
+from pydantic import ValidationError
 from rich.progress import Progress
 
+from durabench.atomic import atomic_write
 from durabench.errors import ConfigError
 from durabench.models import AttemptResult, RecordRunInput, RunPlan, RunResult, ServiceTarget
 from durabench.paths import RunPaths
@@ -32,16 +34,20 @@ __all__ = ["score", "score_main"]
 
 
 def _target(plan: RunPlan, service_url: str | None) -> ServiceTarget:
+    """The run's service, at ``service_url`` when given (the service moved)."""
     target = plan.request.service
-    if target is None and service_url is None:
+    if target is None:
         raise ConfigError(
             f"run {plan.request.run_id} was not graded by a service (it ran without "
-            "--service-url): its rewards come from the local verifier. Give --service-url "
-            "to grade it through one now"
+            "--service-url): its rewards come from the local verifier, and there is nothing "
+            "to grade again"
         )
-    if target is None:
-        return ServiceTarget(url=service_url or "")
-    return target if service_url is None else target.model_copy(update={"url": service_url})
+    if service_url is None:
+        return target
+    try:
+        return ServiceTarget.model_validate({**target.model_dump(), "url": service_url})
+    except ValidationError as exc:
+        raise ConfigError(f"--service-url: {exc.errors()[0]['msg']}") from None
 
 
 async def score_main(
@@ -63,6 +69,9 @@ async def score_main(
         raise ConfigError(f"no run {run_id!r} under {settings.runs_dir}; check the run id")
     plan = RunPlan.model_validate_json(paths.plan.read_text())
     target = _target(plan, service_url)
+    if target != plan.request.service:  # the plan records where the grades come from
+        request = plan.request.model_copy(update={"service": target})
+        atomic_write(paths.plan, plan.model_copy(update={"request": request}).model_dump_json())
     attempts = [AttemptResult.model_validate_json(p.read_text()) for p in paths.attempt_results()]
     async with ServiceClient(target.url, service_auth_from_env(), retry=target.retry) as client:
         with Progress(console=console, transient=True) as progress:
@@ -96,7 +105,7 @@ async def score_main(
 @click.command()
 @run_id_argument
 @click.option("--force", is_flag=True, help="Grade every attempt again, not only ungraded ones.")
-@click.option("--service-url", default=None, help="Another service URL than the run's.")
+@click.option("--service-url", default=None, help="The run's service moved here.")
 def score(run_id: str, force: bool, service_url: str | None) -> None:
     """Grade a finished run again through its benchmark service; no agent runs."""
     run_async(score_main)(run_id, force=force, service_url=service_url)

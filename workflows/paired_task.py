@@ -57,16 +57,25 @@ class PairedTaskWorkflow:
         self._task_id = ""
         self._arms: dict[str, ArmProgress] = {}
         self._paused = False
+        self._control_seq = 0
 
     @workflow.signal
-    def pause(self) -> None:
-        """Sent by the run when it is paused: no retry attempt starts until ``resume``."""
-        self._paused = True
+    def pause(self, seq: int = 0) -> None:
+        """Sent by the run when it is paused: no retry attempt starts until ``resume``.
+
+        ``seq`` orders the run's pause and resume signals, which the server may deliver out
+        of order: an older one than the last taken is ignored.
+        """
+        self._set_paused(True, seq)
 
     @workflow.signal
-    def resume(self) -> None:
-        """Sent by the run when it is resumed."""
-        self._paused = False
+    def resume(self, seq: int = 0) -> None:
+        """Sent by the run when it is resumed (``seq`` as for ``pause``)."""
+        self._set_paused(False, seq)
+
+    def _set_paused(self, paused: bool, seq: int) -> None:
+        if seq >= self._control_seq:
+            self._control_seq, self._paused = seq, paused
 
     @workflow.query
     def progress(self) -> PairProgress:

@@ -23,7 +23,7 @@ from datetime import timedelta
 
 from temporalio import workflow
 from temporalio.common import WorkflowIDReusePolicy
-from temporalio.exceptions import ActivityError, ApplicationError
+from temporalio.exceptions import ActivityError, ApplicationError, CancelledError
 from temporalio.workflow import ParentClosePolicy
 
 with workflow.unsafe.imports_passed_through():
@@ -86,6 +86,7 @@ class SuiteRunWorkflow:
         self._excluded = 0
         self._run_id = data.request.run_id
         self._paused = False
+        self._control_seq = 0
         self._parallel = data.request.parallel
         self._start = 0
         if data.carried is not None:
@@ -162,7 +163,8 @@ class SuiteRunWorkflow:
         if not self._paused:
             self._paused = True
             workflow.logger.info("paused by %s: %s", *_who(control))
-            await self._tell_pairs("pause")
+            self._control_seq += 1
+            await self._tell_pairs("pause", self._control_seq)
 
     @workflow.signal
     async def resume(self, control: Control | None = None) -> None:
@@ -170,7 +172,8 @@ class SuiteRunWorkflow:
         if self._paused:
             self._paused = False
             workflow.logger.info("resumed by %s: %s", *_who(control))
-            await self._tell_pairs("resume")
+            self._control_seq += 1
+            await self._tell_pairs("resume", self._control_seq)
 
     @workflow.signal(name="set_parallel")
     def set_parallel_signal(self, parallel: int) -> None:
@@ -195,17 +198,17 @@ class SuiteRunWorkflow:
         if parallel < 1:
             raise ApplicationError(f"parallel must be at least 1, not {parallel}")
 
-    async def _tell_pairs(self, signal: str) -> None:
+    async def _tell_pairs(self, signal: str, seq: int) -> None:
         """Pass pause/resume to pairs in flight: they hold their infra retries.
 
-        Every signal goes out in this one workflow task, so a ``resume`` that follows a
-        ``pause`` reaches each pair after it: no pair is left paused by a quick resume.
+        Each carries ``seq``, counting up over the run's pauses and resumes: a pair keeps the
+        newest, so a quick resume whose signal overtakes the pause's never leaves it paused.
         """
 
         async def tell(task_id: str) -> None:
             pair = workflow.get_external_workflow_handle(pair_workflow_id(self._run_id, task_id))
             try:
-                await pair.signal(signal)
+                await pair.signal(signal, seq)
             except ApplicationError as err:  # it ended meanwhile
                 workflow.logger.info("pair %s did not take %s: %s", task_id, signal, err)
 
@@ -299,6 +302,7 @@ class SuiteRunWorkflow:
         self._by_class = Counter(carried.by_class)
         self._running = set(carried.in_flight)
         self._paused = carried.paused
+        self._control_seq = carried.control_seq
         self._parallel = carried.parallel or carried.plan.request.parallel
         return carried.next_index
 
@@ -314,6 +318,7 @@ class SuiteRunWorkflow:
             excluded=self._excluded,
             in_flight=tuple(sorted(self._running)),
             paused=self._paused,
+            control_seq=self._control_seq,
             parallel=self._parallel,
         )
 
@@ -389,6 +394,8 @@ class SuiteRunWorkflow:
                     retry_policy=RETRY,
                 )
             except ActivityError as err:
+                if isinstance(err.cause, CancelledError):
+                    raise
                 workflow.logger.error("the service did not score %s: %s", lane, err.cause)
 
     async def _cancel_in_flight(self) -> None:

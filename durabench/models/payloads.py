@@ -271,6 +271,8 @@ class CarriedState(BaseModel):
     """Task ids of pairs still running (they signal their end to the new run)."""
     paused: bool = False
     """The run was paused."""
+    control_seq: int = 0
+    """Pauses and resumes so far (orders the signals pairs get)."""
     parallel: int | None = None
     """Parallel slots as last set (``None``: as planned)."""
 

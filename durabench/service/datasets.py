@@ -5,8 +5,8 @@ A dataset the service hosts (``GET /v1/datasets/{name}/tasks``) or a dataset fil
 task directories. Writing each question out as a small Harbor task (the question as
 ``instruction.md``, the base image as its environment) lets it run like any other task:
 in a sandbox, paired, classified; the agent's final message is the answer the service
-grades. The directories live under ``$DURABENCH_HOME/datasets/<name>/`` and are rewritten
-from the source on every plan, so they never drift from it.
+grades. The directories live in the run's results directory (``dataset/<name>/``), written
+once when the run is planned.
 """
 
 from __future__ import annotations
@@ -28,6 +28,8 @@ DEFAULT_TIME_LIMIT_SEC = 600
 """The agent's time limit when the dataset sets none."""
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
+_SAFE_ID = re.compile(r"(?!\.\.?$)[A-Za-z0-9._:-]+")
+"""A task id that is one path component (results live under ``tasks/<task_id>/``)."""
 
 _DOCKERFILE = "ARG BASE_IMAGE=python:3.12-slim\nFROM ${BASE_IMAGE}\nWORKDIR /workspace\n"
 _TEST = "#!/bin/sh\n# Graded by the benchmark service, not here.\nexit 0\n"
@@ -43,9 +45,13 @@ class DatasetFile(BaseModel):
     tests: tuple[V1DatasetTask, ...]
 
 
-def dataset_dir(home: Path, name: str) -> Path:
-    """Where a dataset's task directories go."""
-    return home / "datasets" / _UNSAFE.sub("-", name)
+def dataset_dir(run_root: Path, name: str) -> Path:
+    """Where a run's dataset task directories go.
+
+    Inside the run, so another run of the same dataset name never rewrites the questions
+    under a run still going.
+    """
+    return run_root / "dataset" / _UNSAFE.sub("-", name)
 
 
 def read_dataset_file(path: Path) -> DatasetFile:
@@ -84,9 +90,14 @@ def write_text_tasks(root: Path, tasks: Iterable[V1DatasetTask]) -> list[Path]:
     for task in tasks:
         if not task.question:
             raise ConfigError(f"dataset task {task.id!r} has no question: only text tasks run")
-        if task.id in dirs:
-            raise ConfigError(f"the dataset lists task {task.id!r} twice")
-        where = root / _UNSAFE.sub("-", task.id)
+        if not _SAFE_ID.fullmatch(task.id):
+            raise ConfigError(
+                f"dataset task id {task.id!r} cannot name a results directory: use letters, "
+                "digits, '.', '_', '-' and ':' only"
+            )
+        if task.id.lower() in dirs:
+            raise ConfigError(f"the dataset lists task {task.id!r} twice (ids ignore case)")
+        where = root / task.id
         limit = int(task.timeout or DEFAULT_TIME_LIMIT_SEC)
         atomic_write(
             where / "task.toml",
@@ -96,5 +107,5 @@ def write_text_tasks(root: Path, tasks: Iterable[V1DatasetTask]) -> list[Path]:
         atomic_write(where / "instruction.md", task.question.rstrip() + _ASK)
         atomic_write(where / "environment" / "Dockerfile", _DOCKERFILE)
         atomic_write(where / "tests" / "test.sh", _TEST)
-        dirs[task.id] = where
+        dirs[task.id.lower()] = where
     return list(dirs.values())

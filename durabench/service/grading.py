@@ -29,7 +29,7 @@ from durabench.service.v1_models import (
     V1ScoreResponse,
 )
 
-__all__ = ["Generation", "final_score", "grade"]
+__all__ = ["Generation", "final_score", "grade", "service_run_id"]
 
 
 class Generation(NamedTuple):
@@ -47,6 +47,15 @@ class Generation(NamedTuple):
     """How the attempt ended."""
     response: str
     """The agent's answer."""
+
+
+def service_run_id(run_id: str, lane: str) -> str:
+    """The run id the service sees: one per lane.
+
+    The two lanes' gradings of a task are then two runs to it: not a 409 "already grading",
+    not one run mixing two configs.
+    """
+    return f"{run_id}.{lane}"
 
 
 async def grade(client: ServiceClient, target: ServiceTarget, gen: Generation) -> TaskGrade:
@@ -97,7 +106,7 @@ async def _grade_v1(
 ) -> TaskGrade:
     answer = await client.evaluate(
         V1EvalRequest(
-            run_id=gen.run_id,
+            run_id=service_run_id(gen.run_id, gen.lane),
             task_id=gen.task_id,
             dataset=target.dataset,
             payload=V1Payload(type="text", payload_schema=target.payload_schema, data=gen.response),
@@ -131,7 +140,7 @@ async def final_score(
     if target.api == "v1":
         answer = await client.score(
             V1ScoreRequest(
-                run_id=run_id,
+                run_id=service_run_id(run_id, lane),
                 dataset=target.dataset,
                 evaluation_results={t: None if g is None else g.v1() for t, g in grades.items()},
             )

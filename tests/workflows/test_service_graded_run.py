@@ -81,14 +81,25 @@ async def test_a_service_graded_suite_runs_end_to_end_and_rescores(
         if path.is_file():
             assert KEY not in path.read_text(errors="replace"), path
 
+    # A rerun of the failed tasks goes by the service's grades (the baseline missed three).
+    rerun = await disk.run(suite="", rerun="failed", rerun_of=outcome.run_id)
+    rerun_plan = disk.plan(rerun.run_id)
+    assert [t.task_id for t in rerun_plan.tasks] == [
+        "tensor-gelu-001",
+        "tensor-matmul-shape-001",
+        "tensor-mean-reduce-001",
+    ]
+    assert rerun_plan.request.rerun_of == outcome.run_id
+
     # Re-score without running any agent, after the grader changed its mind on one task.
     agents = disk.rec.calls.count("run_agent")
+    graded = service.paths().count("/evaluate-response/")
     kept = await score_main(outcome.run_id, settings=disk.settings)
-    assert service.paths().count("/evaluate-response/") == 8  # gradings on disk are reused
+    assert service.paths().count("/evaluate-response/") == graded  # gradings are reused
     assert kept.service_scores == {"baseline": 0.25, "sourcegraph_full": 1.0}
     service.set_answers(ANSWERS | {"tensor-broadcast-001": "41"})
     rescored = await score_main(outcome.run_id, force=True, settings=disk.settings)
-    assert service.paths().count("/evaluate-response/") == 16
+    assert service.paths().count("/evaluate-response/") == graded + 8
     assert rescored.service_scores == {"baseline": 0.0, "sourcegraph_full": 0.75}
     assert disk.rec.calls.count("run_agent") == agents
     stored = RunResult.model_validate_json(run.results.read_text())
