@@ -24,7 +24,7 @@ from durabench.models import (
 from durabench.paths import RunPaths
 from durabench.planning import make_plan
 from durabench.results_io import atomic_write
-from durabench.service import ServiceClient, V1DatasetTask, service_auth_from_env
+from durabench.service import ServiceClient, V1DatasetTask
 from durabench.settings import Settings
 
 __all__ = ["PlanActivities"]
@@ -50,10 +50,8 @@ class PlanActivities:
         """
         listed = None
         if request.tasks_from_service and request.service and request.service.dataset:
-            target = request.service
-            auth = service_auth_from_env()
-            async with ServiceClient(target.url, auth, retry=target.retry) as client:
-                listed = (await client.dataset_tasks(target.dataset or "")).tasks
+            async with ServiceClient.for_target(request.service) as client:
+                listed = (await client.dataset_tasks(request.service.dataset)).tasks
         return await asyncio.to_thread(self._plan, request, listed)
 
     def _plan(self, request: RunRequest, listed: Sequence[V1DatasetTask] | None) -> PlanSummary:

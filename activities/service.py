@@ -29,7 +29,6 @@ from durabench.service import (
     Sleep,
     grade_attempt,
     score_lane,
-    service_auth_from_env,
 )
 from durabench.settings import Settings
 
@@ -64,13 +63,7 @@ class ServiceActivities:
         self._transport = transport
 
     def _client(self, target: ServiceTarget) -> ServiceClient:
-        return ServiceClient(
-            target.url,
-            service_auth_from_env(),
-            retry=target.retry,
-            sleep=self._sleep,
-            transport=self._transport,
-        )
+        return ServiceClient.for_target(target, sleep=self._sleep, transport=self._transport)
 
     @activity.defn(name="evaluate_attempt")
     async def evaluate_attempt(self, data: EvaluateAttemptInput) -> EvaluateAttemptOutput:

@@ -14,6 +14,7 @@ from pydantic import ValidationError
 from rich.progress import Progress
 
 from durabench.atomic import atomic_write
+from durabench.earlier_runs import read_plan
 from durabench.errors import ConfigError
 from durabench.models import AttemptResult, RecordRunInput, RunPlan, RunResult, ServiceTarget
 from durabench.paths import RunPaths
@@ -24,7 +25,6 @@ from durabench.service import (
     ServiceClient,
     grade_attempt,
     score_lane,
-    service_auth_from_env,
 )
 from durabench.settings import Settings
 from starter.console import console
@@ -65,15 +65,13 @@ async def score_main(
     """
     settings = settings or Settings.from_env()
     paths = RunPaths.for_run(settings.runs_dir, run_id)
-    if not paths.plan.is_file():
-        raise ConfigError(f"no run {run_id!r} under {settings.runs_dir}; check the run id")
-    plan = RunPlan.model_validate_json(paths.plan.read_text())
+    plan = read_plan(settings.runs_dir, run_id)
     target = _target(plan, service_url)
     if target != plan.request.service:  # the plan records where the grades come from
         request = plan.request.model_copy(update={"service": target})
         atomic_write(paths.plan, plan.model_copy(update={"request": request}).model_dump_json())
     attempts = [AttemptResult.model_validate_json(p.read_text()) for p in paths.attempt_results()]
-    async with ServiceClient(target.url, service_auth_from_env(), retry=target.retry) as client:
+    async with ServiceClient.for_target(target) as client:
         with Progress(console=console, transient=True) as progress:
             job = progress.add_task(f"grading {len(attempts)} attempts", total=len(attempts))
             for a in attempts:

@@ -18,7 +18,8 @@ from pydantic import BaseModel, ValidationError
 
 from durabench.errors import ConfigError, ServiceError, ServiceProtocolError, ServiceUnsupported
 from durabench.logs import get_logger
-from durabench.service.auth import ServiceAuth
+from durabench.models.service import ServiceTarget
+from durabench.service.auth import ServiceAuth, service_auth_from_env
 from durabench.service.errors import Call, error_for_response
 from durabench.service.models import (
     EvalResultData,
@@ -80,6 +81,22 @@ class ServiceClient:
         self._http = httpx.AsyncClient(
             base_url=self.base_url, timeout=self.retry.timeout_s, transport=transport
         )
+
+    @classmethod
+    def for_target(
+        cls,
+        target: ServiceTarget,
+        *,
+        sleep: Sleep = asyncio.sleep,
+        transport: httpx.AsyncBaseTransport | None = None,
+    ) -> ServiceClient:
+        """A client for a run's service, with the key read from this process's environment.
+
+        Called where the request is about to be sent (an activity, ``starter score``), so
+        the key never travels with the target.
+        """
+        auth = service_auth_from_env()
+        return cls(target.url, auth, retry=target.retry, sleep=sleep, transport=transport)
 
     async def __aenter__(self) -> ServiceClient:
         return self

@@ -16,10 +16,11 @@ import re
 from collections.abc import Iterable
 from pathlib import Path
 
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ConfigDict
 
 from durabench.atomic import atomic_write
 from durabench.errors import ConfigError
+from durabench.json_files import read_json_model
 from durabench.service.v1_models import V1DatasetTask
 
 __all__ = ["DatasetFile", "dataset_dir", "read_dataset_file", "write_text_tasks"]
@@ -61,19 +62,8 @@ def read_dataset_file(path: Path) -> DatasetFile:
         ConfigError: it cannot be read, is not JSON, or has no ``tests`` list; the message
             says which.
     """
-    try:
-        return DatasetFile.model_validate(json.loads(path.read_text()))
-    except OSError as exc:
-        raise ConfigError(f"dataset file {path}: cannot read it ({exc.strerror})") from exc
-    except json.JSONDecodeError as exc:
-        raise ConfigError(f"dataset file {path} is not JSON: {exc}") from exc
-    except ValidationError as exc:
-        first = exc.errors()[0]
-        where = ".".join(str(p) for p in first["loc"])
-        raise ConfigError(
-            f"dataset file {path}: {where}: {first['msg']}; it must be "
-            '{"dataset_name": ..., "tests": [{"id": ..., "question": ...}]}'
-        ) from None
+    shape = '{"dataset_name": ..., "tests": [{"id": ..., "question": ...}]}'
+    return read_json_model(path, DatasetFile, "dataset file", shape)
 
 
 def _toml_string(text: str) -> str:

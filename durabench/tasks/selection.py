@@ -12,13 +12,13 @@ twice under two spellings is caught. Every problem is found before anything runs
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ConfigDict
 
 from durabench.errors import ConfigError, TaskFormatError
+from durabench.json_files import read_json_model
 from durabench.models.task import TaskSpec
 from durabench.tasks.loader import load_task
 
@@ -77,26 +77,8 @@ def read_selection(path: Path) -> Selection:
         ConfigError: the file is missing, not JSON, not in the selection format, or lists a
             task id twice (compared case-insensitively); the message says which.
     """
-    try:
-        text = path.read_text()
-    except OSError as exc:
-        raise ConfigError(f"selection file {path}: cannot read it ({exc.strerror})") from exc
-    try:
-        doc = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise ConfigError(
-            f"selection file {path} is not JSON (line {exc.lineno}, column {exc.colno}: "
-            f'{exc.msg}); it must be {{"metadata": ..., "tasks": [...]}}'
-        ) from exc
-    try:
-        selection = Selection.model_validate(doc)
-    except ValidationError as exc:
-        first = exc.errors()[0]
-        where = ".".join(str(p) for p in first["loc"])
-        raise ConfigError(
-            f"selection file {path}: {where}: {first['msg']}; each task needs task_id, "
-            "benchmark and task_dir"
-        ) from None
+    shape = '{"metadata": ..., "tasks": [{"task_id": ..., "benchmark": ..., "task_dir": ...}]}'
+    selection = read_json_model(path, Selection, "selection file", shape)
     seen: dict[str, str] = {}
     for entry in selection.tasks:
         key = entry.task_id.lower()

@@ -141,53 +141,29 @@ def _temporal(address: str, *args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(cmd, capture_output=True, text=True, timeout=60, check=False)
 
 
+async def _cli(address: str, wid: str, kind: str, name: str, given: str | None = None) -> str:
+    """``temporal workflow signal`` or ``update execute`` of ``name``; its stderr on failure."""
+    verb = ["update", "execute"] if kind == "update" else ["signal"]
+    args = [*verb, "--workflow-id", wid, "--name", name]
+    args += ["--input", given] if given is not None else []
+    done = await asyncio.to_thread(_temporal, address, *args)
+    return "" if done.returncode == 0 else done.stderr or f"exit {done.returncode}"
+
+
 async def test_the_temporal_cli_speaks_the_same_policy(env: Env, temporal_address: str) -> None:
     request, handle = await start_run(env, parallel=1, model="m-1")
-    wid = ["--workflow-id", handle.id]
-    mismatch = await asyncio.to_thread(
-        _temporal,
-        temporal_address,
-        "update",
-        "execute",
-        *wid,
-        "--name",
-        "approve",
-        "--input",
-        '{"approver": "cli", "model": "m-9"}',
+    mismatch = await _cli(
+        temporal_address, handle.id, "update", "approve", '{"approver": "cli", "model": "m-9"}'
     )
-    assert mismatch.returncode != 0
-    assert "model is 'm-1' in the plan, the approval says 'm-9'" in mismatch.stderr
-    approved = await asyncio.to_thread(
-        _temporal,
-        temporal_address,
-        "update",
-        "execute",
-        *wid,
-        "--name",
-        "approve",
-        "--input",
-        '{"approver": "cli", "model": "m-1"}',
-    )
-    assert approved.returncode == 0, approved.stderr
-    paused = await asyncio.to_thread(
-        _temporal,
-        temporal_address,
-        "signal",
-        *wid,
-        "--name",
-        "pause",
-        "--input",
-        '{"by": "cli"}',
-    )
-    assert paused.returncode == 0, paused.stderr
+    assert "model is 'm-1' in the plan, the approval says 'm-9'" in mismatch
+    ok = '{"approver": "cli", "model": "m-1"}'
+    assert await _cli(temporal_address, handle.id, "update", "approve", ok) == ""
+    assert await _cli(temporal_address, handle.id, "signal", "pause", '{"by": "cli"}') == ""
 
     async def paused_after_cli_approval() -> bool:
         progress = await handle.query(SuiteRunWorkflow.progress)
         return progress.paused and progress.approved_by == "cli"
 
     await until(paused_after_cli_approval, "the run is approved by cli and paused")
-    resumed = await asyncio.to_thread(
-        _temporal, temporal_address, "signal", *wid, "--name", "resume"
-    )
-    assert resumed.returncode == 0, resumed.stderr
+    assert await _cli(temporal_address, handle.id, "signal", "resume") == ""
     assert (await handle.result()).status == "completed"

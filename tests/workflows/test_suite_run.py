@@ -3,18 +3,16 @@
 from __future__ import annotations
 
 import asyncio
-import uuid
 from typing import Any
 
 import pytest
 from temporalio.client import WorkflowFailureError
 
-from durabench.models import Approval, RunOutcome, RunRequest, SuiteRunInput
+from durabench.models import Approval, RunOutcome
 from starter.approve import approve_main, reject_main
 from tests.workflows.fakes import BUILD_FAILS, SLOW, VERIFY_FAILS
 from tests.workflows.harness import Env, start_run
 from workflows import SuiteRunWorkflow, run_workflow_id
-from workflows.search_attributes import for_request
 
 
 async def _approved_run(env: Env, **request: Any) -> RunOutcome:
@@ -127,14 +125,7 @@ async def test_cancelling_a_run_tears_down_every_sandbox(env: Env) -> None:
 
 async def test_an_approval_before_the_plan_is_ignored(env: Env) -> None:
     env.rec.plan_gate = asyncio.Event()
-    req = RunRequest(run_id=f"r-{uuid.uuid4().hex[:8]}", suite="s")
-    handle = await env.client.start_workflow(
-        SuiteRunWorkflow.run,
-        SuiteRunInput(request=req),
-        id=run_workflow_id(req.run_id),
-        task_queue=env.rec.queue,
-        search_attributes=for_request(req),
-    )
+    req, handle = await start_run(env, wait=False)
     while "plan_run" not in env.rec.calls:
         await asyncio.sleep(0.05)
     await handle.signal(SuiteRunWorkflow.approve, Approval(approver="eager"))

@@ -1,0 +1,44 @@
+"""Read a JSON file the user gave into a model: every failure is one line naming the file.
+
+Selection files, dataset files and the like fail the same three ways (unreadable, not JSON,
+not the shape); each says where and what the file must look like.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import TypeVar
+
+from pydantic import BaseModel, ValidationError
+
+from durabench.errors import ConfigError
+
+__all__ = ["read_json_model"]
+
+M = TypeVar("M", bound=BaseModel)
+
+
+def read_json_model(path: Path, model: type[M], what: str, shape: str) -> M:
+    """``path`` parsed as ``model``; ``what`` names the file, ``shape`` shows its form.
+
+    Raises:
+        ConfigError: the file cannot be read, is not JSON, or is not in the shape.
+    """
+    try:
+        text = path.read_text()
+    except OSError as exc:
+        raise ConfigError(f"{what} {path}: cannot read it ({exc.strerror})") from exc
+    try:
+        doc = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ConfigError(
+            f"{what} {path} is not JSON (line {exc.lineno}, column {exc.colno}: {exc.msg}); "
+            f"it must be {shape}"
+        ) from exc
+    try:
+        return model.model_validate(doc)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"])
+        raise ConfigError(f"{what} {path}: {where}: {first['msg']}; it must be {shape}") from None
