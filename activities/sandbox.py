@@ -17,7 +17,7 @@ import docker
 from temporalio import activity
 
 from activities.heartbeat import heartbeating
-from durabench.agents import Agent, AgentContext, get_agent, read_events
+from durabench.agents import Agent, AgentContext, agent_secret_env, get_agent, read_events
 from durabench.classify import classify
 from durabench.configs import (
     all_configs,
@@ -28,7 +28,7 @@ from durabench.configs import (
     mcp_env,
     missing_mcp_env,
 )
-from durabench.errors import RewardFileMissing, RewardParseError
+from durabench.errors import RewardFileMissing, RewardParseError, SandboxError
 from durabench.logs import get_logger
 from durabench.models import (
     AgentRunOutput,
@@ -43,7 +43,13 @@ from durabench.models import (
     VerifyOutput,
 )
 from durabench.paths import RunPaths, SandboxPaths
-from durabench.sandbox import DockerSandbox, SandboxSpec, docker_client, ensure_image
+from durabench.sandbox import (
+    DockerSandbox,
+    SandboxSpec,
+    docker_client,
+    ensure_agent_image,
+    ensure_image,
+)
 from durabench.sandbox.detached import run_step, wrap_step
 from durabench.sandbox.docker.tarball import pack, unpack
 from durabench.secrets import scrub_text, scrub_tree, secret_values
@@ -83,30 +89,34 @@ class SandboxActivities:
     def _sandbox(
         self, ref: AttemptRef, image: str = "", mounts: dict[str, str] | None = None
     ) -> DockerSandbox:
+        needs_network = get_agent(ref.agent, ref.agent_options).needs_network
         spec = SandboxSpec(
             name=ref.container_name,
             image=image or "unused",
             labels=ref.labels,
-            network=get_agent(ref.agent, ref.agent_options).needs_network,
+            network=self.settings.sandbox_network if needs_network else "none",
             mounts=mounts or {},
         )
         return DockerSandbox(spec, client=self.client)
 
     def _context(self, ref: AttemptRef, task: TaskSpec) -> tuple[Agent, AgentContext]:
         config = get_config(ref.lane)
+        mcp = config.mcp
         ctx = AgentContext(
             task=task,
             model=ref.model,
             lane=ref.lane,
             attempt=ref.attempt,
             paths=self.paths,
-            has_mcp_config=config.mcp is not None,
+            has_mcp_config=mcp is not None,
+            mcp=mcp,
+            mcp_url=os.environ.get(mcp.url_env, "") if mcp and mcp.url_env else "",
         )
         return get_agent(ref.agent, ref.agent_options), ctx
 
     @staticmethod
     def _secrets() -> tuple[str, ...]:
-        return secret_values(all_configs(), os.environ)
+        return secret_values(all_configs(), os.environ, agent_secret_env())
 
     @activity.defn(name="get_host_queue")
     async def get_host_queue(self) -> str:
@@ -119,16 +129,26 @@ class SandboxActivities:
         task = load_task(ref.task.task_dir)
         dockerfile = dockerfile_for(get_config(ref.lane), task)
         build_log = self._attempt_dir(ref) / "build.log"
+        install = get_agent(ref.agent, ref.agent_options).install_spec()
         async with heartbeating(f"building {task.task_id} {dockerfile}"):
             image = await asyncio.to_thread(
                 ensure_image, self.client, task, dockerfile, self.settings.base_image, build_log
             )
+            if install is not None:
+                image = await asyncio.to_thread(
+                    ensure_agent_image,
+                    self.client,
+                    image,
+                    install,
+                    self.settings.agent_tools_dir,
+                    build_log,
+                )
         log.debug("image ready", image=image, dockerfile=dockerfile, **ref.labels)
         return PreparedImage(image=image, dockerfile=dockerfile)
 
     @activity.defn(name="provision_sandbox")
     async def provision_sandbox(self, data: ProvisionInput) -> ProvisionOutput:
-        """Start the container; place instruction, MCP config and agent files in it."""
+        """Start the container; place instruction, MCP config and agent files; set it up."""
         ref, paths = data.ref, self.paths
         task = load_task(ref.task.task_dir)
         config = get_config(ref.lane)
@@ -148,6 +168,15 @@ class SandboxActivities:
                     await sandbox.upload_dir(upload.host_path, upload.dest)
                 else:
                     await sandbox.write_file(upload.dest, upload.host_path.read_bytes())
+            for path, text in agent.config_files(ctx).items():
+                await sandbox.write_file(path, text)
+            for step in agent.setup_commands(ctx):
+                done = await sandbox.exec(["sh", "-c", step.command], user=step.user)
+                if done.exit_code != 0:
+                    raise SandboxError(
+                        f"setting up {ref.agent} in {ref.container_name} failed "
+                        f"(exit {done.exit_code}): {(done.stderr or done.stdout).strip()[:400]}"
+                    )
             before = self._attempt_dir(ref) / _BEFORE_SNAPSHOT
             if not before.exists():
                 files = await sandbox.read_tree(str(paths.workspace))
@@ -171,9 +200,8 @@ class SandboxActivities:
         instead of running them again; their output is the agent's transcript (stdout).
         """
         task = load_task(ref.task.task_dir)
-        config = get_config(ref.lane)
         agent, ctx = self._context(ref, task)
-        secrets = mcp_env(config.mcp, os.environ) if config.mcp and agent.uses_mcp else {}
+        secrets = self._agent_env(agent, ctx)
         sandbox = self._sandbox(ref)
         logs = self.paths.agent_logs
         out = f">>{logs}/stdout.txt 2>>{logs}/stderr.txt"
@@ -210,6 +238,19 @@ class SandboxActivities:
             wall_seconds=wall,
             reattached=reattached,
         )
+
+    @staticmethod
+    def _agent_env(agent: Agent, ctx: AgentContext) -> dict[str, str]:
+        """The agent's variables from the worker's environment, read at the last moment.
+
+        Its settings and keys, and on an MCP lane the endpoint and token.
+        """
+        names = (*agent.setting_env, *agent.secret_env)
+        env = {name: os.environ[name] for name in names if os.environ.get(name)}
+        if ctx.mcp is not None and agent.uses_mcp:
+            values = mcp_env(ctx.mcp, os.environ)
+            env |= values | agent.derived_env(ctx, values)
+        return env
 
     async def _write_submission(self, ref: AttemptRef, sandbox: DockerSandbox) -> int:
         """Diff the workspace against its snapshot from before the agent: submission.patch."""

@@ -147,6 +147,11 @@ def make_plan(
     lanes = lanes_of(request)
     configs = [get_config(lane) for lane in lanes]
     agent = get_agent(request.agent, request.agent_options)
+    if agent.requires_model and request.model == "none":
+        raise ConfigError(
+            f"agent {request.agent} calls a model: name it with --model "
+            "(such as claude-haiku-4-5, gpt-5-codex or gemini-2.5-pro)"
+        )
     for spec in specs:
         agent.check_task(spec)
     pairs, unpaired = _counterparts(request, specs, settings)

@@ -19,9 +19,14 @@ _MIN_LEN = 6
 """Shorter values are not scrubbed: they would mangle ordinary text and guard nothing."""
 
 
-def secret_values(configs: Iterable[LaneConfig], environ: Mapping[str, str]) -> tuple[str, ...]:
-    """The values of every token variable the ``configs`` name, as set in ``environ``."""
-    names = {c.mcp.token_env for c in configs if c.mcp is not None}
+def secret_values(
+    configs: Iterable[LaneConfig], environ: Mapping[str, str], names: Iterable[str] = ()
+) -> tuple[str, ...]:
+    """The values of the secret variables set in ``environ``.
+
+    Those are every token variable the ``configs`` name, and ``names`` (agents' API keys).
+    """
+    names = {*names, *(c.mcp.token_env for c in configs if c.mcp is not None)}
     values = {environ[n] for n in names if len(environ.get(n, "")) >= _MIN_LEN}
     return tuple(sorted(values, key=len, reverse=True))
 

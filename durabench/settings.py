@@ -60,6 +60,10 @@ class Settings(BaseModel):
     """``DURABENCH_PASS_THRESHOLD``: a lane passes a task when its mean reward reaches this."""
     approval_timeout_sec: float = Field(default=86_400.0, gt=0)
     """``DURABENCH_APPROVAL_TIMEOUT_SEC``: an unapproved run ends itself after this long."""
+    sandbox_network: str = "bridge"
+    """``DURABENCH_SANDBOX_NETWORK``: the Docker network of sandboxes whose agent needs one
+    (a model API, an MCP endpoint): a network where a local model proxy lives, or ``none``
+    to cut every sandbox off. Sandboxes of agents that need no network never get one."""
 
     @classmethod
     def from_env(cls) -> Settings:
@@ -78,6 +82,7 @@ class Settings(BaseModel):
                 namespace=env.get("TEMPORAL_NAMESPACE") or "default",
                 task_queue=env.get("DURABENCH_TASK_QUEUE") or "durabench",
                 base_image=env.get("DURABENCH_BASE_IMAGE") or DEFAULT_BASE_IMAGE,
+                sandbox_network=env.get("DURABENCH_SANDBOX_NETWORK") or "bridge",
                 **fields,
             )
         except ValidationError as exc:
@@ -98,6 +103,11 @@ class Settings(BaseModel):
     def address(self) -> str:
         """The Temporal frontend address to connect to."""
         return self.temporal_address or f"localhost:{self.port}"
+
+    @property
+    def agent_tools_dir(self) -> Path:
+        """Where agent CLIs installed with npm are kept, once per version, on this host."""
+        return self.home / "agent-tools"
 
     @property
     def runs_dir(self) -> Path:

@@ -86,8 +86,19 @@ def new_run_id(suite: str) -> str:
     help="Run these tasks of --from again, both lanes, as a new linked run.",
 )
 @click.option("--from", "rerun_of", default=None, metavar="RUN_ID", help="The run to rerun.")
-@click.option("--agent", default="oracle", show_default=True, help="Agent adapter.")
+@click.option(
+    "--agent",
+    default="oracle",
+    show_default=True,
+    help="Agent adapter: claude-code, codex-cli, gemini-cli; oracle, nop, replay.",
+)
 @click.option("--model", default="none", show_default=True, help="Model the agent uses.")
+@click.option(
+    "--effort",
+    default=None,
+    metavar="LEVEL",
+    help="Reasoning effort the agent CLI is given (claude-code, codex-cli): low, high, ...",
+)
 @click.option("--parallel", default=2, show_default=True, type=click.IntRange(min=1))
 @click.option("--category", type=click.Choice(["staging", "official"]), default="staging")
 @click.option(
@@ -95,7 +106,7 @@ def new_run_id(suite: str) -> str:
     "agent_opts",
     multiple=True,
     metavar="KEY=VALUE",
-    help="Agent option, repeatable (replay: plan=FILE).",
+    help="Agent option, repeatable (replay: plan=FILE; CLIs: version=V).",
 )
 @click.option(
     "--infra-retries",
@@ -151,6 +162,7 @@ def run(
     rerun_of: str | None,
     agent: str,
     model: str,
+    effort: str | None,
     parallel: int,
     category: str,
     agent_opts: tuple[str, ...],
@@ -218,7 +230,7 @@ def run(
         model=model,
         parallel=parallel,
         category=category,
-        agent_options=_parse_opts(agent_opts),
+        agent_options=_parse_opts(agent_opts) | ({"effort": effort} if effort else {}),
         infra_retries=settings.infra_retries if infra_retries is None else infra_retries,
         infra_backoff_sec=settings.infra_backoff_sec if infra_backoff is None else infra_backoff,
         approval_timeout_sec=approval_timeout or settings.approval_timeout_sec,

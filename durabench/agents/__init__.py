@@ -1,16 +1,28 @@
 """Agent adapters behind one small interface, registered by name."""
 
-from durabench.agents.base import Agent, AgentContext, ExecInput, Upload
+from durabench.agents.base import Agent, AgentContext, CliInstall, ExecInput, Upload
+from durabench.agents.claude_code import ClaudeCodeAgent
+from durabench.agents.cli import AGENT_HOME, AGENT_UID, AGENT_USER, CliAgent
+from durabench.agents.codex_cli import CodexCliAgent
+from durabench.agents.gemini_cli import GeminiCliAgent
 from durabench.agents.nop import NopAgent
 from durabench.agents.oracle import OracleAgent
-from durabench.agents.registry import agent, get_agent, known_agents
+from durabench.agents.registry import agent, agent_secret_env, get_agent, known_agents
 from durabench.agents.replay import ReplayAgent, ReplayCase, ReplayPlan
 from durabench.agents.transcript import TranscriptFacts, read_events
 
 __all__ = [
+    "AGENT_HOME",
+    "AGENT_UID",
+    "AGENT_USER",
     "Agent",
     "AgentContext",
+    "ClaudeCodeAgent",
+    "CliAgent",
+    "CliInstall",
+    "CodexCliAgent",
     "ExecInput",
+    "GeminiCliAgent",
     "NopAgent",
     "OracleAgent",
     "ReplayAgent",
@@ -19,6 +31,7 @@ __all__ = [
     "TranscriptFacts",
     "Upload",
     "agent",
+    "agent_secret_env",
     "get_agent",
     "known_agents",
     "read_events",

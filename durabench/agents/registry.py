@@ -7,7 +7,7 @@ from collections.abc import Callable, Mapping
 from durabench.agents.base import Agent
 from durabench.errors import UnknownAgent
 
-__all__ = ["agent", "get_agent", "known_agents"]
+__all__ = ["agent", "agent_secret_env", "get_agent", "known_agents"]
 
 _AGENTS: dict[str, type[Agent]] = {}
 
@@ -26,6 +26,11 @@ def agent(name: str) -> Callable[[type[Agent]], type[Agent]]:
 def known_agents() -> list[str]:
     """Names of the registered agents, sorted."""
     return sorted(_AGENTS)
+
+
+def agent_secret_env() -> tuple[str, ...]:
+    """Every secret variable any registered agent is handed: all of them are scrubbed."""
+    return tuple(sorted({name for cls in _AGENTS.values() for name in cls.secret_env}))
 
 
 def get_agent(name: str, options: Mapping[str, str] | None = None) -> Agent:

@@ -1,7 +1,7 @@
 """Lane configs (``baseline``, ``sourcegraph_full``, ...) and the MCP files they produce."""
 
 from durabench.configs.eval_matrix import configs_from_eval_matrix
-from durabench.configs.mcp import mcp_config_json, mcp_env, missing_mcp_env
+from durabench.configs.mcp import mcp_config_json, mcp_env, mcp_server_entry, missing_mcp_env
 from durabench.configs.registry import (
     CONFIGS_FILE,
     REGISTRY_ENV,
@@ -25,5 +25,6 @@ __all__ = [
     "load_registry",
     "mcp_config_json",
     "mcp_env",
+    "mcp_server_entry",
     "missing_mcp_env",
 ]

@@ -10,32 +10,41 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
+from typing import Any
 
 from durabench.models.config import McpServer
 
-__all__ = ["mcp_config_json", "mcp_env", "missing_mcp_env"]
+__all__ = ["mcp_config_json", "mcp_env", "mcp_server_entry", "missing_mcp_env"]
+
+
+def mcp_server_entry(server: McpServer) -> dict[str, Any]:
+    """``server`` as an ``mcpServers`` entry (the Claude Code ``.mcp.json`` dialect)."""
+    if server.command:
+        token = f"${{{server.token_env}}}"
+        return {
+            "type": "stdio",
+            "command": server.command[0],
+            "args": list(server.command[1:]),
+            "env": {server.token_env: token},
+        }
+    return {
+        "type": "http",
+        "url": f"${{{server.url_env}}}{server.url_suffix}",
+        "headers": {server.auth_header: server.header_value},
+    }
 
 
 def mcp_config_json(server: McpServer) -> str:
     """The MCP config file's text for ``server``; secrets appear only as ``${VAR}``."""
-    doc = {
-        "mcpServers": {
-            server.name: {
-                "type": "http",
-                "url": f"${{{server.url_env}}}{server.url_suffix}",
-                "headers": {server.auth_header: f"{server.auth_scheme} ${{{server.token_env}}}"},
-            }
-        }
-    }
+    doc = {"mcpServers": {server.name: mcp_server_entry(server)}}
     return json.dumps(doc, indent=2) + "\n"
 
 
 def mcp_env(server: McpServer, environ: Mapping[str, str]) -> dict[str, str]:
     """The variables the agent process needs for ``server``, read from ``environ``."""
-    names = (server.url_env, server.token_env)
-    return {name: environ[name] for name in names if environ.get(name)}
+    return {name: environ[name] for name in server.env_names if environ.get(name)}
 
 
 def missing_mcp_env(server: McpServer, environ: Mapping[str, str]) -> tuple[str, ...]:
     """Names of the variables ``server`` needs that ``environ`` lacks."""
-    return tuple(n for n in (server.url_env, server.token_env) if not environ.get(n))
+    return tuple(n for n in server.env_names if not environ.get(n))

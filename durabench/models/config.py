@@ -2,28 +2,54 @@
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, model_validator
 
 __all__ = ["LaneConfig", "McpServer"]
 
 
 class McpServer(BaseModel):
-    """An MCP server reached over HTTP; its endpoint and token are named, never stored."""
+    """An MCP server: an HTTP endpoint or a command; its secrets are named, never stored.
+
+    HTTP servers name the endpoint (``url_env``) and the token (``token_env``); command
+    servers (``command``, run by the agent over stdio) get the token as ``token_env`` in
+    their environment. Either way the value is read inside the activity.
+    """
 
     model_config = ConfigDict(frozen=True)
 
     name: str
     """Server name in the agent's MCP config."""
-    url_env: str
-    """Environment variable holding the endpoint URL (read inside the activity)."""
+    url_env: str = ""
+    """Environment variable holding the endpoint URL (HTTP servers)."""
     token_env: str
     """Environment variable holding the access token (read inside the activity)."""
+    command: tuple[str, ...] = ()
+    """Command line of a stdio server, run inside the sandbox; empty for HTTP servers."""
     url_suffix: str = ""
     """Path appended to the endpoint URL."""
     auth_header: str = "Authorization"
     """Header that carries the token."""
     auth_scheme: str = "token"
     """Scheme word before the token in the header value."""
+
+    @model_validator(mode="after")
+    def _one_transport(self) -> McpServer:
+        if bool(self.url_env) == bool(self.command):
+            raise ValueError(
+                f"MCP server {self.name!r} needs exactly one of url_env (an HTTP endpoint) "
+                "and command (a stdio server)"
+            )
+        return self
+
+    @property
+    def env_names(self) -> tuple[str, ...]:
+        """The variables the agent needs for this server."""
+        return (self.url_env, self.token_env) if self.url_env else (self.token_env,)
+
+    @property
+    def header_value(self) -> str:
+        """The auth header's value with the token as ``${VAR}``."""
+        return f"{self.auth_scheme} ${{{self.token_env}}}".strip()
 
 
 class LaneConfig(BaseModel):

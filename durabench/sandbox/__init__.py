@@ -1,7 +1,13 @@
 """Sandboxes: the ABC, the backend registry and the Docker backend."""
 
 from durabench.sandbox.base import ExecResult, Sandbox, SandboxSpec
-from durabench.sandbox.docker import DockerSandbox, docker_client, ensure_image, image_tag
+from durabench.sandbox.docker import (
+    DockerSandbox,
+    docker_client,
+    ensure_agent_image,
+    ensure_image,
+    image_tag,
+)
 from durabench.sandbox.registry import get_backend, known_backends, sandbox_backend
 
 __all__ = [
@@ -10,6 +16,7 @@ __all__ = [
     "Sandbox",
     "SandboxSpec",
     "docker_client",
+    "ensure_agent_image",
     "ensure_image",
     "get_backend",
     "image_tag",

@@ -36,8 +36,9 @@ class SandboxSpec(BaseModel):
     """Image to start."""
     labels: dict[str, str] = Field(default_factory=dict)
     """Labels (run, task, lane, attempt) for sweeping and inspection."""
-    network: bool = False
-    """Whether the sandbox gets a network; off unless the lane needs it."""
+    network: str = "none"
+    """Docker network mode: ``none`` unless the agent needs one (a model API, an MCP
+    endpoint), then the ``DURABENCH_SANDBOX_NETWORK`` setting."""
     memory_mb: int = Field(default=4096, gt=0)
     """Memory limit."""
     cpus: float = Field(default=2.0, gt=0)

@@ -1,7 +1,15 @@
 """The Docker sandbox backend: containers, task images, error translation."""
 
+from durabench.sandbox.docker.agent_images import ensure_agent_image
 from durabench.sandbox.docker.errors import docker_client, map_docker_errors
 from durabench.sandbox.docker.images import ensure_image, image_tag
 from durabench.sandbox.docker.sandbox import DockerSandbox
 
-__all__ = ["DockerSandbox", "docker_client", "ensure_image", "image_tag", "map_docker_errors"]
+__all__ = [
+    "DockerSandbox",
+    "docker_client",
+    "ensure_agent_image",
+    "ensure_image",
+    "image_tag",
+    "map_docker_errors",
+]

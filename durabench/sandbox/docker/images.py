@@ -10,7 +10,7 @@ import hashlib
 import re
 import threading
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 import docker
 import docker.errors
@@ -20,7 +20,7 @@ from durabench.errors import ImageBuildError
 from durabench.models.task import TaskSpec
 from durabench.sandbox.docker.errors import map_docker_errors
 
-__all__ = ["ensure_image", "image_tag"]
+__all__ = ["build_context", "ensure_image", "image_tag"]
 
 _locks: dict[str, threading.Lock] = {}
 _locks_guard = threading.Lock()
@@ -78,19 +78,55 @@ def _build(
     log_path: Path,
 ) -> None:
     log_path.parent.mkdir(parents=True, exist_ok=True)
-    error: str | None = None
-    with log_path.open("w") as log, map_docker_errors(f"building image {tag}"):
+    with log_path.open("w") as log:
         log.write(f"building {tag} from {dockerfile} (BASE_IMAGE={base_image})\n")
+        error = build_context(
+            client,
+            Path(task.task_dir) / "environment",
+            dockerfile,
+            tag,
+            log,
+            task.build_timeout_sec,
+            buildargs={"BASE_IMAGE": base_image},
+        )
+    if error is not None:
+        raise ImageBuildError(
+            f"image for task {task.task_id} ({dockerfile}) failed to build: {error.strip()}; "
+            f"build log: {log_path}"
+        )
+
+
+def build_context(
+    client: docker.DockerClient,
+    context: Path,
+    dockerfile: str,
+    tag: str,
+    log: IO[str],
+    timeout_s: float,
+    buildargs: dict[str, str] | None = None,
+) -> str | None:
+    """Build ``context`` with ``dockerfile`` (a name in it, or a path outside it) as ``tag``.
+
+    The daemon's output goes to ``log``. Blocking.
+
+    Returns:
+        The build's error, or ``None`` when it built.
+
+    Raises:
+        DockerUnavailable: no daemon answers.
+    """
+    error: str | None = None
+    with map_docker_errors(f"building image {tag}"):
         try:
             chunks = client.api.build(
-                path=str(Path(task.task_dir) / "environment"),
+                path=str(context),
                 dockerfile=dockerfile,
                 tag=tag,
-                buildargs={"BASE_IMAGE": base_image},
+                buildargs=buildargs or {},
                 rm=True,
                 forcerm=True,
                 decode=True,
-                timeout=int(task.build_timeout_sec),
+                timeout=int(timeout_s),
             )
             for chunk in chunks:
                 error = _log_chunk(log, chunk) or error
@@ -98,13 +134,9 @@ def _build(
             error = str(exc)
             log.write(f"{error}\n")
         except requests.exceptions.ReadTimeout:
-            error = f"the build ran past build_timeout_sec ({task.build_timeout_sec:g} s)"
+            error = f"the build ran past its time limit ({timeout_s:g} s)"
             log.write(f"{error}\n")
-    if error is not None:
-        raise ImageBuildError(
-            f"image for task {task.task_id} ({dockerfile}) failed to build: {error.strip()}; "
-            f"build log: {log_path}"
-        )
+    return error
 
 
 def _log_chunk(log: Any, chunk: dict[str, Any]) -> str | None:

@@ -62,7 +62,7 @@ class DockerSandbox(Sandbox):
                     labels=self.spec.labels,
                     detach=True,
                     init=True,
-                    network_mode="bridge" if self.spec.network else "none",
+                    network_mode=self.spec.network,
                     mem_limit=f"{self.spec.memory_mb}m",
                     nano_cpus=int(self.spec.cpus * 1e9),
                     pids_limit=self.spec.pids_limit,

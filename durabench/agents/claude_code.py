@@ -1,0 +1,55 @@
+"""Claude Code, headless: ``claude --print --output-format stream-json``.
+
+The MCP lane points it at the lane's ``mcp.json`` (``--mcp-config``), which names the
+endpoint and token as ``${VAR}``: Claude Code expands them from the environment the
+activity hands it. The baseline lane gets no ``--mcp-config`` at all.
+"""
+
+from __future__ import annotations
+
+import shlex
+from typing import ClassVar
+
+from durabench.agents.base import AgentContext
+from durabench.agents.cli import CliAgent
+from durabench.agents.registry import agent
+from durabench.models.verdict import TranscriptFormat
+
+__all__ = ["ClaudeCodeAgent"]
+
+MAX_OUTPUT_TOKENS = "64000"
+"""``CLAUDE_CODE_MAX_OUTPUT_TOKENS``: high, so long edits are not cut short by a default."""
+
+
+@agent("claude-code")
+class ClaudeCodeAgent(CliAgent):
+    """Anthropic's Claude Code CLI."""
+
+    package = "@anthropic-ai/claude-code"
+    version = "2.1.332"
+    binary = "claude"
+    secret_env: ClassVar[tuple[str, ...]] = ("ANTHROPIC_API_KEY", "CLAUDE_CODE_OAUTH_TOKEN")
+    setting_env: ClassVar[tuple[str, ...]] = ("ANTHROPIC_BASE_URL",)
+    extra_options = frozenset({"max_output_tokens"})
+
+    def transcript_format(self, ctx: AgentContext) -> TranscriptFormat:
+        """Claude Code's stream-json."""
+        return "claude-code"
+
+    def env(self, ctx: AgentContext) -> dict[str, str]:
+        """A high output-token cap; no auto-update inside the sandbox."""
+        return {
+            "CLAUDE_CODE_MAX_OUTPUT_TOKENS": self.options.get(
+                "max_output_tokens", MAX_OUTPUT_TOKENS
+            ),
+            "DISABLE_AUTOUPDATER": "1",
+        }
+
+    def command_line(self, ctx: AgentContext) -> str:
+        """``claude --print --verbose --output-format stream-json --model M ...``."""
+        args = ["claude", "--print", "--verbose", "--output-format", "stream-json"]
+        args += ["--model", ctx.model]
+        args += ["--effort", self.effort] if self.effort else []
+        args += ["--dangerously-skip-permissions"]
+        args += ["--mcp-config", str(ctx.paths.mcp_config)] if ctx.has_mcp_config else []
+        return f"{shlex.join(args)} {self.prompt(ctx)}"

