@@ -60,6 +60,8 @@ from durabench.workspace_diff import diff_snapshots
 __all__ = ["SandboxActivities"]
 
 _BEFORE_SNAPSHOT = ".workspace-before.tar"
+_STDERR_TAIL = 4000
+"""Characters of the agent's stderr the classifier reads (its last words)."""
 
 log = get_logger("durabench.sandbox")
 
@@ -309,10 +311,9 @@ class SandboxActivities:
         """Read the transcript in the sandbox and classify the attempt's exit."""
         ref = data.ref
         agent, ctx = self._context(ref, load_task(ref.task.task_dir))
-        try:
-            stdout = await self._sandbox(ref).read_file(str(self.paths.agent_logs / "stdout.txt"))
-        except FileNotFoundError:
-            stdout = ""
+        sandbox = self._sandbox(ref)
+        stdout = await self._read_log(sandbox, "stdout.txt")
+        stderr_tail = (await self._read_log(sandbox, "stderr.txt"))[-_STDERR_TAIL:]
         facts = ClassifyInput(
             events=tuple(read_events(stdout.splitlines())),
             transcript_format=agent.transcript_format(ctx),
@@ -322,6 +323,7 @@ class SandboxActivities:
             wall_seconds=data.wall_seconds,
             files_changed=data.files_changed,
             build_failed=data.build_failed,
+            stderr_tail=scrub_text(stderr_tail, self._secrets()),
         )
         verdict = await asyncio.to_thread(classify, facts)
         secrets = self._secrets()
@@ -331,6 +333,12 @@ class SandboxActivities:
                 "last_message": scrub_text(verdict.last_message, secrets),
             }
         )
+
+    async def _read_log(self, sandbox: DockerSandbox, name: str) -> str:
+        try:
+            return await sandbox.read_file(str(self.paths.agent_logs / name))
+        except FileNotFoundError:
+            return ""
 
     @activity.defn(name="collect_artifacts")
     async def collect_artifacts(self, ref: AttemptRef) -> None:

@@ -52,4 +52,5 @@ class ClaudeCodeAgent(CliAgent):
         args += ["--effort", self.effort] if self.effort else []
         args += ["--dangerously-skip-permissions"]
         args += ["--mcp-config", str(ctx.paths.mcp_config)] if ctx.has_mcp_config else []
-        return f"{shlex.join(args)} {self.prompt(ctx)}"
+        # --mcp-config takes several files: without "--" it would swallow the prompt.
+        return f"{shlex.join(args)} -- {self.prompt(ctx)}"

@@ -7,10 +7,12 @@ Rules, in order (CLISpecBench run-eval):
 2. An infra signature among the errors at the end of the session (usage cap, auth, rate
    limit, other) wins over wall time, tool calls, a timeout or a partial score.
 3. A model-side error signature: ``model_output_cap``, ``model_context_exhausted``.
-4. Killed by the time limit: ``model_timeout``.
-5. A non-zero exit or an error result with no signature: ``model_agent_error``.
-6. No file changed: ``model_no_code``; the workspace does not build: ``model_build_failure``.
-7. Otherwise ``completed``.
+4. An agent CLI that exited non-zero without a transcript never began a session, so the
+   model was never asked: an infra signature in its stderr, else ``infra_other``.
+5. Killed by the time limit: ``model_timeout``.
+6. A non-zero exit or an error result with no signature: ``model_agent_error``.
+7. No file changed: ``model_no_code``; the workspace does not build: ``model_build_failure``.
+8. Otherwise ``completed``.
 """
 
 from __future__ import annotations
@@ -82,6 +84,18 @@ def _decide(
     if matched is not None:
         exit_class, why = matched
         return exit_class, f"error at the end of the session: {why}"
+    if data.transcript_format and not facts.n_events and data.exit_code and not data.timed_out:
+        lines = [line for line in data.stderr_tail.splitlines() if line.strip()]
+        matched = _first_match(table.infra, lines)
+        if matched is not None:
+            exit_class, why = matched
+            return exit_class, f"the agent CLI never began a session: {why}"
+        said = lines[-1].strip()[:240] if lines else "nothing on stderr"
+        return (
+            "infra_other",
+            f"the agent CLI exited {data.exit_code} without a transcript, so no session "
+            f"began: {said!r}",
+        )
     if data.timed_out:
         return "model_timeout", f"killed by the time limit after {data.wall_seconds:.0f} s"
     if data.exit_code != 0 or facts.errored:

@@ -99,6 +99,8 @@ class ClassifyInput(BaseModel):
     """Workspace files the agent changed."""
     build_failed: bool = False
     """Whether the workspace failed to build after the agent."""
+    stderr_tail: str = ""
+    """The end of the agent's stderr: why a CLI that never started a session stopped."""
 
 
 class Verdict(BaseModel):

@@ -162,7 +162,7 @@ async def test_every_exit_class_with_retries_and_exclusions(
     assert by_key[("c1", "baseline", 1)].served_model == SERVED
     assert by_key[("c1", "baseline", 1)].signals.claims_complete
     assert by_key[("c1", FULL, 1)].signals.false_completion
-    assert all(a.classifier_version == 1 for a in result.attempts)
+    assert all(a.classifier_version == 2 for a in result.attempts)
     assert result.plan.mcp_env_missing == ()
 
     # The MCP lane's agent got the token and printed it; nothing kept on disk holds it.

@@ -207,3 +207,32 @@ def test_no_transcript_still_classifies_and_records_the_table_version() -> None:
     v = classify(ClassifyInput(exit_code=0, files_changed=0))
     assert v.exit_class == "model_no_code"
     assert v.classifier_version == load_table().version
+
+
+@pytest.mark.parametrize(
+    ("stderr", "exit_code", "expected", "says"),
+    [
+        ("Error: claude native binary not installed.\n", 1, "infra_other", "no session began"),
+        ("sh: 1: claude: not found\n", 127, "infra_other", "claude: not found"),
+        ("Error: Invalid API key\n", 1, "infra_auth", "never began a session"),
+        ("", 1, "infra_other", "nothing on stderr"),
+    ],
+)
+def test_a_cli_that_never_began_a_session_is_infra(
+    stderr: str, exit_code: int, expected: str, says: str
+) -> None:
+    data = ClassifyInput(
+        transcript_format="claude-code",
+        requested_model=M,
+        exit_code=exit_code,
+        stderr_tail=stderr,
+    )
+    v = classify(data)
+    assert (v.exit_class, says in v.reason) == (expected, True)
+
+
+def test_a_session_that_began_and_crashed_stays_the_model_s() -> None:
+    started = claude(say("working"))
+    v = verdict(started, exit_code=1, stderr_tail="Error: claude native binary not installed.")
+    assert v.exit_class == "model_agent_error"
+    assert classify(ClassifyInput(exit_code=1)).exit_class == "model_agent_error"  # no CLI

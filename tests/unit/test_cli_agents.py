@@ -50,8 +50,8 @@ def test_claude_code_command_line_per_lane() -> None:
         "claude --print --verbose --output-format stream-json --model claude-haiku-4-5 "
         "--effort high --dangerously-skip-permissions"
     )
-    assert base.command == f"{head} {PROMPT}"
-    assert full.command == f"{head} --mcp-config /durabench/mcp.json {PROMPT}"
+    assert base.command == f"{head} -- {PROMPT}"
+    assert full.command == f"{head} --mcp-config /durabench/mcp.json -- {PROMPT}"
     assert base.user == full.user == str(AGENT_UID)
     assert base.env["HOME"] == "/home/agent"
     assert int(base.env["CLAUDE_CODE_MAX_OUTPUT_TOKENS"]) >= 64000

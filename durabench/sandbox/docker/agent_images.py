@@ -69,7 +69,7 @@ def install_tools(install: CliInstall, cache: Path, log_path: Path) -> Path:
     cache.mkdir(parents=True, exist_ok=True)
     packages = [*install.packages, *([install.node] if install.node else [])]
     with tempfile.TemporaryDirectory(dir=cache, prefix=".installing-") as tmp:
-        args = [npm, "install", "--prefix", tmp, "--no-audit", "--no-fund", "--ignore-scripts"]
+        args = [npm, "install", "--prefix", tmp, "--no-audit", "--no-fund"]
         with log_path.open("a") as log:
             log.write(f"npm install {' '.join(packages)}\n")
             log.flush()
