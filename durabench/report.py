@@ -96,6 +96,38 @@ def _task_table(result: RunResult, card: Scorecard) -> list[str]:
     return lines
 
 
+_INFRA_HINTS = {
+    "infra_auth": "the agent could not log in: give the worker the agent's key "
+    "(such as ANTHROPIC_API_KEY, OPENAI_API_KEY or GEMINI_API_KEY)",
+    "infra_rate_limit": "the provider kept rate-limiting: lower --parallel or wait",
+    "infra_usage_cap": "the account hit its usage cap: wait for the reset or use another",
+    "infra_other": "see each attempt's reason under Excluded attempts",
+}
+
+
+def headline(result: RunResult) -> str | None:
+    """One plain sentence when infrastructure, not the agent, decided what was measured."""
+    total, excluded = len(result.plan.tasks), len(result.excluded)
+    if not excluded:
+        return None
+    infra = Counter(a.exit_class for a in result.attempts if a.exit_class.startswith("infra_"))
+    classes = ", ".join(f"{n} {cls}" for cls, n in infra.most_common())
+    again = f"python -m starter run --rerun infra --from {result.plan.request.run_id}"
+    if excluded < total:
+        return (
+            f"{excluded} of {total} pairs were excluded: an arm kept failing for "
+            f"infrastructure reasons ({classes}). They are not scored; rerun them with "
+            f"`{again}`."
+        )
+    cause = _INFRA_HINTS.get(infra.most_common(1)[0][0], "") if infra else ""
+    return (
+        f"Nothing was measured: in every pair an arm kept failing for infrastructure reasons "
+        f"after its retries ({classes}), so every pair was excluded and no agent was scored. "
+        + (f"Most likely {cause}. " if cause else "")
+        + f"Then rerun with `{again}`."
+    )
+
+
 def _header(result: RunResult) -> list[str]:
     req = result.plan.request
     lines = [
@@ -129,7 +161,8 @@ def _header(result: RunResult) -> list[str]:
         )
     if result.plan.mcp_env_missing:
         lines.append(f"- **MCP lane ran without {', '.join(result.plan.mcp_env_missing)}**")
-    return lines
+    said = headline(result)
+    return [*lines, "", f"**{said}**"] if said else lines
 
 
 def _totals(card: Scorecard) -> list[str]:

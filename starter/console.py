@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from durabench.models import PlanSummary, ProgressOutput, RunResult
-from durabench.report import cell_text, comparison_lines
+from durabench.report import cell_text, comparison_lines, headline
 from durabench.settings import Settings
 
 __all__ = ["console", "errors", "plan_table", "progress_line", "result_tables", "ui_url"]
@@ -93,7 +94,8 @@ def result_tables(result: RunResult) -> list[Table | str]:
                 marks.append(len(notes))
             row.append(cell_text(cell, marks))
         tasks.add_row(*row)
-    out: list[Table | str] = [tasks, *notes]
+    said = headline(result)
+    out: list[Table | str] = [*([f"[bold]{escape(said)}[/]"] if said else []), tasks, *notes]
     if card.comparison is not None:
         out += [line[2:] for line in comparison_lines(card.comparison)]
     totals = Table(title="Tokens and cost")

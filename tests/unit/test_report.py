@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from durabench.report import render_markdown
+from durabench.report import headline, render_markdown
 from tests.unit.results_set import hand_result
 
 
@@ -80,3 +80,19 @@ def test_markdown_shows_everything() -> None:
     assert "⚠ 1 false completion(s)" in md
     assert "- t4 / sourcegraph_full / attempt 2: infra_usage_cap: infra_usage_cap reason" in md
     assert "## Excluded pairs\n\n- t4: sourcegraph_full ended infra_usage_cap" in md
+
+
+def test_headline_says_in_plain_words_when_infrastructure_decided() -> None:
+    result = hand_result()
+    some = headline(result)
+    assert some is not None and some.startswith("1 of 5 pairs were excluded")
+    assert "3 infra_usage_cap" not in some and "2 infra_usage_cap, 1 infra_rate_limit" in some
+    assert "--rerun infra --from hand" in some and f"**{some}**" in render_markdown(
+        result, result.scorecard  # type: ignore[arg-type]
+    )
+    tasks = tuple(t.task_id for t in result.plan.tasks)
+    everything = result.model_copy(update={"excluded": dict.fromkeys(tasks, "infra")})
+    none = headline(everything)
+    assert none is not None and none.startswith("Nothing was measured")
+    assert "usage cap" in none  # the most common infra class names the likely cause
+    assert headline(result.model_copy(update={"excluded": {}})) is None
