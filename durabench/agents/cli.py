@@ -2,8 +2,9 @@
 
 The three CLI adapters (claude-code, codex-cli, gemini-cli) differ only in their command
 line, their variables and where they read MCP servers from; this base holds the rest.
-The agent runs as ``agent`` (uid 10001), because Claude Code refuses to skip permission
-prompts as root and because an agent has no business owning the container.
+The agent runs as ``agent`` (added as uid 10001 unless the image has one), because Claude
+Code refuses to skip permission prompts as root and because an agent has no business
+owning the container.
 """
 
 from __future__ import annotations
@@ -79,15 +80,14 @@ class CliAgent(Agent):
 
     def setup_commands(self, ctx: AgentContext) -> list[ExecInput]:
         """Add the ``agent`` user; give it its home, its config files and the workspace."""
-        own = shlex.join(
-            ["chown", "-R", f"{AGENT_UID}:{AGENT_UID}", AGENT_HOME, str(ctx.paths.workspace)]
-        )
+        dirs = shlex.join([AGENT_HOME, str(ctx.paths.workspace)])
+        own = f'chown -R "$(id -u {AGENT_USER}):$(id -g {AGENT_USER})" {dirs}'
         return [ExecInput(command=f"{_ADD_USER}; mkdir -p {AGENT_HOME} && {own}", user="0")]
 
     def run_commands(self, ctx: AgentContext) -> list[ExecInput]:
         """The CLI, headless, as the ``agent`` user, prompt from the lane's instruction."""
         env = {"HOME": AGENT_HOME, **self.env(ctx)}
-        return [ExecInput(command=self.command_line(ctx), user=str(AGENT_UID), env=env)]
+        return [ExecInput(command=self.command_line(ctx), user=AGENT_USER, env=env)]
 
     def prompt(self, ctx: AgentContext) -> str:
         """Shell words that expand to the instruction's text inside the sandbox."""

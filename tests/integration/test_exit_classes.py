@@ -17,11 +17,10 @@ import pytest
 from temporalio.client import Client
 
 from durabench.models import RunRequest, RunResult
-from durabench.paths import RunPaths
 from durabench.settings import Settings
 from durabench.tasks import load_suite
 from starter.report import report_text
-from starter.run import main as run_main
+from tests.integration.runs import finished_run
 
 pytestmark = pytest.mark.docker
 
@@ -132,10 +131,7 @@ async def test_every_exit_class_with_retries_and_exclusions(
         infra_retries=1,
         infra_backoff_sec=0.1,
     )
-    outcome = await run_main(request, yes=True, client=client, settings=settings)
-    assert outcome is not None and outcome.status == "completed"
-    paths = RunPaths.for_run(settings.runs_dir, request.run_id)
-    result = RunResult.model_validate_json(paths.results.read_text())
+    paths, result = await finished_run(request, client, settings)
     got = {(a.task_id, a.lane, a.attempt): a.exit_class for a in result.attempts}
     assert got == {
         ("c1", "baseline", 1): "completed",

@@ -10,6 +10,7 @@ import pytest
 
 from durabench.agents import (
     AGENT_UID,
+    AGENT_USER,
     AgentContext,
     CliAgent,
     agent_secret_env,
@@ -52,7 +53,7 @@ def test_claude_code_command_line_per_lane() -> None:
     )
     assert base.command == f"{head} -- {PROMPT}"
     assert full.command == f"{head} --mcp-config /durabench/mcp.json -- {PROMPT}"
-    assert base.user == full.user == str(AGENT_UID)
+    assert base.user == full.user == AGENT_USER
     assert base.env["HOME"] == "/home/agent"
     assert int(base.env["CLAUDE_CODE_MAX_OUTPUT_TOKENS"]) >= 64000
     assert claude.transcript_format(_ctx()) == "claude-code"
@@ -106,7 +107,7 @@ def test_every_cli_runs_as_agent_after_a_root_setup(name: str) -> None:
     assert adapter.needs_network and adapter.uses_mcp and adapter.requires_model
     [setup] = adapter.setup_commands(_ctx())
     assert setup.user == "0"
-    assert "/etc/passwd" in setup.command and f"{AGENT_UID}:{AGENT_UID}" in setup.command
+    assert "/etc/passwd" in setup.command and f":{AGENT_UID}:{AGENT_UID}:" in setup.command
     assert "/workspace" in setup.command
     install = adapter.install_spec()
     assert install.binary in adapter.run_commands(_ctx())[0].command.split()[0]

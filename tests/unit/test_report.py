@@ -88,7 +88,8 @@ def test_headline_says_in_plain_words_when_infrastructure_decided() -> None:
     assert some is not None and some.startswith("1 of 5 pairs were excluded")
     assert "3 infra_usage_cap" not in some and "2 infra_usage_cap, 1 infra_rate_limit" in some
     assert "--rerun infra --from hand" in some and f"**{some}**" in render_markdown(
-        result, result.scorecard  # type: ignore[arg-type]
+        result,
+        result.scorecard,  # type: ignore[arg-type]
     )
     tasks = tuple(t.task_id for t in result.plan.tasks)
     everything = result.model_copy(update={"excluded": dict.fromkeys(tasks, "infra")})

@@ -115,6 +115,11 @@ def _image_has(client: docker.DockerClient, image_id: str, binary: str) -> bool:
     return _has_binary[key]
 
 
+def _note(log_path: Path, line: str) -> None:
+    with log_path.open("a") as log:
+        log.write(line + "\n")
+
+
 def _dockerfile(image_id: str, slug: str) -> str:
     home = f"{TOOLS_DIR}/{slug}"
     return (
@@ -136,12 +141,14 @@ def ensure_agent_image(
     with map_docker_errors(f"looking up image {image}"):
         image_id = str(client.images.get(image).id)
     if _image_has(client, image_id, install.binary):
+        _note(log_path, f"{image} has `{install.binary}` on PATH; nothing to install")
         return image
     tag = agent_image_tag(image_id, install)
     with _lock:
         with map_docker_errors(f"looking up image {tag}"):
             try:
                 client.images.get(tag)
+                _note(log_path, f"{tag} ({' '.join(install.packages)} on {image}) cached")
                 return tag
             except docker.errors.ImageNotFound:
                 pass
