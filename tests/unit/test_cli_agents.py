@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import shlex
 import tomllib
+from pathlib import Path
 
 import pytest
 
@@ -18,7 +19,10 @@ from durabench.agents import (
 )
 from durabench.configs import get_config, mcp_config_json
 from durabench.errors import ConfigError
+from durabench.models import RunRequest
 from durabench.models.config import McpServer
+from durabench.planning import make_plan
+from durabench.settings import Settings
 from durabench.tasks import load_suite
 
 FULL = "sourcegraph_full"
@@ -150,3 +154,12 @@ def test_a_command_mcp_server_in_each_dialect() -> None:
     }
     with pytest.raises(ValueError, match="exactly one of url_env"):
         McpServer(name="x", token_env="T")
+
+
+def test_a_cli_agent_without_a_model_is_refused_at_plan_time(tmp_path: Path) -> None:
+    settings = Settings(home=tmp_path)
+    request = RunRequest(run_id="r", suite="pytorch", agent="claude-code")
+    with pytest.raises(ConfigError, match="calls a model: name it with --model"):
+        make_plan(request, settings)
+    plan = make_plan(request.model_copy(update={"model": "claude-haiku-4-5"}), settings)
+    assert plan.request.agent == "claude-code"
