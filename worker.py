@@ -1,15 +1,20 @@
 """A durabench worker: ``python worker.py``.
 
-Polls the shared task queue (workflows, planning, results) and its own host queue (every
-phase that touches this machine's containers). Run one per machine with a Docker daemon;
-``python -m starter run`` runs one in-process unless ``--detach``.
+Polls the shared task queue (workflows, planning, results, host claims) and its own host
+queue (every phase that touches this machine's containers). Run one per machine with a
+Docker daemon, or several sharing one with distinct ``DURABENCH_HOST_ID``;
+``python -m starter run`` runs one in-process unless ``--detach``. SIGTERM or SIGINT
+stops it gracefully: activities get ``GRACE`` to finish, and agent sessions keep running
+in their containers for the next worker to re-attach.
 """
 
 from __future__ import annotations
 
 import asyncio
+import os
 import signal
 from collections.abc import Sequence
+from datetime import timedelta
 
 from temporalio.client import Client
 from temporalio.worker import Worker
@@ -25,17 +30,23 @@ __all__ = ["build_workers", "main", "run_workers"]
 
 log = get_logger("durabench.worker")
 
+GRACE = timedelta(seconds=20)
+"""How long in-flight activities get to finish when the worker is told to stop."""
 
-def build_workers(client: Client, settings: Settings, *, max_sandboxes: int = 8) -> list[Worker]:
+
+def build_workers(client: Client, settings: Settings) -> list[Worker]:
     """The shared-queue worker and this host's queue worker."""
     # Stable across restarts: a restarted worker picks up its attempts' container phases.
     host_queue = f"{settings.task_queue}/host/{settings.host_id}"
+    identity = f"{os.getpid()}@{settings.host_id}"
     sandbox = SandboxActivities(settings, host_queue)
     plan, results = PlanActivities(settings), ResultActivities(settings)
     service = ServiceActivities(settings)
     shared = Worker(
         client,
         task_queue=settings.task_queue,
+        identity=identity,
+        graceful_shutdown_timeout=GRACE,
         workflows=list(WORKFLOWS),
         activities=[
             plan.plan_run,
@@ -44,6 +55,7 @@ def build_workers(client: Client, settings: Settings, *, max_sandboxes: int = 8)
             results.record_attempt,
             results.write_report,
             sandbox.get_host_queue,
+            sandbox.claim_host,
             service.evaluate_attempt,
             service.score_run,
         ],
@@ -51,6 +63,8 @@ def build_workers(client: Client, settings: Settings, *, max_sandboxes: int = 8)
     host = Worker(
         client,
         task_queue=host_queue,
+        identity=identity,
+        graceful_shutdown_timeout=GRACE,
         activities=[
             sandbox.prepare_image,
             sandbox.provision_sandbox,
@@ -60,7 +74,9 @@ def build_workers(client: Client, settings: Settings, *, max_sandboxes: int = 8)
             sandbox.collect_artifacts,
             sandbox.teardown_sandbox,
         ],
-        max_concurrent_activities=max_sandboxes,
+        # Admission holds attempts to max_sandboxes; each has one phase here at a time,
+        # plus teardowns of attempts that moved away and came back.
+        max_concurrent_activities=settings.max_sandboxes + 2,
     )
     return [shared, host]
 
@@ -86,7 +102,13 @@ async def main() -> None:
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, stop.set)
     workers = build_workers(client, settings)
-    log.info("worker started", task_queue=settings.task_queue, address=settings.address)
+    log.info(
+        "worker started",
+        task_queue=settings.task_queue,
+        address=settings.address,
+        host=settings.host_id,
+        max_sandboxes=settings.max_sandboxes,
+    )
     await run_workers(workers, stop)
 
 

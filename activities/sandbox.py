@@ -1,7 +1,8 @@
 """Sandbox activities: every phase that touches an attempt's container.
 
 Each runs on the worker that owns the container (its host task queue, learned from
-``get_host_queue``), so a container's work never lands on another machine's Docker.
+``claim_host``), so a container's work never lands on another machine's Docker. A host
+admits at most ``max_sandboxes`` attempts at once (:mod:`durabench.sandbox.docker.capacity`).
 Phases are idempotent where a retry can repeat them: the container name is deterministic,
 so ``provision_sandbox`` re-attaches and ``teardown_sandbox`` tolerates absence.
 Blocking work (tar, diff, classification) runs in threads so heartbeats keep flowing.
@@ -15,6 +16,7 @@ from pathlib import Path, PurePosixPath
 
 import docker
 from temporalio import activity
+from temporalio.exceptions import ApplicationError, ApplicationErrorCategory
 
 from activities.heartbeat import heartbeating
 from durabench.agents import Agent, AgentContext, agent_secret_env, get_agent, read_events
@@ -35,6 +37,7 @@ from durabench.models import (
     AttemptRef,
     ClassifyAttemptInput,
     ClassifyInput,
+    HostClaim,
     PreparedImage,
     ProvisionInput,
     ProvisionOutput,
@@ -51,6 +54,7 @@ from durabench.sandbox import (
     ensure_image,
 )
 from durabench.sandbox.detached import run_step, wrap_step
+from durabench.sandbox.docker.capacity import HOST_LABEL, HostCapacity
 from durabench.sandbox.docker.tarball import pack, unpack
 from durabench.secrets import scrub_text, scrub_tree, secret_values
 from durabench.settings import Settings
@@ -74,6 +78,7 @@ class SandboxActivities:
         self.host_queue = host_queue
         self.paths = SandboxPaths()
         self._client: docker.DockerClient | None = None
+        self._capacity: HostCapacity | None = None
 
     @property
     def client(self) -> docker.DockerClient:
@@ -81,6 +86,14 @@ class SandboxActivities:
         if self._client is None:
             self._client = docker_client()
         return self._client
+
+    @property
+    def capacity(self) -> HostCapacity:
+        """This host's admission of attempts."""
+        if self._capacity is None:
+            limit = self.settings.max_sandboxes
+            self._capacity = HostCapacity(self.client, self.settings.host_id, limit)
+        return self._capacity
 
     def _attempt_dir(self, ref: AttemptRef) -> Path:
         run = RunPaths.for_run(self.settings.runs_dir, ref.run_id)
@@ -95,7 +108,7 @@ class SandboxActivities:
         spec = SandboxSpec(
             name=ref.container_name,
             image=image or "unused",
-            labels=ref.labels,
+            labels={**ref.labels, HOST_LABEL: self.settings.host_id},
             network=self.settings.sandbox_network if needs_network else "none",
             mounts=mounts or {},
         )
@@ -122,8 +135,28 @@ class SandboxActivities:
 
     @activity.defn(name="get_host_queue")
     async def get_host_queue(self) -> str:
-        """This worker's own task queue, where the attempt's container phases go."""
+        """This worker's own task queue (attempts from before ``claim_host``)."""
         return self.host_queue
+
+    @activity.defn(name="claim_host")
+    async def claim_host(self, ref: AttemptRef) -> HostClaim:
+        """Admit the attempt to this host if it has room; its container work comes here.
+
+        A full host refuses with a retryable error: the retry goes to whichever worker
+        polls next, so the attempt lands on a host with room, or waits for one.
+        """
+        if not await asyncio.to_thread(self.capacity.claim, ref.container_name):
+            raise ApplicationError(
+                f"host {self.settings.host_id} is running its {self.capacity.limit} "
+                "attempts (DURABENCH_MAX_SANDBOXES); another host or a later try takes it",
+                type="HostFull",
+                category=ApplicationErrorCategory.BENIGN,
+            )
+        return HostClaim(
+            host_id=self.settings.host_id,
+            queue=self.host_queue,
+            host_timeout_sec=self.settings.host_timeout_sec,
+        )
 
     @activity.defn(name="prepare_image")
     async def prepare_image(self, ref: AttemptRef) -> PreparedImage:
@@ -158,6 +191,7 @@ class SandboxActivities:
         sandbox = self._sandbox(ref, data.image, mounts=agent.mounts(ctx))
         async with heartbeating(f"provisioning {ref.container_name}"):
             container_id = await sandbox.start()
+            self.capacity.provisioned(ref.container_name)
             await sandbox.exec(["mkdir", "-p", str(paths.agent_logs)])
             await sandbox.exec(["chmod", "777", str(paths.agent_logs)])
             instruction = instruction_for(config, task)
@@ -356,6 +390,7 @@ class SandboxActivities:
 
     @activity.defn(name="teardown_sandbox")
     async def teardown_sandbox(self, ref: AttemptRef) -> None:
-        """Remove the container (absent is fine)."""
+        """Remove the container (absent is fine); the attempt's claim on this host ends."""
         await self._sandbox(ref).stop(delete=True)
+        self.capacity.release(ref.container_name)
         log.debug("container removed", container=ref.container_name, **ref.labels)

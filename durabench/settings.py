@@ -15,7 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from durabench.errors import ConfigError
 
-__all__ = ["DEFAULT_BASE_IMAGE", "Settings"]
+__all__ = ["DEFAULT_BASE_IMAGE", "Settings", "default_max_sandboxes"]
 
 DEFAULT_BASE_IMAGE = "python:3.12-slim"
 
@@ -27,8 +27,20 @@ _NUMBERS = {
     "DURABENCH_INFRA_BACKOFF_SEC": "infra_backoff_sec",
     "DURABENCH_PASS_THRESHOLD": "pass_threshold",
     "DURABENCH_APPROVAL_TIMEOUT_SEC": "approval_timeout_sec",
+    "DURABENCH_MAX_SANDBOXES": "max_sandboxes",
+    "DURABENCH_HOST_TIMEOUT_SEC": "host_timeout_sec",
 }
 """Numeric settings: environment variable to field."""
+
+
+def default_max_sandboxes() -> int:
+    """One sandbox per CPU, at most one per 4 GiB of memory, at least one."""
+    cpus = os.cpu_count() or 1
+    try:
+        mem_gib = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30
+    except (ValueError, OSError, AttributeError):
+        return max(1, cpus)
+    return max(1, min(cpus, int(mem_gib // 4)))
 
 
 class Settings(BaseModel):
@@ -60,6 +72,22 @@ class Settings(BaseModel):
     """``DURABENCH_PASS_THRESHOLD``: a lane passes a task when its mean reward reaches this."""
     approval_timeout_sec: float = Field(default=86_400.0, gt=0)
     """``DURABENCH_APPROVAL_TIMEOUT_SEC``: an unapproved run ends itself after this long."""
+    max_sandboxes: int = Field(default_factory=lambda: default_max_sandboxes(), ge=1)
+    """``DURABENCH_MAX_SANDBOXES``: attempts this worker host runs at once, across every run
+    (default: its CPU count, at most one per 4 GiB of memory)."""
+    host_timeout_sec: float = Field(default=300.0, gt=0)
+    """``DURABENCH_HOST_TIMEOUT_SEC``: how long an attempt's container work may wait for its
+    host's worker; then the attempt starts over on whichever host takes it."""
+    host_id_override: str | None = None
+    """``DURABENCH_HOST_ID``: this worker's host id (``hostname``: the machine's name), for
+    workers that share a ``DURABENCH_HOME``; unset: an id kept in ``home``."""
+    tls_ca: Path | None = None
+    """``TEMPORAL_TLS_CA``: CA certificate file of the Temporal frontend."""
+    tls_cert: Path | None = None
+    """``TEMPORAL_TLS_CERT``: client certificate file (mTLS)."""
+    tls_key: Path | None = None
+    """``TEMPORAL_TLS_KEY``: client private key file (mTLS). ``TEMPORAL_API_KEY`` is read
+    at connect time and kept nowhere."""
     sandbox_network: str = "bridge"
     """``DURABENCH_SANDBOX_NETWORK``: the Docker network of sandboxes whose agent needs one
     (a model API, an MCP endpoint): a network where a local model proxy lives, or ``none``
@@ -83,6 +111,10 @@ class Settings(BaseModel):
                 task_queue=env.get("DURABENCH_TASK_QUEUE") or "durabench",
                 base_image=env.get("DURABENCH_BASE_IMAGE") or DEFAULT_BASE_IMAGE,
                 sandbox_network=env.get("DURABENCH_SANDBOX_NETWORK") or "bridge",
+                host_id_override=env.get("DURABENCH_HOST_ID") or None,
+                tls_ca=env.get("TEMPORAL_TLS_CA") or None,
+                tls_cert=env.get("TEMPORAL_TLS_CERT") or None,
+                tls_key=env.get("TEMPORAL_TLS_KEY") or None,
                 **fields,
             )
         except ValidationError as exc:
@@ -93,6 +125,10 @@ class Settings(BaseModel):
     @property
     def host_id(self) -> str:
         """This machine's stable id (kept in ``home``): a restarted worker gets its queue back."""
+        if self.host_id_override == "hostname":
+            return socket.gethostname()
+        if self.host_id_override:
+            return self.host_id_override
         path = self.home / "host-id"
         if not path.exists():
             self.home.mkdir(parents=True, exist_ok=True)

@@ -1,12 +1,18 @@
 """AgentRunWorkflow: one attempt of one lane of one task, phase by phase.
 
-    get_host_queue -> prepare_image -> provision_sandbox -> run_agent -> verify
+    claim_host -> prepare_image -> provision_sandbox -> run_agent -> verify
     -> classify_attempt; collect_artifacts and teardown_sandbox in ``finally``;
     then record_attempt.
 
-Container phases run on the host queue of the worker that owns the container. A failed
-phase ends the attempt with an exit class (``infra_other`` for the pipeline's own
+Container phases run on the host queue of the worker that claimed the attempt (a host
+admits only as many attempts as it has room for). If no worker takes the host's work for
+``host_timeout_sec`` (schedule-to-start), the host is gone: the attempt claims a host again
+and, on another host, starts over in a fresh container; the hosts it used are recorded.
+A failed phase ends the attempt with an exit class (``infra_other`` for the pipeline's own
 failures) rather than failing the workflow: the pair decides whether to try again.
+
+Histories from before ``host-failover`` replay the pinned path (``get_host_queue``, no
+schedule-to-start timeout).
 """
 
 from __future__ import annotations
@@ -16,7 +22,13 @@ from typing import Any, TypeVar, cast
 
 from temporalio import workflow
 from temporalio.common import RetryPolicy
-from temporalio.exceptions import ActivityError, ApplicationError, CancelledError
+from temporalio.exceptions import (
+    ActivityError,
+    ApplicationError,
+    CancelledError,
+    TimeoutError,
+    TimeoutType,
+)
 
 with workflow.unsafe.imports_passed_through():
     from durabench.models import (
@@ -24,6 +36,7 @@ with workflow.unsafe.imports_passed_through():
         AttemptRef,
         AttemptResult,
         ClassifyAttemptInput,
+        HostClaim,
         Phase,
         PhaseTiming,
         PreparedImage,
@@ -34,13 +47,27 @@ with workflow.unsafe.imports_passed_through():
         VerifyOutput,
     )
     from durabench.service.payloads import EvaluateAttemptInput
-    from workflows.policies import HEARTBEAT, REATTACH, RETRY, SHORT, TEARDOWN_RETRY
+    from workflows.policies import (
+        CLAIM_RETRY,
+        HEARTBEAT,
+        MAX_MOVES,
+        REATTACH,
+        RETRY,
+        SHORT,
+        TEARDOWN_RETRY,
+    )
 
-__all__ = ["AgentRunWorkflow", "failure_reason", "record_attempt"]
+__all__ = ["AgentRunWorkflow", "failure_reason", "host_lost", "record_attempt"]
 
 T = TypeVar("T")
 
 _SLACK = timedelta(minutes=5)
+
+
+def host_lost(err: ActivityError) -> bool:
+    """Whether no worker took the activity from its host queue in time: the host is gone."""
+    cause = err.cause
+    return isinstance(cause, TimeoutError) and cause.type == TimeoutType.SCHEDULE_TO_START
 
 
 def failure_reason(err: ActivityError) -> str:
@@ -58,6 +85,10 @@ class AgentRunWorkflow:
     def __init__(self) -> None:
         self.timings: list[PhaseTiming] = []
         self.host_queue = ""
+        self.host_timeout: timedelta | None = None
+        self.hosts: list[str] = []
+        self.losses = 0
+        self.left_behind: list[workflow.ActivityHandle[None]] = []
 
     async def _phase(
         self,
@@ -75,6 +106,7 @@ class AgentRunWorkflow:
                 arg,
                 result_type=result_type,
                 task_queue=self.host_queue or None,
+                schedule_to_start_timeout=self.host_timeout,
                 start_to_close_timeout=timeout,
                 heartbeat_timeout=HEARTBEAT,
                 retry_policy=retry,
@@ -89,40 +121,131 @@ class AgentRunWorkflow:
     @workflow.run
     async def run(self, ref: AttemptRef) -> AttemptResult:
         """Run the phases; always collect and tear the container down; record the result."""
-        self.host_queue = await workflow.execute_activity(
-            "get_host_queue", result_type=str, start_to_close_timeout=SHORT, retry_policy=RETRY
+        if workflow.patched("host-failover"):
+            return await self._run_placed(ref)
+        return await self._run_pinned(ref)
+
+    async def _claim(self, ref: AttemptRef) -> HostClaim:
+        claim: HostClaim = await workflow.execute_activity(
+            "claim_host",
+            ref,
+            result_type=HostClaim,
+            start_to_close_timeout=SHORT,
+            retry_policy=CLAIM_RETRY,
+            summary=f"claim a host · {ref.task.task_id} · {ref.lane} · attempt {ref.attempt}",
         )
+        self.host_queue = claim.queue
+        self.host_timeout = timedelta(seconds=claim.host_timeout_sec)
+        if not self.hosts or self.hosts[-1] != claim.host_id:
+            self.hosts.append(claim.host_id)
+        return claim
+
+    async def _run_placed(self, ref: AttemptRef) -> AttemptResult:
+        """Claim a host with room; start over on another when the host disappears."""
+        await self._claim(ref)
         fields: dict[str, Any] = {}
-        needs_teardown = False
         try:
-            image = await self._phase(
-                "prepare_image",
-                ref,
-                PreparedImage,
-                timedelta(seconds=ref.task.build_timeout_sec) + _SLACK,
-            )
-            fields.update(image=image.image, dockerfile=image.dockerfile)
-            needs_teardown = True
-            prov = await self._phase(
-                "provision_sandbox",
-                ProvisionInput(ref=ref, image=image.image),
-                ProvisionOutput,
-                timedelta(minutes=10),
-            )
-            fields.update(
-                instruction_file=prov.instruction_file,
-                mcp_config=prov.mcp_config,
-                mcp_env_missing=prov.mcp_env_missing,
-            )
-            fields.update(await self._agent_verify_classify(ref))
+            while True:
+                try:
+                    await self._phases(ref, fields)
+                    break
+                except ActivityError as err:
+                    if not host_lost(err) or self.losses >= MAX_MOVES:
+                        raise
+                    self.losses += 1
+                    ref = await self._move(ref, fields)
         except ActivityError as err:
             if isinstance(err.cause, CancelledError):
                 raise  # the run is being cancelled: clean up, record nothing
             fields.update(exit_class="infra_other", reason=failure_reason(err))
         finally:
-            if needs_teardown:
+            await self._collect(ref)
+            await self._teardown(ref)
+            await self._forget_left_behind()
+        return await self._finish(ref, {**fields, "hosts": tuple(self.hosts)})
+
+    async def _move(self, ref: AttemptRef, fields: dict[str, Any]) -> AttemptRef:
+        """The host is gone: claim one again; on another host start over, fresh."""
+        lost, lost_queue = self.hosts[-1], self.host_queue
+        claim = await self._claim(ref)
+        if claim.queue == lost_queue:
+            workflow.logger.warning("host %s is back; %s carries on there", lost, ref.lane)
+            return ref  # every phase is idempotent: it picks up where it was
+        workflow.logger.warning(
+            "host %s disappeared: %s %s attempt %d starts over on %s",
+            lost,
+            ref.task.task_id,
+            ref.lane,
+            ref.attempt,
+            claim.host_id,
+        )
+        self.left_behind.append(
+            workflow.start_activity(
+                "teardown_sandbox",
+                ref,
+                task_queue=lost_queue,
+                schedule_to_start_timeout=self.host_timeout,
+                start_to_close_timeout=timedelta(minutes=2),
+                retry_policy=TEARDOWN_RETRY,
+            )
+        )
+        fields.clear()
+        return ref.model_copy(update={"placement": ref.placement + 1})
+
+    async def _forget_left_behind(self) -> None:
+        """Wait for the lost hosts' teardowns: done if a host came back, logged if not."""
+        for handle in self.left_behind:
+            try:
+                await handle
+            except ActivityError as err:
+                workflow.logger.warning(
+                    "a container was left on a lost host (`python -m starter sweep` there "
+                    "removes it): %s",
+                    err.cause,
+                )
+
+    async def _phases(self, ref: AttemptRef, fields: dict[str, Any]) -> None:
+        """Prepare, provision, run, verify and classify; ``fields`` fill in as they go."""
+        image = await self._phase(
+            "prepare_image",
+            ref,
+            PreparedImage,
+            timedelta(seconds=ref.task.build_timeout_sec) + _SLACK,
+        )
+        fields.update(image=image.image, dockerfile=image.dockerfile)
+        prov = await self._phase(
+            "provision_sandbox",
+            ProvisionInput(ref=ref, image=image.image),
+            ProvisionOutput,
+            timedelta(minutes=10),
+        )
+        fields.update(
+            instruction_file=prov.instruction_file,
+            mcp_config=prov.mcp_config,
+            mcp_env_missing=prov.mcp_env_missing,
+        )
+        fields.update(await self._agent_verify_classify(ref))
+
+    async def _run_pinned(self, ref: AttemptRef) -> AttemptResult:
+        """The path of histories from before host failover: one host, no moving."""
+        self.host_queue = await workflow.execute_activity(
+            "get_host_queue", result_type=str, start_to_close_timeout=SHORT, retry_policy=RETRY
+        )
+        fields: dict[str, Any] = {}
+        try:
+            await self._phases(ref, fields)
+        except ActivityError as err:
+            if isinstance(err.cause, CancelledError):
+                raise  # the run is being cancelled: clean up, record nothing
+            fields.update(exit_class="infra_other", reason=failure_reason(err))
+        finally:
+            if "image" in fields:  # the image is prepared: a container may exist
                 await self._collect(ref)
                 await self._teardown(ref)
+        return await self._finish(ref, fields)
+
+    async def _finish(self, ref: AttemptRef, fields: dict[str, Any]) -> AttemptResult:
+        """Record the attempt, then have the service grade it if one does."""
         result = await self._record(ref, fields)
         if ref.service is not None:
             await self._grade(ref, ref.service)
@@ -208,6 +331,7 @@ class AgentRunWorkflow:
                 "teardown_sandbox",
                 ref,
                 task_queue=self.host_queue,
+                schedule_to_start_timeout=self.host_timeout,
                 start_to_close_timeout=timedelta(minutes=2),
                 retry_policy=TEARDOWN_RETRY,
             )

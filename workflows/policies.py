@@ -8,7 +8,7 @@ from temporalio.common import RetryPolicy
 
 from durabench.errors import non_retryable_names
 
-__all__ = ["HEARTBEAT", "REATTACH", "RETRY", "SHORT", "TEARDOWN_RETRY"]
+__all__ = ["CLAIM_RETRY", "HEARTBEAT", "MAX_MOVES", "REATTACH", "RETRY", "SHORT", "TEARDOWN_RETRY"]
 
 RETRY = RetryPolicy(
     initial_interval=timedelta(seconds=2),
@@ -29,6 +29,19 @@ REATTACH = RetryPolicy(
 """The agent phase: a retry re-attaches to the session running in the container (it never
 starts it twice). A container that is gone fails the phase; the pair starts a new attempt,
 on the record."""
+
+CLAIM_RETRY = RetryPolicy(
+    initial_interval=timedelta(seconds=1),
+    backoff_coefficient=2.0,
+    maximum_interval=timedelta(seconds=15),
+    maximum_attempts=0,
+    non_retryable_error_types=non_retryable_names(),
+)
+"""Claiming a host: a full host refuses, and the retry goes to whichever worker polls
+next, so the attempt lands on a host with room, or waits until one has some."""
+
+MAX_MOVES = 3
+"""Hosts an attempt may lose before it ends ``infra_other`` (the pair may retry it)."""
 
 TEARDOWN_RETRY = RetryPolicy(
     initial_interval=timedelta(seconds=2),

@@ -22,6 +22,7 @@ __all__ = [
     "AttemptRef",
     "CarriedState",
     "ClassifyAttemptInput",
+    "HostClaim",
     "PairDone",
     "PairInput",
     "PairProgress",
@@ -64,11 +65,15 @@ class AttemptRef(BaseModel):
     """Agent options from the run request."""
     service: ServiceTarget | None = None
     """The service that grades the attempt instead of the local verifier."""
+    placement: int = 0
+    """How many times the attempt's host disappeared and it started over on another; each
+    placement gets its own container, so a host that comes back cannot touch the new one."""
 
     @property
     def container_name(self) -> str:
         """Deterministic container name, so a retried activity finds its container."""
         raw = f"durabench-{self.run_id}-{self.task.task_id}-{self.lane}-{self.attempt}"
+        raw += f"-p{self.placement}" if self.placement else ""
         return _UNSAFE.sub("-", raw)
 
     @property
@@ -105,6 +110,19 @@ class PairInput(BaseModel):
     """Wait before the first infra retry; doubles after."""
     service: ServiceTarget | None = None
     """The service that grades the attempts instead of the local verifier."""
+
+
+class HostClaim(BaseModel):
+    """Output of ``claim_host``: the worker host that runs an attempt's container work."""
+
+    model_config = ConfigDict(frozen=True)
+
+    host_id: str
+    """The host's id (its containers carry it as the ``durabench.host`` label)."""
+    queue: str
+    """The host's own task queue."""
+    host_timeout_sec: float
+    """How long container work may wait on that queue before the attempt moves."""
 
 
 class PreparedImage(BaseModel):

@@ -107,6 +107,9 @@ class AttemptResult(BaseModel):
     """Whether the task's build command failed after the agent."""
     timings: tuple[PhaseTiming, ...] = ()
     """Each phase's start and end."""
+    hosts: tuple[str, ...] = ()
+    """Worker hosts the attempt's container work ran on, in order: more than one means its
+    host disappeared and the attempt started over on another."""
 
     @property
     def infra(self) -> bool:

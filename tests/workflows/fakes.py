@@ -19,6 +19,7 @@ from durabench.models import (
     AttemptRef,
     AttemptResult,
     ClassifyAttemptInput,
+    HostClaim,
     LaneSummary,
     PlanPage,
     PlanPageInput,
@@ -103,6 +104,10 @@ class Recorder:
         async def get_host_queue() -> str:
             return rec.queue
 
+        @activity.defn(name="claim_host")
+        async def claim_host(ref: AttemptRef) -> HostClaim:
+            return HostClaim(host_id="fake-host", queue=rec.queue, host_timeout_sec=300.0)
+
         @activity.defn(name="prepare_image")
         async def prepare_image(ref: AttemptRef) -> PreparedImage:
             rec.calls.append("prepare_image")
@@ -186,6 +191,7 @@ class Recorder:
             plan_page,
             record_run,
             get_host_queue,
+            claim_host,
             prepare_image,
             provision_sandbox,
             run_agent,
