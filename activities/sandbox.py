@@ -347,7 +347,8 @@ class SandboxActivities:
         agent, ctx = self._context(ref, load_task(ref.task.task_dir))
         sandbox = self._sandbox(ref)
         stdout = await self._read_log(sandbox, "stdout.txt")
-        stderr_tail = (await self._read_log(sandbox, "stderr.txt"))[-_STDERR_TAIL:]
+        secrets = self._secrets()
+        stderr = scrub_text(await self._read_log(sandbox, "stderr.txt"), secrets)
         facts = ClassifyInput(
             events=tuple(read_events(stdout.splitlines())),
             transcript_format=agent.transcript_format(ctx),
@@ -357,10 +358,9 @@ class SandboxActivities:
             wall_seconds=data.wall_seconds,
             files_changed=data.files_changed,
             build_failed=data.build_failed,
-            stderr_tail=scrub_text(stderr_tail, self._secrets()),
+            stderr_tail=stderr[-_STDERR_TAIL:],
         )
         verdict = await asyncio.to_thread(classify, facts)
-        secrets = self._secrets()
         return verdict.model_copy(
             update={
                 "reason": scrub_text(verdict.reason, secrets),

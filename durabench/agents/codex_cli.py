@@ -81,4 +81,4 @@ class CodexCliAgent(CliAgent):
         args = ["codex", "exec", "--json", "--model", ctx.model]
         args += ["-c", f"model_reasoning_effort={self.effort}"] if self.effort else []
         args += ["--dangerously-bypass-approvals-and-sandbox", "--skip-git-repo-check"]
-        return f"{shlex.join(args)} {self.prompt(ctx)}"
+        return f"{shlex.join(args)} -- {self.prompt(ctx)}"

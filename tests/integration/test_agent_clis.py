@@ -154,7 +154,7 @@ async def test_cli_gets_its_command_line_user_mcp_config_and_keys(
         flags = shlex.split(EXPECTED_ARGV[agent])
         if agent == "claude-code" and lane == FULL:
             flags += ["--mcp-config", "/durabench/mcp.json"]
-        flags += ["--"] if agent == "claude-code" else []
+        flags += ["--"] if agent != "gemini-cli" else []
         assert argv == [*flags, instruction[lane].rstrip("\n")]
         assert rec.joinpath("user").read_text().split() == ["agent"]  # never root
         assert rec.joinpath("net").read_text().split() == ["lo"]  # no network in tests

@@ -70,9 +70,9 @@ def test_codex_cli_command_line_and_config_toml() -> None:
     assert shlex.split(base.command)[:-1] == [
         "codex", "exec", "--json", "--model", "claude-haiku-4-5",
         "-c", "model_reasoning_effort=medium",
-        "--dangerously-bypass-approvals-and-sandbox", "--skip-git-repo-check",
+        "--dangerously-bypass-approvals-and-sandbox", "--skip-git-repo-check", "--",
     ]  # fmt: skip
-    assert base.command.endswith(PROMPT)
+    assert base.command.endswith(f"-- {PROMPT}")
     assert codex.config_files(_ctx()) == {}
     [(path, text)] = codex.config_files(_ctx(FULL)).items()
     assert path == base.env["CODEX_HOME"] + "/config.toml"
@@ -163,3 +163,17 @@ def test_a_cli_agent_without_a_model_is_refused_at_plan_time(tmp_path: Path) -> 
         make_plan(request, settings)
     plan = make_plan(request.model_copy(update={"model": "claude-haiku-4-5"}), settings)
     assert plan.request.agent == "claude-code"
+
+
+def test_an_instruction_too_long_for_one_argument_is_refused(tmp_path: Path) -> None:
+    task = load_suite("pytorch")[0].model_copy(update={"task_dir": str(tmp_path)})
+    (tmp_path / "instruction.md").write_text("fix it\n")
+    get_agent("claude-code").check_task(task)
+    (tmp_path / "instruction_mcp.md").write_text("x" * 130_000)
+    with pytest.raises(ConfigError, match="instruction_mcp.md is 130,000 bytes.*shorten it"):
+        get_agent("codex-cli").check_task(task)
+
+
+def test_only_an_explicit_version_is_pinned() -> None:
+    assert not _cli("claude-code").install_spec().pinned
+    assert _cli("claude-code", version="2.0.0").install_spec().pinned

@@ -75,9 +75,7 @@ async def test_failed_phases_end_attempts_not_the_run(env: Env) -> None:
     # failed build's teardown ran too: it ends the attempt's claim on its host.
     assert all(t != BUILD_FAILS for t, _ in env.rec.provisioned)
     assert set(env.rec.provisioned) <= set(env.rec.torn_down)
-    assert {t for t, _ in env.rec.torn_down} - {t for t, _ in env.rec.provisioned} == {
-        BUILD_FAILS
-    }
+    assert {t for t, _ in env.rec.torn_down} - {t for t, _ in env.rec.provisioned} == {BUILD_FAILS}
     # Non-retryable in place: each build attempt ran once; the pair retried once per lane.
     assert env.rec.calls.count("prepare_image") == 2 * 2 + 2 + 2
 

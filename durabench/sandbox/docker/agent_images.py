@@ -1,21 +1,30 @@
 """Agent CLIs in task images: used where the image has them, else added in a cached layer.
 
-A task image that already has the CLI on PATH is used as it is. Otherwise the worker
+A task image that already has the CLI on PATH is used as it is, unless a version was
+pinned (``--agent-opt version=V``): a pin always gets its own layer. Otherwise the worker
 installs the pinned npm packages once into ``<home>/agent-tools/`` (with a Node.js runtime
 from npm when the CLI needs one) and builds ``FROM`` the task image with that directory
 copied in. The derived image is tagged by the task image's id and the install, so each
 pair of them builds once per host and a rebuilt task image gets a fresh layer.
+
+npm installs for the worker's own platform, so the task image must match it: the same
+CPU architecture and glibc (an Alpine/musl image is refused with the fix). npm runs with
+a bare environment: the worker's keys never reach it or the packages' install scripts.
 """
 
 from __future__ import annotations
 
 import hashlib
+import os
+import platform
 import re
 import shutil
 import subprocess
 import tempfile
 import threading
+import time
 from pathlib import Path
+from typing import NamedTuple
 
 import docker
 import docker.errors
@@ -31,8 +40,24 @@ TOOLS_DIR = "/opt/durabench/tools"
 """Where installed CLIs live inside a derived image."""
 _NPM_TIMEOUT_S = 900
 _BUILD_TIMEOUT_S = 900
-_lock = threading.Lock()
-_has_binary: dict[tuple[str, str], bool] = {}
+_STALE_INSTALL_S = 3600
+_NPM_ENV = ("PATH", "HOME", "HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY", "http_proxy", "https_proxy")
+"""The only variables npm sees (plus ``npm_config_*``): never an API key."""
+_ARCH = {"x86_64": "amd64", "amd64": "amd64", "aarch64": "arm64", "arm64": "arm64"}
+
+_locks: dict[str, threading.Lock] = {}
+_locks_guard = threading.Lock()
+_probes: dict[tuple[str, str], _Probe] = {}
+
+
+class _Probe(NamedTuple):
+    has_binary: bool
+    musl: bool
+
+
+def _lock_for(key: str) -> threading.Lock:
+    with _locks_guard:
+        return _locks.setdefault(key, threading.Lock())
 
 
 def _slug(install: CliInstall) -> str:
@@ -47,11 +72,25 @@ def agent_image_tag(image_id: str, install: CliInstall) -> str:
     return f"durabench-agent/{_slug(install)}:{digest}"
 
 
+def _npm_env() -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k in _NPM_ENV or k.startswith("npm_config_")}
+    return env | {"npm_config_update_notifier": "false"}
+
+
+def _clear_stale(cache: Path) -> None:
+    """Remove installs a killed worker left half done."""
+    cutoff = time.time() - _STALE_INSTALL_S
+    for old in cache.glob(".installing-*"):
+        if old.stat().st_mtime < cutoff:
+            shutil.rmtree(old, ignore_errors=True)
+
+
 def install_tools(install: CliInstall, cache: Path, log_path: Path) -> Path:
     """npm-install ``install`` into ``cache`` once; return its directory. Blocking.
 
     The install goes to a temporary directory renamed into place when complete, so a
-    crash mid-install leaves nothing that looks finished.
+    crash mid-install leaves nothing that looks finished; of two workers installing at
+    once, the second to finish keeps the first one's directory.
 
     Raises:
         ImageBuildError: npm is missing or the install failed; the log says why.
@@ -67,17 +106,19 @@ def install_tools(install: CliInstall, cache: Path, log_path: Path) -> Path:
             "(`apt-get install npm`) or use a task image with the CLI on PATH"
         )
     cache.mkdir(parents=True, exist_ok=True)
+    _clear_stale(cache)
     packages = [*install.packages, *([install.node] if install.node else [])]
     with tempfile.TemporaryDirectory(dir=cache, prefix=".installing-") as tmp:
-        args = [npm, "install", "--prefix", tmp, "--no-audit", "--no-fund"]
+        args = [npm, "install", "--prefix", tmp, "--no-audit", "--no-fund", *packages]
         with log_path.open("a") as log:
             log.write(f"npm install {' '.join(packages)}\n")
             log.flush()
             try:
                 done = subprocess.run(
-                    [*args, *packages],
+                    args,
                     stdout=log,
                     stderr=subprocess.STDOUT,
+                    env=_npm_env(),
                     timeout=_NPM_TIMEOUT_S,
                     check=False,
                 )
@@ -93,26 +134,45 @@ def install_tools(install: CliInstall, cache: Path, log_path: Path) -> Path:
                 f"npm installed {' '.join(install.packages)} but no `{install.binary}` "
                 f"executable; pick another version (--agent-opt version=...). log: {log_path}"
             )
-        Path(tmp).rename(target)
+        try:
+            Path(tmp).rename(target)
+        except OSError:
+            if not (target / "node_modules").is_dir():
+                raise
     return target
 
 
-def _image_has(client: docker.DockerClient, image_id: str, binary: str) -> bool:
+def _probe(client: docker.DockerClient, image_id: str, binary: str) -> _Probe:
     key = (image_id, binary)
-    if key not in _has_binary:
+    if key not in _probes:
+        script = (
+            f"command -v {binary} >/dev/null && echo has; "
+            "ls /lib/ld-musl-* >/dev/null 2>&1 && echo musl; true"
+        )
         with map_docker_errors(f"looking for {binary} in image {image_id[:19]}"):
-            try:
-                client.containers.run(
-                    image_id,
-                    entrypoint=["sh", "-c", f"command -v {binary}"],
-                    command=[],
-                    network_mode="none",
-                    remove=True,
-                )
-                _has_binary[key] = True
-            except docker.errors.ContainerError:
-                _has_binary[key] = False
-    return _has_binary[key]
+            out = client.containers.run(
+                image_id,
+                entrypoint=["sh", "-c", script],
+                command=[],
+                network_mode="none",
+                labels={"durabench.probe": binary},
+                remove=True,
+            )
+        words = out.decode(errors="replace").split()
+        _probes[key] = _Probe(has_binary="has" in words, musl="musl" in words)
+    return _probes[key]
+
+
+def _check_platform(client: docker.DockerClient, image: str, probe: _Probe) -> None:
+    with map_docker_errors(f"inspecting image {image}"):
+        arch = str(client.images.get(image).attrs.get("Architecture", ""))
+    host = _ARCH.get(platform.machine().lower(), platform.machine().lower())
+    if probe.musl or (arch and _ARCH.get(arch, arch) != host):
+        what = "musl (Alpine)" if probe.musl else f"{arch}"
+        raise ImageBuildError(
+            f"task image {image} is {what} but this worker installs agent CLIs for "
+            f"{host} with glibc; build the CLI into the task image instead"
+        )
 
 
 def _note(log_path: Path, line: str) -> None:
@@ -132,19 +192,21 @@ def _dockerfile(image_id: str, slug: str) -> str:
 def ensure_agent_image(
     client: docker.DockerClient, image: str, install: CliInstall, cache: Path, log_path: Path
 ) -> str:
-    """``image`` if it has the CLI, else its derived image with the CLI; blocking.
+    """``image`` if it has the CLI (and no version is pinned), else its derived image; blocking.
 
     Raises:
-        ImageBuildError: the CLI could not be installed or the layer did not build.
+        ImageBuildError: the image's platform does not fit, the CLI could not be installed
+            or the layer did not build.
         DockerUnavailable: no daemon answers.
     """
     with map_docker_errors(f"looking up image {image}"):
         image_id = str(client.images.get(image).id)
-    if _image_has(client, image_id, install.binary):
+    probe = _probe(client, image_id, install.binary)
+    if probe.has_binary and not install.pinned:
         _note(log_path, f"{image} has `{install.binary}` on PATH; nothing to install")
         return image
     tag = agent_image_tag(image_id, install)
-    with _lock:
+    with _lock_for(tag):
         with map_docker_errors(f"looking up image {tag}"):
             try:
                 client.images.get(tag)
@@ -152,11 +214,14 @@ def ensure_agent_image(
                 return tag
             except docker.errors.ImageNotFound:
                 pass
-        tools = install_tools(install, cache, log_path)
+        _check_platform(client, image, probe)
+        with _lock_for(_slug(install)):
+            tools = install_tools(install, cache, log_path)
         with tempfile.TemporaryDirectory() as tmp, log_path.open("a") as log:
             dockerfile = Path(tmp) / "Dockerfile"
             dockerfile.write_text(_dockerfile(image_id, tools.name))
             log.write(f"building {tag}: {' '.join(install.packages)} on {image}\n")
+            log.flush()
             error = build_context(client, tools, str(dockerfile), tag, log, _BUILD_TIMEOUT_S)
         if error is not None:
             raise ImageBuildError(
