@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import os
 
 from temporalio.api.enums.v1 import IndexedValueType
 from temporalio.api.operatorservice.v1 import (
@@ -11,14 +12,17 @@ from temporalio.api.operatorservice.v1 import (
 )
 from temporalio.client import Client
 from temporalio.contrib.pydantic import pydantic_data_converter
-from temporalio.service import RPCError
+from temporalio.service import RPCError, TLSConfig
 
 from durabench.errors import ConfigError
 from durabench.settings import Settings
 from starter.embedded import ensure_server
 from workflows.search_attributes import SEARCH_ATTRIBUTES
 
-__all__ = ["connect", "connect_when_ready", "ensure_search_attributes"]
+__all__ = ["connect", "connect_when_ready", "ensure_search_attributes", "tls_config"]
+
+API_KEY_ENV = "TEMPORAL_API_KEY"
+"""Read when connecting and handed to the client only; never stored or logged."""
 
 
 async def ensure_search_attributes(client: Client) -> None:
@@ -44,7 +48,29 @@ def _starting(exc: BaseException) -> bool:
     return "not healthy" in text or "Unavailable" in text
 
 
-async def connect_when_ready(address: str, namespace: str, timeout_s: float = 60.0) -> Client:
+def tls_config(s: Settings) -> TLSConfig | bool:
+    """TLS from ``TEMPORAL_TLS_CA/CERT/KEY`` (files); plain TLS for an API key; else none.
+
+    Raises:
+        ConfigError: a named file cannot be read, or only one of cert and key is set.
+    """
+    if bool(s.tls_cert) != bool(s.tls_key):
+        raise ConfigError("set both TEMPORAL_TLS_CERT and TEMPORAL_TLS_KEY for mTLS, or neither")
+    if not (s.tls_ca or s.tls_cert):
+        return bool(os.environ.get(API_KEY_ENV))
+    try:
+        ca, cert, key = (p.read_bytes() if p else None for p in (s.tls_ca, s.tls_cert, s.tls_key))
+    except OSError as exc:
+        raise ConfigError(f"cannot read a TEMPORAL_TLS_* file: {exc}") from exc
+    return TLSConfig(server_root_ca_cert=ca, client_cert=cert, client_private_key=key)
+
+
+async def connect_when_ready(
+    address: str,
+    namespace: str,
+    timeout_s: float = 60.0,
+    tls: TLSConfig | bool = False,
+) -> Client:
     """Connect and register search attributes, waiting while the server finishes starting.
 
     A dev server accepts connections a moment before its frontend is healthy; on a loaded
@@ -58,7 +84,11 @@ async def connect_when_ready(address: str, namespace: str, timeout_s: float = 60
     while True:
         try:
             client = await Client.connect(
-                address, namespace=namespace, data_converter=pydantic_data_converter
+                address,
+                namespace=namespace,
+                data_converter=pydantic_data_converter,
+                tls=tls,
+                api_key=os.environ.get(API_KEY_ENV) or None,
             )
             await ensure_search_attributes(client)
             return client
@@ -77,7 +107,7 @@ async def connect(settings: Settings | None = None) -> Client:
     settings = settings or Settings.from_env()
     address = await ensure_server(settings)
     try:
-        return await connect_when_ready(address, settings.namespace)
+        return await connect_when_ready(address, settings.namespace, tls=tls_config(settings))
     except (RuntimeError, RPCError) as exc:
         fix = (
             "fix TEMPORAL_ADDRESS, or unset it to use the embedded server"

@@ -8,6 +8,7 @@ from durabench.logs import configure_logging
 from starter.approve import approve, reject
 from starter.classify import classify
 from starter.control import cancel, pause, set_parallel
+from starter.init import init
 from starter.report import publish, report
 from starter.resume import resume
 from starter.run import run
@@ -39,6 +40,7 @@ COMMANDS = (
     classify,
     sweep,
     server,
+    init,
     tasks,
 )
 

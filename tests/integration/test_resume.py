@@ -7,8 +7,6 @@ import json
 import os
 import shutil
 import signal
-import subprocess
-import sys
 import uuid
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -22,29 +20,15 @@ from durabench.models import RunRequest, RunResult
 from durabench.paths import RunPaths
 from durabench.settings import Settings
 from durabench.tasks import load_suite
-from starter.approve import approve_main
-from starter.run import main as run_main
-from workflows import SuiteRunWorkflow, run_workflow_id
+from tests.integration.runs import approved_detached, worker_process
+from workflows import SuiteRunWorkflow
 
 pytestmark = pytest.mark.docker
 
-REPO = Path(__file__).resolve().parents[2]
 SESSION = [
     {"type": "system", "subtype": "init", "model": "m-20250101"},
     {"type": "result", "subtype": "success", "is_error": False, "result": "Fixed it."},
 ]
-
-
-def _worker(settings: Settings) -> subprocess.Popen[bytes]:
-    env = {
-        **os.environ,
-        "DURABENCH_HOME": str(settings.home),
-        "TEMPORAL_ADDRESS": str(settings.temporal_address),
-        "DURABENCH_TASK_QUEUE": settings.task_queue,
-        "DURABENCH_BASE_IMAGE": settings.base_image,
-        "DURABENCH_LOG_LEVEL": "warning",
-    }
-    return subprocess.Popen([sys.executable, "worker.py"], cwd=REPO, env=env)
 
 
 def _started_sessions(run_id: str) -> int:
@@ -84,21 +68,15 @@ async def test_kill_9_during_the_agent_loses_and_repeats_nothing(
         model="m",
         agent_options={"plan": str(plan)},
     )
-    first = _worker(settings)
+    first = worker_process(settings)
     second = None
     try:
-        await run_main(request, detach=True, client=client, settings=settings)
-        handle = client.get_workflow_handle_for(
-            SuiteRunWorkflow.run, run_workflow_id(request.run_id)
-        )
-        while (await handle.query(SuiteRunWorkflow.progress)).phase != "awaiting_approval":
-            await asyncio.sleep(0.2)
-        await approve_main(request.run_id, "ann", client=client)
+        handle = await approved_detached(request, client, settings)
         while _started_sessions(request.run_id) < 2:
             await asyncio.sleep(0.5)
         os.kill(first.pid, signal.SIGKILL)
         first.wait()
-        second = _worker(settings)
+        second = worker_process(settings)
         outcome = await asyncio.wait_for(handle.result(), timeout=300)
     finally:
         for proc in (first, second):
@@ -162,15 +140,9 @@ async def test_kill_9_at_every_phase_runs_each_session_exactly_once(
         parallel=1,
         agent_options={"plan": str(tmp_path / "plan.json"), "marker_dir": str(markers)},
     )
-    worker = _worker(settings)
+    worker = worker_process(settings)
     try:
-        await run_main(request, detach=True, client=client, settings=settings)
-        handle = client.get_workflow_handle_for(
-            SuiteRunWorkflow.run, run_workflow_id(request.run_id)
-        )
-        while (await handle.query(SuiteRunWorkflow.progress)).phase != "awaiting_approval":
-            await asyncio.sleep(0.2)
-        await approve_main(request.run_id, "ann", client=client)
+        handle = await approved_detached(request, client, settings)
 
         async def kill_when(ready: Callable[[], Awaitable[bool]]) -> None:
             nonlocal worker
@@ -178,7 +150,7 @@ async def test_kill_9_at_every_phase_runs_each_session_exactly_once(
                 await asyncio.sleep(0.3)
             os.kill(worker.pid, signal.SIGKILL)
             worker.wait()
-            worker = _worker(settings)
+            worker = worker_process(settings)
 
         async def agent_running() -> bool:
             return _started_sessions(request.run_id) >= 2

@@ -1,0 +1,49 @@
+"""``python -m starter init``: get a Temporal cluster ready for durabench, then exit.
+
+A cluster's one-shot setup job (docker-compose.yml runs it before any worker): wait until
+``TEMPORAL_ADDRESS`` answers, then register durabench's search attributes. Idempotent.
+"""
+
+from __future__ import annotations
+
+import asyncio
+
+import click
+from temporalio.service import RPCError
+
+from durabench.settings import Settings
+from starter.client import connect_when_ready, tls_config
+from starter.console import console
+from starter.options import run_async
+
+__all__ = ["init", "init_main"]
+
+
+async def init_main(settings: Settings, timeout_s: float) -> None:
+    """Wait for the server (up to ``timeout_s``) and register the search attributes.
+
+    Raises:
+        click.ClickException: no server answered in time; the message says where it looked.
+    """
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout_s
+    while True:
+        try:
+            await connect_when_ready(settings.address, settings.namespace, tls=tls_config(settings))
+            break
+        except (RuntimeError, RPCError) as exc:
+            if loop.time() > deadline:
+                raise click.ClickException(
+                    f"no Temporal server answered at {settings.address} (namespace "
+                    f"{settings.namespace}) within {timeout_s:g} s: {exc}; check "
+                    "TEMPORAL_ADDRESS and that the server is up"
+                ) from None
+            await asyncio.sleep(2)
+    console.print(f"Temporal at {settings.address} is ready for durabench.")
+
+
+@click.command()
+@click.option("--timeout", "timeout_s", default=300.0, show_default=True, help="Seconds to wait.")
+def init(timeout_s: float) -> None:
+    """Wait for TEMPORAL_ADDRESS and register durabench's search attributes (idempotent)."""
+    run_async(init_main)(Settings.from_env(), timeout_s)
