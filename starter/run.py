@@ -8,6 +8,7 @@ import os
 import time
 import uuid
 from pathlib import Path
+from typing import Literal
 
 import click
 from temporalio.client import Client, WorkflowExecutionStatus, WorkflowHandle
@@ -145,9 +146,17 @@ def new_run_id(suite: str) -> str:
 )
 @click.option("--payload-schema", default="", help="v1: the dataset's payload schema.")
 @click.option(
+    "--payload-type",
+    type=click.Choice(["text", "artifact"]),
+    default="text",
+    show_default=True,
+    help="v1: send the answer text, or upload a file of the attempt and grade its key.",
+)
+@click.option(
     "--response-file",
     default=None,
-    help="File in the attempt directory holding the answer (default: the final message).",
+    help="File in the attempt directory holding the answer, or the artifact to upload "
+    "(default: the final message; for an artifact, submission.patch).",
 )
 @click.option("--run-id", default=None, help="Run id (default: suite, time, random suffix).")
 @click.option("--yes", is_flag=True, help="Approve the plan at once (for scripts).")
@@ -174,6 +183,7 @@ def run(
     dataset_name: str | None,
     dataset_file: str | None,
     payload_schema: str,
+    payload_type: Literal["text", "artifact"],
     response_file: str | None,
     run_id: str | None,
     yes: bool,
@@ -210,6 +220,7 @@ def run(
                 api=service_api,
                 dataset=dataset_name,
                 payload_schema=payload_schema,
+                payload_type=payload_type,
                 response_file=response_file,
             )
         except ValueError as exc:

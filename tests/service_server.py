@@ -1,7 +1,9 @@
 """A small Vals-style benchmark service on loopback, for tests: the protocol and its faults.
 
 It grades text answers by exact match against ``answers`` and scores a run as the mean pass
-fraction over every task it is sent (``null`` tasks count as zero). ``faults`` makes it
+fraction over every task it is sent (``null`` tasks count as zero). Artifacts are uploaded
+the v1 way: ``upload-url`` hands out a presigned URL on this same server, the client PUTs
+the file there, and ``/v1/evaluate`` grades the uploaded file's text by its key. ``faults`` makes it
 misbehave the way real services do (quota, restarts, grading in flight, refusals) a set
 number of times; ``received`` records every request, headers and body, for assertions.
 """
@@ -13,12 +15,14 @@ import threading
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
-from urllib.parse import unquote
+from urllib.parse import quote, unquote
 
 __all__ = ["Faults", "Received", "ServiceServer"]
 
 SCHEMA = "test.text.v1"
-"""The one v1 payload schema the service accepts."""
+"""The v1 payload schema of text answers."""
+ARTIFACT_SCHEMA = "test.artifact.v1"
+"""The v1 payload schema of uploaded artifacts."""
 
 
 @dataclass
@@ -54,11 +58,15 @@ class Faults:
     """401 when no key is sent."""
     datasets: dict[str, list[dict[str, Any]]] | None = None
     """Datasets the service lists; ``None``: listing is not implemented (501)."""
+    max_artifact_bytes: int = 1_000_000
+    """Larger uploads are refused with 413."""
 
 
 @dataclass
 class _State:
     answers: dict[str, str]
+    base_url: str = ""
+    artifacts: dict[str, bytes] = field(default_factory=dict)
     faults: Faults = field(default_factory=Faults)
     received: list[Received] = field(default_factory=list)
     lock: threading.Lock = field(default_factory=threading.Lock)
@@ -91,6 +99,24 @@ class _Handler(BaseHTTPRequestHandler):
     def do_POST(self) -> None:  # noqa: N802 - stdlib name
         length = int(self.headers.get("Content-Length") or 0)
         self._serve(json.loads(self.rfile.read(length) or b"null"))
+
+    def do_PUT(self) -> None:  # noqa: N802 - stdlib name
+        """The presigned upload: no key needed, the signature in the URL is the grant."""
+        state = self.server.state
+        data = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+        headers = {k.lower(): v for k, v in self.headers.items()}
+        with state.lock:
+            state.received.append(Received("PUT", self.path, headers, data))
+        path, _, query = self.path.partition("?")
+        key = unquote(path.removeprefix("/uploads/"))
+        if query != f"sig={_signature(key)}":
+            self._send(403, {"detail": "bad signature"})
+        elif len(data) > state.faults.max_artifact_bytes:
+            self._send(413, {"detail": "artifact too large"})
+        else:
+            with state.lock:
+                state.artifacts[key] = data
+            self._send(200, {})
 
     def _send(self, status: int, body: Any, headers: dict[str, str] | None = None) -> None:
         data = json.dumps(body).encode()
@@ -155,6 +181,31 @@ def _score(results: dict[str, Any]) -> tuple[list[str], float]:
     return list(results), (sum(passed) / len(results) if results else 0.0)
 
 
+def _signature(key: str) -> str:
+    return f"s{abs(hash(key)) % 10**8}"
+
+
+def _evaluate_v1(state: _State, body: Any) -> tuple[int, Any]:
+    payload = body["payload"]
+    kind, schema = payload.get("type"), payload.get("schema")
+    if (kind, schema) == ("artifact", ARTIFACT_SCHEMA):
+        with state.lock:
+            uploaded = state.artifacts.get(payload["data"])
+        if uploaded is None:
+            return 400, {"detail": f"no artifact uploaded under {payload['data']!r}"}
+        answer = uploaded.decode(errors="replace")
+    elif (kind, schema) == ("text", SCHEMA):
+        answer = payload["data"]
+    else:
+        return 400, {"detail": f"wrong payload type or schema; expected text {SCHEMA}"}
+    graded = _grade(state, body["task_id"], answer)
+    if isinstance(graded, tuple):
+        return graded
+    result = {"pass_percentage": graded}
+    reply = {"run_id": body["run_id"], "task_id": body["task_id"], "status": "evaluated"}
+    return 200, reply | {"evaluator_version": "test-1.0", "result": result, "errors": []}
+
+
 def _route(state: _State, method: str, path: str, body: Any) -> tuple[int, Any]:
     if (method, path) == ("POST", "/evaluate-response/"):
         graded = _grade(state, body["task_id"], body["response"])
@@ -162,15 +213,19 @@ def _route(state: _State, method: str, path: str, body: Any) -> tuple[int, Any]:
             return graded
         return 200, {"pass_percentage": graded, "eval_version": "test-1", "grader": "exact"}
     if (method, path) == ("POST", "/v1/evaluate"):
-        payload = body["payload"]
-        if payload.get("type") != "text" or payload.get("schema") != SCHEMA:
-            return 400, {"detail": f"wrong payload type or schema; expected text {SCHEMA}"}
-        graded = _grade(state, body["task_id"], payload["data"])
-        if isinstance(graded, tuple):
-            return graded
-        result = {"pass_percentage": graded}
-        reply = {"run_id": body["run_id"], "task_id": body["task_id"], "status": "evaluated"}
-        return 200, reply | {"evaluator_version": "test-1.0", "result": result, "errors": []}
+        return _evaluate_v1(state, body)
+    if (method, path) == ("POST", "/v1/submissions/upload-url"):
+        key = "/".join(
+            (
+                "tenant",
+                body.get("dataset") or "-",
+                body["run_id"],
+                body["task_id"],
+                body["filename"],
+            )
+        )
+        url = f"{state.base_url}/uploads/{quote(key, safe='')}?sig={_signature(key)}"
+        return 200, {"key": key, "url": url, "expires_in": 900}
     if (method, path) in (("POST", "/final-score/"), ("POST", "/v1/score")):
         tasks, score = _score(body["evaluation_results"])
         reply = {"tasks_evaluated": tasks, "final_score": score, "metadata": {"n": len(tasks)}}
@@ -197,6 +252,7 @@ class ServiceServer:
         self._state = _State(answers=dict(answers))
         self._server = _Server(("127.0.0.1", 0), _Handler)
         self._server.state = self._state
+        self._state.base_url = self.url
         self._thread = threading.Thread(
             target=self._server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True
         )
@@ -222,6 +278,12 @@ class ServiceServer:
         """Grade by these answers from now on (a new grader version)."""
         with self._state.lock:
             self._state.answers = dict(answers)
+
+    @property
+    def artifacts(self) -> dict[str, bytes]:
+        """Every uploaded artifact, by key."""
+        with self._state.lock:
+            return dict(self._state.artifacts)
 
     def paths(self) -> list[str]:
         """The path of every request so far, in order."""

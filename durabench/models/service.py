@@ -12,7 +12,7 @@ from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-__all__ = ["ServiceApi", "ServiceRetry", "ServiceTarget"]
+__all__ = ["PayloadKind", "ServiceApi", "ServiceRetry", "ServiceTarget"]
 
 
 class ServiceRetry(BaseModel):
@@ -37,6 +37,12 @@ class ServiceRetry(BaseModel):
 ServiceApi = Literal["legacy", "v1"]
 """``legacy`` (``/evaluate-response/``, ``/final-score/``) or ``v1`` (``/v1/...``)."""
 
+PayloadKind = Literal["text", "artifact"]
+"""What v1 grades: the answer text, or a file uploaded first (``--payload-type``)."""
+
+DEFAULT_ARTIFACT = "submission.patch"
+"""The file an artifact payload uploads unless ``response_file`` names another."""
+
 
 class ServiceTarget(BaseModel):
     """The benchmark service a run is graded by, and how to talk to it."""
@@ -50,10 +56,14 @@ class ServiceTarget(BaseModel):
     dataset: str | None = None
     """Dataset name sent with every request (``--dataset-name``), for multi-dataset services."""
     payload_schema: str = ""
-    """v1 only: the dataset's text payload schema, such as ``fabv2.text.v1``."""
+    """v1 only: the dataset's payload schema, such as ``fabv2.text.v1``."""
+    payload_type: PayloadKind = "text"
+    """v1 only: ``artifact`` uploads a file of the attempt (``/v1/submissions/upload-url``)
+    and grades it by its key; ``text`` sends the answer in the request."""
     response_file: str | None = None
-    """A file in the attempt directory whose text is the answer (``None``: the agent's final
-    message from ``result.json``, which keeps at most 2,000 characters)."""
+    """A file in the attempt directory whose text is the answer, or the artifact to upload
+    (``None``: the agent's final message from ``result.json``, which keeps at most 2,000
+    characters; for an artifact, ``submission.patch``, the diff the agent left)."""
     retry: ServiceRetry = Field(default_factory=ServiceRetry)
     """How hard each call is retried inside one activity attempt."""
 
@@ -76,4 +86,11 @@ class ServiceTarget(BaseModel):
             raise ValueError(
                 "the v1 API needs payload_schema (the dataset's schema, e.g. fabv2.text.v1)"
             )
+        if self.payload_type == "artifact" and self.api != "v1":
+            raise ValueError("artifact payloads need the v1 API: add --service-api v1")
         return self
+
+    @property
+    def artifact_file(self) -> str:
+        """The attempt file an artifact payload uploads."""
+        return self.response_file or DEFAULT_ARTIFACT

@@ -34,6 +34,8 @@ from durabench.service.v1_models import (
     V1EvalResponse,
     V1ScoreRequest,
     V1ScoreResponse,
+    V1Upload,
+    V1UploadRequest,
 )
 
 __all__ = ["ServiceClient", "Sleep"]
@@ -145,6 +147,26 @@ class ServiceClient:
         """
         return await self._call("POST", "/v1/score", request, V1ScoreResponse)
 
+    async def upload_url(self, request: V1UploadRequest) -> V1Upload:
+        """Where to put an artifact (``POST /v1/submissions/upload-url``).
+
+        Raises:
+            ServiceError: see :meth:`_call`.
+        """
+        return await self._call("POST", "/v1/submissions/upload-url", request, V1Upload)
+
+    async def put_artifact(self, upload: V1Upload, data: bytes) -> None:
+        """PUT ``data`` to the presigned URL, with no key.
+
+        The URL carries its own grant, and the storage host behind it must never see the
+        service key.
+
+        Raises:
+            ServiceRejected: the store refused it (413: too large for the dataset).
+            ServiceError: the store stayed busy or unreachable through every try.
+        """
+        await self._send(Call("PUT", upload.url, v1=False), content=data, authed=False)
+
     async def dataset_tasks(self, dataset: str) -> V1DatasetTasks:
         """The tasks of a dataset the service hosts (``GET /v1/datasets/{name}/tasks``).
 
@@ -184,14 +206,22 @@ class ServiceClient:
                 "check that --service-url points at a benchmark service of this protocol"
             ) from None
 
-    async def _send(self, call: Call, body: dict[str, Any] | None) -> httpx.Response:
+    async def _send(
+        self,
+        call: Call,
+        body: dict[str, Any] | None = None,
+        *,
+        content: bytes | None = None,
+        authed: bool = True,
+    ) -> httpx.Response:
         tries = 0
+        headers = self._auth.headers() if authed else {}
         while True:
             tries += 1
             last = tries >= self.retry.max_attempts
             try:
                 response = await self._http.request(
-                    call.method, call.url, json=body, headers=self._auth.headers()
+                    call.method, call.url, json=body, content=content, headers=headers
                 )
             except httpx.TransportError as exc:  # timeouts, refused and reset connections
                 if last:

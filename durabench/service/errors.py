@@ -30,7 +30,8 @@ class Call(NamedTuple):
     """Whether it is a v1 endpoint (v1 accepts only the tenant key)."""
 
     def __str__(self) -> str:
-        return f"{self.method} {self.url}"
+        # Without the query: a presigned URL's signature is a credential of its own.
+        return f"{self.method} {self.url.split('?', 1)[0]}"
 
 
 def service_message(response: httpx.Response, auth: ServiceAuth) -> str:
@@ -77,6 +78,11 @@ def error_for_response(
         return ServiceAuthError(f"{call} was refused ({said}); {_auth_hint(call, status, auth)}")
     if status == 501:
         return ServiceUnsupported(f"{call}: the service does not implement this ({said})")
+    if status == 413:
+        return ServiceRejected(
+            f"{call} was refused ({said}): the artifact is larger than the service accepts; "
+            "upload a smaller file (--response-file)"
+        )
     if status == 404:
         return ServiceRejected(
             f"{call} found nothing ({said}); check the dataset name and the task ids"

@@ -27,6 +27,7 @@ from durabench.service.v1_models import (
     V1Payload,
     V1ScoreRequest,
     V1ScoreResponse,
+    V1UploadRequest,
 )
 
 __all__ = ["Generation", "final_score", "grade", "service_run_id"]
@@ -47,6 +48,10 @@ class Generation(NamedTuple):
     """How the attempt ended."""
     response: str
     """The agent's answer."""
+    artifact: bytes | None = None
+    """The file an artifact payload uploads; ``None`` when the attempt left none."""
+    artifact_name: str = ""
+    """Its file name."""
 
 
 def service_run_id(run_id: str, lane: str) -> str:
@@ -101,15 +106,38 @@ async def grade(client: ServiceClient, target: ServiceTarget, gen: Generation) -
     )
 
 
+async def _payload(
+    client: ServiceClient, target: ServiceTarget, gen: Generation
+) -> V1Payload | str:
+    """The answer text, or the key of the artifact just uploaded; a reason when none."""
+    if target.payload_type == "text":
+        return V1Payload(type="text", payload_schema=target.payload_schema, data=gen.response)
+    if gen.artifact is None:
+        return f"the attempt left no {target.artifact_file} to upload as its artifact"
+    upload = await client.upload_url(
+        V1UploadRequest(
+            run_id=service_run_id(gen.run_id, gen.lane),
+            task_id=gen.task_id,
+            dataset=target.dataset,
+            filename=gen.artifact_name,
+        )
+    )
+    await client.put_artifact(upload, gen.artifact)
+    return V1Payload(type="artifact", payload_schema=target.payload_schema, data=upload.key)
+
+
 async def _grade_v1(
     client: ServiceClient, target: ServiceTarget, gen: Generation, base: TaskGrade
 ) -> TaskGrade:
+    payload = await _payload(client, target, gen)
+    if isinstance(payload, str):
+        return base.model_copy(update={"errors": (payload,)})
     answer = await client.evaluate(
         V1EvalRequest(
             run_id=service_run_id(gen.run_id, gen.lane),
             task_id=gen.task_id,
             dataset=target.dataset,
-            payload=V1Payload(type="text", payload_schema=target.payload_schema, data=gen.response),
+            payload=payload,
             versions={"runner": __version__},
         )
     )

@@ -10,6 +10,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, JsonValue
 
+from durabench.models.service import PayloadKind
+
 __all__ = [
     "EvalResult",
     "EvalResultData",
@@ -27,7 +29,7 @@ GenerationStatus = Literal["success", "max_time", "max_turns", "error"]
 EvalStatus = Literal["evaluated", "did_not_complete", "generation_error", "error"]
 """How the grading of one generation ended."""
 
-PayloadType = Literal["text", "artifact"]
+PayloadType = PayloadKind
 """What a v1 evaluation receives: the answer text, or the key of an uploaded artifact."""
 
 

@@ -65,14 +65,12 @@ def _generation(data: EvaluateAttemptInput, attempt_dir: Path) -> Generation:
             f"no {result_file}; check the run id, or run the attempt first"
         )
     result = AttemptResult.model_validate_json(result_file.read_text())
-    response = result.last_message
-    if data.service.response_file is not None:
-        answer = (attempt_dir / data.service.response_file).resolve()
-        if not answer.is_relative_to(attempt_dir.resolve()):
-            raise ConfigError(
-                f"response_file {data.service.response_file!r} leaves the attempt "
-                "directory; name a file inside it, such as submission.patch"
-            )
+    service, response, artifact = data.service, result.last_message, None
+    if service.payload_type == "artifact":
+        found = _inside(attempt_dir, service.artifact_file)
+        artifact = found.read_bytes() if found.is_file() else None
+    elif service.response_file is not None:
+        answer = _inside(attempt_dir, service.response_file)
         response = answer.read_text(errors="replace") if answer.is_file() else ""
     return Generation(
         run_id=data.run_id,
@@ -81,7 +79,24 @@ def _generation(data: EvaluateAttemptInput, attempt_dir: Path) -> Generation:
         attempt=data.attempt,
         exit_class=result.exit_class,
         response=response,
+        artifact=artifact,
+        artifact_name=Path(service.artifact_file).name,
     )
+
+
+def _inside(attempt_dir: Path, name: str) -> Path:
+    """``name`` in the attempt directory.
+
+    Raises:
+        ConfigError: ``name`` leads out of it.
+    """
+    path = (attempt_dir / name).resolve()
+    if not path.is_relative_to(attempt_dir.resolve()):
+        raise ConfigError(
+            f"response_file {name!r} leaves the attempt directory; name a file inside it, "
+            "such as submission.patch"
+        )
+    return path
 
 
 async def score_lane(runs_dir: Path, data: ScoreRunInput, client: ServiceClient) -> ScoreRunOutput:

@@ -19,6 +19,8 @@ __all__ = [
     "V1ScoreRequest",
     "V1ScoreResponse",
     "V1TaskEval",
+    "V1Upload",
+    "V1UploadRequest",
 ]
 
 
@@ -136,3 +138,31 @@ class V1DatasetTasks(BaseModel):
     """Version of the dataset."""
     tasks: tuple[V1DatasetTask, ...]
     """Its tasks."""
+
+
+class V1UploadRequest(BaseModel):
+    """Body of ``POST /v1/submissions/upload-url``: where an artifact will be put."""
+
+    model_config = ConfigDict(frozen=True)
+
+    run_id: str
+    """The run (one per lane, as in evaluate)."""
+    task_id: str
+    """The task."""
+    dataset: str | None = None
+    """Dataset name; left out when ``None``."""
+    filename: str
+    """The artifact's file name."""
+
+
+class V1Upload(BaseModel):
+    """Answer of ``POST /v1/submissions/upload-url``: a presigned PUT and the key to grade."""
+
+    model_config = ConfigDict(frozen=True)
+
+    key: str
+    """What ``/v1/evaluate`` grades (``payload.data`` of an artifact payload)."""
+    url: str
+    """Presigned URL the artifact is PUT to; it carries its own authorization."""
+    expires_in: float | None = None
+    """Seconds the URL stays valid."""

@@ -26,7 +26,7 @@ from durabench.service import (
     TaskGrade,
 )
 from durabench.settings import Settings
-from tests.service_server import SCHEMA, ServiceServer
+from tests.service_server import ARTIFACT_SCHEMA, SCHEMA, ServiceServer
 
 KEY = "vals-activity-key-5d21ee"
 BEARER = "bench-activity-key-90ab4f"
@@ -213,3 +213,43 @@ async def test_the_answer_can_come_from_a_file_of_the_attempt(
     outside = ServiceTarget(url=service.url, response_file="../../../../plan.json")
     with pytest.raises(ConfigError, match="leaves the attempt directory"):
         await env.run(acts.evaluate_attempt, _evaluate(outside, "t1", force=True))
+
+
+async def test_an_artifact_is_uploaded_without_the_key_and_graded_by_its_key(
+    service: ServiceServer, settings: Settings, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("VALS_AUTH_KEY", KEY)
+    run = RunPaths.for_run(settings.runs_dir, "r1")
+    (run.attempt("t1", "baseline", 1) / "submission.patch").write_text("42\n")
+    _record(run, "t3", "completed", "x")  # finished, but left no patch
+    acts, env = ServiceActivities(settings, sleep=_no_sleep), ActivityEnvironment()
+    target = ServiceTarget(
+        url=service.url,
+        api="v1",
+        dataset="validation",
+        payload_schema=ARTIFACT_SCHEMA,
+        payload_type="artifact",
+        retry=RETRY,
+    )
+    out = await env.run(acts.evaluate_attempt, _evaluate(target, "t1"))
+    assert (out.status, out.pass_percentage) == ("evaluated", 100.0)
+    [put] = [r for r in service.received if r.method == "PUT"]
+    assert put.body == b"42\n"
+    assert not {"x-descope-api-key", "authorization"} & set(put.headers)  # storage sees no key
+    [evaluate] = [r for r in service.received if r.path == "/v1/evaluate"]
+    key = "tenant/validation/r1.baseline/t1/submission.patch"
+    assert evaluate.body["payload"] == {"type": "artifact", "schema": ARTIFACT_SCHEMA, "data": key}
+    assert service.artifacts == {key: b"42\n"}
+
+    missing = await env.run(acts.evaluate_attempt, _evaluate(target, "t3"))
+    assert missing.status == "error"
+    stored = TaskGrade.model_validate_json(Path(missing.eval_path).read_text())
+    assert stored.errors == ("the attempt left no submission.patch to upload as its artifact",)
+
+    service.faults.max_artifact_bytes = 1
+    too_big = await env.run(acts.evaluate_attempt, _evaluate(target, "t1", force=True))
+    stored = TaskGrade.model_validate_json(Path(too_big.eval_path).read_text())
+    assert too_big.status == "error" and "larger than the service accepts" in stored.errors[0]
+    assert "sig=" not in stored.errors[0]  # a presigned URL's signature is never kept
+    with pytest.raises(ValueError, match="artifact payloads need the v1 API"):
+        ServiceTarget(url=service.url, payload_type="artifact")
