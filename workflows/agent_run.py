@@ -87,7 +87,6 @@ class AgentRunWorkflow:
         self.host_queue = ""
         self.host_timeout: timedelta | None = None
         self.hosts: list[str] = []
-        self.losses = 0
         self.left_behind: list[workflow.ActivityHandle[None]] = []
 
     async def _phase(
@@ -150,9 +149,8 @@ class AgentRunWorkflow:
                     await self._phases(ref, fields)
                     break
                 except ActivityError as err:
-                    if not host_lost(err) or self.losses >= MAX_MOVES:
+                    if not host_lost(err) or ref.placement >= MAX_MOVES:
                         raise
-                    self.losses += 1
                     ref = await self._move(ref, fields)
         except ActivityError as err:
             if isinstance(err.cause, CancelledError):

@@ -41,7 +41,9 @@ CLAIM_RETRY = RetryPolicy(
 next, so the attempt lands on a host with room, or waits until one has some."""
 
 MAX_MOVES = 3
-"""Hosts an attempt may lose before it ends ``infra_other`` (the pair may retry it)."""
+"""Times an attempt may start over on another host before a lost host ends it
+``infra_other`` (the pair may retry it). A host that comes back costs nothing: the attempt
+carries on there."""
 
 TEARDOWN_RETRY = RetryPolicy(
     initial_interval=timedelta(seconds=2),
