@@ -11,12 +11,14 @@ in their containers for the next worker to re-attach.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import signal
 from collections.abc import Sequence
 from datetime import timedelta
 
 from temporalio.client import Client
+from temporalio.service import RPCError
 from temporalio.worker import Worker
 
 from activities import PlanActivities, ResultActivities, SandboxActivities, ServiceActivities
@@ -32,6 +34,8 @@ log = get_logger("durabench.worker")
 
 GRACE = timedelta(seconds=20)
 """How long in-flight activities get to finish when the worker is told to stop."""
+SWEEP_PERIOD_S = 600.0
+"""How often a worker removes orphaned containers from its daemon."""
 
 
 def build_workers(client: Client, settings: Settings) -> list[Worker]:
@@ -74,19 +78,54 @@ def build_workers(client: Client, settings: Settings) -> list[Worker]:
             sandbox.collect_artifacts,
             sandbox.teardown_sandbox,
         ],
-        # Admission holds attempts to max_sandboxes; each has one phase here at a time,
-        # plus teardowns of attempts that moved away and came back.
-        max_concurrent_activities=settings.max_sandboxes + 2,
+        # Admission holds attempts to max_sandboxes, each with one phase here at a time.
+        # Slack for teardowns of attempts that moved away, and for attempts of runs from
+        # before host claims: work queued behind a full worker would look like a lost host.
+        max_concurrent_activities=2 * settings.max_sandboxes + 4,
     )
     return [shared, host]
 
 
 async def run_workers(workers: Sequence[Worker], stop: asyncio.Event) -> None:
-    """Run ``workers`` until ``stop`` is set, then shut them down gracefully."""
+    """Run ``workers`` until ``stop`` is set, then shut them down gracefully.
+
+    If one of them fails, all stop and the failure is raised: a worker that polls the
+    shared queue but no longer its host queue would claim attempts it never runs.
+    """
     runs = [asyncio.create_task(w.run()) for w in workers]
-    await stop.wait()
-    await asyncio.gather(*(w.shutdown() for w in workers))
-    await asyncio.gather(*runs, return_exceptions=True)
+    stopped = asyncio.create_task(stop.wait())
+    await asyncio.wait([*runs, stopped], return_when=asyncio.FIRST_COMPLETED)
+    failed = [r for r in runs if r.done() and r.exception() is not None]
+    await asyncio.gather(*(w.shutdown() for w in workers), return_exceptions=True)
+    await asyncio.gather(*runs, stopped, return_exceptions=True)
+    stopped.cancel()
+    if failed:
+        raise RuntimeError(f"a worker stopped: {failed[0].exception()}") from failed[0].exception()
+
+
+async def sweep_every(client: Client, host: str, period_s: float, stop: asyncio.Event) -> None:
+    """Remove this host's orphaned containers now and every ``period_s``, until ``stop``.
+
+    Orphans: containers of attempts that ended, or that moved off this host while it was
+    lost (see ``python -m starter sweep``). Only containers this host made are looked at:
+    a daemon may be shared. A failed sweep is logged.
+    """
+    from starter.sweep import remove_orphans
+
+    while not stop.is_set():
+        try:
+            docker = docker_client()
+            try:
+                swept = await remove_orphans(client, docker, host=host)
+            finally:
+                docker.close()
+            for container, orphan in swept:
+                if orphan:
+                    log.info("removed orphaned container", container=container.name)
+        except (DurabenchError, RPCError) as exc:
+            log.warning("sweeping orphaned containers failed", error=str(exc))
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(stop.wait(), timeout=period_s)
 
 
 async def main() -> None:
@@ -109,11 +148,16 @@ async def main() -> None:
         host=settings.host_id,
         max_sandboxes=settings.max_sandboxes,
     )
-    await run_workers(workers, stop)
+    sweeper = asyncio.create_task(sweep_every(client, settings.host_id, SWEEP_PERIOD_S, stop))
+    try:
+        await run_workers(workers, stop)
+    finally:
+        stop.set()
+        await sweeper
 
 
 if __name__ == "__main__":
     try:
         asyncio.run(main())
-    except DurabenchError as exc:
+    except (DurabenchError, RuntimeError) as exc:
         raise SystemExit(f"error: {exc}") from None

@@ -54,7 +54,12 @@ from durabench.sandbox import (
     ensure_image,
 )
 from durabench.sandbox.detached import run_step, wrap_step
-from durabench.sandbox.docker.capacity import HOST_LABEL, HostCapacity
+from durabench.sandbox.docker.capacity import (
+    HOST_LABEL,
+    PLACEMENT_LABEL,
+    HostCapacity,
+    attempt_key,
+)
 from durabench.sandbox.docker.tarball import pack, unpack
 from durabench.secrets import scrub_text, scrub_tree, secret_values
 from durabench.settings import Settings
@@ -91,8 +96,9 @@ class SandboxActivities:
     def capacity(self) -> HostCapacity:
         """This host's admission of attempts."""
         if self._capacity is None:
-            limit = self.settings.max_sandboxes
-            self._capacity = HostCapacity(self.client, self.settings.host_id, limit)
+            host, limit = self.settings.host_id, self.settings.max_sandboxes
+            state = self.settings.home / "hosts" / f"{host}.reservations.json"
+            self._capacity = HostCapacity(self.client, host, limit, state)
         return self._capacity
 
     def _attempt_dir(self, ref: AttemptRef) -> Path:
@@ -108,7 +114,11 @@ class SandboxActivities:
         spec = SandboxSpec(
             name=ref.container_name,
             image=image or "unused",
-            labels={**ref.labels, HOST_LABEL: self.settings.host_id},
+            labels={
+                **ref.labels,
+                HOST_LABEL: self.settings.host_id,
+                PLACEMENT_LABEL: str(ref.placement),
+            },
             network=self.settings.sandbox_network if needs_network else "none",
             mounts=mounts or {},
         )
@@ -145,7 +155,7 @@ class SandboxActivities:
         A full host refuses with a retryable error: the retry goes to whichever worker
         polls next, so the attempt lands on a host with room, or waits for one.
         """
-        if not await asyncio.to_thread(self.capacity.claim, ref.container_name):
+        if not await asyncio.to_thread(self.capacity.claim, attempt_key(ref.labels)):
             raise ApplicationError(
                 f"host {self.settings.host_id} is running its {self.capacity.limit} "
                 "attempts (DURABENCH_MAX_SANDBOXES); another host or a later try takes it",
@@ -191,7 +201,7 @@ class SandboxActivities:
         sandbox = self._sandbox(ref, data.image, mounts=agent.mounts(ctx))
         async with heartbeating(f"provisioning {ref.container_name}"):
             container_id = await sandbox.start()
-            self.capacity.provisioned(ref.container_name)
+            await asyncio.to_thread(self.capacity.provisioned, attempt_key(ref.labels))
             await sandbox.exec(["mkdir", "-p", str(paths.agent_logs)])
             await sandbox.exec(["chmod", "777", str(paths.agent_logs)])
             instruction = instruction_for(config, task)
@@ -392,5 +402,5 @@ class SandboxActivities:
     async def teardown_sandbox(self, ref: AttemptRef) -> None:
         """Remove the container (absent is fine); the attempt's claim on this host ends."""
         await self._sandbox(ref).stop(delete=True)
-        self.capacity.release(ref.container_name)
+        await asyncio.to_thread(self.capacity.release, attempt_key(ref.labels))
         log.debug("container removed", container=ref.container_name, **ref.labels)

@@ -1,8 +1,10 @@
 """``python -m starter sweep [--dry-run] [--images]``: remove what no running attempt owns.
 
-A container belongs to one attempt (its labels name it). It is removed when that attempt's
-workflow is not running any more, as Temporal tells: a crashed worker, a terminated run or
-a teardown that never happened leaves nothing behind after a sweep.
+A container belongs to one placement of one attempt (its labels name them). It is removed
+when that attempt's workflow is not running any more, or runs a later placement (it moved
+off a host that was lost), as Temporal tells: a crashed worker, a terminated run, a lost
+host that came back or a teardown that never happened leaves nothing behind after a sweep.
+Workers sweep their daemon when they start and every ten minutes.
 """
 
 from __future__ import annotations
@@ -10,28 +12,69 @@ from __future__ import annotations
 import asyncio
 
 import click
+from docker import DockerClient
 from rich.table import Table
-from temporalio.client import Client, WorkflowExecutionStatus
+from temporalio.client import Client, WorkflowExecutionStatus, WorkflowQueryFailedError
 from temporalio.service import RPCError, RPCStatusCode
 
 from durabench.sandbox import docker_client
-from durabench.sandbox.docker.cleanup import list_containers, remove_container, unused_task_images
+from durabench.sandbox.docker.cleanup import (
+    LabelledContainer,
+    list_containers,
+    remove_container,
+    unused_task_images,
+)
 from starter.client import connect
 from starter.console import console
 from starter.options import run_async
 from workflows import attempt_workflow_id
 
-__all__ = ["sweep", "sweep_main"]
+__all__ = ["owned", "remove_orphans", "sweep", "sweep_main"]
 
 
-async def _running(client: Client, workflow_id: str) -> bool:
+_QUERY_TIMEOUT_S = 3.0
+"""A live worker answers in milliseconds; with none, the container is kept after this."""
+
+
+async def owned(client: Client, container: LabelledContainer) -> bool:
+    """Whether the container's attempt still runs, at the container's placement.
+
+    When in doubt (no worker answers the query in time) the container is kept.
+    """
+    wf = attempt_workflow_id(container.run_id, container.task_id, container.lane, container.attempt)
+    handle = client.get_workflow_handle(wf)
     try:
-        desc = await client.get_workflow_handle(workflow_id).describe()
+        desc = await handle.describe()
     except RPCError as exc:
         if exc.status == RPCStatusCode.NOT_FOUND:
             return False
         raise
-    return desc.status == WorkflowExecutionStatus.RUNNING
+    if desc.status != WorkflowExecutionStatus.RUNNING:
+        return False
+    try:
+        query = handle.query("placement", result_type=int)
+        current = await asyncio.wait_for(query, timeout=_QUERY_TIMEOUT_S)
+    except (RPCError, WorkflowQueryFailedError, TimeoutError):
+        return True
+    return bool(current <= container.placement)
+
+
+async def remove_orphans(
+    client: Client, docker: DockerClient, dry_run: bool = False, host: str | None = None
+) -> list[tuple[LabelledContainer, bool]]:
+    """Durabench's containers on ``docker``, each with whether it is (or would be) removed.
+
+    With ``host``, only the containers that worker host made.
+    """
+    out = []
+    for c in await asyncio.to_thread(list_containers, docker):
+        if host is not None and c.host != host:
+            continue
+        orphan = not await owned(client, c)
+        if orphan and not dry_run:
+            await asyncio.to_thread(remove_container, docker, c.name)
+        out.append((c, orphan))
+    return out
 
 
 async def sweep_main(
@@ -45,15 +88,12 @@ async def sweep_main(
         for col in ("container", "status", "attempt workflow", "action"):
             table.add_column(col)
         removed = []
-        for c in list_containers(docker):
+        for c, orphan in await remove_orphans(client, docker, dry_run):
             wf = attempt_workflow_id(c.run_id, c.task_id, c.lane, c.attempt)
-            keep = await _running(client, wf)
-            action = "keep (running)" if keep else ("would remove" if dry_run else "removed")
-            if not keep:
+            action = "would remove" if dry_run else "removed"
+            table.add_row(c.name, c.status, wf, action if orphan else "keep (running)")
+            if orphan:
                 removed.append(c.name)
-                if not dry_run:
-                    await asyncio.to_thread(remove_container, docker, c.name)
-            table.add_row(c.name, c.status, wf, action)
         console.print(table if table.row_count else "No durabench containers.")
         if images:
             tags = await asyncio.to_thread(unused_task_images, docker)

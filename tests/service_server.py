@@ -60,6 +60,8 @@ class Faults:
     """Datasets the service lists; ``None``: listing is not implemented (501)."""
     max_artifact_bytes: int = 1_000_000
     """Larger uploads are refused with 413."""
+    store_status: int | None = None
+    """Answer every upload with this status, echoing the signature as S3 does."""
 
 
 @dataclass
@@ -109,7 +111,9 @@ class _Handler(BaseHTTPRequestHandler):
             state.received.append(Received("PUT", self.path, headers, data))
         path, _, query = self.path.partition("?")
         key = unquote(path.removeprefix("/uploads/"))
-        if query != f"sig={_signature(key)}":
+        if state.faults.store_status is not None:
+            self._send(state.faults.store_status, {"SignatureProvided": query})
+        elif query != f"sig={_signature(key)}":
             self._send(403, {"detail": "bad signature"})
         elif len(data) > state.faults.max_artifact_bytes:
             self._send(413, {"detail": "artifact too large"})

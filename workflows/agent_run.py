@@ -50,6 +50,7 @@ with workflow.unsafe.imports_passed_through():
     from workflows.policies import (
         CLAIM_RETRY,
         HEARTBEAT,
+        MAX_LOSSES,
         MAX_MOVES,
         REATTACH,
         RETRY,
@@ -88,6 +89,16 @@ class AgentRunWorkflow:
         self.host_timeout: timedelta | None = None
         self.hosts: list[str] = []
         self.left_behind: list[workflow.ActivityHandle[None]] = []
+        self.current_placement = 0
+        self.losses = 0
+
+    @workflow.query
+    def placement(self) -> int:
+        """The attempt's current placement (0 unless it moved).
+
+        Containers of an older placement are leftovers of a lost host: a sweep removes them.
+        """
+        return self.current_placement
 
     async def _phase(
         self,
@@ -149,8 +160,11 @@ class AgentRunWorkflow:
                     await self._phases(ref, fields)
                     break
                 except ActivityError as err:
-                    if not host_lost(err) or ref.placement >= MAX_MOVES:
+                    if not host_lost(err) or self.losses >= MAX_LOSSES:
                         raise
+                    if ref.placement >= MAX_MOVES:
+                        raise
+                    self.losses += 1
                     ref = await self._move(ref, fields)
         except ActivityError as err:
             if isinstance(err.cause, CancelledError):
@@ -188,7 +202,8 @@ class AgentRunWorkflow:
             )
         )
         fields.clear()
-        return ref.model_copy(update={"placement": ref.placement + 1})
+        self.current_placement = ref.placement + 1
+        return ref.model_copy(update={"placement": self.current_placement})
 
     async def _forget_left_behind(self) -> None:
         """Wait for the lost hosts' teardowns: done if a host came back, logged if not."""

@@ -8,7 +8,16 @@ from temporalio.common import RetryPolicy
 
 from durabench.errors import non_retryable_names
 
-__all__ = ["CLAIM_RETRY", "HEARTBEAT", "MAX_MOVES", "REATTACH", "RETRY", "SHORT", "TEARDOWN_RETRY"]
+__all__ = [
+    "CLAIM_RETRY",
+    "HEARTBEAT",
+    "MAX_LOSSES",
+    "MAX_MOVES",
+    "REATTACH",
+    "RETRY",
+    "SHORT",
+    "TEARDOWN_RETRY",
+]
 
 RETRY = RetryPolicy(
     initial_interval=timedelta(seconds=2),
@@ -42,8 +51,12 @@ next, so the attempt lands on a host with room, or waits until one has some."""
 
 MAX_MOVES = 3
 """Times an attempt may start over on another host before a lost host ends it
-``infra_other`` (the pair may retry it). A host that comes back costs nothing: the attempt
-carries on there."""
+``infra_other`` (the pair may retry it)."""
+
+MAX_LOSSES = 10
+"""Times an attempt may find its host gone at all, counting hosts that came back (the
+attempt carries on there for free): a host whose container worker keeps failing while
+it still claims attempts must not hold one forever."""
 
 TEARDOWN_RETRY = RetryPolicy(
     initial_interval=timedelta(seconds=2),

@@ -165,7 +165,7 @@ class ServiceClient:
             ServiceRejected: the store refused it (413: too large for the dataset).
             ServiceError: the store stayed busy or unreachable through every try.
         """
-        await self._send(Call("PUT", upload.url, v1=False), content=data, authed=False)
+        await self._send(Call("PUT", upload.url, v1=False, store=True), content=data, authed=False)
 
     async def dataset_tasks(self, dataset: str) -> V1DatasetTasks:
         """The tasks of a dataset the service hosts (``GET /v1/datasets/{name}/tasks``).

@@ -28,6 +28,9 @@ class Call(NamedTuple):
     """Full URL."""
     v1: bool
     """Whether it is a v1 endpoint (v1 accepts only the tenant key)."""
+    store: bool = False
+    """A presigned storage URL, not the service: its answers are not quoted (a store's
+    error body can echo the signature), and its refusals concern this upload only."""
 
     def __str__(self) -> str:
         # Without the query: a presigned URL's signature is a credential of its own.
@@ -64,6 +67,25 @@ def _auth_hint(call: Call, status: int, auth: ServiceAuth) -> str:
     return "the key may not use this dataset or endpoint; check the dataset name and the key"
 
 
+def _store_error(call: Call, status: int, retry_after_s: float | None) -> ServiceError:
+    if status == 413:
+        return ServiceRejected(
+            f"{call} was refused ({status}): the artifact is larger than the service accepts; "
+            "upload a smaller file (--response-file)"
+        )
+    if status in (401, 403):
+        return ServiceRejected(
+            f"{call} was refused ({status}): the upload URL expired or is not valid; "
+            "grading the attempt again asks for a new one (python -m starter score)"
+        )
+    if 400 <= status < 500 and status not in (408, 429):
+        return ServiceRejected(f"{call} was refused ({status})")
+    return ServiceError(
+        f"{call} failed ({status}); the store is busy or down, and the upload is retried later",
+        retry_after_s=retry_after_s,
+    )
+
+
 def error_for_response(
     call: Call, response: httpx.Response, auth: ServiceAuth, *, retry_after_s: float | None = None
 ) -> ServiceError:
@@ -73,6 +95,8 @@ def error_for_response(
     service asked before its next try.
     """
     status = response.status_code
+    if call.store:
+        return _store_error(call, status, retry_after_s)
     said = f"{status}: {service_message(response, auth)}"
     if status in (401, 403):
         return ServiceAuthError(f"{call} was refused ({said}); {_auth_hint(call, status, auth)}")

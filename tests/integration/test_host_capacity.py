@@ -1,46 +1,60 @@
-"""Host admission against a real daemon: reservations, labelled containers, release."""
+"""Host admission against a real daemon: reservations, labelled containers, restarts."""
 
 from __future__ import annotations
 
 import os
 import uuid
+from pathlib import Path
 
 import docker
 import pytest
 
-from durabench.sandbox.docker.capacity import HOST_LABEL, HostCapacity
+from durabench.sandbox.docker.capacity import HOST_LABEL, HostCapacity, attempt_key
 from durabench.settings import Settings
 
 pytestmark = pytest.mark.docker
 
 
-def test_a_host_admits_up_to_its_limit_counting_its_containers() -> None:
+def _labels(task: str) -> dict[str, str]:
+    return {
+        "durabench.run": "cap",
+        "durabench.task": task,
+        "durabench.lane": "baseline",
+        "durabench.attempt": "1",
+    }
+
+
+def test_a_host_admits_up_to_its_limit_across_restarts(tmp_path: Path) -> None:
     client = docker.from_env()
     host = f"cap-{uuid.uuid4().hex[:8]}"
     image = os.environ.get("DURABENCH_BASE_IMAGE", Settings.from_env().base_image)
+    state = tmp_path / "hosts" / f"{host}.json"
+    a, b, c = (attempt_key(_labels(t)) for t in "abc")
     try:
-        capacity = HostCapacity(client, host, limit=2)
-        assert capacity.claim("a") and capacity.claim("a")  # a retried claim counts once
-        assert capacity.claim("b") and not capacity.claim("c")
-        # "a" now has its container; a restarted worker (fresh reservations) still counts it.
+        capacity = HostCapacity(client, host, limit=2, state_file=state)
+        assert capacity.claim(a) and capacity.claim(a)  # a retried claim counts once
+        assert capacity.claim(b) and not capacity.claim(c)
+        # A restarted worker remembers b, still building its image.
+        assert HostCapacity(client, host, limit=2, state_file=state).holders() == {a, b}
+        # a's container exists (its second placement, after a move): it counts once.
         client.containers.run(
             image,
             entrypoint=["sleep", "infinity"],
             command=[],
-            name=f"a-{host}",
-            labels={HOST_LABEL: host},
+            name=f"{host}-a-p1",
+            labels={**_labels("a"), HOST_LABEL: host},
             network_mode="none",
             detach=True,
         )
-        capacity.provisioned("a")
-        restarted = HostCapacity(client, host, limit=2)
-        assert restarted.holders() == {f"a-{host}"}
-        assert restarted.claim("b") and not restarted.claim("c")
-        restarted.release("b")  # b's attempt ended before it had a container
-        assert restarted.claim("c")
-        client.containers.get(f"a-{host}").remove(force=True)
-        assert restarted.holders() == {"c"}
+        capacity.provisioned(a)
+        restarted = HostCapacity(client, host, limit=2, state_file=state)
+        assert restarted.holders() == {a, b} and not restarted.claim(c)
+        restarted.release(b)  # b's attempt ended before it had a container
+        assert restarted.claim(c)
+        client.containers.get(f"{host}-a-p1").remove(force=True)
+        restarted.release(a)
+        assert restarted.holders() == {c}
     finally:
-        for c in client.containers.list(all=True, filters={"label": f"{HOST_LABEL}={host}"}):
-            c.remove(force=True)
+        for found in client.containers.list(all=True, filters={"label": f"{HOST_LABEL}={host}"}):
+            found.remove(force=True)
         client.close()

@@ -26,8 +26,10 @@ from temporalio.client import Client
 
 from durabench.models import RunRequest, RunResult
 from durabench.paths import RunPaths
+from durabench.sandbox.docker.cleanup import list_containers
 from durabench.settings import Settings
 from durabench.tasks import load_suite
+from starter.sweep import owned, remove_orphans
 from tests.integration.runs import approved_detached, worker_process
 from workflows import attempt_workflow_id
 
@@ -51,6 +53,20 @@ def _containers(run_id: str) -> dict[str, list[str]]:
         return by_host
     finally:
         client.close()
+
+
+async def _moved_attempt_verdicts(client: Client, run_id: str) -> dict[int, bool]:
+    """Once an attempt has containers of two placements: whether a sweep keeps each."""
+    docker_client = docker.from_env()
+    try:
+        mine = [c for c in list_containers(docker_client) if c.run_id == run_id]
+    finally:
+        docker_client.close()
+    moved = {(c.task_id, c.lane) for c in mine if c.placement == 1}
+    pair = [c for c in mine if (c.task_id, c.lane) in moved]
+    if len(pair) < 2:
+        return {}
+    return {c.placement: await owned(client, c) for c in pair}
 
 
 async def _ran_where(client: Client, workflow_id: str) -> list[tuple[str, str, str]]:
@@ -99,6 +115,7 @@ async def test_sticky_hosts_hold_their_limits_and_a_dead_host_s_attempts_move(
     }
     seen: dict[str, int] = defaultdict(int)  # most containers a host had at once
     killed: set[str] = set()
+    verdicts: dict[int, bool] = {}  # a moved attempt's containers: placement -> still owned
     try:
         handle = await approved_detached(request, client, settings)
         result_task = asyncio.ensure_future(handle.result())
@@ -111,6 +128,8 @@ async def test_sticky_hosts_hold_their_limits_and_a_dead_host_s_attempts_move(
                 os.kill(workers["host-a"].pid, signal.SIGKILL)
                 workers["host-a"].wait()
                 killed.add("host-a")
+            if killed and not verdicts:
+                verdicts = await _moved_attempt_verdicts(client, request.run_id)
             await asyncio.wait([result_task], timeout=0.3)
         outcome = await asyncio.wait_for(result_task, timeout=300)
     finally:
@@ -149,12 +168,15 @@ async def test_sticky_hosts_hold_their_limits_and_a_dead_host_s_attempts_move(
             assert identity.endswith(f"@{host}"), (name, host, identity)
         assert {host for _, host, _ in ran} == set(a.hosts)
 
-    # Host A's container was left behind with its dead worker, and says whose it is.
+    # While the moved attempt ran on B, a sweep would have removed only A's old container.
+    assert verdicts == {0: False, 1: True}
+    # Host A's container was left behind with its dead worker; a sweep removes it now.
     left = _containers(request.run_id)
     assert set(left) <= {"host-a"} and len(left.get("host-a", [])) == len(moved)
     docker_client = docker.from_env()
     try:
-        for name in left.get("host-a", []):
-            docker_client.containers.get(name).remove(force=True)
+        swept = await remove_orphans(client, docker_client)
     finally:
         docker_client.close()
+    assert {c.name for c, orphan in swept if orphan} >= set(left["host-a"])
+    assert _containers(request.run_id) == {}

@@ -251,5 +251,10 @@ async def test_an_artifact_is_uploaded_without_the_key_and_graded_by_its_key(
     stored = TaskGrade.model_validate_json(Path(too_big.eval_path).read_text())
     assert too_big.status == "error" and "larger than the service accepts" in stored.errors[0]
     assert "sig=" not in stored.errors[0]  # a presigned URL's signature is never kept
+    service.faults.max_artifact_bytes, service.faults.store_status = 1_000_000, 403
+    expired = await env.run(acts.evaluate_attempt, _evaluate(target, "t1", force=True))
+    stored = TaskGrade.model_validate_json(Path(expired.eval_path).read_text())
+    assert expired.status == "error" and "upload URL expired" in stored.errors[0]
+    assert "sig=" not in stored.errors[0]  # not even from the store's own error body
     with pytest.raises(ValueError, match="artifact payloads need the v1 API"):
         ServiceTarget(url=service.url, payload_type="artifact")

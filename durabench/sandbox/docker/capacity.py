@@ -4,39 +4,54 @@ A host admits an attempt (``claim_host``) only while fewer than its limit hold a
 An attempt holds its claim from admission until its container is removed. Claims are
 counted from two sources, so a restarted worker neither forgets nor double-counts:
 
-* the containers on this daemon labelled ``durabench.host=<host id>`` (the truth after a
-  restart: they are the attempts still in flight), and
-* reservations in memory for attempts admitted but not yet provisioned (their image may
-  still be building), which expire after a while in case the attempt never comes back.
+* the containers on this daemon labelled ``durabench.host=<host id>``: the attempts whose
+  container exists, and
+* reservations for attempts admitted but not yet provisioned (their image may still be
+  building). They are kept in a file per host under ``DURABENCH_HOME``, so a restart
+  remembers them, and expire after a while in case the attempt never comes back.
 
-Both are keyed by the attempt's deterministic container name, so a retried claim or an
-attempt that returns to the same host after a failover counts once.
+Both are keyed by the attempt (run, task, lane, attempt number), not by its container:
+an attempt that moved here from a lost host claims once, whatever its placement.
 """
 
 from __future__ import annotations
 
+import json
 import threading
 import time
+from collections.abc import Mapping
+from pathlib import Path
 
 import docker
 
+from durabench.atomic import atomic_write
 from durabench.sandbox.docker.errors import map_docker_errors
 
-__all__ = ["HOST_LABEL", "HostCapacity"]
+__all__ = ["HOST_LABEL", "PLACEMENT_LABEL", "HostCapacity", "attempt_key"]
 
 HOST_LABEL = "durabench.host"
 """Container label naming the worker host that owns the container."""
+PLACEMENT_LABEL = "durabench.placement"
+"""Container label: which placement of its attempt the container is (0 unless it moved)."""
 _RESERVATION_TTL_S = 4 * 3600.0
+_KEY_LABELS = ("durabench.run", "durabench.task", "durabench.lane", "durabench.attempt")
+
+
+def attempt_key(labels: Mapping[str, str]) -> str:
+    """The attempt a container (or an attempt's labels) belongs to."""
+    return "/".join(labels.get(name, "") for name in _KEY_LABELS)
 
 
 class HostCapacity:
     """Admission of attempts to this host: at most ``limit`` at once."""
 
-    def __init__(self, client: docker.DockerClient, host_id: str, limit: int) -> None:
+    def __init__(
+        self, client: docker.DockerClient, host_id: str, limit: int, state_file: Path
+    ) -> None:
         self._client = client
         self.host_id = host_id
         self.limit = limit
-        self._reserved: dict[str, float] = {}
+        self._file = state_file
         self._lock = threading.Lock()
 
     def _containers(self) -> set[str]:
@@ -44,33 +59,47 @@ class HostCapacity:
             found = self._client.containers.list(
                 all=True, filters={"label": f"{HOST_LABEL}={self.host_id}"}
             )
-        return {str(c.name) for c in found}
+        return {attempt_key(c.labels or {}) for c in found}
+
+    def _load(self) -> dict[str, float]:
+        try:
+            saved = json.loads(self._file.read_text())
+        except (OSError, ValueError):
+            return {}
+        now = time.time()
+        return {str(k): float(t) for k, t in saved.items() if float(t) > now}
+
+    def _save(self, reserved: dict[str, float]) -> None:
+        atomic_write(self._file, json.dumps(reserved, indent=1, sort_keys=True))
 
     def holders(self) -> set[str]:
-        """The attempts (container names) that hold a claim now. Blocking."""
-        now = time.monotonic()
+        """The attempts that hold a claim now. Blocking."""
         with self._lock:
-            self._reserved = {k: t for k, t in self._reserved.items() if t > now}
-            reserved = set(self._reserved)
+            reserved = set(self._load())
         return reserved | self._containers()
 
-    def claim(self, name: str) -> bool:
-        """Admit the attempt whose container is ``name``, if there is room. Blocking.
+    def claim(self, key: str) -> bool:
+        """Admit attempt ``key`` if there is room. Blocking.
 
         Idempotent: an attempt that already holds a claim is admitted again.
         """
-        holders = self.holders()
+        containers = self._containers()
         with self._lock:
-            if name not in holders and len(holders | set(self._reserved)) >= self.limit:
+            reserved = self._load()
+            holders = containers | set(reserved)
+            if key not in holders and len(holders) >= self.limit:
                 return False
-            self._reserved[name] = time.monotonic() + _RESERVATION_TTL_S
+            reserved[key] = time.time() + _RESERVATION_TTL_S
+            self._save(reserved)
             return True
 
-    def provisioned(self, name: str) -> None:
+    def provisioned(self, key: str) -> None:
         """The attempt's container exists: it now counts as a container, not a reservation."""
         with self._lock:
-            self._reserved.pop(name, None)
+            reserved = self._load()
+            if reserved.pop(key, None) is not None:
+                self._save(reserved)
 
-    def release(self, name: str) -> None:
+    def release(self, key: str) -> None:
         """The attempt's container is gone (or never came): its claim ends."""
-        self.provisioned(name)
+        self.provisioned(key)

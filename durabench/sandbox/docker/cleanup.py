@@ -27,6 +27,10 @@ class LabelledContainer(NamedTuple):
     task_id: str
     lane: str
     attempt: int
+    placement: int = 0
+    """Which placement of its attempt (a move to another host makes a new one)."""
+    host: str = ""
+    """The worker host that made it (``durabench.host``)."""
 
 
 def list_containers(client: docker.DockerClient) -> list[LabelledContainer]:
@@ -44,6 +48,8 @@ def list_containers(client: docker.DockerClient) -> list[LabelledContainer]:
                 task_id=labels.get("durabench.task", ""),
                 lane=labels.get("durabench.lane", ""),
                 attempt=int(labels.get("durabench.attempt", "0") or 0),
+                placement=int(labels.get("durabench.placement", "0") or 0),
+                host=labels.get("durabench.host", ""),
             )
         )
     return sorted(out)
