@@ -180,6 +180,7 @@ class AgentRunWorkflow:
         """The host is gone: claim one again; on another host start over, fresh."""
         lost, lost_queue = self.hosts[-1], self.host_queue
         claim = await self._claim(ref)
+        fields.clear()  # the phases run again and fill them in anew
         if claim.queue == lost_queue:
             workflow.logger.warning("host %s is back; %s carries on there", lost, ref.lane)
             return ref  # every phase is idempotent: it picks up where it was
@@ -201,7 +202,6 @@ class AgentRunWorkflow:
                 retry_policy=TEARDOWN_RETRY,
             )
         )
-        fields.clear()
         self.current_placement = ref.placement + 1
         return ref.model_copy(update={"placement": self.current_placement})
 
@@ -212,8 +212,8 @@ class AgentRunWorkflow:
                 await handle
             except ActivityError as err:
                 workflow.logger.warning(
-                    "a container was left on a lost host (`python -m starter sweep` there "
-                    "removes it): %s",
+                    "a container was left on a lost host (its worker sweeps it when it "
+                    "returns; `python -m starter sweep` removes it from anywhere): %s",
                     err.cause,
                 )
 
@@ -316,8 +316,8 @@ class AgentRunWorkflow:
                 )
                 fields.update(reward=verified.reward, build_failed=verified.build_failed)
         except ActivityError as err:
-            if isinstance(err.cause, CancelledError):
-                raise
+            if isinstance(err.cause, CancelledError) or host_lost(err):
+                raise  # a lost host is the attempt's to handle, not the verifier's verdict
             fields["verifier_error"] = failure_reason(err)
         facts = ClassifyAttemptInput(
             ref=ref,
