@@ -17,6 +17,7 @@ import signal
 from collections.abc import Sequence
 from datetime import timedelta
 
+from docker.errors import DockerException
 from temporalio.client import Client
 from temporalio.service import RPCError
 from temporalio.worker import Worker
@@ -122,7 +123,7 @@ async def sweep_every(client: Client, host: str, period_s: float, stop: asyncio.
             for container, orphan in swept:
                 if orphan:
                     log.info("removed orphaned container", container=container.name)
-        except (DurabenchError, RPCError) as exc:
+        except (DurabenchError, RPCError, DockerException) as exc:
             log.warning("sweeping orphaned containers failed", error=str(exc))
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(stop.wait(), timeout=period_s)

@@ -26,7 +26,7 @@ from temporalio.client import Client
 
 from durabench.models import RunRequest, RunResult
 from durabench.paths import RunPaths
-from durabench.sandbox.docker.cleanup import list_containers
+from durabench.sandbox.docker.cleanup import list_containers, listed_containers
 from durabench.settings import Settings
 from durabench.tasks import load_suite
 from starter.sweep import owned, remove_orphans
@@ -46,10 +46,12 @@ def _containers(run_id: str) -> dict[str, list[str]]:
     """Running containers of the run, by host label."""
     client = docker.from_env()
     try:
-        found = client.containers.list(filters={"label": f"durabench.run={run_id}"})
+        found = listed_containers(client, f"durabench.run={run_id}")
         by_host: dict[str, list[str]] = defaultdict(list)
         for c in found:
-            by_host[(c.labels or {}).get("durabench.host", "")].append(str(c.name))
+            if c.get("State") == "running":
+                host = (c.get("Labels") or {}).get("durabench.host", "")
+                by_host[host].append(str(c["Names"][0]).lstrip("/"))
         return by_host
     finally:
         client.close()

@@ -25,7 +25,7 @@ from pathlib import Path
 import docker
 
 from durabench.atomic import atomic_write
-from durabench.sandbox.docker.errors import map_docker_errors
+from durabench.sandbox.docker.cleanup import listed_containers
 
 __all__ = ["HOST_LABEL", "PLACEMENT_LABEL", "HostCapacity", "attempt_key"]
 
@@ -55,11 +55,8 @@ class HostCapacity:
         self._lock = threading.Lock()
 
     def _containers(self) -> set[str]:
-        with map_docker_errors("counting this host's sandboxes"):
-            found = self._client.containers.list(
-                all=True, filters={"label": f"{HOST_LABEL}={self.host_id}"}
-            )
-        return {attempt_key(c.labels or {}) for c in found}
+        found = listed_containers(self._client, f"{HOST_LABEL}={self.host_id}")
+        return {attempt_key(c.get("Labels") or {}) for c in found}
 
     def _load(self) -> dict[str, float]:
         try:

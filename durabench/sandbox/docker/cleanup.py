@@ -6,14 +6,20 @@ lists and removes, so it can be tested against a real daemon without a server.
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import docker
 import docker.errors
 
 from durabench.sandbox.docker.errors import map_docker_errors
 
-__all__ = ["LabelledContainer", "list_containers", "remove_container", "unused_task_images"]
+__all__ = [
+    "LabelledContainer",
+    "list_containers",
+    "listed_containers",
+    "remove_container",
+    "unused_task_images",
+]
 
 TASK_IMAGE_REPO_PREFIX = "durabench-task/"
 
@@ -33,17 +39,27 @@ class LabelledContainer(NamedTuple):
     """The worker host that made it (``durabench.host``)."""
 
 
+def listed_containers(client: docker.DockerClient, label: str) -> list[dict[str, Any]]:
+    """The daemon's list entries (``Names``, ``Labels``, ``State``) of containers with ``label``.
+
+    One call, no inspect per container: ``containers.list`` inspects each one and fails
+    when one is removed in between, which happens all the time while attempts end.
+    """
+    with map_docker_errors("listing containers"):
+        found: list[dict[str, Any]] = client.api.containers(all=True, filters={"label": label})
+    return found
+
+
 def list_containers(client: docker.DockerClient) -> list[LabelledContainer]:
     """Every container labelled ``durabench.run``, running or not."""
-    with map_docker_errors("listing containers"):
-        found = client.containers.list(all=True, filters={"label": "durabench.run"})
     out = []
-    for c in found:
-        labels = c.labels or {}
+    for c in listed_containers(client, "durabench.run"):
+        labels = c.get("Labels") or {}
+        names = c.get("Names") or [c.get("Id", "")]
         out.append(
             LabelledContainer(
-                name=str(c.name or c.id),
-                status=c.status,
+                name=str(names[0]).lstrip("/"),
+                status=str(c.get("State", "")),
                 run_id=labels.get("durabench.run", ""),
                 task_id=labels.get("durabench.task", ""),
                 lane=labels.get("durabench.lane", ""),
@@ -67,7 +83,7 @@ def remove_container(client: docker.DockerClient, name: str) -> None:
 def unused_task_images(client: docker.DockerClient) -> list[str]:
     """Tags of durabench task images that no container uses (they rebuild on demand)."""
     with map_docker_errors("listing images"):
-        used = {c.image.id for c in client.containers.list(all=True) if c.image is not None}
+        used = {c.get("ImageID") for c in client.api.containers(all=True)}
         images = client.images.list()
     return sorted(
         tag
