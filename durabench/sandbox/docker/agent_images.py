@@ -21,7 +21,6 @@ import re
 import shutil
 import subprocess
 import tempfile
-import threading
 import time
 from pathlib import Path
 from typing import NamedTuple
@@ -32,7 +31,7 @@ import docker.errors
 from durabench.agents.base import CliInstall
 from durabench.errors import ImageBuildError
 from durabench.sandbox.docker.errors import map_docker_errors
-from durabench.sandbox.docker.images import build_context
+from durabench.sandbox.docker.images import build_context, lock_for
 
 __all__ = ["TOOLS_DIR", "agent_image_tag", "ensure_agent_image", "install_tools"]
 
@@ -45,19 +44,12 @@ _NPM_ENV = ("PATH", "HOME", "HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY", "http_proxy
 """The only variables npm sees (plus ``npm_config_*``): never an API key."""
 _ARCH = {"x86_64": "amd64", "amd64": "amd64", "aarch64": "arm64", "arm64": "arm64"}
 
-_locks: dict[str, threading.Lock] = {}
-_locks_guard = threading.Lock()
 _probes: dict[tuple[str, str], _Probe] = {}
 
 
 class _Probe(NamedTuple):
     has_binary: bool
     musl: bool
-
-
-def _lock_for(key: str) -> threading.Lock:
-    with _locks_guard:
-        return _locks.setdefault(key, threading.Lock())
 
 
 def _slug(install: CliInstall) -> str:
@@ -206,7 +198,7 @@ def ensure_agent_image(
         _note(log_path, f"{image} has `{install.binary}` on PATH; nothing to install")
         return image
     tag = agent_image_tag(image_id, install)
-    with _lock_for(tag):
+    with lock_for(tag):
         with map_docker_errors(f"looking up image {tag}"):
             try:
                 client.images.get(tag)
@@ -215,7 +207,7 @@ def ensure_agent_image(
             except docker.errors.ImageNotFound:
                 pass
         _check_platform(client, image, probe)
-        with _lock_for(_slug(install)):
+        with lock_for(_slug(install)):
             tools = install_tools(install, cache, log_path)
         with tempfile.TemporaryDirectory() as tmp, log_path.open("a") as log:
             dockerfile = Path(tmp) / "Dockerfile"

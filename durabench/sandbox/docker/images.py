@@ -20,7 +20,7 @@ from durabench.errors import ImageBuildError
 from durabench.models.task import TaskSpec
 from durabench.sandbox.docker.errors import map_docker_errors
 
-__all__ = ["build_context", "ensure_image", "image_tag"]
+__all__ = ["build_context", "ensure_image", "image_tag", "lock_for"]
 
 _locks: dict[str, threading.Lock] = {}
 _locks_guard = threading.Lock()
@@ -37,9 +37,10 @@ def image_tag(task: TaskSpec, dockerfile: str, base_image: str) -> str:
     return f"durabench-task/{name}:{digest.hexdigest()[:16]}"
 
 
-def _lock_for(tag: str) -> threading.Lock:
+def lock_for(key: str) -> threading.Lock:
+    """One lock per key (an image tag, an install), shared by every thread of the worker."""
     with _locks_guard:
-        return _locks.setdefault(tag, threading.Lock())
+        return _locks.setdefault(key, threading.Lock())
 
 
 def ensure_image(
@@ -56,7 +57,7 @@ def ensure_image(
         DockerUnavailable: no daemon answers.
     """
     tag = image_tag(task, dockerfile, base_image)
-    with _lock_for(tag):
+    with lock_for(tag):
         with map_docker_errors(f"looking up image {tag}"):
             try:
                 client.images.get(tag)
