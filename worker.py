@@ -22,7 +22,13 @@ from temporalio.client import Client
 from temporalio.service import RPCError
 from temporalio.worker import Worker
 
-from activities import PlanActivities, ResultActivities, SandboxActivities, ServiceActivities
+from activities import (
+    AccountActivities,
+    PlanActivities,
+    ResultActivities,
+    SandboxActivities,
+    ServiceActivities,
+)
 from durabench.errors import DurabenchError
 from durabench.logs import configure_logging, get_logger
 from durabench.sandbox import docker_client
@@ -45,8 +51,9 @@ def build_workers(client: Client, settings: Settings) -> list[Worker]:
     host_queue = f"{settings.task_queue}/host/{settings.host_id}"
     identity = f"{os.getpid()}@{settings.host_id}"
     sandbox = SandboxActivities(settings, host_queue)
-    plan, results = PlanActivities(settings), ResultActivities(settings)
+    plan, results = PlanActivities(settings, client), ResultActivities(settings)
     service = ServiceActivities(settings)
+    accounts = AccountActivities(client, settings)
     shared = Worker(
         client,
         task_queue=settings.task_queue,
@@ -63,6 +70,9 @@ def build_workers(client: Client, settings: Settings) -> list[Worker]:
             sandbox.claim_host,
             service.evaluate_attempt,
             service.score_run,
+            accounts.lease_account,
+            accounts.release_account,
+            accounts.vanished_holders,
         ],
     )
     host = Worker(

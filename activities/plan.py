@@ -12,8 +12,12 @@ from functools import lru_cache
 from pathlib import Path
 
 from temporalio import activity
+from temporalio.client import Client
 
+from activities.accounts import account_health, sync_pool
+from durabench.errors import AccountError
 from durabench.models import (
+    AccountHealth,
     PlanPage,
     PlanPageInput,
     PlanSummary,
@@ -38,8 +42,9 @@ def _read_plan(path: Path, mtime_ns: int) -> RunPlan:
 class PlanActivities:
     """Planning; built in ``worker.py`` with the worker's settings."""
 
-    def __init__(self, settings: Settings) -> None:
+    def __init__(self, settings: Settings, client: Client | None = None) -> None:
         self.settings = settings
+        self.client = client
 
     @activity.defn(name="plan_run")
     async def plan_run(self, request: RunRequest) -> PlanSummary:
@@ -52,7 +57,31 @@ class PlanActivities:
         if request.tasks_from_service and request.service and request.service.dataset:
             async with ServiceClient.for_target(request.service) as client:
                 listed = (await client.dataset_tasks(request.service.dataset)).tasks
-        return await asyncio.to_thread(self._plan, request, listed)
+        summary = await asyncio.to_thread(self._plan, request, listed)
+        return summary.model_copy(update=await self._accounts(request.agent))
+
+    async def _accounts(self, agent: str) -> dict[str, object]:
+        """Sync the account pool; the agent's usable slots, or refuse when none is ready.
+
+        Raises:
+            AccountError: accounts are listed for the agent and none is ready.
+        """
+        if self.client is None:
+            return {}
+        state = await sync_pool(self.client, self.settings)
+        lines = [h for h in account_health(state) if h.agent == agent] if state else []
+        if not lines:
+            return {}
+        ready = [h for h in lines if h.state in ("ready", "token-low", "busy")]
+        note = f"{len(ready)} of {len(lines)} {agent} accounts ready"
+        others = [_why(h) for h in lines if h not in ready]
+        note += f" ({'; '.join(others)})" if others else ""
+        if not ready:
+            raise AccountError(
+                f"no {agent} account is ready: {'; '.join(others)}. See `python -m starter "
+                f"accounts status`; fix {self.settings.accounts_file} or its secrets, or wait"
+            )
+        return {"account_slots": sum(h.slots for h in ready), "accounts_note": note}
 
     def _plan(self, request: RunRequest, listed: Sequence[V1DatasetTask] | None) -> PlanSummary:
         plan = make_plan(request, self.settings, listed)
@@ -74,3 +103,8 @@ class PlanActivities:
         """Write ``run.json``: the approved plan and who approved it."""
         paths = RunPaths.for_run(self.settings.runs_dir, data.plan.request.run_id)
         atomic_write(paths.run, data.model_dump_json(indent=2))
+
+
+def _why(health: AccountHealth) -> str:
+    until = f" until {health.until:%Y-%m-%d %H:%M} UTC" if health.until else ""
+    return f"{health.id} {health.state}{until}: {health.detail}".rstrip(": ")

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import asyncio
 import os
+import time
+from datetime import UTC, datetime, timedelta
 from pathlib import Path, PurePosixPath
 
 import docker
@@ -19,6 +21,13 @@ from temporalio import activity
 from temporalio.exceptions import ApplicationError, ApplicationErrorCategory
 
 from activities.heartbeat import heartbeating
+from durabench.accounts import (
+    account_env,
+    account_secrets,
+    cooldown_until,
+    find_account,
+    load_accounts,
+)
 from durabench.agents import Agent, AgentContext, agent_secret_env, get_agent, read_events
 from durabench.classify import classify
 from durabench.configs import (
@@ -120,6 +129,9 @@ class SandboxActivities:
                 PLACEMENT_LABEL: str(ref.placement),
             },
             network=self.settings.sandbox_network if needs_network else "none",
+            memory_mb=self.settings.sandbox_memory_mb,
+            cpus=self.settings.sandbox_cpus,
+            pids_limit=self.settings.sandbox_pids,
             mounts=mounts or {},
         )
         return DockerSandbox(spec, client=self.client)
@@ -139,9 +151,11 @@ class SandboxActivities:
         )
         return get_agent(ref.agent, ref.agent_options), ctx
 
-    @staticmethod
-    def _secrets() -> tuple[str, ...]:
-        return secret_values(all_configs(), os.environ, agent_secret_env())
+    def _secrets(self) -> tuple[str, ...]:
+        """Every secret value known here: agent keys, MCP tokens, and account secrets."""
+        accounts = load_accounts(self.settings.accounts_file)
+        known = secret_values(all_configs(), os.environ, agent_secret_env())
+        return tuple(sorted({*known, *account_secrets(accounts)}, key=len, reverse=True))
 
     @activity.defn(name="get_host_queue")
     async def get_host_queue(self) -> str:
@@ -247,7 +261,7 @@ class SandboxActivities:
         """
         task = load_task(ref.task.task_dir)
         agent, ctx = self._context(ref, task)
-        secrets = self._agent_env(agent, ctx)
+        secrets = self._agent_env(agent, ctx, ref.account)
         sandbox = self._sandbox(ref)
         logs = self.paths.agent_logs
         out = f">>{logs}/stdout.txt 2>>{logs}/stderr.txt"
@@ -285,14 +299,20 @@ class SandboxActivities:
             reattached=reattached,
         )
 
-    @staticmethod
-    def _agent_env(agent: Agent, ctx: AgentContext) -> dict[str, str]:
+    def _agent_env(self, agent: Agent, ctx: AgentContext, account: str | None) -> dict[str, str]:
         """The agent's variables from the worker's environment, read at the last moment.
 
-        Its settings and keys, and on an MCP lane the endpoint and token.
+        Its settings, and its key: the leased account's secret, or with no account the
+        worker's own; on an MCP lane the endpoint and token.
+
+        Raises:
+            AccountError: the account, or its secret, is not on this worker.
         """
-        names = (*agent.setting_env, *agent.secret_env)
+        names = (*agent.setting_env, *(() if account else agent.secret_env))
         env = {name: os.environ[name] for name in names if os.environ.get(name)}
+        if account is not None:
+            path = self.settings.accounts_file
+            env |= account_env(find_account(load_accounts(path), account, path))
         if ctx.mcp is not None and agent.uses_mcp:
             values = mcp_env(ctx.mcp, os.environ)
             env |= values | agent.derived_env(ctx, values)
@@ -375,8 +395,22 @@ class SandboxActivities:
             update={
                 "reason": scrub_text(verdict.reason, secrets),
                 "last_message": scrub_text(verdict.last_message, secrets),
+                "cap_resets_at": self._cap_resets_at(verdict, stdout, stderr),
             }
         )
+
+    def _cap_resets_at(self, verdict: Verdict, stdout: str, stderr: str) -> datetime | None:
+        """When a usage cap resets, as the agent's message names it, else after the default.
+
+        The session's last lines hold the message (the transcript's error event, or stderr
+        for a CLI that never began one).
+        """
+        if verdict.exit_class != "infra_usage_cap":
+            return None
+        said = "\n".join((verdict.reason, stdout[-_STDERR_TAIL:], stderr[-_STDERR_TAIL:]))
+        default = timedelta(seconds=self.settings.usage_cap_cooldown_sec)
+        now = datetime.fromtimestamp(time.time(), tz=UTC)
+        return cooldown_until(said, now, default)
 
     async def _read_log(self, sandbox: DockerSandbox, name: str) -> str:
         try:

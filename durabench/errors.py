@@ -8,7 +8,8 @@ Every error a user can cause says what was wrong and what to do. Third-party err
     │   ├── UnknownSuite
     │   ├── UnknownConfig
     │   ├── UnknownAgent
-    │   └── UnknownBackend
+    │   ├── UnknownBackend
+    │   └── AccountError            a bad accounts file, or an account's secret is missing
     ├── TaskFormatError             a task directory that is not a valid Harbor task
     ├── SandboxError                the sandbox backend failed (transient unless a leaf below)
     │   ├── DockerUnavailable       no Docker daemon answers
@@ -32,6 +33,7 @@ from __future__ import annotations
 
 __all__ = [
     "NON_RETRYABLE",
+    "AccountError",
     "AgentError",
     "AgentTimeout",
     "ConfigError",
@@ -62,6 +64,10 @@ class DurabenchError(Exception):
 
 class ConfigError(DurabenchError):
     """A setting, name or file the user gave is wrong."""
+
+
+class AccountError(ConfigError):
+    """The accounts file is wrong, or an account's secret is not where it says."""
 
 
 class UnknownSuite(ConfigError):
@@ -145,6 +151,7 @@ class ServiceUnsupported(ServiceRejected):
 
 NON_RETRYABLE: tuple[type[DurabenchError], ...] = (
     ConfigError,
+    AccountError,
     UnknownSuite,
     UnknownConfig,
     UnknownAgent,

@@ -29,6 +29,10 @@ _NUMBERS = {
     "DURABENCH_APPROVAL_TIMEOUT_SEC": "approval_timeout_sec",
     "DURABENCH_MAX_SANDBOXES": "max_sandboxes",
     "DURABENCH_HOST_TIMEOUT_SEC": "host_timeout_sec",
+    "DURABENCH_SANDBOX_MEMORY_MB": "sandbox_memory_mb",
+    "DURABENCH_SANDBOX_CPUS": "sandbox_cpus",
+    "DURABENCH_SANDBOX_PIDS": "sandbox_pids",
+    "DURABENCH_USAGE_CAP_COOLDOWN_SEC": "usage_cap_cooldown_sec",
 }
 """Numeric settings: environment variable to field."""
 
@@ -92,6 +96,18 @@ class Settings(BaseModel):
     """``DURABENCH_SANDBOX_NETWORK``: the Docker network of sandboxes whose agent needs one
     (a model API, an MCP endpoint): a network where a local model proxy lives, or ``none``
     to cut every sandbox off. Sandboxes of agents that need no network never get one."""
+    sandbox_memory_mb: int = Field(default=4096, gt=0)
+    """``DURABENCH_SANDBOX_MEMORY_MB``: memory limit of each sandbox, in MiB."""
+    sandbox_cpus: float = Field(default=2.0, gt=0)
+    """``DURABENCH_SANDBOX_CPUS``: CPUs each sandbox may use (fractions allowed)."""
+    sandbox_pids: int = Field(default=1024, gt=0)
+    """``DURABENCH_SANDBOX_PIDS``: processes and threads each sandbox may hold at once, so a
+    fork bomb stays inside it."""
+    usage_cap_cooldown_sec: float = Field(default=3600.0, gt=0)
+    """``DURABENCH_USAGE_CAP_COOLDOWN_SEC``: how long an account cools after a usage cap
+    whose message names no reset time."""
+    accounts_file_override: Path | None = None
+    """``DURABENCH_ACCOUNTS_FILE``: the accounts file; unset: ``accounts.toml`` in ``home``."""
 
     @classmethod
     def from_env(cls) -> Settings:
@@ -103,6 +119,7 @@ class Settings(BaseModel):
         env = os.environ
         home = Path(env.get("DURABENCH_HOME") or Path.home() / ".durabench").expanduser()
         fields = {name: env[var] for var, name in _NUMBERS.items() if env.get(var)}
+        accounts = env.get("DURABENCH_ACCOUNTS_FILE")
         try:
             return cls(
                 home=home,
@@ -115,6 +132,7 @@ class Settings(BaseModel):
                 tls_ca=env.get("TEMPORAL_TLS_CA") or None,
                 tls_cert=env.get("TEMPORAL_TLS_CERT") or None,
                 tls_key=env.get("TEMPORAL_TLS_KEY") or None,
+                accounts_file_override=Path(accounts).expanduser() if accounts else None,
                 **fields,
             )
         except ValidationError as exc:
@@ -134,6 +152,11 @@ class Settings(BaseModel):
             self.home.mkdir(parents=True, exist_ok=True)
             path.write_text(f"{socket.gethostname()}-{uuid.uuid4().hex[:8]}\n")
         return path.read_text().strip()
+
+    @property
+    def accounts_file(self) -> Path:
+        """The accounts file: ``DURABENCH_ACCOUNTS_FILE``, else ``accounts.toml`` in ``home``."""
+        return self.accounts_file_override or self.home / "accounts.toml"
 
     @property
     def address(self) -> str:

@@ -46,6 +46,8 @@ def plan_table(plan: PlanSummary) -> Table:
         ("infra retries", f"{req.infra_retries} per arm, backoff from {req.infra_backoff_sec:g} s"),
         ("results", plan.results_dir),
     ]
+    if plan.account_slots is not None:
+        rows.append(("accounts", f"{plan.account_slots} usable slots; {plan.accounts_note}"))
     if req.rerun_of:
         rows.append(("rerun of", f"{req.rerun_of} ({req.rerun} tasks)"))
     if plan.unpaired:

@@ -44,6 +44,9 @@ def _arm_text(arm: Any, now: datetime) -> str:
         return f"[yellow]retry {arm.attempt} in {wait}s[/] (after {arm.last_class})"
     if arm.state == "paused":
         return f"attempt {arm.attempt} held (run paused)"
+    if arm.state == "waiting_account":
+        back = f" until {arm.retry_at:%H:%M} UTC" if arm.retry_at is not None else ""
+        return f"[yellow]attempt {arm.attempt} waits for an account{back}[/] ({arm.note})"
     if arm.state == "done":
         return f"done ({arm.last_class})"
     return f"attempt {arm.attempt} running"
@@ -79,6 +82,8 @@ def progress_view(p: ProgressOutput, pairs: list[PairProgress], now: datetime) -
         )
     backoffs = sum(1 for pair in pairs for a in pair.arms if a.state == "backoff")
     retrying = f"; {backoffs} arm(s) backing off before a retry" if backoffs else ""
+    waiting = sum(1 for pair in pairs for a in pair.arms if a.state == "waiting_account")
+    retrying += f"; {waiting} arm(s) waiting for an account slot" if waiting else ""
     return Group(head, f"attempts: {classes}{retrying}", table)
 
 

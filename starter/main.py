@@ -5,6 +5,7 @@ from __future__ import annotations
 import click
 
 from durabench.logs import configure_logging
+from starter.accounts import accounts
 from starter.approve import approve, reject
 from starter.classify import classify
 from starter.control import cancel, pause, set_parallel
@@ -39,6 +40,7 @@ COMMANDS = (
     publish,
     classify,
     sweep,
+    accounts,
     server,
     init,
     tasks,

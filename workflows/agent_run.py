@@ -364,6 +364,7 @@ async def record_attempt(ref: AttemptRef, **fields: Any) -> AttemptResult:
         attempt=ref.attempt,
         agent=ref.agent,
         model=ref.model,
+        account=ref.account,
         **fields,
     )
     await workflow.execute_activity(
@@ -381,4 +382,5 @@ _VERDICT_FIELDS = {
     "signals",
     "last_message",
     "classifier_version",
+    "cap_resets_at",
 }

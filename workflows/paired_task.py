@@ -14,7 +14,12 @@ from datetime import timedelta
 
 from temporalio import workflow
 from temporalio.common import WorkflowIDReusePolicy
-from temporalio.exceptions import ApplicationError, CancelledError, ChildWorkflowError
+from temporalio.exceptions import (
+    ActivityError,
+    ApplicationError,
+    CancelledError,
+    ChildWorkflowError,
+)
 from temporalio.workflow import ParentClosePolicy
 
 with workflow.unsafe.imports_passed_through():
@@ -22,12 +27,17 @@ with workflow.unsafe.imports_passed_through():
         ArmProgress,
         AttemptRef,
         AttemptResult,
+        Lease,
+        LeaseGrant,
+        LeaseRequest,
         PairDone,
         PairInput,
         PairProgress,
         PairResult,
+        ReleaseRequest,
     )
-    from workflows.agent_run import AgentRunWorkflow, record_attempt
+    from workflows.agent_run import AgentRunWorkflow, failure_reason, record_attempt
+    from workflows.policies import COOLING_POLL, POOL_RETRY, SHORT
 
 __all__ = ["PairedTaskWorkflow", "attempt_workflow_id", "pair_workflow_id"]
 
@@ -139,7 +149,10 @@ class PairedTaskWorkflow:
                 service=pair.service,
             )
             self._arms[lane] = ArmProgress(lane=lane, attempt=attempt, state="running")
-            results.append(await self._attempt(ref))
+            if pair.accounts and workflow.patched("account-pool"):
+                results.append(await self._attempt_on_account(ref))
+            else:
+                results.append(await self._attempt(ref))
             last = results[-1].exit_class
             if not results[-1].infra or attempt > pair.infra_retries:
                 break
@@ -159,6 +172,82 @@ class PairedTaskWorkflow:
             lane=lane, attempt=len(results), state="done", last_class=results[-1].exit_class
         )
         return results
+
+    async def _attempt_on_account(self, ref: AttemptRef) -> AttemptResult:
+        """Lease an account slot, run the attempt on it, give the slot back.
+
+        An attempt that hit the account's usage cap cools the account until the cap
+        resets, so the arm's retry leases another one (or waits for this one).
+        """
+        try:
+            lease = await self._lease(ref)
+        except ActivityError as err:
+            if isinstance(err.cause, CancelledError):
+                raise
+            reason = f"no agent account could be leased: {failure_reason(err)}"
+            return await record_attempt(ref, exit_class="infra_auth", reason=reason)
+        ref = ref.model_copy(update={"account": lease.account_id})
+        self._arms[ref.lane] = ArmProgress(lane=ref.lane, attempt=ref.attempt, state="running")
+        result: AttemptResult | None = None
+        try:
+            result = await self._attempt(ref)
+            return result
+        finally:
+            await self._release(lease, result)
+
+    async def _lease(self, ref: AttemptRef) -> Lease:
+        """A lease from the pool; while none is free, a durable wait the progress shows."""
+        info = workflow.info()
+        label = f"{ref.task.task_id} · {ref.lane} · attempt {ref.attempt}"
+        req = LeaseRequest(
+            agent=ref.agent,
+            holder_workflow_id=info.workflow_id,
+            holder_run_id=info.run_id,
+            label=label,
+        )
+        while True:
+            grant: LeaseGrant = await workflow.execute_activity(
+                "lease_account",
+                req,
+                result_type=LeaseGrant,
+                start_to_close_timeout=2 * SHORT,  # the pool may wait for a slot
+                retry_policy=POOL_RETRY,
+                summary=f"lease an account · {label}",
+            )
+            if grant.lease is not None:
+                return grant.lease
+            self._arms[ref.lane] = ArmProgress(
+                lane=ref.lane,
+                attempt=ref.attempt,
+                state="waiting_account",
+                retry_at=grant.wait_until,
+                note=grant.why,
+            )
+            if grant.wait_until is None:
+                continue  # the pool already waited for a slot: ask again
+            # Every account is cooling: wait for the first to come back, asking now and
+            # then in case a sync adds one.
+            wait = min(grant.wait_until - workflow.now(), COOLING_POLL)
+            if wait > timedelta(0):
+                await workflow.sleep(wait, summary=f"wait for an account · {label}")
+
+    async def _release(self, lease: Lease, result: AttemptResult | None) -> None:
+        capped = result is not None and result.exit_class == "infra_usage_cap"
+        req = ReleaseRequest(
+            lease_id=lease.lease_id,
+            cool_until=result.cap_resets_at if capped and result else None,
+            cause=f"{lease.label}: {result.reason}" if capped and result else "",
+        )
+        try:
+            await workflow.execute_activity(
+                "release_account",
+                req,
+                start_to_close_timeout=SHORT,
+                retry_policy=POOL_RETRY,
+                summary=f"release {lease.account_id} · {lease.label}",
+            )
+        except ActivityError as err:  # the pool reclaims it when this pair ends
+            workflow.logger.warning("lease %s not released: %s", lease.lease_id, err.cause)
 
     async def _attempt(self, ref: AttemptRef) -> AttemptResult:
         try:

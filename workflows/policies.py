@@ -10,9 +10,11 @@ from durabench.errors import non_retryable_names
 
 __all__ = [
     "CLAIM_RETRY",
+    "COOLING_POLL",
     "HEARTBEAT",
     "MAX_LOSSES",
     "MAX_MOVES",
+    "POOL_RETRY",
     "REATTACH",
     "RETRY",
     "SHORT",
@@ -71,3 +73,17 @@ HEARTBEAT = timedelta(seconds=30)
 
 SHORT = timedelta(seconds=60)
 """Start-to-close timeout of quick activities."""
+
+POOL_RETRY = RetryPolicy(
+    initial_interval=timedelta(seconds=2),
+    backoff_coefficient=2.0,
+    maximum_interval=timedelta(seconds=30),
+    maximum_attempts=0,
+    non_retryable_error_types=non_retryable_names(),
+)
+"""Talking to the account pool: a pool that is not running yet is waited for (a sync
+starts it); an agent with no account is not retried."""
+
+COOLING_POLL = timedelta(minutes=15)
+"""While every account cools after a usage cap, how often a waiting arm asks the pool
+anyway (a sync may have added an account)."""

@@ -370,6 +370,7 @@ class SuiteRunWorkflow:
             infra_retries=req.infra_retries,
             infra_backoff_sec=req.infra_backoff_sec,
             service=req.service,
+            accounts=plan.account_slots is not None,
         )
         self._running.add(task.task_id)
         await workflow.start_child_workflow(

@@ -65,6 +65,9 @@ class AttemptRef(BaseModel):
     """Agent options from the run request."""
     service: ServiceTarget | None = None
     """The service that grades the attempt instead of the local verifier."""
+    account: str | None = None
+    """The account whose secret the agent gets (leased by the pair), or ``None`` for the
+    worker's own environment."""
     placement: int = 0
     """How many times the attempt's host disappeared and it started over on another; each
     placement gets its own container, so a host that comes back cannot touch the new one."""
@@ -110,6 +113,8 @@ class PairInput(BaseModel):
     """Wait before the first infra retry; doubles after."""
     service: ServiceTarget | None = None
     """The service that grades the attempts instead of the local verifier."""
+    accounts: bool = False
+    """Whether each attempt leases a slot of an agent account from the pool first."""
 
 
 class HostClaim(BaseModel):
@@ -362,10 +367,14 @@ class ArmProgress(BaseModel):
     """The lane."""
     attempt: int
     """The attempt running or next."""
-    state: Literal["running", "backoff", "paused", "done"]
-    """Running an attempt, waiting to retry after an infra failure, or finished."""
+    state: Literal["running", "backoff", "paused", "waiting_account", "done"]
+    """Running an attempt, waiting to retry after an infra failure, waiting for an account
+    slot, or finished."""
     retry_at: datetime | None = None
-    """When the next attempt starts, during a backoff."""
+    """When the next attempt starts, during a backoff; when an account is back from its
+    cooldown, while waiting for one."""
+    note: str = ""
+    """Why the arm waits for an account."""
     last_class: str | None = None
     """Exit class of the previous attempt."""
 

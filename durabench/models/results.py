@@ -110,6 +110,10 @@ class AttemptResult(BaseModel):
     hosts: tuple[str, ...] = ()
     """Worker hosts the attempt's container work ran on, in order: more than one means its
     host disappeared and the attempt started over on another."""
+    account: str | None = None
+    """The agent account it ran on (its id; the secret is never kept)."""
+    cap_resets_at: datetime | None = None
+    """For ``infra_usage_cap``: when the account's cap resets (its cooldown ends)."""
 
     @property
     def infra(self) -> bool:

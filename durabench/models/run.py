@@ -129,6 +129,12 @@ class PlanSummary(BaseModel):
     """Tasks of a single-config run with no counterpart, run anyway under the bypass."""
     selection_file: str | None = None
     """The selection file the tasks came from, resolved."""
+    account_slots: int | None = None
+    """Slots of the agent's ready accounts in ``accounts.toml``, leased per attempt from
+    the account pool; ``None``: no account is listed for the agent, and keys come from
+    the workers' environment."""
+    accounts_note: str = ""
+    """The agent's accounts at plan time: how many are ready, and why the others are not."""
 
 
 class Counterpart(BaseModel):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -124,3 +125,6 @@ class Verdict(BaseModel):
     """What the last message says."""
     classifier_version: int
     """Version of the pattern table that decided."""
+    cap_resets_at: datetime | None = None
+    """For ``infra_usage_cap``: when the cap resets, as its message names it (else after
+    the ``DURABENCH_USAGE_CAP_COOLDOWN_SEC`` default)."""

@@ -6,14 +6,47 @@ same container. Backends register by name (:mod:`durabench.sandbox.registry`).
 
 from __future__ import annotations
 
+import os
 from abc import ABC, abstractmethod
 from collections.abc import Mapping
 from pathlib import Path, PurePosixPath
 from typing import Literal, NamedTuple, overload
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from durabench.errors import ConfigError
 
 __all__ = ["ExecResult", "Sandbox", "SandboxSpec"]
+
+_KEPT_CAPABILITIES = ("CHOWN", "DAC_OVERRIDE", "FOWNER", "FSETID", "SETUID", "SETGID", "KILL")
+"""What root setup steps and verifiers use: ``chown`` the workspace to the agent
+(CHOWN), read and write files the agent left whatever their mode (DAC_OVERRIDE), ``chmod``
+and ``touch`` them (FOWNER), keep setgid bits when doing so (FSETID), drop to another user
+as ``su``, ``runuser`` and apt's ``_apt`` sandbox do (SETUID, SETGID), and stop the agent's
+leftover processes (KILL). Raw sockets, ``mknod``, ``chroot``, file capabilities and the
+rest of Docker's defaults are dropped."""
+
+_DOCKER_SOCKETS = ("/var/run/docker.sock", "/run/docker.sock")
+"""Where a Docker daemon listens; a sandbox that reaches it owns the host."""
+
+
+def _docker_sockets() -> set[str]:
+    """The socket paths to keep out of sandboxes, ``DOCKER_HOST``'s own included."""
+    found = set(_DOCKER_SOCKETS)
+    host = os.environ.get("DOCKER_HOST", "")
+    if host.startswith("unix://"):
+        found.add(os.path.normpath(host.removeprefix("unix://")))
+    return found
+
+
+def _exposes(path: str, sockets: set[str]) -> bool:
+    """Whether mounting ``path`` exposes a socket: it is one, or a directory above one."""
+    forms = {os.path.normpath(path), os.path.realpath(path)}
+    return any(
+        form == sock or sock.startswith(form.rstrip("/") + "/")
+        for form in forms
+        for sock in sockets
+    )
 
 
 class ExecResult(NamedTuple):
@@ -26,7 +59,7 @@ class ExecResult(NamedTuple):
 
 
 class SandboxSpec(BaseModel):
-    """What to start: image, deterministic name, labels and limits."""
+    """What to start: image, deterministic name, labels, limits and hardening."""
 
     model_config = ConfigDict(frozen=True)
 
@@ -46,7 +79,26 @@ class SandboxSpec(BaseModel):
     pids_limit: int = Field(default=1024, gt=0)
     """Process limit."""
     mounts: dict[str, str] = Field(default_factory=dict)
-    """Host directory to path in the sandbox, read-write (only what an agent declares)."""
+    """Host directory to path in the sandbox, read-write (only what an agent declares).
+    Never the Docker socket, nor a directory that holds it."""
+    cap_add: tuple[str, ...] = _KEPT_CAPABILITIES
+    """Linux capabilities kept (Docker's names, without ``CAP_``); every other one is
+    dropped. Only root processes in the sandbox hold them: the agent's user has none."""
+    no_new_privileges: bool = True
+    """Whether no process can gain privileges (setuid binaries, file capabilities)."""
+
+    @field_validator("mounts")
+    @classmethod
+    def _no_docker_socket(cls, mounts: dict[str, str]) -> dict[str, str]:
+        sockets = _docker_sockets()
+        for host, inside in mounts.items():
+            if _exposes(host, sockets) or os.path.normpath(inside) in sockets:
+                raise ConfigError(
+                    f"mount {host} -> {inside} would hand the sandbox the Docker socket, "
+                    "and with it the host; remove that mount (an agent's mounts, or its "
+                    "--agent-opt directory) and mount a directory of its own instead"
+                )
+        return mounts
 
 
 class Sandbox(ABC):

@@ -5,6 +5,7 @@ import importlib
 import pytest
 
 PACKAGES = [
+    "durabench.accounts",
     "durabench.agents",
     "durabench.classify",
     "durabench.configs",

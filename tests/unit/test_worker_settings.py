@@ -1,4 +1,4 @@
-"""Worker-host settings: sandbox limits, host ids, TLS for a remote Temporal."""
+"""Worker-host settings: sandbox limits, host ids, accounts, TLS for a remote Temporal."""
 
 from __future__ import annotations
 
@@ -30,6 +30,46 @@ def test_host_settings_come_from_the_environment(
     monkeypatch.setenv("DURABENCH_MAX_SANDBOXES", "0")
     with pytest.raises(ConfigError, match="DURABENCH_MAX_SANDBOXES='0'"):
         Settings.from_env()
+
+
+def test_sandbox_limits_and_accounts_come_from_the_environment(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("DURABENCH_HOME", str(tmp_path))
+    for var in (
+        "DURABENCH_SANDBOX_MEMORY_MB",
+        "DURABENCH_SANDBOX_CPUS",
+        "DURABENCH_SANDBOX_PIDS",
+        "DURABENCH_USAGE_CAP_COOLDOWN_SEC",
+        "DURABENCH_ACCOUNTS_FILE",
+    ):
+        monkeypatch.delenv(var, raising=False)
+    default = Settings.from_env()
+    assert (default.sandbox_memory_mb, default.sandbox_cpus, default.sandbox_pids) == (
+        4096,
+        2.0,
+        1024,
+    )
+    assert default.usage_cap_cooldown_sec == 3600.0
+    assert default.accounts_file == tmp_path / "accounts.toml"
+    monkeypatch.setenv("DURABENCH_SANDBOX_MEMORY_MB", "512")
+    monkeypatch.setenv("DURABENCH_SANDBOX_CPUS", "0.5")
+    monkeypatch.setenv("DURABENCH_SANDBOX_PIDS", "64")
+    monkeypatch.setenv("DURABENCH_USAGE_CAP_COOLDOWN_SEC", "90")
+    monkeypatch.setenv("DURABENCH_ACCOUNTS_FILE", str(tmp_path / "team" / "acc.toml"))
+    custom = Settings.from_env()
+    assert (custom.sandbox_memory_mb, custom.sandbox_cpus, custom.sandbox_pids) == (512, 0.5, 64)
+    assert custom.usage_cap_cooldown_sec == 90.0
+    assert custom.accounts_file == tmp_path / "team" / "acc.toml"
+    for var, bad in (
+        ("DURABENCH_SANDBOX_PIDS", "0"),
+        ("DURABENCH_SANDBOX_CPUS", "many"),
+        ("DURABENCH_USAGE_CAP_COOLDOWN_SEC", "-1"),
+    ):
+        monkeypatch.setenv(var, bad)
+        with pytest.raises(ConfigError, match=f"{var}='{bad}'"):
+            Settings.from_env()
+        monkeypatch.delenv(var)
 
 
 def test_default_sandboxes_fit_the_machine() -> None:

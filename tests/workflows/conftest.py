@@ -1,5 +1,5 @@
 """Workflow-test fixtures."""
 
-from tests.workflows.harness import disk, env
+from tests.workflows.harness import disk, env, skipping
 
-__all__ = ["disk", "env"]
+__all__ = ["disk", "env", "skipping"]

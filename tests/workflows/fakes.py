@@ -7,8 +7,10 @@ invariants: nothing before approval, every sandbox torn down, at most ``parallel
 from __future__ import annotations
 
 import asyncio
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any
 
 from temporalio import activity
@@ -65,6 +67,12 @@ class Recorder:
     """``task/lane`` to the verifier's reward (default 1.0)."""
     classes: dict[str, list[str]] = field(default_factory=dict)
     """``task/lane`` to the exit class of attempt 1, 2, ... (the last one repeats)."""
+    cap_resets_at: datetime | None = None
+    """When a usage cap the fake classifier reports resets."""
+    on_account: Counter[str] = field(default_factory=Counter)
+    """Agents running now, per account."""
+    max_on_account: Counter[str] = field(default_factory=Counter)
+    """The most agents that ran at once, per account."""
 
     def exit_class(self, ref: AttemptRef) -> str:
         plan = self.classes.get(f"{ref.task.task_id}/{ref.lane}", ["completed"])
@@ -130,12 +138,16 @@ class Recorder:
         async def run_agent(ref: AttemptRef) -> AgentRunOutput:
             rec.calls.append("run_agent")
             rec.in_agent += 1
+            account = ref.account or ""
+            rec.on_account[account] += 1
+            rec.max_on_account[account] = max(rec.max_on_account[account], rec.on_account[account])
             try:
                 await asyncio.sleep(0.1)
                 if rec.agent_gate is not None:
                     await rec.agent_gate.wait()
             finally:
                 rec.in_agent -= 1
+                rec.on_account[account] -= 1
             while ref.task.task_id == SLOW:  # an agent that runs until cancelled
                 activity.heartbeat("running")
                 await asyncio.sleep(0.2)
@@ -158,6 +170,7 @@ class Recorder:
                 reason=f"fake {exit_class}",
                 classifier_version=0,
                 last_message=message,
+                cap_resets_at=rec.cap_resets_at if exit_class == "infra_usage_cap" else None,
             )
 
         @activity.defn(name="collect_artifacts")

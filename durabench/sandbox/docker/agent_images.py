@@ -147,6 +147,9 @@ def _probe(client: docker.DockerClient, image_id: str, binary: str) -> _Probe:
                 entrypoint=["sh", "-c", script],
                 command=[],
                 network_mode="none",
+                cap_drop=["ALL"],
+                security_opt=["no-new-privileges:true"],
+                pids_limit=64,
                 labels={"durabench.probe": binary},
                 remove=True,
             )

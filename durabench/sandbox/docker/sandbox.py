@@ -1,7 +1,9 @@
 """The Docker backend: one container per attempt, through the ``docker`` SDK.
 
 The container idles on ``sleep infinity`` and every phase runs with ``exec``, so agent and
-verifier share it. Its name is deterministic: starting again finds it (re-attach).
+verifier share it. Its name is deterministic: starting again finds it (re-attach). It is
+hardened as its spec says: every capability dropped but the kept few, no new privileges,
+memory, CPU and process limits, no network unless the agent needs one.
 """
 
 from __future__ import annotations
@@ -66,6 +68,9 @@ class DockerSandbox(Sandbox):
                     mem_limit=f"{self.spec.memory_mb}m",
                     nano_cpus=int(self.spec.cpus * 1e9),
                     pids_limit=self.spec.pids_limit,
+                    cap_drop=["ALL"],
+                    cap_add=list(self.spec.cap_add),
+                    security_opt=["no-new-privileges:true"] if self.spec.no_new_privileges else [],
                     volumes={h: {"bind": c, "mode": "rw"} for h, c in self.spec.mounts.items()},
                 )
             elif container.status != "running":

@@ -1,0 +1,151 @@
+"""Account activities: talk to the pool workflow for workflows (which cannot send updates).
+
+A pair leases and releases through these; the pool reaps through ``vanished_holders``.
+Each is quick and safe to retry: a retried lease may leave an unused lease behind, which
+the pool reclaims when its holder ends.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from datetime import UTC, datetime
+
+from temporalio import activity
+from temporalio.client import (
+    Client,
+    WorkflowExecutionStatus,
+    WorkflowQueryFailedError,
+    WorkflowUpdateFailedError,
+)
+from temporalio.common import WorkflowIDConflictPolicy
+from temporalio.exceptions import ApplicationError
+from temporalio.service import RPCError, RPCStatusCode
+
+from durabench.accounts import Pool, load_accounts, pool_accounts
+from durabench.errors import AccountError
+from durabench.models import (
+    AccountHealth,
+    LeaseGrant,
+    LeaseRequest,
+    PoolAccounts,
+    PoolState,
+    ReleaseRequest,
+    VanishedInput,
+)
+from durabench.settings import Settings
+from workflows.account_pool import AccountPoolWorkflow, pool_workflow_id
+
+__all__ = ["AccountActivities", "account_health", "pool_snapshot", "sync_pool"]
+
+_ANSWER_S = 10.0
+"""How long a pool update or query may wait for a worker to answer."""
+
+
+async def sync_pool(client: Client, settings: Settings) -> PoolState | None:
+    """Start the pool if it is not running and give it the accounts file's accounts.
+
+    Returns the pool's state, or ``None`` when there is no accounts file.
+
+    Raises:
+        AccountError: the file is invalid, or no worker answered the pool's update.
+    """
+    accounts = load_accounts(settings.accounts_file)
+    if accounts is None:
+        return None
+    synced = PoolAccounts(accounts=pool_accounts(accounts))
+    handle = await client.start_workflow(
+        AccountPoolWorkflow.run,
+        PoolState(accounts=synced.accounts),
+        id=pool_workflow_id(settings.task_queue),
+        task_queue=settings.task_queue,
+        id_conflict_policy=WorkflowIDConflictPolicy.USE_EXISTING,
+        static_summary="agent account leases",
+    )
+    try:
+        update = handle.execute_update(AccountPoolWorkflow.set_accounts, synced)
+        return await asyncio.wait_for(update, timeout=_ANSWER_S)
+    except TimeoutError:
+        raise AccountError(
+            f"no worker answered the account pool in {_ANSWER_S:.0f} s; start one with "
+            "`python worker.py` (the accounts are synced when it runs)"
+        ) from None
+
+
+async def pool_snapshot(client: Client, settings: Settings) -> PoolState | None:
+    """The pool's state, or ``None`` when it is not running or no worker answers."""
+    handle = client.get_workflow_handle(pool_workflow_id(settings.task_queue))
+    try:
+        query = handle.query(AccountPoolWorkflow.snapshot)
+        return await asyncio.wait_for(query, timeout=_ANSWER_S)
+    except (RPCError, WorkflowQueryFailedError, TimeoutError):
+        return None
+
+
+def account_health(state: PoolState) -> tuple[AccountHealth, ...]:
+    """Every account's health now."""
+    return Pool(state).health(datetime.fromtimestamp(time.time(), tz=UTC))
+
+
+_CONTINUED = "AcceptedUpdateCompletedWorkflow"
+"""The failure of an update the pool abandoned when it continued as new."""
+_NOT_RUNNING = "the account pool is not running; `python -m starter accounts sync` starts it"
+
+
+class AccountActivities:
+    """Built in ``worker.py`` with the worker's client and settings."""
+
+    def __init__(self, client: Client, settings: Settings) -> None:
+        self.client = client
+        self.pool_id = pool_workflow_id(settings.task_queue)
+
+    @activity.defn(name="lease_account")
+    async def lease_account(self, req: LeaseRequest) -> LeaseGrant:
+        """Ask the pool for a slot.
+
+        Raises:
+            AccountError: the pool has no account for the agent (not retried).
+            ApplicationError: the pool is not running (retried: a sync starts it).
+        """
+        handle = self.client.get_workflow_handle(self.pool_id)
+        try:
+            # by name: mypy cannot type an async update method passed as a callable
+            grant: LeaseGrant = await handle.execute_update("lease", req, result_type=LeaseGrant)
+            return grant
+        except WorkflowUpdateFailedError as exc:
+            cause = exc.cause
+            if isinstance(cause, ApplicationError) and cause.type == _CONTINUED:
+                raise ApplicationError("the pool continued as new: ask again") from None
+            raise AccountError(str(cause)) from None
+        except RPCError as exc:
+            if exc.status == RPCStatusCode.NOT_FOUND:
+                raise ApplicationError(_NOT_RUNNING, type="PoolNotRunning") from None
+            raise
+
+    @activity.defn(name="release_account")
+    async def release_account(self, req: ReleaseRequest) -> None:
+        """Give a slot back; a pool that is gone has nothing left to release."""
+        handle = self.client.get_workflow_handle(self.pool_id)
+        try:
+            await handle.execute_update(AccountPoolWorkflow.release, req)
+        except RPCError as exc:
+            if exc.status != RPCStatusCode.NOT_FOUND:
+                raise
+            activity.logger.warning("%s: lease %s not released", _NOT_RUNNING, req.lease_id)
+
+    @activity.defn(name="vanished_holders")
+    async def vanished_holders(self, data: VanishedInput) -> list[tuple[str, str]]:
+        """The holders whose workflow run is no longer running (or never existed)."""
+        vanished = []
+        for workflow_id, run_id in data.holders:
+            handle = self.client.get_workflow_handle(workflow_id, run_id=run_id)
+            try:
+                desc = await handle.describe()
+            except RPCError as exc:
+                if exc.status != RPCStatusCode.NOT_FOUND:
+                    raise
+                vanished.append((workflow_id, run_id))
+                continue
+            if desc.status != WorkflowExecutionStatus.RUNNING:
+                vanished.append((workflow_id, run_id))
+        return vanished

@@ -1,0 +1,164 @@
+"""The account pool's rules, as plain Python: who gets a slot, when an account is healthy.
+
+``AccountPoolWorkflow`` holds one :class:`Pool` and calls it from its update handlers with
+``workflow.now()``; ``starter accounts status`` calls :meth:`Pool.health` on a snapshot
+with the wall clock. Keeping the rules here lets a unit test walk through hours of
+cooldowns without a server.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable
+from datetime import datetime, timedelta
+
+from durabench.models.accounts import (
+    AccountHealth,
+    Cooldown,
+    Lease,
+    LeaseGrant,
+    LeaseRequest,
+    PoolAccount,
+    PoolState,
+    ReleaseRequest,
+)
+
+__all__ = ["TOKEN_LOW", "Pool"]
+
+TOKEN_LOW = timedelta(minutes=90)
+"""A token expiring within this is ``token-low``: still used, but worth renewing."""
+
+
+class Pool:
+    """Accounts, their leases and cooldowns; every method is deterministic given ``now``."""
+
+    def __init__(self, state: PoolState) -> None:
+        self.state = state
+
+    @property
+    def leases(self) -> tuple[Lease, ...]:
+        """Leases held."""
+        return self.state.leases
+
+    def agents(self) -> set[str]:
+        """Agent adapters some account is for."""
+        return {a.agent for a in self.state.accounts}
+
+    def set_accounts(self, accounts: Iterable[PoolAccount]) -> None:
+        """Replace the accounts; leases of dropped ones stay until released."""
+        self.state = self.state.model_copy(update={"accounts": tuple(accounts)})
+
+    def health(self, now: datetime) -> tuple[AccountHealth, ...]:
+        """Every account's health at ``now``."""
+        return tuple(self._health(a, now) for a in self.state.accounts)
+
+    def _health(self, account: PoolAccount, now: datetime) -> AccountHealth:
+        leased = self._leased()[account.id]
+        line = AccountHealth(
+            id=account.id, agent=account.agent, state="ready", leased=leased, slots=account.slots
+        )
+        expires = account.token_expires_at
+        if account.blocked:
+            return line.model_copy(update={"state": "blocked", "detail": account.blocked})
+        if expires is not None and expires <= now:
+            return line.model_copy(
+                update={"state": "blocked", "until": expires, "detail": "token expired"}
+            )
+        cooling = self._cooldown(account.id, now)
+        if cooling is not None:
+            update = {"state": "cooling", "until": cooling.until, "detail": cooling.cause}
+            return line.model_copy(update=update)
+        if leased >= account.slots:
+            return line.model_copy(update={"state": "busy"})
+        if expires is not None and expires - now <= TOKEN_LOW:
+            return line.model_copy(update={"state": "token-low", "until": expires})
+        return line
+
+    def grantable(self, agent: str, now: datetime) -> bool:
+        """Whether an account of ``agent`` has a free slot at ``now``."""
+        return any(h.agent == agent and h.state in ("ready", "token-low") for h in self.health(now))
+
+    def grant(self, req: LeaseRequest, lease_id: str, now: datetime) -> LeaseGrant:
+        """A lease on the account of ``req.agent`` with the most free slots, or why not."""
+        lines = [h for h in self.health(now) if h.agent == req.agent]
+        usable = [h for h in lines if h.state in ("ready", "token-low")]
+        if usable:
+            best = max(usable, key=lambda h: (h.slots - h.leased, h.id))
+            lease = Lease(
+                lease_id=lease_id,
+                account_id=best.id,
+                holder_workflow_id=req.holder_workflow_id,
+                holder_run_id=req.holder_run_id,
+                label=req.label,
+                granted_at=now,
+            )
+            self.state = self.state.model_copy(update={"leases": (*self.state.leases, lease)})
+            return LeaseGrant(lease=lease)
+        return self._refusal(req.agent, lines)
+
+    @staticmethod
+    def _refusal(agent: str, lines: list[AccountHealth]) -> LeaseGrant:
+        busy = [h for h in lines if h.state == "busy"]
+        ends = [h.until for h in lines if h.state == "cooling" and h.until is not None]
+        if busy:
+            slots = sum(h.slots for h in busy)
+            return LeaseGrant(why=f"all {slots} slots of {agent} accounts are in use")
+        if ends:
+            back = min(ends)
+            return LeaseGrant(
+                wait_until=back,
+                why=f"every {agent} account is cooling after a usage cap; the first is "
+                f"back at {back:%Y-%m-%d %H:%M} UTC",
+            )
+        if not lines:
+            return LeaseGrant(why=f"no account for {agent} is listed in accounts.toml")
+        blocked = "; ".join(f"{h.id}: {h.detail}" for h in lines)
+        return LeaseGrant(
+            why=f"every {agent} account is blocked ({blocked}); fix accounts.toml or the "
+            "secrets, then `python -m starter accounts sync`"
+        )
+
+    def release(self, req: ReleaseRequest, now: datetime) -> Lease | None:
+        """End a lease (an unknown id is one already ended); cool its account if asked."""
+        lease = next((x for x in self.state.leases if x.lease_id == req.lease_id), None)
+        if lease is None:
+            return None
+        leases = tuple(x for x in self.state.leases if x.lease_id != req.lease_id)
+        self.state = self.state.model_copy(update={"leases": leases})
+        if req.cool_until is not None and req.cool_until > now:
+            self.cool(Cooldown(account_id=lease.account_id, until=req.cool_until, cause=req.cause))
+        return lease
+
+    def cool(self, cooldown: Cooldown) -> None:
+        """Put an account in cooldown (a later end of an existing one wins)."""
+        current = next(
+            (c for c in self.state.cooldowns if c.account_id == cooldown.account_id), None
+        )
+        if current is not None and current.until >= cooldown.until:
+            return
+        others = tuple(c for c in self.state.cooldowns if c.account_id != cooldown.account_id)
+        self.state = self.state.model_copy(update={"cooldowns": (*others, cooldown)})
+
+    def expire(self, vanished: Iterable[tuple[str, str]]) -> tuple[Lease, ...]:
+        """Reclaim the leases of holders that ended without releasing them."""
+        gone = set(vanished)
+        expired = tuple(
+            x for x in self.state.leases if (x.holder_workflow_id, x.holder_run_id) in gone
+        )
+        kept = tuple(x for x in self.state.leases if x not in expired)
+        self.state = self.state.model_copy(update={"leases": kept})
+        return expired
+
+    def forget_cooldowns(self, now: datetime) -> None:
+        """Drop cooldowns that are over, so carried state stays small."""
+        kept = tuple(c for c in self.state.cooldowns if c.until > now)
+        self.state = self.state.model_copy(update={"cooldowns": kept})
+
+    def _leased(self) -> Counter[str]:
+        return Counter(x.account_id for x in self.state.leases)
+
+    def _cooldown(self, account_id: str, now: datetime) -> Cooldown | None:
+        for c in self.state.cooldowns:
+            if c.account_id == account_id and c.until > now:
+                return c
+        return None

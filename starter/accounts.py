@@ -1,0 +1,105 @@
+"""``python -m starter accounts status|sync``: the agent accounts and their health.
+
+``status`` reads ``accounts.toml`` (``DURABENCH_ACCOUNTS_FILE``) and the pool's leases and
+cooldowns, and shows each account ready / busy / token-low / blocked / cooling. ``sync``
+gives the pool the file's accounts (``starter run`` does that too, when it plans).
+"""
+
+from __future__ import annotations
+
+import click
+from rich.table import Table
+from temporalio.client import Client
+
+from activities.accounts import account_health, pool_snapshot, sync_pool
+from durabench.accounts import load_accounts, pool_accounts
+from durabench.errors import ConfigError
+from durabench.models import AccountHealth, PoolState
+from durabench.settings import Settings
+from starter.client import connect
+from starter.console import console
+from starter.options import run_async
+
+__all__ = ["accounts", "status_main", "sync_main"]
+
+_STYLE = {
+    "ready": "green",
+    "busy": "yellow",
+    "token-low": "yellow",
+    "blocked": "red",
+    "cooling": "cyan",
+}
+
+
+def _table(lines: tuple[AccountHealth, ...], state: PoolState) -> Table:
+    table = Table(title="agent accounts")
+    for col in ("account", "agent", "state", "slots in use", "until", "detail"):
+        table.add_column(col)
+    for h in lines:
+        until = f"{h.until:%Y-%m-%d %H:%M} UTC" if h.until else ""
+        style = _STYLE[h.state]
+        table.add_row(
+            h.id, h.agent, f"[{style}]{h.state}[/]", f"{h.leased}/{h.slots}", until, h.detail
+        )
+    for lease in state.leases:
+        table.caption = (table.caption or "") + f"\n{lease.account_id}: {lease.label}"
+    return table
+
+
+async def status_main(
+    client: Client | None = None, settings: Settings | None = None
+) -> tuple[AccountHealth, ...]:
+    """Show every account's health; return it."""
+    settings = settings or Settings.from_env()
+    path = settings.accounts_file
+    accounts = load_accounts(path)
+    if accounts is None:
+        console.print(
+            f"No accounts file at {path}: agents get their keys from each worker's "
+            "environment. See the README's Accounts section to list accounts."
+        )
+        return ()
+    client = client or await connect(settings)
+    synced = PoolState(accounts=pool_accounts(accounts))
+    pool = await pool_snapshot(client, settings)
+    if pool is None:
+        console.print(
+            "[yellow]The account pool is not running or no worker answers: leases and "
+            "cooldowns are not shown.[/] `python -m starter accounts sync` starts it."
+        )
+    # The file says which accounts exist and which secrets are here; the pool, the rest.
+    if pool is not None:
+        state = synced.model_copy(update={"leases": pool.leases, "cooldowns": pool.cooldowns})
+    else:
+        state = synced
+    lines = account_health(state)
+    console.print(_table(lines, state))
+    return lines
+
+
+async def sync_main(client: Client | None = None, settings: Settings | None = None) -> int:
+    """Give the pool the accounts file's accounts; return how many."""
+    settings = settings or Settings.from_env()
+    client = client or await connect(settings)
+    state = await sync_pool(client, settings)
+    if state is None:
+        raise ConfigError(f"no accounts file at {settings.accounts_file}: nothing to sync")
+    console.print(f"Synced {len(state.accounts)} accounts from {settings.accounts_file}.")
+    return len(state.accounts)
+
+
+@click.group()
+def accounts() -> None:
+    """Agent accounts (accounts.toml): their health, and the pool that leases them."""
+
+
+@accounts.command()
+def status() -> None:
+    """Show each account: ready, busy, token-low, blocked or cooling."""
+    run_async(status_main)()
+
+
+@accounts.command()
+def sync() -> None:
+    """Give the account pool the accounts file's accounts (starts it if needed)."""
+    run_async(sync_main)()

@@ -1,0 +1,156 @@
+"""The account pool: cooldowns honoured, reroutes, expired leases, limits across runs.
+
+These run on the session's dev server in real time (cooldowns of seconds): the
+time-skipping test server loses updates sent while it skips time ("update not found").
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+from temporalio.client import Client, WorkflowHandle, WorkflowUpdateFailedError
+from temporalio.worker import Worker
+
+from activities import AccountActivities
+from durabench.models import (
+    LeaseRequest,
+    PairInput,
+    PoolAccount,
+    PoolState,
+    ReleaseRequest,
+    TaskRef,
+)
+from durabench.settings import Settings
+from tests.workflows.fakes import Recorder
+from tests.workflows.harness import until
+from workflows import (
+    WORKFLOWS,
+    AccountPoolWorkflow,
+    PairedTaskWorkflow,
+    pair_workflow_id,
+    pool_workflow_id,
+)
+
+PoolHandle = WorkflowHandle[AccountPoolWorkflow, None]
+
+
+def _account(id: str, slots: int = 1, agent: str = "claude-code") -> PoolAccount:
+    return PoolAccount(id=id, agent=agent, slots=slots)
+
+
+async def _start_pool(client: Client, queue: str, state: PoolState) -> PoolHandle:
+    return await client.start_workflow(
+        AccountPoolWorkflow.run, state, id=pool_workflow_id(queue), task_queue=queue
+    )
+
+
+def _worker(client: Client, queue: str, rec: Recorder, tmp_path: Path) -> Worker:
+    accounts = AccountActivities(client, Settings(home=tmp_path, task_queue=queue))
+    return Worker(
+        client,
+        task_queue=queue,
+        workflows=list(WORKFLOWS),
+        activities=[
+            *rec.activities(),
+            accounts.lease_account,
+            accounts.release_account,
+            accounts.vanished_holders,
+        ],
+    )
+
+
+async def test_a_capped_account_cools_the_retry_goes_elsewhere_and_all_cooling_waits(
+    client: Client, tmp_path: Path
+) -> None:
+    queue = f"wf-{uuid.uuid4().hex[:8]}"
+    rec = Recorder(queue=queue, task_ids=["t1"])
+    rec.classes["t1/baseline"] = ["infra_usage_cap", "infra_usage_cap", "completed"]
+    rec.cap_resets_at = datetime.fromtimestamp(time.time() + 10, tz=UTC)
+    async with _worker(client, queue, rec, tmp_path):
+        pool = await _start_pool(client, queue, PoolState(accounts=(_account("a"), _account("b"))))
+        pair = PairInput(
+            run_id="r",
+            task=TaskRef(task_id="t1", task_dir="/nowhere"),
+            lanes=("baseline",),
+            agent="claude-code",
+            model="m",
+            infra_retries=3,
+            infra_backoff_sec=1,
+            accounts=True,
+        )
+        result = await client.execute_workflow(
+            PairedTaskWorkflow.run, pair, id=pair_workflow_id("r", "t1"), task_queue=queue
+        )
+        state = await pool.query(AccountPoolWorkflow.snapshot)
+        history = [
+            e
+            async for e in client.get_workflow_handle(
+                pair_workflow_id("r", "t1")
+            ).fetch_history_events()
+        ]
+    first, second, third = (a.account for a in result.attempts)
+    assert first != second and {first, second} == {"a", "b"}  # rerouted after the cap
+    assert [a.exit_class for a in result.attempts][-1] == "completed" and not result.excluded
+    assert third in ("a", "b")
+    # the third attempt waited, on a durable timer, for the cap to reset: not one burnt
+    timers = [e for e in history if e.HasField("timer_started_event_attributes")]
+    assert any("wait for an account" in e.user_metadata.summary.data.decode() for e in timers)
+    started = result.attempts[2].timings[0].started_at
+    assert started >= rec.cap_resets_at
+    assert state.leases == ()  # every lease given back
+    assert {c.account_id for c in state.cooldowns} == {"a", "b"}
+
+
+async def test_a_lease_whose_holder_vanished_is_reclaimed_and_state_survives_continue_as_new(
+    client: Client, tmp_path: Path
+) -> None:
+    queue = f"wf-{uuid.uuid4().hex[:8]}"
+    rec = Recorder(queue=queue, task_ids=[])
+    state = PoolState(accounts=(_account("a"),), reap_every_sec=0.5, max_history_events=100)
+    gone = LeaseRequest(
+        agent="claude-code",
+        holder_workflow_id="gone",
+        holder_run_id=str(uuid.uuid4()),
+        label="gone",
+    )
+    async with _worker(client, queue, rec, tmp_path):
+        pool = await _start_pool(client, queue, state)
+        first_run = (await pool.describe()).run_id
+        held = await pool.execute_update(AccountPoolWorkflow.lease, gone)
+        assert held.lease is not None
+        await until(
+            lambda: _no_leases(pool), "the pool reclaimed the lease of a holder that is gone"
+        )
+        # enough updates to pass the history limit: the pool continues as new
+        for _ in range(30):
+            grant = await pool.execute_update(AccountPoolWorkflow.lease, gone)
+            assert grant.lease is not None
+            release = ReleaseRequest(lease_id=grant.lease.lease_id)
+            await pool.execute_update(AccountPoolWorkflow.release, release)
+        kept = await pool.execute_update(AccountPoolWorkflow.lease, gone)
+        latest = client.get_workflow_handle_for(AccountPoolWorkflow.run, pool.id)
+        assert (await latest.describe()).run_id != first_run
+        snapshot = await latest.query(AccountPoolWorkflow.snapshot)
+    assert kept.lease is not None and snapshot.leases == (kept.lease,)
+
+
+async def _no_leases(pool: PoolHandle) -> bool:
+    return (await pool.query(AccountPoolWorkflow.snapshot)).leases == ()
+
+
+async def test_an_agent_with_no_account_is_refused_with_the_fix(
+    client: Client, tmp_path: Path
+) -> None:
+    queue = f"wf-{uuid.uuid4().hex[:8]}"
+    rec = Recorder(queue=queue, task_ids=[])
+    async with _worker(client, queue, rec, tmp_path):
+        pool = await _start_pool(client, queue, PoolState(accounts=(_account("a"),)))
+        req = LeaseRequest(agent="codex-cli", holder_workflow_id="h", holder_run_id="x", label="")
+        with pytest.raises(WorkflowUpdateFailedError) as err:
+            await pool.execute_update(AccountPoolWorkflow.lease, req)
+    assert "no account for agent 'codex-cli'" in str(err.value.cause)
+    assert "accounts sync" in str(err.value.cause)

@@ -1,0 +1,142 @@
+"""AccountPoolWorkflow: the one holder of account leases, across every run and worker.
+
+An attempt's pair leases a slot with the ``lease`` update (through the ``lease_account``
+activity) and releases it with ``release`` when the attempt ends, naming the time a usage
+cap resets if it hit one. A holder that ends without releasing (terminated, reset) is
+found every ``reap_every_sec`` by ``vanished_holders`` and its lease reclaimed. The pool
+keeps no secret: accounts are ids, slots and expiry dates, synced from ``accounts.toml``
+by ``starter run`` and ``starter accounts sync``. It continues as new before its history
+grows large, carrying its state.
+
+Id: ``<task queue>/accounts`` (:func:`pool_workflow_id`), on the shared task queue: one
+pool per deployment.
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+from temporalio import workflow
+
+with workflow.unsafe.imports_passed_through():
+    from durabench.accounts import Pool
+    from durabench.models import (
+        LeaseGrant,
+        LeaseRequest,
+        PoolAccounts,
+        PoolState,
+        ReleaseRequest,
+        VanishedInput,
+    )
+    from workflows.policies import RETRY, SHORT
+
+__all__ = ["LEASE_WAIT", "AccountPoolWorkflow", "pool_workflow_id"]
+
+LEASE_WAIT = timedelta(seconds=50)
+"""How long a ``lease`` update waits for a slot before it answers that none is free."""
+
+
+def pool_workflow_id(task_queue: str) -> str:
+    """The pool's workflow id for the deployment whose shared queue is ``task_queue``."""
+    return f"{task_queue}/accounts"
+
+
+@workflow.defn
+class AccountPoolWorkflow:
+    """Leases, cooldowns and health of every agent account; runs until terminated."""
+
+    @workflow.init
+    def __init__(self, state: PoolState) -> None:
+        # Here, not in run: an update may arrive in the same task as the start.
+        self.pool = Pool(state)
+
+    @workflow.run
+    async def run(self, state: PoolState) -> None:
+        """Reclaim leases of vanished holders now and then; continue as new when long."""
+        while not self._history_long():
+            try:
+                await workflow.wait_condition(
+                    self._history_long,
+                    timeout=timedelta(seconds=state.reap_every_sec),
+                    timeout_summary="check lease holders",
+                )
+            except TimeoutError:
+                pass
+            if self.pool.leases:
+                await self._reap()
+        await workflow.wait_condition(workflow.all_handlers_finished)
+        self.pool.forget_cooldowns(workflow.now())
+        workflow.continue_as_new(self.pool.state)
+
+    def _history_long(self) -> bool:
+        info = workflow.info()
+        limit = self.pool.state.max_history_events
+        return info.is_continue_as_new_suggested() or info.get_current_history_length() >= limit
+
+    async def _reap(self) -> None:
+        holders = tuple(sorted({(x.holder_workflow_id, x.holder_run_id) for x in self.pool.leases}))
+        vanished: list[tuple[str, str]] = await workflow.execute_activity(
+            "vanished_holders",
+            VanishedInput(holders=holders),
+            result_type=list[tuple[str, str]],
+            start_to_close_timeout=SHORT,
+            retry_policy=RETRY,
+            summary=f"check {len(holders)} lease holders",
+        )
+        for lease in self.pool.expire((v[0], v[1]) for v in vanished):
+            workflow.logger.warning(
+                "lease of %s by %s expired: its holder ended without releasing it",
+                lease.account_id,
+                lease.label,
+            )
+
+    @workflow.query
+    def snapshot(self) -> PoolState:
+        """The pool's state: accounts, leases, cooldowns (health is computed from it)."""
+        return self.pool.state
+
+    @workflow.update
+    def set_accounts(self, accounts: PoolAccounts) -> PoolState:
+        """Take the accounts as synced from ``accounts.toml``; leases are kept."""
+        self.pool.set_accounts(accounts.accounts)
+        return self.pool.state
+
+    # A lease still waiting when the pool continues as new is abandoned: its caller
+    # (lease_account) gets an error and asks the new run; nothing was granted.
+    @workflow.update(unfinished_policy=workflow.HandlerUnfinishedPolicy.ABANDON)
+    async def lease(self, req: LeaseRequest) -> LeaseGrant:
+        """A slot of a healthy account of the agent, or why none and when to ask again.
+
+        While every slot is in use (or every account blocked), the update waits up to
+        :data:`LEASE_WAIT` for one to free up, so a waiting arm asks again at once rather
+        than on a timer of its own.
+        """
+        grant = self.pool.grant(req, str(workflow.uuid4()), workflow.now())
+        if grant.lease is not None or grant.wait_until is not None:
+            return grant
+        try:
+            await workflow.wait_condition(
+                lambda: self.pool.grantable(req.agent, workflow.now()),
+                timeout=LEASE_WAIT,
+                timeout_summary="wait for a free account slot",
+            )
+        except TimeoutError:
+            return grant
+        return self.pool.grant(req, str(workflow.uuid4()), workflow.now())
+
+    @lease.validator
+    def _known_agent(self, req: LeaseRequest) -> None:
+        if req.agent not in self.pool.agents():
+            raise ValueError(
+                f"no account for agent {req.agent!r} is synced; add one to accounts.toml "
+                "and run `python -m starter accounts sync`"
+            )
+
+    @workflow.update
+    def release(self, req: ReleaseRequest) -> None:
+        """End a lease; a usage cap puts its account in cooldown until the cap resets."""
+        lease = self.pool.release(req, workflow.now())
+        if lease is not None and req.cool_until is not None:
+            workflow.logger.warning(
+                "account %s hit its usage cap; cooling until %s", lease.account_id, req.cool_until
+            )
