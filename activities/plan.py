@@ -57,8 +57,8 @@ class PlanActivities:
         if request.tasks_from_service and request.service and request.service.dataset:
             async with ServiceClient.for_target(request.service) as client:
                 listed = (await client.dataset_tasks(request.service.dataset)).tasks
-        summary = await asyncio.to_thread(self._plan, request, listed)
-        return summary.model_copy(update=await self._accounts(request.agent))
+        accounts = await self._accounts(request.agent)
+        return await asyncio.to_thread(self._plan, request, listed, accounts)
 
     async def _accounts(self, agent: str) -> dict[str, object]:
         """Sync the account pool; the agent's usable slots, or refuse when none is ready.
@@ -83,8 +83,13 @@ class PlanActivities:
             )
         return {"account_slots": sum(h.slots for h in ready), "accounts_note": note}
 
-    def _plan(self, request: RunRequest, listed: Sequence[V1DatasetTask] | None) -> PlanSummary:
-        plan = make_plan(request, self.settings, listed)
+    def _plan(
+        self,
+        request: RunRequest,
+        listed: Sequence[V1DatasetTask] | None,
+        accounts: dict[str, object],
+    ) -> PlanSummary:
+        plan = make_plan(request, self.settings, listed).model_copy(update=accounts)
         atomic_write(
             RunPaths.for_run(self.settings.runs_dir, plan.request.run_id).plan,
             plan.model_dump_json(indent=2),

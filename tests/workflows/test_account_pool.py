@@ -6,6 +6,7 @@ time-skipping test server loses updates sent while it skips time ("update not fo
 
 from __future__ import annotations
 
+import os
 import time
 import uuid
 from datetime import UTC, datetime
@@ -72,8 +73,9 @@ async def test_a_capped_account_cools_the_retry_goes_elsewhere_and_all_cooling_w
     rec.cap_resets_at = datetime.fromtimestamp(time.time() + 10, tz=UTC)
     async with _worker(client, queue, rec, tmp_path):
         pool = await _start_pool(client, queue, PoolState(accounts=(_account("a"), _account("b"))))
+        run_id = f"r-{uuid.uuid4().hex[:8]}"
         pair = PairInput(
-            run_id="r",
+            run_id=run_id,
             task=TaskRef(task_id="t1", task_dir="/nowhere"),
             lanes=("baseline",),
             agent="claude-code",
@@ -83,15 +85,16 @@ async def test_a_capped_account_cools_the_retry_goes_elsewhere_and_all_cooling_w
             accounts=True,
         )
         result = await client.execute_workflow(
-            PairedTaskWorkflow.run, pair, id=pair_workflow_id("r", "t1"), task_queue=queue
+            PairedTaskWorkflow.run, pair, id=pair_workflow_id(run_id, "t1"), task_queue=queue
         )
         state = await pool.query(AccountPoolWorkflow.snapshot)
-        history = [
-            e
-            async for e in client.get_workflow_handle(
-                pair_workflow_id("r", "t1")
-            ).fetch_history_events()
-        ]
+        pair_handle = client.get_workflow_handle(pair_workflow_id(run_id, "t1"))
+        history = [e async for e in pair_handle.fetch_history_events()]
+        record = os.environ.get("DURABENCH_RECORD_HISTORIES")  # how tests/histories got it
+        if record:
+            for name, handle in (("paired_task_accounts", pair_handle), ("account_pool", pool)):
+                text = (await handle.fetch_history()).to_json()
+                Path(record, f"{name}.json").write_text(text)
     first, second, third = (a.account for a in result.attempts)
     assert first != second and {first, second} == {"a", "b"}  # rerouted after the cap
     assert [a.exit_class for a in result.attempts][-1] == "completed" and not result.excluded

@@ -34,4 +34,6 @@ def test_every_workflow_and_the_retry_path_have_a_recorded_history() -> None:
         "suite_run_policy_last.json",
         "paired_task_paused_retry.json",
         "agent_run_host_failover.json",
+        "paired_task_accounts.json",
+        "account_pool.json",
     }

@@ -1,0 +1,188 @@
+"""Accounts through a real run: leases, a usage cap rerouted, and no secret kept anywhere.
+
+Two accounts of one slot each serve a paired run of a stand-in ``claude`` (real Docker,
+real Temporal, no model). The stand-in prints the key it got, to its transcript and its
+stderr, as agents that run ``env`` do; with account ``capped``'s key it ends on a usage cap
+that "resets 5:30pm (UTC)". That account must cool until then, its lane's retry must go to
+the other account, and then every history (fetched from Temporal), log line, results file
+and container label is searched for both secret values: zero hits.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import shutil
+import uuid
+from datetime import UTC, datetime
+from pathlib import Path
+
+import docker
+import pytest
+from temporalio.client import Client
+
+from durabench.models import RunRequest
+from durabench.settings import Settings
+from durabench.tasks import load_suite
+from starter.accounts import status_main
+from tests.integration.runs import finished_run
+from worker import build_workers, run_workers
+from workflows import attempt_workflow_id, pair_workflow_id, pool_workflow_id, run_workflow_id
+
+pytestmark = pytest.mark.docker
+
+MODEL = "claude-haiku-4-5"
+TASK = "acct-001"
+INIT = {"type": "system", "subtype": "init", "model": MODEL}
+DONE = {"type": "result", "subtype": "success", "is_error": False, "result": "Left a note."}
+CAPPED = {
+    "type": "result",
+    "subtype": "error_during_execution",
+    "is_error": True,
+    "result": "5-hour limit reached ∙ resets 5:30pm (UTC)",
+}
+STAND_IN = """#!/bin/sh
+# A stand-in claude: leaks its key, as an agent running `env` would; capped on one account.
+echo "my key is $ANTHROPIC_API_KEY" >&2
+text='{{"type": "text", "text": "key '"$ANTHROPIC_API_KEY"'"}}'
+echo '{{"type": "assistant", "message": {{"content": ['"$text"']}}}}'
+echo "a note" > /workspace/NOTES.md
+cat /opt/stand-in/init.jsonl
+if [ "$(printf %s "$ANTHROPIC_API_KEY" | sha256sum | cut -c1-64)" = "{capped_sha}" ]; then
+  cat /opt/stand-in/capped.jsonl
+  exit 1
+fi
+cat /opt/stand-in/done.jsonl
+"""
+
+
+def _write_suite(home: Path, capped_secret: str) -> None:
+    source = next(t for t in load_suite("pytorch") if t.task_id == "tensor-gelu-001")
+    task = home / "suites" / "accts" / TASK
+    shutil.copytree(source.task_dir, task)
+    toml = task / "task.toml"
+    toml.write_text(toml.read_text().replace(source.task_id, TASK))
+    env = task / "environment"
+    for name, event in (("init", INIT), ("done", DONE), ("capped", CAPPED)):
+        (env / f"{name}.jsonl").write_text(json.dumps(event) + "\n")
+    sha = hashlib.sha256(capped_secret.encode()).hexdigest()
+    (env / "claude").write_text(STAND_IN.format(capped_sha=sha))
+    dockerfile = env / "Dockerfile"
+    dockerfile.write_text(
+        dockerfile.read_text()
+        + "COPY claude /usr/local/bin/\nCOPY *.jsonl /opt/stand-in/\n"
+        + "RUN chmod 755 /usr/local/bin/claude\n"
+    )
+
+
+def _write_accounts(home: Path, token_file: Path) -> None:
+    (home / "accounts.toml").write_text(
+        '[[account]]\nid = "capped"\nagent = "claude-code"\nsecret_env = "TEAM_A_KEY"\n'
+        "slots = 1\n"
+        '[[account]]\nid = "spare"\nagent = "claude-code"\n'
+        f'secret_file = "{token_file}"\nslots = 1\n'
+    )
+
+
+async def _watch_labels(seen: list[dict[str, str]], run_id: str, stop: asyncio.Event) -> None:
+    """Every label of every container of the run, while it runs."""
+    api = docker.from_env().api
+    try:
+        while not stop.is_set():
+            for c in await asyncio.to_thread(
+                api.containers, all=True, filters={"label": f"durabench.run={run_id}"}
+            ):
+                seen.append(c["Labels"])
+            await asyncio.sleep(0.5)
+    finally:
+        api.close()
+
+
+async def _histories(client: Client, settings: Settings, run_id: str) -> str:
+    ids = [run_workflow_id(run_id), pair_workflow_id(run_id, TASK)]
+    ids += [attempt_workflow_id(run_id, TASK, "baseline", n) for n in (1, 2)]
+    ids += [attempt_workflow_id(run_id, TASK, "sourcegraph_full", n) for n in (1, 2)]
+    ids.append(pool_workflow_id(settings.task_queue))
+    texts = []
+    for wid in ids:
+        try:
+            texts.append((await client.get_workflow_handle(wid).fetch_history()).to_json())
+        except Exception:  # an attempt that never ran (the lane that was not capped)
+            continue
+    return "\n".join(texts)
+
+
+async def test_a_usage_cap_cools_its_account_the_retry_reroutes_and_no_secret_is_kept(
+    client: Client,
+    settings: Settings,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capfd: pytest.CaptureFixture[str],
+) -> None:
+    capped_secret = f"sk-capped-{uuid.uuid4().hex}"
+    spare_secret = f"sk-spare-{uuid.uuid4().hex}"
+    token_file = tmp_path / "spare.token"
+    token_file.write_text(spare_secret + "\n")
+    monkeypatch.setenv("TEAM_A_KEY", capped_secret)
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)  # only accounts hand out keys
+    monkeypatch.setenv("SOURCEGRAPH_ACCESS_TOKEN", f"sgp-{uuid.uuid4().hex}")
+    monkeypatch.setenv("SOURCEGRAPH_URL", "https://sourcegraph.invalid")
+    settings = settings.model_copy(update={"sandbox_network": "none"})
+    _write_suite(settings.home, capped_secret)
+    _write_accounts(settings.home, token_file)
+    request = RunRequest(
+        run_id=f"acct-{uuid.uuid4().hex[:6]}",
+        suite="accts",
+        agent="claude-code",
+        model=MODEL,
+        infra_retries=1,
+        infra_backoff_sec=0.5,
+    )
+    labels: list[dict[str, str]] = []
+    stop = asyncio.Event()
+    watcher = asyncio.create_task(_watch_labels(labels, request.run_id, stop))
+    try:
+        paths, result = await finished_run(request, client, settings)
+    finally:
+        stop.set()
+        await watcher
+
+    assert result.plan.account_slots == 2
+    arms = {
+        lane: [(a.account, a.exit_class) for a in result.attempts if a.lane == lane]
+        for lane in result.plan.lanes
+    }
+    capped_lane = next(lane for lane, arm in arms.items() if arm[0][0] == "capped")
+    other = next(lane for lane in arms if lane != capped_lane)
+    assert arms[capped_lane] == [("capped", "infra_usage_cap"), ("spare", "completed")]
+    assert arms[other] == [("spare", "completed")]
+    capped = next(a for a in result.attempts if a.exit_class == "infra_usage_cap")
+    assert capped.cap_resets_at is not None
+    assert (capped.cap_resets_at.hour, capped.cap_resets_at.minute) == (17, 30)
+    assert capped.cap_resets_at > datetime.fromtimestamp(0, tz=UTC)
+
+    stop_workers = asyncio.Event()
+    workers = asyncio.create_task(run_workers(build_workers(client, settings), stop_workers))
+    try:  # the pool answers through a worker: a status check needs one running
+        health = {h.id: h for h in await status_main(client=client, settings=settings)}
+    finally:
+        stop_workers.set()
+        await workers
+    assert health["capped"].state == "cooling"
+    assert health["capped"].until == capped.cap_resets_at
+    assert health["spare"].state == "ready" and health["spare"].leased == 0
+
+    # The key reached the agent (it printed it) and was scrubbed from what was kept.
+    transcript = (paths.attempt(TASK, other, 1) / "agent" / "stdout.txt").read_text()
+    assert "key [REDACTED]" in transcript
+    files = [p.read_bytes() for p in paths.root.rglob("*") if p.is_file()]
+    histories = await _histories(client, settings, request.run_id)
+    out, err = capfd.readouterr()
+    assert labels, "the run's containers were never seen"
+    for secret in (capped_secret, spare_secret):
+        assert not [f for f in files if secret.encode() in f]
+        assert secret not in histories
+        assert secret not in out + err
+        assert not [lab for lab in labels if secret in json.dumps(lab)]
+        assert secret not in (settings.home / "accounts.toml").read_text()

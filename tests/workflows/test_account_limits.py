@@ -1,0 +1,186 @@
+"""Account limits across workers and runs: the pool never grants more than an account's slots.
+
+Two workers in this process poll the shared queue, with the real workflows and the real
+plan, result and account activities; only the sandbox is faked, by one ``Recorder`` both
+workers share, so its agent counters see every attempt of both runs at once. Two runs of
+the ``pytorch`` suite (8 attempts each) compete for two accounts of 2 and 1 slots.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from collections.abc import AsyncIterator
+from contextlib import AsyncExitStack, asynccontextmanager
+from typing import Any
+
+import pytest
+from temporalio.api.enums.v1 import EventType
+from temporalio.client import Client, WorkflowHandle
+from temporalio.worker import Worker
+
+from activities import AccountActivities, PlanActivities, ResultActivities
+from durabench.models import RunOutcome, RunRequest, RunResult
+from durabench.paths import RunPaths
+from durabench.settings import Settings
+from starter.approve import approve_main
+from starter.client import connect_when_ready
+from starter.run import main as run_main
+from tests.workflows.fakes import Recorder
+from tests.workflows.harness import until
+from workflows import WORKFLOWS, AccountPoolWorkflow, SuiteRunWorkflow, pool_workflow_id
+from workflows.suite_run import run_workflow_id
+
+SLOTS = {"a": 2, "b": 1}
+ACCOUNTS_TOML = """
+[[account]]
+id = "a"
+agent = "claude-code"
+secret_env = "A_KEY"
+slots = 2
+
+[[account]]
+id = "b"
+agent = "claude-code"
+secret_env = "B_KEY"
+slots = 1
+"""
+IDENTITIES = ("worker-1", "worker-2")
+
+RunHandle = WorkflowHandle[Any, RunOutcome]
+
+
+@asynccontextmanager
+async def _workers(clients: list[Client], settings: Settings, rec: Recorder) -> AsyncIterator[None]:
+    """A worker per client on the shared queue, as ``worker.py`` builds it, sandbox faked.
+
+    Each has a client of its own, as a worker process would: the SDK refuses a second
+    worker on the same queue through one client.
+    """
+    async with AsyncExitStack() as stack:
+        for identity, client in zip(IDENTITIES, clients, strict=True):
+            plan, results = PlanActivities(settings, client), ResultActivities(settings)
+            accounts = AccountActivities(client, settings)
+            worker = Worker(
+                client,
+                task_queue=settings.task_queue,
+                identity=identity,
+                workflows=list(WORKFLOWS),
+                activities=[
+                    plan.plan_run,
+                    plan.plan_page,
+                    plan.record_run,
+                    results.record_attempt,
+                    results.write_report,
+                    accounts.lease_account,
+                    accounts.release_account,
+                    accounts.vanished_holders,
+                    *rec.sandbox_activities(),
+                ],
+            )
+            await stack.enter_async_context(worker)
+        yield
+
+
+async def _start_approved(client: Client, settings: Settings) -> RunHandle:
+    """Start a detached run as ``starter run --detach`` does, and approve its plan."""
+    req = RunRequest(
+        run_id=f"r-{uuid.uuid4().hex[:6]}",
+        suite="pytorch",
+        agent="claude-code",
+        model="claude-haiku-4-5",
+        parallel=4,
+        infra_backoff_sec=0.1,
+    )
+    await run_main(req, detach=True, client=client, settings=settings)
+    handle = client.get_workflow_handle_for(SuiteRunWorkflow.run, run_workflow_id(req.run_id))
+    await until(lambda: _planned(handle), f"run {req.run_id} made its plan")
+    await approve_main(req.run_id, "ann", client=client)
+    return handle
+
+
+async def _planned(handle: RunHandle) -> bool:
+    if (await handle.describe()).close_time is not None:
+        await handle.result()  # raises: planning failed
+    return await handle.query(SuiteRunWorkflow.plan) is not None
+
+
+async def _pairs_running(handles: list[RunHandle]) -> int:
+    progress = [await h.query(SuiteRunWorkflow.progress) for h in handles]
+    return sum(len(p.running) for p in progress)
+
+
+async def _identities(client: Client, run_ids: list[str]) -> set[str]:
+    """Identities of the workers that started activities of these runs' workflows."""
+    started = EventType.EVENT_TYPE_ACTIVITY_TASK_STARTED
+    found = set()
+    for run_id in run_ids:
+        query = f'WorkflowId STARTS_WITH "{run_workflow_id(run_id)}"'
+        async for wf in client.list_workflows(query):
+            handle = client.get_workflow_handle(wf.id, run_id=wf.run_id)
+            async for event in handle.fetch_history_events():
+                if event.event_type == started:
+                    found.add(event.activity_task_started_event_attributes.identity)
+    return found
+
+
+async def test_two_workers_two_runs_never_exceed_an_accounts_slots(
+    client: Client, temporal_address: str, settings: Settings, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    settings.accounts_file.parent.mkdir(parents=True, exist_ok=True)
+    settings.accounts_file.write_text(ACCOUNTS_TOML)
+    monkeypatch.setenv("A_KEY", "a-secret-0123456789")
+    monkeypatch.setenv("B_KEY", "b-secret-0123456789")
+    rec = Recorder(queue=settings.task_queue, task_ids=[])
+    rec.agent_gate = asyncio.Event()  # agents hold their slot until the pool is saturated
+    pool = client.get_workflow_handle_for(
+        AccountPoolWorkflow.run, pool_workflow_id(settings.task_queue)
+    )
+    try:
+        other = await connect_when_ready(temporal_address, client.namespace)
+        async with _workers([client, other], settings, rec):
+            handles = [await _start_approved(client, settings) for _ in range(2)]
+            # 8 pairs (16 arms) want an agent; the 3 slots are all the pool grants.
+            await until(lambda: sum(rec.on_account.values()) == 3, "all 3 slots in use")
+            await until(lambda: _pairs_running_is(handles, 8), "8 pairs running")
+            held = await pool.query(AccountPoolWorkflow.snapshot)
+            saturated = (rec.in_agent, dict(rec.on_account))
+            rec.agent_gate.set()
+            outcomes = await asyncio.wait_for(
+                asyncio.gather(*(h.result() for h in handles)), timeout=60
+            )
+            final = await pool.query(AccountPoolWorkflow.snapshot)
+        run_ids = [o.run_id for o in outcomes]
+        identities = await _identities(client, run_ids)
+    finally:
+        await _terminate(pool)
+
+    assert saturated == (3, SLOTS)  # observed: every slot busy at once, none beyond
+    assert sorted(x.account_id for x in held.leases) == ["a", "a", "b"]
+    assert all(rec.max_on_account[account] <= slots for account, slots in SLOTS.items())
+    assert set(rec.max_on_account) == set(SLOTS)  # no attempt ran without an account
+    assert [o.status for o in outcomes] == ["completed", "completed"]
+    for run_id in run_ids:
+        paths = RunPaths.for_run(settings.runs_dir, run_id)
+        result = RunResult.model_validate_json(paths.results.read_text())
+        assert len(result.attempts) == 8
+        assert {a.account for a in result.attempts} <= set(SLOTS)
+        assert all(a.exit_class == "completed" for a in result.attempts)
+        summary = await client.get_workflow_handle_for(
+            SuiteRunWorkflow.run, run_workflow_id(run_id)
+        ).query(SuiteRunWorkflow.plan)
+        assert summary is not None and summary.account_slots == 3
+    assert final.leases == ()  # every lease given back
+    assert set(IDENTITIES) <= identities  # both workers ran activities of the runs
+
+
+async def _pairs_running_is(handles: list[RunHandle], n: int) -> bool:
+    return await _pairs_running(handles) == n
+
+
+async def _terminate(pool: WorkflowHandle[Any, Any]) -> None:
+    """End the pool: it runs until terminated, and this test's queue has no worker left."""
+    try:
+        await pool.terminate(reason="test over")
+    except Exception:  # noqa: BLE001 - never started (the test failed before planning)
+        pass
