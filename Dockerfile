@@ -2,9 +2,10 @@
 # Sandboxes run on the Docker daemon of the worker's host, reached through its socket.
 FROM python:3.12.8-slim-bookworm
 
-# npm installs agent CLIs (claude-code, codex-cli, gemini-cli) into task images that lack them.
+# npm installs agent CLIs (claude-code, codex-cli, gemini-cli) into task images that lack them;
+# tzdata lets usage-cap messages name their zone ("resets 4pm (Europe/Berlin)").
 RUN apt-get update \
-    && apt-get install -y --no-install-recommends npm \
+    && apt-get install -y --no-install-recommends npm tzdata \
     && rm -rf /var/lib/apt/lists/*
 
 WORKDIR /app
