@@ -111,7 +111,8 @@ class AccountPoolWorkflow:
         :data:`LEASE_WAIT` for one to free up, so a waiting arm asks again at once rather
         than on a timer of its own.
         """
-        grant = self.pool.grant(req, str(workflow.uuid4()), workflow.now())
+        lease_id = req.lease_id or str(workflow.uuid4())
+        grant = self.pool.grant(req, lease_id, workflow.now())
         if grant.lease is not None or grant.wait_until is not None:
             return grant
         try:
@@ -122,7 +123,7 @@ class AccountPoolWorkflow:
             )
         except TimeoutError:
             return grant
-        return self.pool.grant(req, str(workflow.uuid4()), workflow.now())
+        return self.pool.grant(req, lease_id, workflow.now())
 
     @lease.validator
     def _known_agent(self, req: LeaseRequest) -> None:

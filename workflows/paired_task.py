@@ -204,6 +204,7 @@ class PairedTaskWorkflow:
             holder_workflow_id=info.workflow_id,
             holder_run_id=info.run_id,
             label=label,
+            lease_id=str(workflow.uuid4()),  # a retried lease_account gets the same lease
         )
         while True:
             grant: LeaseGrant = await workflow.execute_activity(

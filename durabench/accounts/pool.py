@@ -79,7 +79,13 @@ class Pool:
         return any(h.agent == agent and h.state in ("ready", "token-low") for h in self.health(now))
 
     def grant(self, req: LeaseRequest, lease_id: str, now: datetime) -> LeaseGrant:
-        """A lease on the account of ``req.agent`` with the most free slots, or why not."""
+        """A lease on the account of ``req.agent`` with the most free slots, or why not.
+
+        A lease of id ``lease_id`` that is held already is returned as it is.
+        """
+        held = next((x for x in self.state.leases if x.lease_id == lease_id), None)
+        if held is not None:
+            return LeaseGrant(lease=held)
         lines = [h for h in self.health(now) if h.agent == req.agent]
         usable = [h for h in lines if h.state in ("ready", "token-low")]
         if usable:

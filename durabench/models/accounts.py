@@ -152,6 +152,9 @@ class LeaseRequest(BaseModel):
     """Its run id."""
     label: str
     """What for (task, lane, attempt)."""
+    lease_id: str = ""
+    """Id the lease gets, chosen by the holder: asking again with it (a retried activity
+    whose answer was lost) returns the same lease instead of a second one."""
 
 
 class LeaseGrant(BaseModel):

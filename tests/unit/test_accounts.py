@@ -141,3 +141,10 @@ def test_releasing_twice_is_harmless() -> None:
     pool.grant(_req(), "l1", NOW)
     assert pool.release(ReleaseRequest(lease_id="l1"), NOW) is not None
     assert pool.release(ReleaseRequest(lease_id="l1"), NOW) is None
+
+
+def test_asking_again_with_the_same_lease_id_returns_the_same_lease() -> None:
+    pool = _pool(_acct("a", slots=2))
+    first = pool.grant(_req(), "l1", NOW).lease
+    again = pool.grant(_req(), "l1", NOW).lease
+    assert first is not None and again == first and len(pool.leases) == 1
