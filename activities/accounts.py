@@ -36,24 +36,29 @@ from durabench.models import (
 from durabench.settings import Settings
 from workflows.account_pool import AccountPoolWorkflow, pool_workflow_id
 
-__all__ = ["AccountActivities", "account_health", "pool_snapshot", "sync_pool"]
+__all__ = ["AccountActivities", "PoolUnanswered", "account_health", "pool_snapshot", "sync_pool"]
 
 _ANSWER_S = 10.0
 """How long a pool update or query may wait for a worker to answer."""
 
 
-async def sync_pool(client: Client, settings: Settings) -> PoolState | None:
+async def sync_pool(
+    client: Client, settings: Settings, check_secrets: bool = True
+) -> PoolState | None:
     """Start the pool if it is not running and give it the accounts file's accounts.
 
+    With ``check_secrets`` (on a worker: a run's plan), an account whose secret is
+    missing here is synced blocked; a CLI elsewhere syncs without that check.
     Returns the pool's state, or ``None`` when there is no accounts file.
 
     Raises:
-        AccountError: the file is invalid, or no worker answered the pool's update.
+        AccountError: the file is invalid.
+        PoolUnanswered: no worker answered the pool's update in time.
     """
     accounts = load_accounts(settings.accounts_file)
     if accounts is None:
         return None
-    synced = PoolAccounts(accounts=pool_accounts(accounts))
+    synced = PoolAccounts(accounts=pool_accounts(accounts, check=check_secrets))
     handle = await client.start_workflow(
         AccountPoolWorkflow.run,
         PoolState(accounts=synced.accounts),
@@ -66,10 +71,14 @@ async def sync_pool(client: Client, settings: Settings) -> PoolState | None:
         update = handle.execute_update(AccountPoolWorkflow.set_accounts, synced)
         return await asyncio.wait_for(update, timeout=_ANSWER_S)
     except TimeoutError:
-        raise AccountError(
-            f"no worker answered the account pool in {_ANSWER_S:.0f} s; start one with "
-            "`python worker.py` (the accounts are synced when it runs)"
+        raise PoolUnanswered(
+            f"the account pool did not answer in {_ANSWER_S:.0f} s: is a worker running "
+            "(`python worker.py`)?"
         ) from None
+
+
+class PoolUnanswered(Exception):
+    """No worker answered the pool in time (retried in an activity)."""
 
 
 async def pool_snapshot(client: Client, settings: Settings) -> PoolState | None:
@@ -141,8 +150,8 @@ class AccountActivities:
             handle = self.client.get_workflow_handle(workflow_id, run_id=run_id)
             try:
                 desc = await handle.describe()
-            except RPCError as exc:
-                if exc.status != RPCStatusCode.NOT_FOUND:
+            except RPCError as exc:  # gone, or a run id that cannot exist
+                if exc.status not in (RPCStatusCode.NOT_FOUND, RPCStatusCode.INVALID_ARGUMENT):
                     raise
                 vanished.append((workflow_id, run_id))
                 continue

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Sequence
+from datetime import UTC
 from functools import lru_cache
 from pathlib import Path
 
@@ -111,5 +112,5 @@ class PlanActivities:
 
 
 def _why(health: AccountHealth) -> str:
-    until = f" until {health.until:%Y-%m-%d %H:%M} UTC" if health.until else ""
+    until = f" until {health.until.astimezone(UTC):%Y-%m-%d %H:%M} UTC" if health.until else ""
     return f"{health.id} {health.state}{until}: {health.detail}".rstrip(": ")

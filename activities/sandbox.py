@@ -39,7 +39,7 @@ from durabench.configs import (
     mcp_env,
     missing_mcp_env,
 )
-from durabench.errors import RewardFileMissing, RewardParseError, SandboxError
+from durabench.errors import AccountError, RewardFileMissing, RewardParseError, SandboxError
 from durabench.logs import get_logger
 from durabench.models import (
     AgentRunOutput,
@@ -93,6 +93,7 @@ class SandboxActivities:
         self.paths = SandboxPaths()
         self._client: docker.DockerClient | None = None
         self._capacity: HostCapacity | None = None
+        self._account_secrets: set[str] = set()
 
     @property
     def client(self) -> docker.DockerClient:
@@ -152,10 +153,18 @@ class SandboxActivities:
         return get_agent(ref.agent, ref.agent_options), ctx
 
     def _secrets(self) -> tuple[str, ...]:
-        """Every secret value known here: agent keys, MCP tokens, and account secrets."""
-        accounts = load_accounts(self.settings.accounts_file)
+        """Every secret value known here: agent keys, MCP tokens, and account secrets.
+
+        Never raises: an accounts file that turned invalid, or dropped an account, must
+        not stop scrubbing, so every account secret this worker has seen stays known.
+        """
+        try:
+            accounts = load_accounts(self.settings.accounts_file)
+            self._account_secrets.update(account_secrets(accounts))
+        except AccountError as exc:
+            log.error("accounts file unreadable; scrubbing the secrets known before", error=exc)
         known = secret_values(all_configs(), os.environ, agent_secret_env())
-        return tuple(sorted({*known, *account_secrets(accounts)}, key=len, reverse=True))
+        return tuple(sorted({*known, *self._account_secrets}, key=len, reverse=True))
 
     @activity.defn(name="get_host_queue")
     async def get_host_queue(self) -> str:

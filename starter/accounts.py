@@ -7,11 +7,13 @@ gives the pool the file's accounts (``starter run`` does that too, when it plans
 
 from __future__ import annotations
 
+from datetime import UTC
+
 import click
 from rich.table import Table
 from temporalio.client import Client
 
-from activities.accounts import account_health, pool_snapshot, sync_pool
+from activities.accounts import PoolUnanswered, account_health, pool_snapshot, sync_pool
 from durabench.accounts import load_accounts, pool_accounts
 from durabench.errors import ConfigError
 from durabench.models import AccountHealth, PoolState
@@ -36,7 +38,7 @@ def _table(lines: tuple[AccountHealth, ...], state: PoolState) -> Table:
     for col in ("account", "agent", "state", "slots in use", "until", "detail"):
         table.add_column(col)
     for h in lines:
-        until = f"{h.until:%Y-%m-%d %H:%M} UTC" if h.until else ""
+        until = f"{h.until.astimezone(UTC):%Y-%m-%d %H:%M} UTC" if h.until else ""
         style = _STYLE[h.state]
         table.add_row(
             h.id, h.agent, f"[{style}]{h.state}[/]", f"{h.leased}/{h.slots}", until, h.detail
@@ -60,18 +62,21 @@ async def status_main(
         )
         return ()
     client = client or await connect(settings)
-    synced = PoolState(accounts=pool_accounts(accounts))
     pool = await pool_snapshot(client, settings)
     if pool is None:
         console.print(
-            "[yellow]The account pool is not running or no worker answers: leases and "
-            "cooldowns are not shown.[/] `python -m starter accounts sync` starts it."
+            "[yellow]The account pool is not running or no worker answers: leases, "
+            "cooldowns and the workers' view of the secrets are not shown.[/] "
+            "`python -m starter accounts sync` starts it."
         )
-    # The file says which accounts exist and which secrets are here; the pool, the rest.
-    if pool is not None:
-        state = synced.model_copy(update={"leases": pool.leases, "cooldowns": pool.cooldowns})
+        state = PoolState(accounts=pool_accounts(accounts))  # secrets as seen here
     else:
-        state = synced
+        state = pool
+        if {a.id for a in pool.accounts} != {a.id for a in accounts.account}:
+            console.print(
+                f"[yellow]{path} lists other accounts than the pool has:[/] "
+                "`python -m starter accounts sync` hands them over."
+            )
     lines = account_health(state)
     console.print(_table(lines, state))
     return lines
@@ -81,7 +86,10 @@ async def sync_main(client: Client | None = None, settings: Settings | None = No
     """Give the pool the accounts file's accounts; return how many."""
     settings = settings or Settings.from_env()
     client = client or await connect(settings)
-    state = await sync_pool(client, settings)
+    try:  # secrets live on the workers: a run's plan syncs from one and checks them
+        state = await sync_pool(client, settings, check_secrets=False)
+    except PoolUnanswered as exc:
+        raise ConfigError(str(exc)) from None
     if state is None:
         raise ConfigError(f"no accounts file at {settings.accounts_file}: nothing to sync")
     console.print(f"Synced {len(state.accounts)} accounts from {settings.accounts_file}.")

@@ -30,10 +30,7 @@ with workflow.unsafe.imports_passed_through():
     )
     from workflows.policies import RETRY, SHORT
 
-__all__ = ["LEASE_WAIT", "AccountPoolWorkflow", "pool_workflow_id"]
-
-LEASE_WAIT = timedelta(seconds=50)
-"""How long a ``lease`` update waits for a slot before it answers that none is free."""
+__all__ = ["AccountPoolWorkflow", "pool_workflow_id"]
 
 
 def pool_workflow_id(task_queue: str) -> str:
@@ -101,29 +98,15 @@ class AccountPoolWorkflow:
         self.pool.set_accounts(accounts.accounts)
         return self.pool.state
 
-    # A lease still waiting when the pool continues as new is abandoned: its caller
-    # (lease_account) gets an error and asks the new run; nothing was granted.
-    @workflow.update(unfinished_policy=workflow.HandlerUnfinishedPolicy.ABANDON)
-    async def lease(self, req: LeaseRequest) -> LeaseGrant:
+    @workflow.update
+    def lease(self, req: LeaseRequest) -> LeaseGrant:
         """A slot of a healthy account of the agent, or why none and when to ask again.
 
-        While every slot is in use (or every account blocked), the update waits up to
-        :data:`LEASE_WAIT` for one to free up, so a waiting arm asks again at once rather
-        than on a timer of its own.
+        It answers at once: an update that waited would hold one of the few updates a
+        workflow may have in flight, and releases must always get through. A request
+        with the ``lease_id`` of a lease held already gets that lease back.
         """
-        lease_id = req.lease_id or str(workflow.uuid4())
-        grant = self.pool.grant(req, lease_id, workflow.now())
-        if grant.lease is not None or grant.wait_until is not None:
-            return grant
-        try:
-            await workflow.wait_condition(
-                lambda: self.pool.grantable(req.agent, workflow.now()),
-                timeout=LEASE_WAIT,
-                timeout_summary="wait for a free account slot",
-            )
-        except TimeoutError:
-            return grant
-        return self.pool.grant(req, lease_id, workflow.now())
+        return self.pool.grant(req, req.lease_id or str(workflow.uuid4()), workflow.now())
 
     @lease.validator
     def _known_agent(self, req: LeaseRequest) -> None:

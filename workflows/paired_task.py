@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import asyncio
 from collections import Counter
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 from temporalio import workflow
 from temporalio.common import WorkflowIDReusePolicy
@@ -37,7 +37,7 @@ with workflow.unsafe.imports_passed_through():
         ReleaseRequest,
     )
     from workflows.agent_run import AgentRunWorkflow, failure_reason, record_attempt
-    from workflows.policies import COOLING_POLL, POOL_RETRY, SHORT
+    from workflows.policies import COOLING_POLL, DEFAULT_COOLDOWN, POOL_RETRY, SHORT
 
 __all__ = ["PairedTaskWorkflow", "attempt_workflow_id", "pair_workflow_id"]
 
@@ -53,10 +53,14 @@ def attempt_workflow_id(run_id: str, task_id: str, lane: str, attempt: int) -> s
 
 
 def _cancelled(err: BaseException) -> bool:
-    """Whether ``err`` is this workflow's cancellation, directly or through a child."""
+    """Whether ``err`` is this workflow's cancellation.
+
+    Directly, or through a child or an activity (an arm cancelled while it leases).
+    """
     if isinstance(err, asyncio.CancelledError):
         return True
-    return isinstance(err, ChildWorkflowError) and isinstance(err.cause, CancelledError)
+    cause = err.cause if isinstance(err, ChildWorkflowError | ActivityError) else None
+    return isinstance(cause, CancelledError)
 
 
 @workflow.defn
@@ -150,7 +154,7 @@ class PairedTaskWorkflow:
             )
             self._arms[lane] = ArmProgress(lane=lane, attempt=attempt, state="running")
             if pair.accounts and workflow.patched("account-pool"):
-                results.append(await self._attempt_on_account(ref))
+                results.append(await self._attempt_on_account(ref, pair.lease_poll_sec))
             else:
                 results.append(await self._attempt(ref))
             last = results[-1].exit_class
@@ -173,14 +177,14 @@ class PairedTaskWorkflow:
         )
         return results
 
-    async def _attempt_on_account(self, ref: AttemptRef) -> AttemptResult:
+    async def _attempt_on_account(self, ref: AttemptRef, poll_sec: float) -> AttemptResult:
         """Lease an account slot, run the attempt on it, give the slot back.
 
         An attempt that hit the account's usage cap cools the account until the cap
         resets, so the arm's retry leases another one (or waits for this one).
         """
         try:
-            lease = await self._lease(ref)
+            lease = await self._lease(ref, poll_sec)
         except ActivityError as err:
             if isinstance(err.cause, CancelledError):
                 raise
@@ -195,8 +199,14 @@ class PairedTaskWorkflow:
         finally:
             await self._release(lease, result)
 
-    async def _lease(self, ref: AttemptRef) -> Lease:
-        """A lease from the pool; while none is free, a durable wait the progress shows."""
+    async def _lease(self, ref: AttemptRef, poll_sec: float) -> Lease:
+        """A lease from the pool; while none is free, durable waits the progress shows.
+
+        Every slot in use: ask again after about ``poll_sec`` (jittered, so waiting arms
+        do not ask in step). Every account cooling: wait for the first to come back.
+        Every account blocked: ask now and then (a sync may fix it). A paused run's
+        arms do not ask.
+        """
         info = workflow.info()
         label = f"{ref.task.task_id} · {ref.lane} · attempt {ref.attempt}"
         req = LeaseRequest(
@@ -206,37 +216,48 @@ class PairedTaskWorkflow:
             label=label,
             lease_id=str(workflow.uuid4()),  # a retried lease_account gets the same lease
         )
+        note = "asking the account pool"
         while True:
+            self._waiting(ref, note, None)
             grant: LeaseGrant = await workflow.execute_activity(
                 "lease_account",
                 req,
                 result_type=LeaseGrant,
-                start_to_close_timeout=2 * SHORT,  # the pool may wait for a slot
+                start_to_close_timeout=SHORT,
                 retry_policy=POOL_RETRY,
                 summary=f"lease an account · {label}",
             )
             if grant.lease is not None:
                 return grant.lease
-            self._arms[ref.lane] = ArmProgress(
-                lane=ref.lane,
-                attempt=ref.attempt,
-                state="waiting_account",
-                retry_at=grant.wait_until,
-                note=grant.why,
+            note = grant.why
+            self._waiting(ref, note, grant.wait_until)
+            if grant.wait_until is not None:
+                wait = min(grant.wait_until - workflow.now(), COOLING_POLL)
+            elif grant.busy:
+                wait = timedelta(seconds=poll_sec * workflow.random().uniform(0.5, 1.5))
+            else:
+                wait = COOLING_POLL
+            await workflow.sleep(
+                max(wait, timedelta(seconds=1)), summary=f"wait for an account · {label}"
             )
-            if grant.wait_until is None:
-                continue  # the pool already waited for a slot: ask again
-            # Every account is cooling: wait for the first to come back, asking now and
-            # then in case a sync adds one.
-            wait = min(grant.wait_until - workflow.now(), COOLING_POLL)
-            if wait > timedelta(0):
-                await workflow.sleep(wait, summary=f"wait for an account · {label}")
+            if self._paused:
+                self._arms[ref.lane] = self._arms[ref.lane].model_copy(update={"state": "paused"})
+                await workflow.wait_condition(lambda: not self._paused)
+
+    def _waiting(self, ref: AttemptRef, note: str, until: datetime | None) -> None:
+        self._arms[ref.lane] = ArmProgress(
+            lane=ref.lane, attempt=ref.attempt, state="waiting_account", retry_at=until, note=note
+        )
 
     async def _release(self, lease: Lease, result: AttemptResult | None) -> None:
+        """Give the slot back; a usage cap cools the account until the cap resets."""
         capped = result is not None and result.exit_class == "infra_usage_cap"
+        cool_until = None
+        if capped and result is not None:  # an older worker's verdict may name no time
+            cool_until = result.cap_resets_at or workflow.now() + DEFAULT_COOLDOWN
         req = ReleaseRequest(
             lease_id=lease.lease_id,
-            cool_until=result.cap_resets_at if capped and result else None,
+            cool_until=cool_until,
             cause=f"{lease.label}: {result.reason}" if capped and result else "",
         )
         try:
@@ -249,6 +270,8 @@ class PairedTaskWorkflow:
             )
         except ActivityError as err:  # the pool reclaims it when this pair ends
             workflow.logger.warning("lease %s not released: %s", lease.lease_id, err.cause)
+            if isinstance(err.cause, CancelledError):
+                raise  # the pair is being cancelled: no further attempt
 
     async def _attempt(self, ref: AttemptRef) -> AttemptResult:
         try:

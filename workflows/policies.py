@@ -11,6 +11,7 @@ from durabench.errors import non_retryable_names
 __all__ = [
     "CLAIM_RETRY",
     "COOLING_POLL",
+    "DEFAULT_COOLDOWN",
     "HEARTBEAT",
     "MAX_LOSSES",
     "MAX_MOVES",
@@ -87,3 +88,7 @@ starts it); an agent with no account is not retried."""
 COOLING_POLL = timedelta(minutes=15)
 """While every account cools after a usage cap, how often a waiting arm asks the pool
 anyway (a sync may have added an account)."""
+
+DEFAULT_COOLDOWN = timedelta(hours=1)
+"""Cooldown of a capped account whose attempt's verdict names no reset time (a verdict
+from a worker older than reset times); workers apply DURABENCH_USAGE_CAP_COOLDOWN_SEC."""

@@ -371,6 +371,7 @@ class SuiteRunWorkflow:
             infra_backoff_sec=req.infra_backoff_sec,
             service=req.service,
             accounts=plan.account_slots is not None,
+            lease_poll_sec=req.lease_poll_sec,
         )
         self._running.add(task.task_id)
         await workflow.start_child_workflow(

@@ -10,7 +10,8 @@ Forms read (case-insensitive, anywhere in longer text; ANSI colour codes are ign
 
 - ``usage limit reached|1748966400``: epoch seconds (Claude Code).
 - ``resets 5:30pm (UTC)``, ``resets 17:30 (Europe/Berlin)``, ``try again at 12:16 PM``: a
-  time of day, the next occurrence at or after ``now`` in the zone.
+  time of day in the zone: today's, if that is later or less than 2 hours past (the
+  message is read a while after it was printed), else tomorrow's.
 - ``resets Jun 3 at 4pm (Europe/Berlin)``, ``resets Jun 3, 4pm (UTC)``,
   ``try again at Jun 3rd, 2025 4:15 PM``: a date and time; without a year, this year, or
   next year when that is more than a day before ``now``.
@@ -31,6 +32,9 @@ __all__ = ["cooldown_until", "reset_time"]
 
 _MAX_AHEAD = timedelta(days=8)
 """Caps reset within a week; a later reset is taken as misread."""
+_RECENT = timedelta(hours=2)
+"""A time of day this recently past is today's, already reached: the message is read
+after the session ended (after the verifier), and the cap may have reset meanwhile."""
 
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 _EPOCH = re.compile(r"limit reached\s*\|\s*(\d{10})(?!\d)", re.IGNORECASE)
@@ -98,16 +102,17 @@ def cooldown_until(message: str, now: datetime, default: timedelta) -> datetime:
         default: The cooldown when the message names no usable reset time.
 
     Returns:
-        :func:`reset_time` in UTC, or ``now + default`` when the message names no time, or a
-        time before ``now`` or more than 8 days after it (taken as misread).
+        :func:`reset_time` in UTC; ``now`` when that passed within the last 2 hours (the
+        cap has reset: no cooldown); ``now + default`` when the message names no time, or
+        one further past or more than 8 days ahead (taken as misread).
 
     Raises:
         ValueError: If ``now`` is naive.
     """
     reset = reset_time(message, now)
-    if reset is None or reset < now or reset > now + _MAX_AHEAD:
+    if reset is None or reset < now - _RECENT or reset > now + _MAX_AHEAD:
         return (now + default).astimezone(UTC)
-    return reset
+    return max(reset, now.astimezone(UTC))
 
 
 def _absolute(match: re.Match[str], now: datetime) -> datetime | None:
@@ -126,7 +131,7 @@ def _absolute(match: re.Match[str], now: datetime) -> datetime | None:
     at = time(hour, minute)
     if match["month"] is None:
         found = datetime.combine(local_now.date(), at, zone)
-        if found < now:
+        if found < now - _RECENT:
             found = datetime.combine(local_now.date() + timedelta(days=1), at, zone)
         return found.astimezone(UTC)
     month = _MONTHS.index(match["month"][:3].lower()) + 1

@@ -108,7 +108,7 @@ class Pool:
         ends = [h.until for h in lines if h.state == "cooling" and h.until is not None]
         if busy:
             slots = sum(h.slots for h in busy)
-            return LeaseGrant(why=f"all {slots} slots of {agent} accounts are in use")
+            return LeaseGrant(busy=True, why=f"all {slots} slots of {agent} accounts are in use")
         if ends:
             back = min(ends)
             return LeaseGrant(

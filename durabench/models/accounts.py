@@ -29,6 +29,9 @@ __all__ = [
     "VanishedInput",
 ]
 
+_VARIABLE = r"^[A-Za-z_][A-Za-z0-9_]*$"
+"""A variable name: a token pasted in its place fails here, before it is shown anywhere."""
+
 AccountState = Literal["ready", "busy", "token-low", "blocked", "cooling"]
 """Health of an account: ``ready`` and ``token-low`` take new leases."""
 
@@ -42,11 +45,11 @@ class AccountSpec(BaseModel):
     """Account id: letters, digits, ``.``, ``_``, ``-``; what results and logs name."""
     agent: str
     """Agent adapter the account is for (``claude-code``, ``codex-cli``, ...)."""
-    secret_env: str | None = None
-    """Environment variable of the worker that holds the secret."""
+    secret_env: str | None = Field(default=None, pattern=_VARIABLE)
+    """Environment variable of the worker that holds the secret (its name, not a value)."""
     secret_file: Path | None = None
     """File on the worker that holds the secret (``~`` expands); one of the two is set."""
-    env: str | None = None
+    env: str | None = Field(default=None, pattern=_VARIABLE)
     """Variable the agent reads the secret from (default: the agent's first key variable,
     e.g. ``ANTHROPIC_API_KEY``; ``CLAUDE_CODE_OAUTH_TOKEN`` for a subscription token)."""
     slots: int = Field(default=4, ge=1)
@@ -166,6 +169,8 @@ class LeaseGrant(BaseModel):
     """The lease, when a slot was free."""
     wait_until: datetime | None = None
     """When an account comes out of cooldown, if every usable one is cooling."""
+    busy: bool = False
+    """Every slot is in use: one frees up when an attempt ends, so ask again soon."""
     why: str = ""
     """Why no lease was granted."""
 

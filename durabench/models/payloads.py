@@ -115,6 +115,8 @@ class PairInput(BaseModel):
     """The service that grades the attempts instead of the local verifier."""
     accounts: bool = False
     """Whether each attempt leases a slot of an agent account from the pool first."""
+    lease_poll_sec: float = 15.0
+    """While every slot of the agent's accounts is in use, how often an arm asks again."""
 
 
 class HostClaim(BaseModel):

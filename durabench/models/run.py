@@ -55,6 +55,9 @@ class RunRequest(BaseModel):
     """New attempts an arm gets after an ``infra_*`` attempt before its pair is excluded."""
     infra_backoff_sec: float = Field(default=60.0, ge=0)
     """Wait before the first infra retry; doubles with each further retry."""
+    lease_poll_sec: float = Field(default=15.0, gt=0)
+    """While every slot of the agent's accounts is in use, how often a waiting arm asks
+    the account pool again (jittered)."""
     pairs_per_run: int = Field(default=500, ge=1)
     """Pairs one workflow run starts before it continues as new: history stays bounded."""
     approval_timeout_sec: float = Field(default=86_400.0, gt=0)

@@ -3,9 +3,10 @@
 Two accounts of one slot each serve a paired run of a stand-in ``claude`` (real Docker,
 real Temporal, no model). The stand-in prints the key it got, to its transcript and its
 stderr, as agents that run ``env`` do; with account ``capped``'s key it ends on a usage cap
-that "resets 5:30pm (UTC)". That account must cool until then, its lane's retry must go to
-the other account, and then every history (fetched from Temporal), log line, results file
-and container label is searched for both secret values: zero hits.
+that "resets 9:30AM (UTC)" (three hours from now). That account must cool until then, its
+lane's retry must go to the other account, and then every history (fetched from
+Temporal), log line, results file and container label is searched for both secret
+values: zero hits.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import asyncio
 import hashlib
 import json
 import shutil
+import time
 import uuid
 from datetime import UTC, datetime
 from pathlib import Path
@@ -36,11 +38,13 @@ MODEL = "claude-haiku-4-5"
 TASK = "acct-001"
 INIT = {"type": "system", "subtype": "init", "model": MODEL}
 DONE = {"type": "result", "subtype": "success", "is_error": False, "result": "Left a note."}
+RESETS = datetime.fromtimestamp(time.time() + 3 * 3600, tz=UTC)
+"""The reset time the usage-cap message names: three hours from now, as "5:30pm"."""
 CAPPED = {
     "type": "result",
     "subtype": "error_during_execution",
     "is_error": True,
-    "result": "5-hour limit reached ∙ resets 5:30pm (UTC)",
+    "result": f"5-hour limit reached ∙ resets {RESETS:%I:%M%p} (UTC)".replace(" 0", " "),
 }
 STAND_IN = """#!/bin/sh
 # A stand-in claude: leaks its key, as an agent running `env` would; capped on one account.
@@ -159,8 +163,7 @@ async def test_a_usage_cap_cools_its_account_the_retry_reroutes_and_no_secret_is
     assert arms[other] == [("spare", "completed")]
     capped = next(a for a in result.attempts if a.exit_class == "infra_usage_cap")
     assert capped.cap_resets_at is not None
-    assert (capped.cap_resets_at.hour, capped.cap_resets_at.minute) == (17, 30)
-    assert capped.cap_resets_at > datetime.fromtimestamp(0, tz=UTC)
+    assert capped.cap_resets_at == RESETS.replace(second=0, microsecond=0)
 
     stop_workers = asyncio.Event()
     workers = asyncio.create_task(run_workers(build_workers(client, settings), stop_workers))

@@ -61,6 +61,10 @@ def test_accounts_file_names_where_secrets_are(tmp_path: Path) -> None:
         ('[[account]]\nid = "a"\nagent = "oracle"\nsecret_env = "K"\n', "set `env`"),
         ("[[account]\n", "not valid TOML"),
         ('[[account]]\nid = "a"\nagent = "claude-code"\nsecret_env = "K"\nslots = 0\n', "slots"),
+        (
+            '[[account]]\nid = "a"\nagent = "claude-code"\nsecret_env = "sk-pasted-value"\n',
+            "account.0.secret_env",
+        ),
     ],
 )
 def test_a_bad_accounts_file_says_what_is_wrong(tmp_path: Path, text: str, expected: str) -> None:
@@ -69,6 +73,7 @@ def test_a_bad_accounts_file_says_what_is_wrong(tmp_path: Path, text: str, expec
     with pytest.raises(AccountError, match="accounts.toml") as err:
         load_accounts(path)
     assert expected in str(err.value)
+    assert "pasted" not in str(err.value)  # a value given as a name is never echoed
 
 
 def test_no_accounts_file_means_no_pool(tmp_path: Path) -> None:
@@ -80,7 +85,7 @@ def test_leases_never_exceed_slots_and_spread_over_accounts() -> None:
     grants = [pool.grant(_req(f"h{i}"), f"l{i}", NOW) for i in range(4)]
     taken = [g.lease.account_id for g in grants if g.lease]
     assert sorted(taken) == ["a", "a", "b"]
-    assert grants[3].lease is None and "all 3 slots" in grants[3].why
+    assert grants[3].lease is None and grants[3].busy and "all 3 slots" in grants[3].why
     assert [h.state for h in pool.health(NOW)] == ["busy", "busy"]
     pool.release(ReleaseRequest(lease_id="l0"), NOW)
     assert pool.grant(_req("h9"), "l9", NOW).lease is not None

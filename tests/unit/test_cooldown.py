@@ -33,7 +33,7 @@ def utc(month: int, day: int, hour: int, minute: int = 0, year: int = 2025) -> d
         ("resets 17:30 (Europe/Berlin)", utc(6, 3, 15, 30)),
         ("resets 4pm (Europe/Berlin)", utc(6, 3, 14)),  # exactly NOW counts as at/after
         # rollover: the time has passed today
-        ("resets 3:30pm (Europe/Berlin)", utc(6, 4, 13, 30)),
+        ("resets 3:30pm (Europe/Berlin)", utc(6, 3, 13, 30)),  # 30 min past: today's
         ("resets 9am (UTC)", utc(6, 4, 9)),
         ("resets 12am (UTC)", utc(6, 4, 0)),
         # month day + time + zone
@@ -47,7 +47,7 @@ def utc(month: int, day: int, hour: int, minute: int = 0, year: int = 2025) -> d
         ("try again at Jul 1st, 2025 12:05 AM.", utc(7, 1, 0, 5)),
         # no zone: UTC
         ("You've hit your usage limit. Try again at 4:45 PM.", utc(6, 3, 16, 45)),
-        ("or try again at 12:16 PM.", utc(6, 4, 12, 16)),
+        ("or try again at 12:16 PM.", utc(6, 3, 12, 16)),  # under 2 hours past: today's
         ("try again at 4:45 p.m.", utc(6, 3, 16, 45)),
         ("try again at 11:05AM", utc(6, 4, 11, 5)),
         ("try again at 23:10", utc(6, 3, 23, 10)),
@@ -122,7 +122,6 @@ def test_unparseable_messages_give_none_and_the_default_cooldown(message: str) -
 @pytest.mark.parametrize(
     "message",
     [
-        "resets Jun 3, 1pm (UTC)",  # an hour ago
         "try again at Jun 1st, 2025 4:15 PM.",  # dated, two days ago
         "Claude AI usage limit reached|1700000000",  # 2023
         "try again in 9 days",
@@ -188,3 +187,8 @@ def test_the_shared_usage_cap_transcripts_name_a_readable_reset(shared_fixtures:
         if not named or any(reset_time(text, NOW) is None for text in named):
             unread.append(case["name"])
     assert unread == []
+
+
+@pytest.mark.parametrize("message", ["resets Jun 3, 1pm (UTC)", "try again at 12:16 PM"])
+def test_a_reset_reached_within_two_hours_means_no_cooldown(message: str) -> None:
+    assert cooldown_until(message, NOW, DEFAULT) == NOW
