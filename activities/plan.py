@@ -75,7 +75,7 @@ class PlanActivities:
             return {}
         ready = [h for h in lines if h.state in ("ready", "token-low", "busy")]
         note = f"{len(ready)} of {len(lines)} {agent} accounts ready"
-        others = [_why(h) for h in lines if h not in ready]
+        others = [_why(h) for h in lines if h not in ready or h.detail]  # blocked, low
         note += f" ({'; '.join(others)})" if others else ""
         if not ready:
             raise AccountError(

@@ -68,11 +68,12 @@ class Pool:
         if cooling is not None:
             update = {"state": "cooling", "until": cooling.until, "detail": cooling.cause}
             return line.model_copy(update=update)
+        low = expires is not None and expires - now <= TOKEN_LOW
+        if low:  # said whether it is busy or not: worth renewing either way
+            line = line.model_copy(update={"until": expires, "detail": "token expires soon"})
         if leased >= account.slots:
             return line.model_copy(update={"state": "busy"})
-        if expires is not None and expires - now <= TOKEN_LOW:
-            return line.model_copy(update={"state": "token-low", "until": expires})
-        return line
+        return line.model_copy(update={"state": "token-low"}) if low else line
 
     def grantable(self, agent: str, now: datetime) -> bool:
         """Whether an account of ``agent`` has a free slot at ``now``."""

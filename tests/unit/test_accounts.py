@@ -153,3 +153,14 @@ def test_asking_again_with_the_same_lease_id_returns_the_same_lease() -> None:
     first = pool.grant(_req(), "l1", NOW).lease
     again = pool.grant(_req(), "l1", NOW).lease
     assert first is not None and again == first and len(pool.leases) == 1
+
+
+def test_a_busy_account_still_says_its_token_expires_soon() -> None:
+    pool = _pool(_acct("low", token_expires_at=NOW + timedelta(minutes=30)))
+    pool.grant(_req(), "l1", NOW)
+    (line,) = pool.health(NOW)
+    assert (line.state, line.until, line.detail) == (
+        "busy",
+        NOW + timedelta(minutes=30),
+        "token expires soon",
+    )
