@@ -58,7 +58,9 @@ async def sync_pool(
     accounts = load_accounts(settings.accounts_file)
     if accounts is None:
         return None
-    synced = PoolAccounts(accounts=pool_accounts(accounts, check=check_secrets))
+    synced = PoolAccounts(
+        accounts=pool_accounts(accounts, check=check_secrets), checked=check_secrets
+    )
     handle = await client.start_workflow(
         AccountPoolWorkflow.run,
         PoolState(accounts=synced.accounts),

@@ -95,7 +95,7 @@ class AccountPoolWorkflow:
     @workflow.update
     def set_accounts(self, accounts: PoolAccounts) -> PoolState:
         """Take the accounts as synced from ``accounts.toml``; leases are kept."""
-        self.pool.set_accounts(accounts.accounts)
+        self.pool.set_accounts(accounts.accounts, accounts.checked)
         return self.pool.state
 
     @workflow.update

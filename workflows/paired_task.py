@@ -37,7 +37,13 @@ with workflow.unsafe.imports_passed_through():
         ReleaseRequest,
     )
     from workflows.agent_run import AgentRunWorkflow, failure_reason, record_attempt
-    from workflows.policies import COOLING_POLL, DEFAULT_COOLDOWN, POOL_RETRY, SHORT
+    from workflows.policies import (
+        BUSY_POLL_MAX,
+        COOLING_POLL,
+        DEFAULT_COOLDOWN,
+        POOL_RETRY,
+        SHORT,
+    )
 
 __all__ = ["PairedTaskWorkflow", "attempt_workflow_id", "pair_workflow_id"]
 
@@ -202,10 +208,10 @@ class PairedTaskWorkflow:
     async def _lease(self, ref: AttemptRef, poll_sec: float) -> Lease:
         """A lease from the pool; while none is free, durable waits the progress shows.
 
-        Every slot in use: ask again after about ``poll_sec`` (jittered, so waiting arms
-        do not ask in step). Every account cooling: wait for the first to come back.
-        Every account blocked: ask now and then (a sync may fix it). A paused run's
-        arms do not ask.
+        Every slot in use: ask again after about ``poll_sec``, doubling up to
+        :data:`BUSY_POLL_MAX` (jittered, so waiting arms do not ask in step). Every
+        account cooling: wait for the first to come back. Every account blocked: ask
+        now and then (a sync may fix it). A paused run's arms do not ask.
         """
         info = workflow.info()
         label = f"{ref.task.task_id} · {ref.lane} · attempt {ref.attempt}"
@@ -216,7 +222,7 @@ class PairedTaskWorkflow:
             label=label,
             lease_id=str(workflow.uuid4()),  # a retried lease_account gets the same lease
         )
-        note = "asking the account pool"
+        note, busy = "asking the account pool", 0
         while True:
             self._waiting(ref, note, None)
             grant: LeaseGrant = await workflow.execute_activity(
@@ -233,8 +239,10 @@ class PairedTaskWorkflow:
             self._waiting(ref, note, grant.wait_until)
             if grant.wait_until is not None:
                 wait = min(grant.wait_until - workflow.now(), COOLING_POLL)
-            elif grant.busy:
-                wait = timedelta(seconds=poll_sec * workflow.random().uniform(0.5, 1.5))
+            elif grant.busy:  # backs off, so a long wait keeps the history small
+                busy += 1
+                wait = min(timedelta(seconds=poll_sec * 2 ** min(busy - 1, 10)), BUSY_POLL_MAX)
+                wait *= workflow.random().uniform(0.5, 1.5)
             else:
                 wait = COOLING_POLL
             await workflow.sleep(

@@ -9,6 +9,7 @@ from temporalio.common import RetryPolicy
 from durabench.errors import non_retryable_names
 
 __all__ = [
+    "BUSY_POLL_MAX",
     "CLAIM_RETRY",
     "COOLING_POLL",
     "DEFAULT_COOLDOWN",
@@ -92,3 +93,7 @@ anyway (a sync may have added an account)."""
 DEFAULT_COOLDOWN = timedelta(hours=1)
 """Cooldown of a capped account whose attempt's verdict names no reset time (a verdict
 from a worker older than reset times); workers apply DURABENCH_USAGE_CAP_COOLDOWN_SEC."""
+
+BUSY_POLL_MAX = timedelta(minutes=4)
+"""The longest wait between asks of an arm whose agent's every slot is in use: about
+15 asks an hour, so a pair that waits a day for a slot keeps a few thousand events."""

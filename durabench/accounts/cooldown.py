@@ -130,10 +130,11 @@ def _absolute(match: re.Match[str], now: datetime) -> datetime | None:
     local_now = now.astimezone(zone)
     at = time(hour, minute)
     if match["month"] is None:
-        found = datetime.combine(local_now.date(), at, zone)
-        if found < now - _RECENT:
-            found = datetime.combine(local_now.date() + timedelta(days=1), at, zone)
-        return found.astimezone(UTC)
+        for days in (-1, 0, 1):  # yesterday's, read just after midnight, may be recent
+            found = datetime.combine(local_now.date() + timedelta(days=days), at, zone)
+            if found >= now - _RECENT:
+                return found.astimezone(UTC)
+        return None
     month = _MONTHS.index(match["month"][:3].lower()) + 1
     year = int(match["year"] or local_now.year)
     try:

@@ -16,6 +16,7 @@ moment it starts; the pool and every workflow only ever see account ids. ::
 from __future__ import annotations
 
 import os
+import platform
 import tomllib
 from collections.abc import Mapping
 from pathlib import Path
@@ -113,12 +114,12 @@ def secret_of(spec: AccountSpec, environ: Mapping[str, str] | None = None) -> st
         value, where = environ.get(spec.secret_env, ""), f"variable {spec.secret_env}"
     else:
         path = Path(str(spec.secret_file)).expanduser()
-        where = f"file {path}"
+        where = "secret_file"  # not its path: a token pasted there must not be shown
         try:
             value = path.read_text().strip()
         except OSError as exc:
             raise AccountError(
-                f"account {spec.id!r}: cannot read its secret {where}: {exc.strerror}"
+                f"account {spec.id!r}: cannot read its {where}: {exc.strerror}"
             ) from None
     if len(value) < _MIN_SECRET:
         raise AccountError(
@@ -160,8 +161,8 @@ def pool_accounts(
                 secret_of(spec, environ)
             blocked = ""
         except AccountError:  # named by variable, never by path or value
-            where = f"variable {spec.secret_env}" if spec.secret_env else "file"
-            blocked = f"its secret ({where}) is missing or too short where it was synced"
+            where = f"variable {spec.secret_env}" if spec.secret_env else "secret_file"
+            blocked = f"its secret ({where}) is missing or too short on {platform.node()}"
         synced.append(
             PoolAccount(
                 id=spec.id,

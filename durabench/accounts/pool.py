@@ -44,9 +44,17 @@ class Pool:
         """Agent adapters some account is for."""
         return {a.agent for a in self.state.accounts}
 
-    def set_accounts(self, accounts: Iterable[PoolAccount]) -> None:
-        """Replace the accounts; leases of dropped ones stay until released."""
-        self.state = self.state.model_copy(update={"accounts": tuple(accounts)})
+    def set_accounts(self, accounts: Iterable[PoolAccount], checked: bool = True) -> None:
+        """Replace the accounts; leases of dropped ones stay until released.
+
+        Unless ``checked``, an account the pool knew keeps its ``blocked`` reason.
+        """
+        known = {a.id: a.blocked for a in self.state.accounts}
+        kept = tuple(
+            a if checked else a.model_copy(update={"blocked": known.get(a.id, a.blocked)})
+            for a in accounts
+        )
+        self.state = self.state.model_copy(update={"accounts": kept})
 
     def health(self, now: datetime) -> tuple[AccountHealth, ...]:
         """Every account's health at ``now``."""

@@ -108,6 +108,9 @@ class PoolAccounts(BaseModel):
 
     accounts: tuple[PoolAccount, ...]
     """Every account; ones no longer listed take no new leases."""
+    checked: bool = True
+    """Whether the secrets were checked (a worker's sync); an unchecked sync (a CLI's,
+    away from the secrets) keeps what the pool knew of known accounts' secrets."""
 
 
 class Lease(BaseModel):

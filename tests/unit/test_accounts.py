@@ -164,3 +164,14 @@ def test_a_busy_account_still_says_its_token_expires_soon() -> None:
         NOW + timedelta(minutes=30),
         "token expires soon",
     )
+
+
+def test_an_unchecked_sync_keeps_what_a_worker_found_of_the_secrets() -> None:
+    pool = _pool(_acct("a", blocked="its secret (variable A_KEY) is missing"))
+    pool.set_accounts([_acct("a"), _acct("new")], checked=False)
+    assert {a.id: a.blocked for a in pool.state.accounts} == {
+        "a": "its secret (variable A_KEY) is missing",
+        "new": "",
+    }
+    pool.set_accounts([_acct("a")], checked=True)  # a worker's sync decides
+    assert pool.state.accounts[0].blocked == ""

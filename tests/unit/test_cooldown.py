@@ -192,3 +192,9 @@ def test_the_shared_usage_cap_transcripts_name_a_readable_reset(shared_fixtures:
 @pytest.mark.parametrize("message", ["resets Jun 3, 1pm (UTC)", "try again at 12:16 PM"])
 def test_a_reset_reached_within_two_hours_means_no_cooldown(message: str) -> None:
     assert cooldown_until(message, NOW, DEFAULT) == NOW
+
+
+def test_a_reset_just_before_midnight_read_just_after_means_no_cooldown() -> None:
+    after_midnight = datetime(2025, 6, 4, 0, 15, tzinfo=UTC)
+    assert reset_time("resets 11:30pm (UTC)", after_midnight) == utc(6, 3, 23, 30)
+    assert cooldown_until("resets 11:30pm (UTC)", after_midnight, DEFAULT) == after_midnight
