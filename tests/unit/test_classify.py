@@ -236,3 +236,17 @@ def test_a_session_that_began_and_crashed_stays_the_model_s() -> None:
     v = verdict(started, exit_code=1, stderr_tail="Error: claude native binary not installed.")
     assert v.exit_class == "model_agent_error"
     assert classify(ClassifyInput(exit_code=1)).exit_class == "model_agent_error"  # no CLI
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "API Error: Can't reach the API server — check your internet or DNS (EAI_AGAIN)",
+        "request to https://api.anthropic.com failed: getaddrinfo ENOTFOUND api.anthropic.com",
+        "connect ETIMEDOUT 160.79.104.10:443",
+    ],
+)
+def test_an_unreachable_model_api_is_infra_never_the_model(text: str) -> None:
+    # seen with the real Claude Code 2.1.332 in a sandbox with no network
+    v = verdict(claude(api_error(text), result(text, is_error=True)), exit_code=1)
+    assert v.exit_class == "infra_other", v.reason
