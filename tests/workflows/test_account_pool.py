@@ -9,15 +9,19 @@ from __future__ import annotations
 import os
 import time
 import uuid
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
+from temporalio import activity
 from temporalio.client import Client, WorkflowHandle, WorkflowUpdateFailedError
+from temporalio.testing import WorkflowEnvironment
 from temporalio.worker import Worker
 
 from activities import AccountActivities
+from durabench.accounts import Pool
 from durabench.models import (
+    LeaseGrant,
     LeaseRequest,
     PairInput,
     PoolAccount,
@@ -157,3 +161,55 @@ async def test_an_agent_with_no_account_is_refused_with_the_fix(
             await pool.execute_update(AccountPoolWorkflow.lease, req)
     assert "no account for agent 'codex-cli'" in str(err.value.cause)
     assert "accounts sync" in str(err.value.cause)
+
+
+async def test_a_cooldown_of_hours_is_waited_out_on_the_time_skipping_server(
+    skipping: WorkflowEnvironment,
+) -> None:
+    """The pair waits for a cap that resets in 5 hours on a durable timer, skipped here.
+
+    The pool's rules run in the lease activities (the test server loses updates sent
+    while it skips time, so the pool workflow is not used here).
+    """
+    client, queue = skipping.client, f"ts-{uuid.uuid4().hex[:8]}"
+    pool = Pool(PoolState(accounts=(_account("a"),)))
+    rec = Recorder(queue=queue, task_ids=["t1"])
+    rec.classes["t1/baseline"] = ["infra_usage_cap", "completed"]
+    start = await skipping.get_current_time()
+    rec.cap_resets_at = start + timedelta(hours=5)
+    asked: list[datetime] = []
+
+    @activity.defn(name="lease_account")
+    async def lease_account(req: LeaseRequest) -> LeaseGrant:
+        now = activity.info().current_attempt_scheduled_time
+        asked.append(now)
+        return pool.grant(req, req.lease_id, now)
+
+    @activity.defn(name="release_account")
+    async def release_account(req: ReleaseRequest) -> None:
+        pool.release(req, activity.info().current_attempt_scheduled_time)
+
+    async with Worker(
+        client,
+        task_queue=queue,
+        workflows=list(WORKFLOWS),
+        activities=[*rec.activities(), lease_account, release_account],
+    ):
+        pair = PairInput(
+            run_id="r",
+            task=TaskRef(task_id="t1", task_dir="/nowhere"),
+            lanes=("baseline",),
+            agent="claude-code",
+            model="m",
+            infra_retries=1,
+            infra_backoff_sec=1,
+            accounts=True,
+        )
+        result = await client.execute_workflow(
+            PairedTaskWorkflow.run, pair, id=pair_workflow_id("r", "t1"), task_queue=queue
+        )
+    assert [a.exit_class for a in result.attempts] == ["infra_usage_cap", "completed"]
+    assert result.attempts[1].timings[0].started_at >= rec.cap_resets_at
+    # asked once for attempt 1, then every COOLING_POLL (15 min) at most while it cooled
+    assert 2 < len(asked) <= 2 + 5 * 4 + 1
+    assert pool.leases == ()
