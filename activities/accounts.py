@@ -120,9 +120,7 @@ class AccountActivities:
         """
         handle = self.client.get_workflow_handle(self.pool_id)
         try:
-            # by name: mypy cannot type an async update method passed as a callable
-            grant: LeaseGrant = await handle.execute_update("lease", req, result_type=LeaseGrant)
-            return grant
+            return await handle.execute_update(AccountPoolWorkflow.lease, req)
         except WorkflowUpdateFailedError as exc:
             cause = exc.cause
             if isinstance(cause, ApplicationError) and cause.type == _CONTINUED:
