@@ -138,11 +138,31 @@ async def test_a_lease_whose_holder_vanished_is_reclaimed_and_state_survives_con
             assert grant.lease is not None
             release = ReleaseRequest(lease_id=grant.lease.lease_id)
             await pool.execute_update(AccountPoolWorkflow.release, release)
-        kept = await pool.execute_update(AccountPoolWorkflow.lease, gone)
+        # a lease whose holder runs is kept, across continue-as-new (any running workflow
+        # will do as its holder: another pool's)
+        holder = await client.start_workflow(
+            AccountPoolWorkflow.run, PoolState(), id=f"{queue}/holder", task_queue=queue
+        )
+        alive = gone.model_copy(
+            update={
+                "holder_workflow_id": holder.id,
+                "holder_run_id": (await holder.describe()).run_id,
+                "label": "alive",
+            }
+        )
+        assert (await pool.describe()).run_id != first_run  # it continued as new
+        kept = await pool.execute_update(AccountPoolWorkflow.lease, alive)
+        granted_in = (await pool.describe()).run_id
+        await until(lambda: _continued(pool, granted_in), "the pool continued as new again")
         latest = client.get_workflow_handle_for(AccountPoolWorkflow.run, pool.id)
-        assert (await latest.describe()).run_id != first_run
         snapshot = await latest.query(AccountPoolWorkflow.snapshot)
+        await holder.terminate("test over")
     assert kept.lease is not None and snapshot.leases == (kept.lease,)
+
+
+async def _continued(pool: PoolHandle, first_run: str) -> bool:
+    """Whether the pool runs a later run than ``first_run`` (it continued as new)."""
+    return (await pool.describe()).run_id != first_run
 
 
 async def _no_leases(pool: PoolHandle) -> bool:
