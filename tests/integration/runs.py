@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -14,6 +16,7 @@ from temporalio.client import Client, WorkflowHandle
 from durabench.models import RunOutcome, RunRequest, RunResult
 from durabench.paths import RunPaths
 from durabench.settings import Settings
+from durabench.tasks import load_suite
 from starter.approve import approve_main
 from starter.run import main as run_main
 from workflows import SuiteRunWorkflow, run_workflow_id
@@ -63,3 +66,32 @@ async def approved_detached(
         await asyncio.sleep(0.2)
     await approve_main(request.run_id, "ann", client=client)
     return handle
+
+
+def stand_in_task(
+    home: Path,
+    suite: str,
+    task_id: str,
+    clis: dict[str, str],
+    transcripts: dict[str, list[dict[str, Any]]],
+) -> Path:
+    """The pytorch gelu task as ``suite/task_id`` under ``home``, whose image has stand-in
+    agent CLIs on PATH (name to shell script) and recorded transcripts in /opt/stand-in/."""
+    source = next(t for t in load_suite("pytorch") if t.task_id == "tensor-gelu-001")
+    task = home / "suites" / suite / task_id
+    shutil.copytree(source.task_dir, task)
+    toml = task / "task.toml"
+    toml.write_text(toml.read_text().replace(source.task_id, task_id))
+    env = task / "environment"
+    for name, events in transcripts.items():
+        (env / f"{name}.jsonl").write_text("".join(json.dumps(e) + "\n" for e in events))
+    for name, script in clis.items():
+        (env / name).write_text(script)
+    names = " ".join(clis)
+    bins = " ".join(f"/usr/local/bin/{name}" for name in clis)
+    dockerfile = env / "Dockerfile"
+    dockerfile.write_text(
+        dockerfile.read_text()
+        + f"COPY {names} /usr/local/bin/\nCOPY *.jsonl /opt/stand-in/\nRUN chmod 755 {bins}\n"
+    )
+    return task

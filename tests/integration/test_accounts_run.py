@@ -14,7 +14,6 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
-import shutil
 import time
 import uuid
 from datetime import UTC, datetime
@@ -26,9 +25,8 @@ from temporalio.client import Client
 
 from durabench.models import RunRequest
 from durabench.settings import Settings
-from durabench.tasks import load_suite
 from starter.accounts import status_main
-from tests.integration.runs import finished_run
+from tests.integration.runs import finished_run, stand_in_task
 from worker import build_workers, run_workers
 from workflows import attempt_workflow_id, pair_workflow_id, pool_workflow_id, run_workflow_id
 
@@ -62,22 +60,9 @@ cat /opt/stand-in/done.jsonl
 
 
 def _write_suite(home: Path, capped_secret: str) -> None:
-    source = next(t for t in load_suite("pytorch") if t.task_id == "tensor-gelu-001")
-    task = home / "suites" / "accts" / TASK
-    shutil.copytree(source.task_dir, task)
-    toml = task / "task.toml"
-    toml.write_text(toml.read_text().replace(source.task_id, TASK))
-    env = task / "environment"
-    for name, event in (("init", INIT), ("done", DONE), ("capped", CAPPED)):
-        (env / f"{name}.jsonl").write_text(json.dumps(event) + "\n")
     sha = hashlib.sha256(capped_secret.encode()).hexdigest()
-    (env / "claude").write_text(STAND_IN.format(capped_sha=sha))
-    dockerfile = env / "Dockerfile"
-    dockerfile.write_text(
-        dockerfile.read_text()
-        + "COPY claude /usr/local/bin/\nCOPY *.jsonl /opt/stand-in/\n"
-        + "RUN chmod 755 /usr/local/bin/claude\n"
-    )
+    transcripts = {"init": [INIT], "done": [DONE], "capped": [CAPPED]}
+    stand_in_task(home, "accts", TASK, {"claude": STAND_IN.format(capped_sha=sha)}, transcripts)
 
 
 def _write_accounts(home: Path, token_file: Path) -> None:

@@ -22,7 +22,7 @@ from temporalio.client import Client
 from durabench.models import RunRequest
 from durabench.settings import Settings
 from durabench.tasks import load_suite
-from tests.integration.runs import finished_run
+from tests.integration.runs import finished_run, stand_in_task
 from workflows import attempt_workflow_id, pair_workflow_id, run_workflow_id
 
 pytestmark = pytest.mark.docker
@@ -67,24 +67,8 @@ cat /opt/stand-in/$(basename "$0").jsonl
 
 def _write_suite(home: Path) -> None:
     """One task whose image has the three stand-ins on PATH."""
-    source = next(t for t in load_suite("pytorch") if t.task_id == "tensor-gelu-001")
-    task = home / "suites" / "clis" / "cli-001"
-    shutil.copytree(source.task_dir, task)
-    (task / "task.toml").write_text(
-        (task / "task.toml").read_text().replace(source.task_id, "cli-001")
-    )
-    env = task / "environment"
     script = STAND_IN.format(keys=" ".join(KEYS))
-    for name, events in TRANSCRIPTS.items():
-        (env / f"{name}.jsonl").write_text("".join(json.dumps(e) + "\n" for e in events))
-        (env / name).write_text(script)
-    dockerfile = env / "Dockerfile"
-    dockerfile.write_text(
-        dockerfile.read_text()
-        + "COPY claude codex gemini /usr/local/bin/\n"
-        + "COPY *.jsonl /opt/stand-in/\n"
-        + "RUN chmod 755 /usr/local/bin/claude /usr/local/bin/codex /usr/local/bin/gemini\n"
-    )
+    stand_in_task(home, "clis", "cli-001", dict.fromkeys(TRANSCRIPTS, script), TRANSCRIPTS)
 
 
 def _sha(value: str) -> str:

@@ -47,6 +47,20 @@ def _account(id: str, slots: int = 1, agent: str = "claude-code") -> PoolAccount
     return PoolAccount(id=id, agent=agent, slots=slots)
 
 
+def _pair_on_accounts(run_id: str, infra_retries: int) -> PairInput:
+    """Task ``t1``, the baseline lane only, leasing accounts of ``claude-code``."""
+    return PairInput(
+        run_id=run_id,
+        task=TaskRef(task_id="t1", task_dir="/nowhere"),
+        lanes=("baseline",),
+        agent="claude-code",
+        model="m",
+        infra_retries=infra_retries,
+        infra_backoff_sec=1,
+        accounts=True,
+    )
+
+
 async def _start_pool(client: Client, queue: str, state: PoolState) -> PoolHandle:
     return await client.start_workflow(
         AccountPoolWorkflow.run, state, id=pool_workflow_id(queue), task_queue=queue
@@ -78,16 +92,7 @@ async def test_a_capped_account_cools_the_retry_goes_elsewhere_and_all_cooling_w
     async with _worker(client, queue, rec, tmp_path):
         pool = await _start_pool(client, queue, PoolState(accounts=(_account("a"), _account("b"))))
         run_id = f"r-{uuid.uuid4().hex[:8]}"
-        pair = PairInput(
-            run_id=run_id,
-            task=TaskRef(task_id="t1", task_dir="/nowhere"),
-            lanes=("baseline",),
-            agent="claude-code",
-            model="m",
-            infra_retries=3,
-            infra_backoff_sec=1,
-            accounts=True,
-        )
+        pair = _pair_on_accounts(run_id, infra_retries=3)
         result = await client.execute_workflow(
             PairedTaskWorkflow.run, pair, id=pair_workflow_id(run_id, "t1"), task_queue=queue
         )
@@ -215,16 +220,7 @@ async def test_a_cooldown_of_hours_is_waited_out_on_the_time_skipping_server(
         workflows=list(WORKFLOWS),
         activities=[*rec.activities(), lease_account, release_account],
     ):
-        pair = PairInput(
-            run_id="r",
-            task=TaskRef(task_id="t1", task_dir="/nowhere"),
-            lanes=("baseline",),
-            agent="claude-code",
-            model="m",
-            infra_retries=1,
-            infra_backoff_sec=1,
-            accounts=True,
-        )
+        pair = _pair_on_accounts("r", infra_retries=1)
         result = await client.execute_workflow(
             PairedTaskWorkflow.run, pair, id=pair_workflow_id("r", "t1"), task_queue=queue
         )
