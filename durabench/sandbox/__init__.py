@@ -7,6 +7,7 @@ from durabench.sandbox.docker import (
     ensure_agent_image,
     ensure_image,
     image_tag,
+    shared_docker_client,
 )
 from durabench.sandbox.registry import get_backend, known_backends, sandbox_backend
 
@@ -22,4 +23,5 @@ __all__ = [
     "image_tag",
     "known_backends",
     "sandbox_backend",
+    "shared_docker_client",
 ]

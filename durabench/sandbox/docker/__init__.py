@@ -1,7 +1,7 @@
 """The Docker sandbox backend: containers, task images, error translation."""
 
 from durabench.sandbox.docker.agent_images import ensure_agent_image
-from durabench.sandbox.docker.errors import docker_client, map_docker_errors
+from durabench.sandbox.docker.errors import docker_client, map_docker_errors, shared_docker_client
 from durabench.sandbox.docker.images import ensure_image, image_tag
 from durabench.sandbox.docker.sandbox import DockerSandbox
 
@@ -12,4 +12,5 @@ __all__ = [
     "ensure_image",
     "image_tag",
     "map_docker_errors",
+    "shared_docker_client",
 ]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
+from functools import cache
 
 import docker
 import docker.errors
@@ -11,7 +12,7 @@ import requests
 
 from durabench.errors import DockerUnavailable, SandboxError
 
-__all__ = ["docker_client", "map_docker_errors"]
+__all__ = ["docker_client", "map_docker_errors", "shared_docker_client"]
 
 _START_HINT = (
     "start it (`sudo dockerd &`, or `sudo systemctl start docker`) or point DOCKER_HOST at one"
@@ -56,3 +57,15 @@ def docker_client() -> docker.DockerClient:
             client.close()
             raise
     return client
+
+
+@cache
+def shared_docker_client() -> docker.DockerClient:
+    """This process's one client (a connection pool), made on first use.
+
+    Every sandbox and image build of a worker shares it rather than connect per phase.
+
+    Raises:
+        DockerUnavailable: no daemon answers (nothing is cached then).
+    """
+    return docker_client()

@@ -20,9 +20,9 @@ from docker.models.containers import Container
 
 from durabench.errors import SandboxError
 from durabench.sandbox.base import ExecResult, Sandbox, SandboxSpec
-from durabench.sandbox.docker.errors import docker_client, map_docker_errors
-from durabench.sandbox.docker.tarball import pack, unpack
+from durabench.sandbox.docker.errors import map_docker_errors, shared_docker_client
 from durabench.sandbox.registry import sandbox_backend
+from durabench.sandbox.tarball import pack, unpack
 
 __all__ = ["DockerSandbox"]
 
@@ -41,9 +41,9 @@ class DockerSandbox(Sandbox):
 
     @property
     def client(self) -> docker.DockerClient:
-        """The Docker client, connected on first use."""
+        """The Docker client: the one given, else the process's shared one."""
         if self._client is None:
-            self._client = docker_client()
+            self._client = shared_docker_client()
         return self._client
 
     def _find(self) -> Container | None:

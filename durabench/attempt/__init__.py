@@ -1,0 +1,11 @@
+"""An attempt's lifecycle over the sandbox interface: what happens, in order, to one attempt.
+
+Temporal-free: activities call these phases and add heartbeats and host admission.
+"""
+
+from durabench.attempt.environment import agent_env
+from durabench.attempt.lifecycle import Attempt
+from durabench.attempt.reward import parse_reward
+from durabench.attempt.setup import AttemptSetup
+
+__all__ = ["Attempt", "AttemptSetup", "agent_env", "parse_reward"]

@@ -1,0 +1,268 @@
+"""One attempt in its sandbox, phase by phase: the lifecycle read top to bottom.
+
+::
+
+    provision   start the sandbox; place instruction, MCP config and agent files; set up;
+                snapshot the workspace as it was before the agent
+    run_agent   the agent's commands, detached and within the time limit; the diff
+    verify      the task's tests, from a clean verifier directory; the reward
+    classify    the transcript and the facts, read into an exit class
+    collect     logs and files to the attempt's directory on the host, secrets scrubbed
+    teardown    remove the sandbox (absent is fine)
+
+Each phase is one Temporal activity (``activities/sandbox.py`` adds heartbeats and host
+admission), so each is idempotent where a retry can repeat it: the sandbox's name is
+deterministic, a started agent step is re-attached to, not run again.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Mapping, Sequence
+from datetime import datetime, timedelta
+from pathlib import Path, PurePosixPath
+
+from durabench.accounts import cooldown_until
+from durabench.agents import read_events
+from durabench.attempt.reward import parse_reward
+from durabench.attempt.setup import AttemptSetup
+from durabench.classify import classify
+from durabench.configs import instruction_for, mcp_config_json, missing_mcp_env
+from durabench.errors import RewardFileMissing, SandboxError
+from durabench.models import (
+    AgentRunOutput,
+    AttemptRef,
+    ClassifyAttemptInput,
+    ClassifyInput,
+    ProvisionOutput,
+    Verdict,
+    VerifyOutput,
+)
+from durabench.sandbox import Sandbox
+from durabench.sandbox.detached import run_step, wrap_step
+from durabench.sandbox.tarball import pack, unpack
+from durabench.secrets import scrub_text, scrub_tree
+from durabench.workspace_diff import diff_snapshots
+
+__all__ = ["Attempt"]
+
+_BEFORE_SNAPSHOT = ".workspace-before.tar"
+_STDERR_TAIL = 4000
+"""Characters of the agent's stderr the classifier reads (its last words)."""
+
+
+class Attempt:
+    """One attempt of one lane of one task, over any :class:`Sandbox` backend."""
+
+    def __init__(
+        self,
+        ref: AttemptRef,
+        setup: AttemptSetup,
+        sandbox: Sandbox,
+        *,
+        store: Path,
+        secrets: Sequence[str] = (),
+    ) -> None:
+        """``store`` is the attempt's directory on the host; ``secrets`` are scrubbed."""
+        self.ref = ref
+        self.task, self.config, self.agent, self.ctx = setup
+        self.paths = self.ctx.paths
+        self.sandbox = sandbox
+        self.store = store
+        self.secrets = tuple(secrets)
+
+    async def provision(self, environ: Mapping[str, str]) -> ProvisionOutput:
+        """Start the sandbox, place the lane's files, set the agent up, snapshot the workspace.
+
+        Raises:
+            SandboxError: the sandbox did not start, or a setup step failed.
+        """
+        paths, sandbox, config = self.paths, self.sandbox, self.config
+        container_id = await sandbox.start()
+        await sandbox.exec(["mkdir", "-p", str(paths.agent_logs)])
+        await sandbox.exec(["chmod", "777", str(paths.agent_logs)])
+        instruction = instruction_for(config, self.task)
+        text = (Path(self.task.task_dir) / instruction).read_text()
+        await sandbox.write_file(str(paths.instruction), text)
+        if config.mcp is not None:
+            await sandbox.write_file(str(paths.mcp_config), mcp_config_json(config.mcp))
+        for upload in self.agent.uploads(self.ctx):
+            if upload.host_path.is_dir():
+                await sandbox.upload_dir(upload.host_path, upload.dest)
+            else:
+                await sandbox.write_file(upload.dest, upload.host_path.read_bytes())
+        for path, content in self.agent.config_files(self.ctx).items():
+            await sandbox.write_file(path, content)
+        await self._set_up()
+        await self._snapshot_workspace()
+        return ProvisionOutput(
+            container_id=container_id,
+            instruction_file=instruction,
+            mcp_config=config.mcp is not None,
+            mcp_env_missing=missing_mcp_env(config.mcp, environ) if config.mcp else (),
+        )
+
+    async def _set_up(self) -> None:
+        for step in self.agent.setup_commands(self.ctx):
+            done = await self.sandbox.exec(["sh", "-c", step.command], user=step.user)
+            if done.exit_code != 0:
+                raise SandboxError(
+                    f"setting up {self.ref.agent} in {self.ref.container_name} failed "
+                    f"(exit {done.exit_code}): {(done.stderr or done.stdout).strip()[:400]}"
+                )
+
+    async def _snapshot_workspace(self) -> None:
+        """The workspace before the agent, kept on the host: the diff's left side."""
+        before = self.store / _BEFORE_SNAPSHOT
+        if before.exists():
+            return
+        files = await self.sandbox.read_tree(str(self.paths.workspace))
+        tar = await asyncio.to_thread(
+            pack, ((PurePosixPath("workspace", k), v) for k, v in files.items())
+        )
+        before.write_bytes(tar)
+
+    async def run_agent(self, env: Mapping[str, str]) -> AgentRunOutput:
+        """Run the agent's commands detached, within the time limit; wait for them to end.
+
+        ``env`` holds the agent's secrets: it goes to the agent process and nowhere else.
+        A retry re-attaches to steps that already started instead of running them again;
+        their output is the agent's transcript (stdout).
+        """
+        logs = self.paths.agent_logs
+        out = f">>{logs}/stdout.txt 2>>{logs}/stderr.txt"
+        budget, wall, exit_code, timed_out, reattached = (
+            self.ref.task.agent_timeout_sec,
+            0.0,
+            0,
+            False,
+            False,
+        )
+        for n, step in enumerate(self.agent.run_commands(self.ctx)):
+            script = wrap_step(step.command, logs, n, budget - wall, out)
+            end, again = await run_step(
+                self.sandbox,
+                script,
+                logs,
+                n,
+                cwd=str(self.paths.workspace),
+                env={**step.env, **env},
+                user=step.user,
+            )
+            reattached = reattached or again
+            wall += end.elapsed_s
+            exit_code, timed_out = end.exit_code, end.timed_out
+            if exit_code != 0 or timed_out:
+                break
+        return AgentRunOutput(
+            exit_code=exit_code,
+            timed_out=timed_out,
+            files_changed=await self._write_submission(),
+            wall_seconds=wall,
+            reattached=reattached,
+        )
+
+    async def _write_submission(self) -> int:
+        """Diff the workspace against its snapshot from before the agent: submission.patch."""
+        before_file = self.store / _BEFORE_SNAPSHOT
+        before = unpack(before_file.read_bytes()) if before_file.exists() else {}
+        after = await self.sandbox.read_tree(str(self.paths.workspace))
+        diff = await asyncio.to_thread(diff_snapshots, before, after)
+        (self.store / "submission.patch").write_text(scrub_text(diff.patch, self.secrets))
+        return len(diff.files_changed)
+
+    async def verify(self) -> VerifyOutput:
+        """Reset the verifier's directory, build if the task says how, run the tests.
+
+        Raises:
+            RewardFileMissing: the verifier wrote no reward.
+            RewardParseError: the reward is not a number.
+        """
+        task, sandbox, out_dir = self.task, self.sandbox, self.paths.verifier_logs
+        timeout = self.ref.task.verifier_timeout_sec
+        # The agent may have planted a reward file: the verifier starts from nothing.
+        await sandbox.exec(["sh", "-c", f"rm -rf {out_dir} && mkdir -p {out_dir}"], user="0")
+        await sandbox.upload_dir(Path(task.task_dir) / "tests", str(self.paths.tests))
+        build_failed = False
+        if task.build_command:
+            built = await sandbox.exec(
+                ["sh", "-c", f"({task.build_command}) >{out_dir}/build.txt 2>&1"],
+                cwd=str(self.paths.workspace),
+                timeout_s=timeout,
+            )
+            build_failed = built.exit_code != 0
+        result = await sandbox.exec(
+            ["sh", "-c", f"({task.verifier_command}) >{out_dir}/verifier-stdout.txt 2>&1"],
+            cwd=str(self.paths.workspace),
+            timeout_s=timeout,
+        )
+        return VerifyOutput(
+            reward=await self._read_reward(result.timed_out), build_failed=build_failed
+        )
+
+    async def _read_reward(self, timed_out: bool) -> float:
+        try:
+            text = await self.sandbox.read_file(str(self.paths.reward))
+        except FileNotFoundError:
+            why = "timed out" if timed_out else "ended"
+            raise RewardFileMissing(
+                f"the verifier of {self.task.task_id} {why} without writing {self.paths.reward}; "
+                "its output is in the attempt's verifier/ directory"
+            ) from None
+        return parse_reward(text, where=f"{self.paths.reward} of {self.task.task_id}")
+
+    async def classify(
+        self, facts: ClassifyAttemptInput, *, now: datetime, cap_cooldown: timedelta
+    ) -> Verdict:
+        """Read the transcript in the sandbox and classify the attempt's exit.
+
+        ``now`` and ``cap_cooldown`` date a usage cap whose message names no reset time.
+        """
+        stdout = await self._read_log("stdout.txt")
+        stderr = scrub_text(await self._read_log("stderr.txt"), self.secrets)
+        dialect = self.agent.transcript_format(self.ctx)
+        verdict = await asyncio.to_thread(
+            classify,
+            ClassifyInput(
+                events=tuple(read_events(stdout.splitlines())),
+                transcript_format=dialect,
+                requested_model=self.ref.model if dialect else "",
+                exit_code=facts.exit_code,
+                timed_out=facts.timed_out,
+                wall_seconds=facts.wall_seconds,
+                files_changed=facts.files_changed,
+                build_failed=facts.build_failed,
+                stderr_tail=stderr[-_STDERR_TAIL:],
+            ),
+        )
+        resets_at = None
+        if verdict.exit_class == "infra_usage_cap":
+            said = "\n".join((verdict.reason, stdout[-_STDERR_TAIL:], stderr[-_STDERR_TAIL:]))
+            resets_at = cooldown_until(said, now, cap_cooldown)
+        return verdict.model_copy(
+            update={
+                "reason": scrub_text(verdict.reason, self.secrets),
+                "last_message": scrub_text(verdict.last_message, self.secrets),
+                "cap_resets_at": resets_at,
+            }
+        )
+
+    async def _read_log(self, name: str) -> str:
+        try:
+            return await self.sandbox.read_file(str(self.paths.agent_logs / name))
+        except FileNotFoundError:
+            return ""
+
+    async def collect(self) -> None:
+        """Copy logs, instruction and MCP config to the attempt's directory, secrets scrubbed."""
+        for src, name in (
+            (self.paths.agent_logs, "agent"),
+            (self.paths.verifier_logs, "verifier"),
+            (self.paths.durabench, "durabench"),
+        ):
+            await self.sandbox.download_dir(str(src), self.store / name)
+        await asyncio.to_thread(scrub_tree, self.store, self.secrets)
+
+    async def teardown(self) -> None:
+        """Remove the sandbox; one already gone is fine."""
+        await self.sandbox.stop(delete=True)

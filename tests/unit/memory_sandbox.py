@@ -1,0 +1,90 @@
+"""An in-memory sandbox: files in a dict, commands answered by a test's handler.
+
+The attempt lifecycle runs against it without Docker; what a command does is the
+handler's to say (``MockTransport``-style), so a test scripts the agent and the verifier.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import PurePosixPath
+
+from durabench.sandbox import ExecResult, Sandbox, SandboxSpec
+
+
+@dataclass
+class Call:
+    """One command the sandbox was asked to run."""
+
+    cmd: list[str]
+    user: str | None
+    env: dict[str, str]
+    detached: bool
+
+
+Handler = Callable[["MemorySandbox", Call], ExecResult | None]
+
+OK = ExecResult(exit_code=0, stdout="", stderr="", timed_out=False)
+
+
+@dataclass
+class MemorySandbox(Sandbox):
+    """A sandbox whose files are a dict and whose commands a handler answers."""
+
+    handler: Handler = lambda sb, call: None
+    files: dict[str, bytes] = field(default_factory=dict)
+    calls: list[Call] = field(default_factory=list)
+    started: int = 0
+    stopped: bool = False
+
+    def __post_init__(self) -> None:
+        super().__init__(SandboxSpec(name="memory", image="memory"))
+
+    async def start(self) -> str:
+        self.started += 1
+        return "memory-1"
+
+    async def stop(self, delete: bool = True) -> None:
+        self.stopped = True
+
+    def _run(
+        self, cmd: list[str], user: str | None, env: Mapping[str, str] | None, detached: bool
+    ) -> ExecResult:
+        call = Call(cmd=list(cmd), user=user, env=dict(env or {}), detached=detached)
+        self.calls.append(call)
+        return self.handler(self, call) or OK
+
+    async def exec(self, cmd, *, cwd=None, env=None, user=None, timeout_s=None):  # type: ignore[no-untyped-def]
+        return self._run(cmd, user, env, detached=False)
+
+    async def exec_detached(self, cmd, *, cwd=None, env=None, user=None):  # type: ignore[no-untyped-def]
+        self._run(cmd, user, env, detached=True)
+
+    async def read_bytes(self, path: str) -> bytes:
+        if path not in self.files:
+            raise FileNotFoundError(path)
+        return self.files[path]
+
+    async def write_file(self, path: str, contents: str | bytes) -> None:
+        self.files[path] = contents.encode() if isinstance(contents, str) else contents
+
+    async def read_tree(
+        self, path: str, *, max_file_bytes: int | None = 1 << 20
+    ) -> dict[str, bytes]:
+        root = PurePosixPath(path)
+        found = {
+            str(PurePosixPath(p).relative_to(root)): data
+            for p, data in self.files.items()
+            if PurePosixPath(p).is_relative_to(root)
+            and (max_file_bytes is None or len(data) <= max_file_bytes)
+        }
+        if not found:
+            raise FileNotFoundError(path)
+        return found
+
+    def remove_tree(self, path: str) -> None:
+        """Delete every file under ``path`` (what ``rm -rf`` does)."""
+        root = PurePosixPath(path)
+        for p in [p for p in self.files if PurePosixPath(p).is_relative_to(root)]:
+            del self.files[p]

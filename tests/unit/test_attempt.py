@@ -1,0 +1,159 @@
+"""The attempt's lifecycle, phase by phase, over an in-memory sandbox (no Docker)."""
+
+from __future__ import annotations
+
+import asyncio
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+
+from durabench.attempt import Attempt, AttemptSetup
+from durabench.errors import RewardFileMissing, RewardParseError
+from durabench.models import AttemptRef, ClassifyAttemptInput, TaskRef
+from durabench.paths import SandboxPaths
+from durabench.secrets import REDACTED
+from durabench.tasks import BUILTIN_SUITES_DIR
+from tests.unit.memory_sandbox import Call, MemorySandbox
+
+P = SandboxPaths()
+TASK = "tensor-gelu-001"
+SECRET = "sk-ant-lifecycle-secret-0123"
+
+
+def _ref(lane: str = "baseline", agent: str = "oracle") -> AttemptRef:
+    task = TaskRef(task_id=TASK, task_dir=str(BUILTIN_SUITES_DIR / "pytorch" / TASK))
+    model = "claude-haiku-4-5" if agent == "claude-code" else "none"
+    return AttemptRef(run_id="r1", task=task, lane=lane, agent=agent, model=model)
+
+
+def _attempt(
+    tmp_path: Path, sandbox: MemorySandbox, lane: str = "baseline", agent: str = "oracle"
+) -> Attempt:
+    ref = _ref(lane, agent)
+    return Attempt(ref, AttemptSetup.of(ref, {}), sandbox, store=tmp_path, secrets=(SECRET,))
+
+
+def _agent_fixes_the_bug(sb: MemorySandbox, call: Call) -> None:
+    """The agent: rewrites a file, prints a transcript with a key in it, ends with exit 0."""
+    if call.detached:
+        sb.files[f"{P.workspace}/tinytensor/activations.py"] = b"fixed = True\n"
+        sb.files[f"{P.agent_logs}/stdout.txt"] = f"key {SECRET}\n".encode()
+        sb.files[f"{P.agent_logs}/step-0.started"] = b"1"
+        sb.files[f"{P.agent_logs}/step-0.done"] = b"0 3 300"
+
+
+def _workspace(sb: MemorySandbox) -> None:
+    sb.files[f"{P.workspace}/tinytensor/activations.py"] = b"fixed = False\n"
+    sb.files[f"{P.workspace}/README"] = b"tiny\n"
+
+
+def test_provision_places_the_lanes_files_and_snapshots_once(tmp_path: Path) -> None:
+    sb = MemorySandbox()
+    _workspace(sb)
+    attempt = _attempt(tmp_path, sb, lane="sourcegraph_full")
+    out = asyncio.run(attempt.provision({}))
+    assert out.instruction_file == "instruction_mcp.md"
+    assert out.mcp_config and sb.files[str(P.mcp_config)]
+    assert f"{P.solution}/solve.sh" in sb.files  # the oracle's upload
+    snapshot = (tmp_path / ".workspace-before.tar").read_bytes()
+    sb.files[f"{P.workspace}/README"] = b"changed by a first try\n"
+    asyncio.run(attempt.provision({}))  # a retried provision keeps the first snapshot
+    assert (tmp_path / ".workspace-before.tar").read_bytes() == snapshot
+    assert sb.started == 2
+
+
+def test_run_agent_diffs_the_workspace_and_scrubs_the_patch(tmp_path: Path) -> None:
+    sb = MemorySandbox(handler=_agent_fixes_the_bug)
+    _workspace(sb)
+    attempt = _attempt(tmp_path, sb)
+    asyncio.run(attempt.provision({}))
+    out = asyncio.run(attempt.run_agent({"ANTHROPIC_API_KEY": SECRET}))
+    assert (out.exit_code, out.timed_out, out.files_changed, out.wall_seconds) == (0, False, 1, 3)
+    assert not out.reattached
+    started = [c for c in sb.calls if c.detached]
+    assert len(started) == 1 and started[0].env["ANTHROPIC_API_KEY"] == SECRET
+    assert "fixed = True" in (tmp_path / "submission.patch").read_text()
+
+
+def test_a_retried_agent_phase_reattaches_and_never_runs_the_agent_twice(tmp_path: Path) -> None:
+    sb = MemorySandbox(handler=_agent_fixes_the_bug)
+    _workspace(sb)
+    attempt = _attempt(tmp_path, sb)
+    asyncio.run(attempt.provision({}))
+    asyncio.run(attempt.run_agent({}))
+    again = asyncio.run(attempt.run_agent({}))
+    assert again.reattached and again.exit_code == 0
+    assert len([c for c in sb.calls if c.detached]) == 1
+
+
+def _verifier(reward: bytes | None) -> object:
+    def handle(sb: MemorySandbox, call: Call) -> None:
+        script = call.cmd[-1]
+        if "rm -rf" in script:
+            sb.remove_tree(str(P.verifier_logs))
+        elif "/tests/test.sh" in script and reward is not None:
+            sb.files[str(P.reward)] = reward
+
+    return handle
+
+
+def test_verify_reads_the_reward_the_verifier_wrote_not_a_planted_one(tmp_path: Path) -> None:
+    sb = MemorySandbox(handler=_verifier(b"0.0\n"))  # type: ignore[arg-type]
+    sb.files[str(P.reward)] = b"1.0"  # planted by the agent
+    out = asyncio.run(_attempt(tmp_path, sb).verify())
+    assert out.reward == 0.0
+    assert f"{P.tests}/test.sh" in sb.files
+
+
+def test_verify_without_a_reward_says_where_to_look(tmp_path: Path) -> None:
+    sb = MemorySandbox(handler=_verifier(None))  # type: ignore[arg-type]
+    sb.files[str(P.reward)] = b"1.0"
+    with pytest.raises(RewardFileMissing, match="verifier/ directory"):
+        asyncio.run(_attempt(tmp_path, sb).verify())
+
+
+def test_verify_refuses_a_reward_that_is_not_a_number(tmp_path: Path) -> None:
+    sb = MemorySandbox(handler=_verifier(b"all good"))  # type: ignore[arg-type]
+    with pytest.raises(RewardParseError, match="not a number"):
+        asyncio.run(_attempt(tmp_path, sb).verify())
+
+
+def _facts(ref: AttemptRef, exit_code: int = 1) -> ClassifyAttemptInput:
+    return ClassifyAttemptInput(
+        ref=ref,
+        exit_code=exit_code,
+        timed_out=False,
+        wall_seconds=5,
+        files_changed=0,
+        build_failed=False,
+    )
+
+
+def test_classify_dates_a_usage_cap_and_scrubs_its_reason(tmp_path: Path) -> None:
+    sb = MemorySandbox()
+    sb.files[f"{P.agent_logs}/stderr.txt"] = (
+        f"Claude AI usage limit reached for {SECRET}; resets in 2 hours\n".encode()
+    )
+    attempt = _attempt(tmp_path, sb, agent="claude-code")  # ends before its session began
+    now = datetime(2026, 11, 26, 12, 0, tzinfo=UTC)
+    verdict = asyncio.run(
+        attempt.classify(_facts(attempt.ref), now=now, cap_cooldown=timedelta(hours=1))
+    )
+    assert verdict.exit_class == "infra_usage_cap"
+    assert verdict.cap_resets_at == now + timedelta(hours=2)
+    assert SECRET not in verdict.reason
+
+
+def test_collect_copies_logs_scrubbed_and_teardown_removes(tmp_path: Path) -> None:
+    sb = MemorySandbox()
+    sb.files[f"{P.agent_logs}/stdout.txt"] = f"token {SECRET}".encode()
+    sb.files[str(P.reward)] = b"1.0"
+    sb.files[str(P.instruction)] = b"fix it"
+    attempt = _attempt(tmp_path, sb)
+    asyncio.run(attempt.collect())
+    assert (tmp_path / "agent" / "stdout.txt").read_text() == f"token {REDACTED}"
+    assert (tmp_path / "verifier" / "reward.txt").read_text() == "1.0"
+    assert (tmp_path / "durabench" / "instruction.md").read_text() == "fix it"
+    asyncio.run(attempt.teardown())
+    assert sb.stopped
