@@ -23,7 +23,8 @@ Every error a user can cause says what was wrong and what to do. Third-party err
         ├── ServiceProtocolError    it answered with a body durabench cannot read
         └── ServiceRejected         it refused the request (4xx): its message says why
             ├── ServiceAuthError    401/403: a key is missing, wrong, or not allowed
-            └── ServiceUnsupported  501: the service does not implement the endpoint
+            ├── ServiceUnsupported  501: the service does not implement the endpoint
+            └── UploadUrlRefused    the service handed out an upload URL the worker won't use
 
 Temporal matches a failure's type name exactly, not its subclasses, so retryability is
 declared once, as the tuple of leaf classes :data:`NON_RETRYABLE`.
@@ -48,6 +49,7 @@ __all__ = [
     "ServiceProtocolError",
     "ServiceRejected",
     "ServiceUnsupported",
+    "UploadUrlRefused",
     "TaskFormatError",
     "UnknownAgent",
     "UnknownBackend",
@@ -143,6 +145,14 @@ class ServiceRejected(ServiceError):
 
 class ServiceAuthError(ServiceRejected):
     """The service refused the credentials (401/403); the message names the key to set."""
+
+
+class UploadUrlRefused(ServiceRejected):
+    """The presigned upload URL the service gave points where the worker will not PUT.
+
+    It fails that grading only (graded ``error``), as a store's refusal does; see
+    :mod:`durabench.urls`.
+    """
 
 
 class ServiceUnsupported(ServiceRejected):

@@ -62,6 +62,9 @@ class Faults:
     """Larger uploads are refused with 413."""
     store_status: int | None = None
     """Answer every upload with this status, echoing the signature as S3 does."""
+    upload_base: str | None = None
+    """Hand out presigned URLs on this base instead of this server's own (a careless or
+    hostile service aiming the worker's PUT elsewhere); ``None``: this server."""
 
 
 @dataclass
@@ -228,7 +231,8 @@ def _route(state: _State, method: str, path: str, body: Any) -> tuple[int, Any]:
                 body["filename"],
             )
         )
-        url = f"{state.base_url}/uploads/{quote(key, safe='')}?sig={_signature(key)}"
+        base = state.faults.upload_base or state.base_url
+        url = f"{base}/uploads/{quote(key, safe='')}?sig={_signature(key)}"
         return 200, {"key": key, "url": url, "expires_in": 900}
     if (method, path) in (("POST", "/final-score/"), ("POST", "/v1/score")):
         tasks, score = _score(body["evaluation_results"])

@@ -12,6 +12,9 @@ from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from durabench.errors import ConfigError
+from durabench.urls import check_service_url
+
 __all__ = ["PayloadKind", "ServiceApi", "ServiceRetry", "ServiceTarget"]
 
 
@@ -71,8 +74,10 @@ class ServiceTarget(BaseModel):
     @classmethod
     def _plain_http_url(cls, url: str) -> str:
         parts = urlsplit(url)
-        if parts.scheme not in ("http", "https") or not parts.netloc:
-            raise ValueError(f"{url!r} is not an http(s) URL; pass --service-url http://host:port")
+        try:
+            check_service_url(url)
+        except ConfigError as exc:  # pydantic reports ValueErrors as the field's error
+            raise ValueError(str(exc)) from None
         if parts.username or parts.password:
             raise ValueError(
                 "the service URL carries credentials; put the key in VALS_AUTH_KEY or "

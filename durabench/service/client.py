@@ -16,7 +16,7 @@ from urllib.parse import quote
 import httpx
 from pydantic import BaseModel, ValidationError
 
-from durabench.errors import ConfigError, ServiceError, ServiceProtocolError, ServiceUnsupported
+from durabench.errors import ServiceError, ServiceProtocolError, ServiceUnsupported
 from durabench.logs import get_logger
 from durabench.models.service import ServiceTarget
 from durabench.service.auth import ServiceAuth, service_auth_from_env
@@ -37,6 +37,7 @@ from durabench.service.v1_models import (
     V1Upload,
     V1UploadRequest,
 )
+from durabench.urls import check_service_url, check_upload_url
 
 __all__ = ["ServiceClient", "Sleep"]
 
@@ -69,13 +70,10 @@ class ServiceClient:
         """Build the client; no request is sent yet.
 
         Raises:
-            ConfigError: ``base_url`` is not an http(s) URL.
+            ConfigError: ``base_url`` is not an http(s) URL, or is plain http off loopback
+                (see :func:`~durabench.urls.check_service_url`).
         """
-        if not base_url.startswith(("http://", "https://")):
-            raise ConfigError(
-                f"service URL {base_url!r} is not an http(s) URL; "
-                "pass --service-url http://host:port"
-            )
+        check_service_url(base_url)
         self.base_url = base_url.rstrip("/")
         self.retry = retry or ServiceRetry()
         self._auth = auth
@@ -159,12 +157,15 @@ class ServiceClient:
         """PUT ``data`` to the presigned URL, with no key.
 
         The URL carries its own grant, and the storage host behind it must never see the
-        service key.
+        service key. The service chose the URL, so it is checked before anything is sent.
 
         Raises:
+            UploadUrlRefused: the URL points where the worker does not upload (see
+                :func:`~durabench.urls.check_upload_url`); nothing was sent.
             ServiceRejected: the store refused it (413: too large for the dataset).
             ServiceError: the store stayed busy or unreachable through every try.
         """
+        check_upload_url(upload.url, service_url=self.base_url)
         await self._send(Call("PUT", upload.url, v1=False, store=True), content=data, authed=False)
 
     async def dataset_tasks(self, dataset: str) -> V1DatasetTasks:
