@@ -3,6 +3,8 @@
 Every rule a person could break by accident is checked before the plan is shown for
 approval, each failing with one line that says what to change:
 
+* the run id (and a rerun's ``--from``) is an id (:mod:`durabench.ids`): it names the
+  results directory, whoever started the run;
 * the model name has a provider id's shape; every lane config exists and can run;
 * tasks come from a suite, a selection file, a CodeScaleBench checkout, a service's dataset
   (or a dataset file) of text tasks, or a rerun of an earlier run's failed / infra / all
@@ -22,6 +24,7 @@ from durabench.agents import get_agent
 from durabench.configs import get_config, missing_mcp_env
 from durabench.earlier_runs import counterparts, read_plan, rerun_task_ids
 from durabench.errors import ConfigError
+from durabench.ids import check_id
 from durabench.model_names import check_model_name
 from durabench.models import Counterpart, RunPlan, RunRequest, TaskRef, TaskSpec
 from durabench.paths import RunPaths
@@ -138,6 +141,9 @@ def make_plan(
         ConfigError: a rule of the policy or a name is wrong; the message says what to do.
         TaskFormatError: a task directory is invalid.
     """
+    check_id(request.run_id, "run id")
+    if request.rerun_of is not None:
+        check_id(request.rerun_of, "the run to rerun (--from)")
     selection: str | None = None
     if request.rerun_of is not None or request.rerun is not None:
         request, specs = _rerun_request(request, settings)

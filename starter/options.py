@@ -11,14 +11,26 @@ import click
 from temporalio.client import WorkflowFailureError, WorkflowUpdateFailedError
 from temporalio.service import RPCError, RPCStatusCode
 
-from durabench.errors import DurabenchError
+from durabench.errors import ConfigError, DurabenchError
+from durabench.ids import check_id
 
-__all__ = ["failure_message", "run_async", "run_id_argument"]
+__all__ = ["checked_run_id", "failure_message", "run_async", "run_id_argument"]
 
 P = ParamSpec("P")
 R = TypeVar("R")
 
-run_id_argument = click.argument("run_id")
+
+def checked_run_id(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+    """Click callback: a run id names a results directory, so it must be an id."""
+    if value is None:
+        return None
+    try:
+        return check_id(value, "run id")
+    except ConfigError as exc:
+        raise click.BadParameter(str(exc), ctx=ctx, param=param) from exc
+
+
+run_id_argument = click.argument("run_id", callback=checked_run_id)
 
 
 def failure_message(exc: BaseException) -> str:

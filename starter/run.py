@@ -17,6 +17,7 @@ from temporalio.exceptions import WorkflowAlreadyStartedError
 from temporalio.service import RPCError
 
 from durabench.errors import ConfigError
+from durabench.ids import id_prefix
 from durabench.models import (
     Approval,
     PlanSummary,
@@ -32,7 +33,7 @@ from durabench.settings import Settings
 from starter.client import connect
 from starter.console import console, plan_table, result_tables, ui_url
 from starter.live import follow
-from starter.options import run_async
+from starter.options import checked_run_id, run_async
 from worker import build_workers, run_workers
 from workflows import SuiteRunWorkflow, run_workflow_id
 from workflows.search_attributes import for_request
@@ -42,9 +43,13 @@ __all__ = ["main", "run"]
 RunHandle = WorkflowHandle[SuiteRunWorkflow, RunOutcome]
 
 
-def new_run_id(suite: str) -> str:
-    """``<suite>-<UTC timestamp>-<4 hex>``: sortable and unique."""
-    return f"{suite}-{time.strftime('%Y%m%d-%H%M%S', time.gmtime())}-{uuid.uuid4().hex[:4]}"
+def new_run_id(source: str) -> str:
+    """``<source>-<UTC timestamp>-<4 hex>``: sortable and unique, and always an id.
+
+    ``source`` is the suite, or a selection or dataset file's name: any text.
+    """
+    prefix = id_prefix(source, "run")
+    return f"{prefix}-{time.strftime('%Y%m%d-%H%M%S', time.gmtime())}-{uuid.uuid4().hex[:4]}"
 
 
 @click.command()
@@ -86,7 +91,14 @@ def new_run_id(suite: str) -> str:
     default=None,
     help="Run these tasks of --from again, both lanes, as a new linked run.",
 )
-@click.option("--from", "rerun_of", default=None, metavar="RUN_ID", help="The run to rerun.")
+@click.option(
+    "--from",
+    "rerun_of",
+    default=None,
+    metavar="RUN_ID",
+    callback=checked_run_id,
+    help="The run to rerun.",
+)
 @click.option(
     "--agent",
     default="oracle",
@@ -158,7 +170,12 @@ def new_run_id(suite: str) -> str:
     help="File in the attempt directory holding the answer, or the artifact to upload "
     "(default: the final message; for an artifact, submission.patch).",
 )
-@click.option("--run-id", default=None, help="Run id (default: suite, time, random suffix).")
+@click.option(
+    "--run-id",
+    default=None,
+    callback=checked_run_id,
+    help="Run id (default: suite, time, random suffix).",
+)
 @click.option("--yes", is_flag=True, help="Approve the plan at once (for scripts).")
 @click.option("--detach", is_flag=True, help="Start the run and leave it to `python worker.py`.")
 def run(

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
-import click
+from pathlib import Path
 
-from durabench.errors import TaskFormatError
+import click
+from rich.markup import escape
+
+from durabench.errors import ConfigError, TaskFormatError
 from durabench.models import TaskSpec
-from durabench.tasks import load_task
+from durabench.tasks import load_task, task_files
 from starter.console import console, errors
 
 __all__ = ["describe_task", "tasks"]
@@ -34,14 +37,20 @@ def tasks() -> None:
 @tasks.command()
 @click.argument("task_dirs", nargs=-1, required=True, type=click.Path())
 def check(task_dirs: tuple[str, ...]) -> None:
-    """Validate task directories and print what durabench read from each."""
+    """Validate task directories and print what durabench read from each.
+
+    A task is invalid when it is not in the Harbor format, its id is not an id, or a link
+    in it leads outside it (its files would carry host files into the sandbox).
+    """
     invalid = 0
     for path in task_dirs:
         try:
-            console.print(describe_task(load_task(path)))
-        except TaskFormatError as exc:
+            spec = load_task(path)
+            task_files(Path(spec.task_dir))
+            console.print(describe_task(spec))
+        except (TaskFormatError, ConfigError) as exc:
             invalid += 1
-            errors.print(f"[red]invalid:[/] {exc}")
+            errors.print(f"[red]invalid:[/] {escape(str(exc))}", soft_wrap=True)
     if invalid:
         raise click.ClickException(f"{invalid} of {len(task_dirs)} task directories are invalid")
     console.print(f"{len(task_dirs)} task directories are valid.")

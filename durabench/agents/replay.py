@@ -13,16 +13,17 @@ A replay plan is a JSON file (``--agent-opt plan=FILE``) of cases; the first cas
       {"format": "claude-code", "transcript": "done.jsonl", "files": {"notes.md": "notes.md"}}
     ]}
 
-Paths in the plan are relative to the plan file. With ``--agent-opt marker_dir=DIR`` every
-session appends "task lane attempt" to ``DIR/executions.log`` on the host, so tests can
-count executions where no container restart can hide them.
+Paths in the plan are relative to the plan file and stay in its directory; workspace
+paths (the keys of ``files``) are relative and stay in the workspace. With ``--agent-opt
+marker_dir=DIR`` every session appends "task lane attempt" to ``DIR/executions.log`` on the
+host, so tests can count executions where no container restart can hide them.
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -82,20 +83,51 @@ class ReplayPlan(BaseModel):
 
     @classmethod
     def load(cls, path: Path) -> ReplayPlan:
-        """Read and check a plan file; every file it names must exist.
+        """Read and check a plan file; every file it names must exist beside it.
+
+        A plan may come from someone else, so its host files stay in the plan's directory
+        (no ``..``, absolute paths or links out: they would copy host files into the
+        sandbox) and its workspace paths stay in the workspace.
 
         Raises:
-            ConfigError: the file is missing, not valid, or names a missing file.
+            ConfigError: the file is missing or not valid, or a case names a missing file, a
+                file outside the plan's directory or a path outside the workspace; the
+                message names the case (from 1) and the entry.
         """
         try:
             plan = cls.model_validate(json.loads(path.read_text()))
         except (OSError, ValueError, ValidationError) as exc:
             raise ConfigError(f"replay plan {path}: {exc}") from exc
-        for case in plan.cases:
-            for name in filter(None, (case.transcript, *case.files.values())):
+        home = path.parent.resolve()
+        for n, case in enumerate(plan.cases, 1):
+            named = [("transcript", case.transcript)] if case.transcript else []
+            for what, name in named + [("file", src) for src in case.files.values()]:
+                if not _relative_inside(name) or not (home / name).resolve().is_relative_to(home):
+                    raise ConfigError(
+                        f"replay plan {path}: case {n} names {what} {name!r}, which is not "
+                        "beside the plan; name a file in the plan's directory by a relative "
+                        "path without '..'"
+                    )
                 if not (path.parent / name).is_file():
                     raise ConfigError(f"replay plan {path}: {name} does not exist beside it")
+            for rel in case.files:
+                if not _relative_inside(rel):
+                    raise ConfigError(
+                        f"replay plan {path}: case {n} writes to workspace path {rel!r}; give "
+                        "a relative path inside the workspace, without '..'"
+                    )
         return plan
+
+
+def _relative_inside(name: str) -> bool:
+    """Whether ``name`` is a relative path that stays below where it is joined."""
+    parts = PurePosixPath(name).parts
+    return (
+        bool(parts)
+        and "\0" not in name
+        and not PurePosixPath(name).is_absolute()
+        and ".." not in parts
+    )
 
 
 @agent("replay")

@@ -19,6 +19,7 @@ from pydantic import BaseModel
 
 from durabench.configs.eval_matrix import configs_from_eval_matrix, is_eval_matrix
 from durabench.errors import ConfigError, UnknownConfig
+from durabench.ids import check_id
 from durabench.models.config import LaneConfig
 from durabench.models.task import TaskSpec
 
@@ -47,10 +48,11 @@ def load_registry(extra: Path | None = None) -> dict[str, LaneConfig]:
     """The built-in configs, with those of ``extra`` (either shape) laid over them.
 
     Raises:
-        ConfigError: ``extra`` cannot be read or is in neither shape; the message says which.
+        ConfigError: ``extra`` cannot be read, is in neither shape, or names a lane or an
+            instruction file that is not an id (:mod:`durabench.ids`); the message says which.
     """
     builtin = _Registry.model_validate(json.loads(CONFIGS_FILE.read_text()))
-    configs = {c.name: c for c in builtin.configs}
+    configs = {c.name: _checked(c, CONFIGS_FILE) for c in builtin.configs}
     if extra is None:
         return configs
     try:
@@ -64,7 +66,20 @@ def load_registry(extra: Path | None = None) -> dict[str, LaneConfig]:
             f"config registry {extra} ({REGISTRY_ENV}) cannot be read: {exc}. It must be "
             "durabench's {\"configs\": [...]} or CodeScaleBench's eval_matrix.json"
         ) from exc
-    return configs | {c.name: c for c in added}
+    return configs | {c.name: _checked(c, extra) for c in added}
+
+
+def _checked(config: LaneConfig, source: Path) -> LaneConfig:
+    """``config``, if its lane name and instruction file name nothing outside their place.
+
+    The lane names a results directory and a container; the instruction file is read from
+    the task directory and copied into the sandbox, so it must be a plain file name.
+    """
+    check_id(config.name, f"config registry {source}: lane name")
+    check_id(
+        config.instruction_file, f"config registry {source}: lane {config.name}'s instruction file"
+    )
+    return config
 
 
 @cache

@@ -11,7 +11,8 @@ import tomllib
 from pathlib import Path
 from typing import Any
 
-from durabench.errors import TaskFormatError
+from durabench.errors import ConfigError, TaskFormatError
+from durabench.ids import check_id
 from durabench.models.task import TaskSpec
 
 __all__ = ["load_task"]
@@ -23,8 +24,8 @@ def load_task(task_dir: Path | str) -> TaskSpec:
     """Read and check one task directory.
 
     Raises:
-        TaskFormatError: the directory is missing a required file or ``task.toml`` is invalid;
-            the message names the file.
+        TaskFormatError: the directory is missing a required file, ``task.toml`` is invalid or
+            its task id is not an id (:mod:`durabench.ids`); the message names the file.
     """
     root = Path(task_dir).resolve()
     if not root.is_dir():
@@ -46,13 +47,27 @@ def _section(doc: dict[str, Any], name: str) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
 
+def _task_id(root: Path, task: dict[str, Any], meta: dict[str, Any]) -> str:
+    """``[task] id``, else ``[metadata] name``, else the directory's name; checked."""
+    if task.get("id"):
+        value, where = str(task["id"]), f"{root / 'task.toml'}: [task] id"
+    elif meta.get("name"):
+        value, where = str(meta["name"]), f"{root / 'task.toml'}: [metadata] name"
+    else:
+        value, where = root.name, f"{root}: the task id (its directory name, as task.toml has none)"
+    try:
+        return check_id(value, where)
+    except ConfigError as exc:
+        raise TaskFormatError(str(exc)) from exc
+
+
 def _spec_from_toml(root: Path, doc: dict[str, Any]) -> TaskSpec:
     task = _section(doc, "task")
     meta = _section(doc, "metadata")
     verification = _section(doc, "verification")
     verifier = _section(doc, "verifier")
     environment = _section(doc, "environment")
-    task_id = str(task.get("id") or meta.get("name") or root.name)
+    task_id = _task_id(root, task, meta)
     dockerfiles = tuple(
         sorted(p.name for p in (root / "environment").glob("Dockerfile*") if p.is_file())
     )

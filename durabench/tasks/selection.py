@@ -18,6 +18,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict
 
 from durabench.errors import ConfigError, TaskFormatError
+from durabench.ids import check_id
 from durabench.json_files import read_json_model
 from durabench.models.task import TaskSpec
 from durabench.tasks.loader import load_task
@@ -74,13 +75,15 @@ def read_selection(path: Path) -> Selection:
     """Parse and check a selection file.
 
     Raises:
-        ConfigError: the file is missing, not JSON, not in the selection format, or lists a
-            task id twice (compared case-insensitively); the message says which.
+        ConfigError: the file is missing, not JSON, not in the selection format, names a
+            task id that is not an id (:mod:`durabench.ids`) or lists one twice (compared
+            case-insensitively); the message says which.
     """
     shape = '{"metadata": ..., "tasks": [{"task_id": ..., "benchmark": ..., "task_dir": ...}]}'
     selection = read_json_model(path, Selection, "selection file", shape)
     seen: dict[str, str] = {}
     for entry in selection.tasks:
+        check_id(entry.task_id, f"selection file {path}: task_id")
         key = entry.task_id.lower()
         if key in seen:
             raise ConfigError(

@@ -35,6 +35,7 @@ def test_unknown_agent_lists_known() -> None:
 
 
 def _plan(tmp_path: Path, cases: list[dict[str, object]]) -> Path:
+    tmp_path.mkdir(parents=True, exist_ok=True)
     (tmp_path / "t.jsonl").write_text('{"type": "result"}\n')
     (tmp_path / "fix.py").write_text("x = 1\n")
     plan = tmp_path / "plan.json"
@@ -89,3 +90,42 @@ def test_replay_plan_naming_a_missing_file_or_matching_nothing(tmp_path: Path) -
     replay = get_agent("replay", {"plan": str(_plan(tmp_path, [{"lane": "other"}]))})
     with pytest.raises(ConfigError, match="no case for task"):
         replay.run_commands(_ctx())
+
+
+@pytest.mark.parametrize(
+    ("case", "named"),
+    [
+        ({"transcript": "../secret.jsonl"}, "transcript '../secret.jsonl'"),
+        ({"transcript": "/etc/passwd"}, "transcript '/etc/passwd'"),
+        ({"files": {"notes.md": "../secret.jsonl"}}, "file '../secret.jsonl'"),
+        ({"files": {"notes.md": "sub/../../secret.jsonl"}}, "file 'sub/../../secret.jsonl'"),
+        ({"files": {"notes.md": "/etc/passwd"}}, "file '/etc/passwd'"),
+    ],
+)
+def test_replay_plan_reading_outside_its_directory_is_refused(
+    tmp_path: Path, case: dict[str, object], named: str
+) -> None:
+    (tmp_path / "secret.jsonl").write_text("{}\n")
+    plan = _plan(tmp_path / "plan", [{"transcript": "t.jsonl"}, case])
+    with pytest.raises(ConfigError) as err:
+        get_agent("replay", {"plan": str(plan)})
+    assert f"case 2 names {named}" in str(err.value)
+    assert "beside the plan" in str(err.value)
+
+
+def test_replay_plan_reading_through_a_link_out_is_refused(tmp_path: Path) -> None:
+    (tmp_path / "secret.jsonl").write_text("{}\n")
+    plan = _plan(tmp_path / "plan", [{"transcript": "t.jsonl"}])
+    (tmp_path / "plan" / "t.jsonl").unlink()
+    (tmp_path / "plan" / "t.jsonl").symlink_to(tmp_path / "secret.jsonl")
+    with pytest.raises(ConfigError, match="case 1 names transcript 't.jsonl'"):
+        get_agent("replay", {"plan": str(plan)})
+
+
+@pytest.mark.parametrize("dest", ["../x", "a/../../x", "/etc/cron.d/x", "", ".", "a\0b"])
+def test_replay_plan_writing_outside_the_workspace_is_refused(tmp_path: Path, dest: str) -> None:
+    plan = _plan(tmp_path, [{"files": {dest: "fix.py"}}])
+    with pytest.raises(ConfigError) as err:
+        get_agent("replay", {"plan": str(plan)})
+    assert f"case 1 writes to workspace path {dest!r}" in str(err.value)
+    assert "relative path inside the workspace" in str(err.value)

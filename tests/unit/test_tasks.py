@@ -1,9 +1,12 @@
+import os
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
 
-from durabench.errors import TaskFormatError, UnknownSuite
-from durabench.tasks import known_suites, load_suite, load_task
+from durabench.errors import ConfigError, TaskFormatError, UnknownSuite
+from durabench.tasks import known_suites, load_suite, load_task, task_files
+from starter.tasks import tasks
 
 
 def test_builtin_pytorch_suite_has_four_solvable_tasks() -> None:
@@ -91,3 +94,101 @@ def test_shared_harbor_fixtures_load(shared_fixtures: Path) -> None:
     assert task.language == "cpp"
     assert "Dockerfile.sg_only" in task.dockerfiles
     assert task.has_mcp_instruction
+
+
+def _task_with_tests(root: Path) -> Path:
+    return _make_task(
+        root,
+        {
+            "task.toml": "[task]\nid = 'linked'\n",
+            "instruction.md": "do it",
+            "environment/Dockerfile": "FROM scratch",
+            "tests/test.sh": "true",
+            "tests/data/case.txt": "1",
+        },
+    )
+
+
+def test_task_files_lists_regular_files_and_links_that_stay_inside(tmp_path: Path) -> None:
+    task = _task_with_tests(tmp_path / "t")
+    (task / "tests" / "again.sh").symlink_to("test.sh")
+    (task / "tests" / "instr.md").symlink_to(task / "instruction.md")
+    tests = task / "tests"
+    assert task_files(tests, task_dir=task) == [
+        tests / "again.sh",
+        tests / "data" / "case.txt",
+        tests / "instr.md",
+        tests / "test.sh",
+    ]
+    assert task_files(task / "solution") == []
+
+
+def test_task_files_refuses_a_link_to_a_host_file(tmp_path: Path) -> None:
+    secret = tmp_path / "credentials"
+    secret.write_text("aws_secret_access_key = x")
+    task = _task_with_tests(tmp_path / "t")
+    (task / "tests" / "x").symlink_to(secret)
+    with pytest.raises(ConfigError) as err:
+        task_files(task / "tests", task_dir=task)
+    message = str(err.value)
+    assert str(task / "tests" / "x") in message and str(secret) in message
+    assert "outside the task" in message and "copy" in message
+    with pytest.raises(ConfigError, match="outside the task"):
+        task_files(task)
+
+
+def test_task_files_refuses_a_relative_link_that_climbs_out(tmp_path: Path) -> None:
+    (tmp_path / "k").write_text("key")
+    task = _task_with_tests(tmp_path / "t")
+    (task / "tests" / "data" / "k").symlink_to("../../../k")
+    with pytest.raises(ConfigError, match=r"\.\./\.\./\.\./k"):
+        task_files(task / "tests", task_dir=task)
+
+
+def test_task_files_refuses_directory_links(tmp_path: Path) -> None:
+    (tmp_path / "home" / ".aws").mkdir(parents=True)
+    (tmp_path / "home" / ".aws" / "credentials").write_text("key")
+    task = _task_with_tests(tmp_path / "t")
+    (task / "tests" / "aws").symlink_to(tmp_path / "home" / ".aws")
+    with pytest.raises(ConfigError, match="outside the task"):
+        task_files(task / "tests", task_dir=task)
+    (task / "tests" / "aws").unlink()
+    (task / "tests" / "loop").symlink_to(".")
+    with pytest.raises(ConfigError, match="directory"):
+        task_files(task / "tests", task_dir=task)
+
+
+def test_task_files_refuses_a_subdirectory_that_is_a_link_out(tmp_path: Path) -> None:
+    (tmp_path / "elsewhere").mkdir()
+    (tmp_path / "elsewhere" / "f").write_text("x")
+    task = _task_with_tests(tmp_path / "t")
+    (task / "solution").symlink_to(tmp_path / "elsewhere")
+    with pytest.raises(ConfigError, match="outside the task"):
+        task_files(task / "solution", task_dir=task)
+
+
+def test_task_files_refuses_a_special_file(tmp_path: Path) -> None:
+    task = _task_with_tests(tmp_path / "t")
+    os.mkfifo(task / "tests" / "pipe")
+    with pytest.raises(ConfigError, match="not a regular file"):
+        task_files(task / "tests", task_dir=task)
+
+
+def test_tasks_check_refuses_a_task_linking_out_in_one_line(tmp_path: Path) -> None:
+    (tmp_path / "credentials").write_text("key")
+    task = _task_with_tests(tmp_path / "a-rather-long-directory-name-to-force-wrapping" / "t")
+    (task / "tests" / "x").symlink_to(tmp_path / "credentials")
+    good = load_suite("pytorch")[0].task_dir
+    result = CliRunner().invoke(tasks, ["check", good, str(task)])
+    assert result.exit_code == 1
+    [line] = [ln for ln in result.stderr.splitlines() if ln.startswith("invalid:")]
+    assert str(task / "tests" / "x") in line and "outside the task" in line
+    assert "1 of 2 task directories are invalid" in result.stderr
+
+
+def test_tasks_check_refuses_a_hostile_id(tmp_path: Path) -> None:
+    task = _task_with_tests(tmp_path / "t")
+    (task / "task.toml").write_text("[task]\nid = '../../x'\n")
+    result = CliRunner().invoke(tasks, ["check", str(task)])
+    assert result.exit_code == 1
+    assert "'../../x'" in result.stderr and "rename" in result.stderr
