@@ -22,7 +22,7 @@ from temporalio.exceptions import ApplicationError, ApplicationErrorCategory
 from activities.heartbeat import heartbeating
 from durabench.accounts import account_secrets, load_accounts
 from durabench.agents import agent_secret_env, get_agent
-from durabench.attempt import Attempt, AttemptSetup, agent_env
+from durabench.attempt import Attempt, AttemptLimits, AttemptSetup, agent_env
 from durabench.configs import all_configs, dockerfile_for, get_config
 from durabench.errors import AccountError
 from durabench.logs import get_logger
@@ -30,6 +30,7 @@ from durabench.models import (
     AgentRunOutput,
     AttemptRef,
     ClassifyAttemptInput,
+    CollectOutput,
     HostClaim,
     PreparedImage,
     ProvisionInput,
@@ -71,6 +72,9 @@ class SandboxActivities:
         self.host_queue = host_queue
         self._capacity: HostCapacity | None = None
         self._account_secrets: set[str] = set()
+        self._limits = AttemptLimits.of(
+            settings.collect_file_mb, settings.collect_total_mb, settings.collect_files
+        )
 
     @property
     def client(self) -> docker.DockerClient:
@@ -108,9 +112,17 @@ class SandboxActivities:
             cpus=self.settings.sandbox_cpus,
             pids_limit=self.settings.sandbox_pids,
             mounts=setup.agent.mounts(setup.ctx),
+            tmpfs={str(setup.ctx.paths.logs): self.settings.sandbox_logs_mb},
         )
         sandbox = get_backend(_BACKEND)(spec)
-        return Attempt(ref, setup, sandbox, store=self._attempt_dir(ref), secrets=self._secrets())
+        return Attempt(
+            ref,
+            setup,
+            sandbox,
+            store=self._attempt_dir(ref),
+            secrets=self._secrets(),
+            limits=self._limits,
+        )
 
     def _secrets(self) -> tuple[str, ...]:
         """Every secret value known here: agent keys, MCP tokens, and account secrets.
@@ -222,10 +234,10 @@ class SandboxActivities:
         )
 
     @activity.defn(name="collect_artifacts")
-    async def collect_artifacts(self, ref: AttemptRef) -> None:
+    async def collect_artifacts(self, ref: AttemptRef) -> CollectOutput:
         """Copy logs, instruction and MCP config to the attempt directory, secrets scrubbed."""
         async with heartbeating(f"collecting {ref.container_name}"):
-            await self._attempt(ref).collect()
+            return await self._attempt(ref).collect()
 
     @activity.defn(name="teardown_sandbox")
     async def teardown_sandbox(self, ref: AttemptRef) -> None:

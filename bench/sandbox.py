@@ -6,7 +6,7 @@ Each repetition runs, in alternating order:
 
 - sandbox: through ``durabench.sandbox.DockerSandbox`` (network off, as an agent without
   network gets): create and start, exec the agent ``true``, exec the verifier ``true``,
-  collect (``download_dir`` of the three directories ``collect_artifacts`` copies), remove.
+  collect (``read_tree`` of the three directories ``collect_artifacts`` copies), remove.
 - docker run: ``docker run --rm --network none IMAGE true`` (the CLI, as a user would).
 - sandbox, detached agent: the same, but the agent runs as ``run_agent`` runs it, a detached
   step with markers (``durabench.sandbox.detached.run_step``) that is polled for its end.
@@ -19,14 +19,14 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import os
 import statistics
 import subprocess
-import tempfile
 import time
 import uuid
 from collections.abc import Awaitable, Callable
-from pathlib import Path, PurePosixPath
+from pathlib import PurePosixPath
 
 import _path  # noqa: F401  (first: the checkout's own packages)
 import docker
@@ -68,9 +68,9 @@ async def sandbox_attempt(
         lap("agent")
         await box.exec(["true"])
         lap("verify")
-        with tempfile.TemporaryDirectory() as out:
-            for src in (PATHS.agent_logs, PATHS.verifier_logs, PATHS.durabench):
-                await box.download_dir(str(src), Path(out) / src.name)
+        for src in (PATHS.agent_logs, PATHS.verifier_logs, PATHS.durabench):
+            with contextlib.suppress(FileNotFoundError):
+                await box.read_tree(str(src))
         lap("collect")
     finally:
         await box.stop(delete=True)

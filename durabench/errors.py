@@ -13,6 +13,7 @@ Every error a user can cause says what was wrong and what to do. Third-party err
     ├── TaskFormatError             a task directory that is not a valid Harbor task
     ├── SandboxError                the sandbox backend failed (transient unless a leaf below)
     │   ├── DockerUnavailable       no Docker daemon answers
+    │   ├── FileTooLarge            a file in the sandbox is over what the worker reads
     │   └── ImageBuildError         a task image did not build (log kept)
     ├── AgentError
     │   └── AgentTimeout            the agent ran past its time limit
@@ -39,6 +40,7 @@ __all__ = [
     "AgentTimeout",
     "ConfigError",
     "DockerUnavailable",
+    "FileTooLarge",
     "DurabenchError",
     "ImageBuildError",
     "RewardFileMissing",
@@ -94,6 +96,10 @@ class TaskFormatError(DurabenchError):
 
 class SandboxError(DurabenchError):
     """The sandbox backend failed; transient unless a more specific leaf says otherwise."""
+
+
+class FileTooLarge(SandboxError):
+    """A file in the sandbox is larger than the worker reads (the agent may have made it)."""
 
 
 class DockerUnavailable(SandboxError):

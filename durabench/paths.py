@@ -9,6 +9,8 @@ from pathlib import Path, PurePosixPath
 
 from pydantic import BaseModel, ConfigDict
 
+from durabench.errors import ConfigError
+
 __all__ = ["RunPaths", "SandboxPaths"]
 
 
@@ -24,8 +26,10 @@ class SandboxPaths(BaseModel):
         └── agent/                  files an agent adapter uploads (replay: its recording)
         /solution/                  the task's solution/, oracle agent only
         /tests/                     the task's tests/, copied in after the agent ends
-        /logs/
-        ├── agent/                  agent stdout.txt, stderr.txt, transcript
+        /logs/                      a size-limited tmpfs
+        ├── steps/                  root only: step markers, the agent's stdout.txt
+        │                           (its transcript) and stderr.txt, written by root
+        ├── agent/                  files the agent writes itself (anyone may write)
         └── verifier/               reward.txt and the verifier's own output
     """
 
@@ -36,6 +40,8 @@ class SandboxPaths(BaseModel):
     agent_files: PurePosixPath = PurePosixPath("/durabench/agent")
     solution: PurePosixPath = PurePosixPath("/solution")
     tests: PurePosixPath = PurePosixPath("/tests")
+    logs: PurePosixPath = PurePosixPath("/logs")
+    steps: PurePosixPath = PurePosixPath("/logs/steps")
     agent_logs: PurePosixPath = PurePosixPath("/logs/agent")
     verifier_logs: PurePosixPath = PurePosixPath("/logs/verifier")
 
@@ -71,7 +77,7 @@ class RunPaths(BaseModel):
             ├── build.log           the image build log
             ├── submission.patch    the workspace diff the agent left
             ├── durabench/          instruction.md, mcp.json as the agent saw them
-            ├── agent/              agent logs
+            ├── agent/              agent logs: stdout.txt (transcript), stderr.txt, markers
             └── verifier/           reward.txt and verifier output
     """
 
@@ -81,8 +87,12 @@ class RunPaths(BaseModel):
 
     @classmethod
     def for_run(cls, runs_dir: Path, run_id: str) -> RunPaths:
-        """Paths of the run ``run_id`` under ``runs_dir``."""
-        return cls(root=runs_dir / run_id)
+        """Paths of the run ``run_id`` under ``runs_dir``.
+
+        Raises:
+            ConfigError: ``run_id`` would name a directory outside ``runs_dir``.
+        """
+        return cls(root=_inside(runs_dir, [("run id", run_id)]))
 
     @property
     def plan(self) -> Path:
@@ -110,9 +120,35 @@ class RunPaths(BaseModel):
         return self.root / "report.html"
 
     def attempt(self, task_id: str, lane: str, attempt: int) -> Path:
-        """The directory of one attempt."""
-        return self.root / "tasks" / task_id / lane / f"attempt-{attempt}"
+        """The directory of one attempt.
+
+        Ids are checked where they enter (:mod:`durabench.ids`); this check is the last
+        line, for an id that got past them: results are written here.
+
+        Raises:
+            ConfigError: ``task_id`` or ``lane`` would name a directory outside the run.
+        """
+        parts = [("task id", task_id), ("lane", lane), ("attempt", f"attempt-{attempt}")]
+        return _inside(self.root, [("directory", "tasks"), *parts])
 
     def attempt_results(self) -> list[Path]:
         """Every attempt's result.json, in a stable order."""
         return sorted(self.root.glob("tasks/*/*/attempt-*/result.json"))
+
+
+def _inside(base: Path, parts: list[tuple[str, str]]) -> Path:
+    """``base`` joined with ``parts``, each one path component, resolving under ``base``."""
+    path = base
+    for what, name in parts:
+        if name in ("", ".", "..") or "/" in name or "\0" in name:
+            raise ConfigError(
+                f"{what} {name!r} would name a directory outside {base}: an id must be one "
+                "path component (see durabench/ids.py); rename it"
+            )
+        path = path / name
+    if not path.resolve().is_relative_to(base.resolve()):
+        raise ConfigError(
+            f"{path} resolves to {path.resolve()}, outside {base}: a link in the results "
+            "directory leads out of it; remove the link"
+        )
+    return path

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from durabench.models.config import LaneConfig
 
-__all__ = ["REDACTED", "scrub_text", "scrub_tree", "secret_values"]
+__all__ = ["REDACTED", "scrub_bytes", "scrub_text", "scrub_tree", "secret_values"]
 
 REDACTED = "[REDACTED]"
 _MIN_LEN = 6
@@ -36,6 +36,13 @@ def scrub_text(text: str, secrets: Iterable[str]) -> str:
     for value in secrets:
         text = text.replace(value, REDACTED)
     return text
+
+
+def scrub_bytes(data: bytes, needles: Iterable[bytes]) -> bytes:
+    """``data`` with every needle (an encoded secret) replaced by ``[REDACTED]``."""
+    for needle in needles:
+        data = data.replace(needle, REDACTED.encode())
+    return data
 
 
 def scrub_tree(root: Path, secrets: Iterable[str]) -> int:

@@ -33,6 +33,10 @@ _NUMBERS = {
     "DURABENCH_SANDBOX_CPUS": "sandbox_cpus",
     "DURABENCH_SANDBOX_PIDS": "sandbox_pids",
     "DURABENCH_USAGE_CAP_COOLDOWN_SEC": "usage_cap_cooldown_sec",
+    "DURABENCH_COLLECT_FILE_MB": "collect_file_mb",
+    "DURABENCH_COLLECT_TOTAL_MB": "collect_total_mb",
+    "DURABENCH_COLLECT_FILES": "collect_files",
+    "DURABENCH_SANDBOX_LOGS_MB": "sandbox_logs_mb",
 }
 """Numeric settings: environment variable to field."""
 
@@ -103,6 +107,17 @@ class Settings(BaseModel):
     sandbox_pids: int = Field(default=1024, gt=0)
     """``DURABENCH_SANDBOX_PIDS``: processes and threads each sandbox may hold at once, so a
     fork bomb stays inside it."""
+    collect_file_mb: int = Field(default=64, gt=0)
+    """``DURABENCH_COLLECT_FILE_MB``: the largest file kept from an attempt (a transcript
+    past it keeps its last part); larger files are left out, and the result says so."""
+    collect_total_mb: int = Field(default=256, gt=0)
+    """``DURABENCH_COLLECT_TOTAL_MB``: what the worker keeps of one attempt's logs in all."""
+    collect_files: int = Field(default=10_000, gt=0)
+    """``DURABENCH_COLLECT_FILES``: the most files kept of one attempt's log directories
+    (and, times 20, read of its workspace for the diff)."""
+    sandbox_logs_mb: int = Field(default=1024, gt=0)
+    """``DURABENCH_SANDBOX_LOGS_MB``: size of each sandbox's ``/logs`` (a tmpfs, counted in
+    its memory limit), so logs cannot fill the host's disk."""
     usage_cap_cooldown_sec: float = Field(default=3600.0, gt=0)
     """``DURABENCH_USAGE_CAP_COOLDOWN_SEC``: how long an account cools after a usage cap
     whose message names no reset time."""

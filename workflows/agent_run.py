@@ -36,6 +36,7 @@ with workflow.unsafe.imports_passed_through():
         AttemptRef,
         AttemptResult,
         ClassifyAttemptInput,
+        CollectOutput,
         HostClaim,
         Phase,
         PhaseTiming,
@@ -171,9 +172,12 @@ class AgentRunWorkflow:
                 raise  # the run is being cancelled: clean up, record nothing
             fields.update(exit_class="infra_other", reason=failure_reason(err))
         finally:
-            await self._collect(ref)
+            collected = await self._collect(ref)
             await self._teardown(ref)
             await self._forget_left_behind()
+        left_out = (*fields.pop("left_out", ()), *(collected.cut if collected else ()))
+        if left_out:
+            fields["left_out"] = left_out
         return await self._finish(ref, {**fields, "hosts": tuple(self.hosts)})
 
     async def _move(self, ref: AttemptRef, fields: dict[str, Any]) -> AttemptRef:
@@ -306,6 +310,8 @@ class AgentRunWorkflow:
             "wall_seconds": agent.wall_seconds,
             "agent_reattached": agent.reattached,
         }
+        if agent.cut:
+            fields["left_out"] = agent.cut
         try:
             if ref.service is None:  # a service grades after the attempt is recorded
                 verified = await self._phase(
@@ -331,12 +337,21 @@ class AgentRunWorkflow:
         fields.update(verdict.model_dump(include=_VERDICT_FIELDS))
         return fields
 
-    async def _collect(self, ref: AttemptRef) -> None:
-        """Copy logs out, best effort: a failed copy loses logs, not the attempt's result."""
+    async def _collect(self, ref: AttemptRef) -> CollectOutput | None:
+        """Copy logs out, best effort: a failed copy loses logs, not the attempt's result.
+
+        Histories from before collection limits recorded no output (``None``).
+        """
         try:
-            await self._phase("collect_artifacts", ref, type(None), timedelta(minutes=10))
+            return await self._phase(
+                "collect_artifacts",
+                ref,
+                CollectOutput | None,  # type: ignore[arg-type]
+                timedelta(minutes=10),
+            )
         except ActivityError as err:
             workflow.logger.warning("collecting artifacts of %s failed: %s", ref.lane, err.cause)
+            return None
 
     async def _teardown(self, ref: AttemptRef) -> None:
         try:

@@ -18,30 +18,34 @@ deterministic, a started agent step is re-attached to, not run again.
 from __future__ import annotations
 
 import asyncio
+import re
 from collections.abc import Mapping, Sequence
 from datetime import datetime, timedelta
 from pathlib import Path, PurePosixPath
 
 from durabench.accounts import cooldown_until
 from durabench.agents import read_events
+from durabench.attempt.limits import AttemptLimits
 from durabench.attempt.reward import parse_reward
 from durabench.attempt.setup import AttemptSetup
 from durabench.classify import classify
 from durabench.configs import instruction_for, mcp_config_json, missing_mcp_env
-from durabench.errors import RewardFileMissing, SandboxError
+from durabench.errors import FileTooLarge, RewardFileMissing, RewardParseError, SandboxError
 from durabench.models import (
     AgentRunOutput,
     AttemptRef,
     ClassifyAttemptInput,
     ClassifyInput,
+    CollectOutput,
     ProvisionOutput,
     Verdict,
     VerifyOutput,
 )
 from durabench.sandbox import Sandbox
-from durabench.sandbox.detached import run_step, wrap_step
+from durabench.sandbox.detached import REAP_SCRIPT, run_step, wrap_step
 from durabench.sandbox.tarball import pack, unpack
-from durabench.secrets import scrub_text, scrub_tree
+from durabench.secrets import scrub_bytes, scrub_text
+from durabench.tasks import task_files
 from durabench.workspace_diff import diff_snapshots
 
 __all__ = ["Attempt"]
@@ -49,6 +53,12 @@ __all__ = ["Attempt"]
 _BEFORE_SNAPSHOT = ".workspace-before.tar"
 _STDERR_TAIL = 4000
 """Characters of the agent's stderr the classifier reads (its last words)."""
+_STDERR_BYTES = 64 << 10
+"""Bytes of stderr read to find those last words."""
+_DURABENCH_LOG = re.compile(r"(stdout\.txt|stderr\.txt|step-.*)$")
+"""Names of the files durabench writes beside the agent's own logs on the host."""
+_REWARD_BYTES = 4096
+"""A reward is one number; a larger file is no reward."""
 
 
 class Attempt:
@@ -62,6 +72,7 @@ class Attempt:
         *,
         store: Path,
         secrets: Sequence[str] = (),
+        limits: AttemptLimits | None = None,
     ) -> None:
         """``store`` is the attempt's directory on the host; ``secrets`` are scrubbed."""
         self.ref = ref
@@ -70,6 +81,7 @@ class Attempt:
         self.sandbox = sandbox
         self.store = store
         self.secrets = tuple(secrets)
+        self.limits = limits or AttemptLimits()
 
     async def provision(self, environ: Mapping[str, str]) -> ProvisionOutput:
         """Start the sandbox, place the lane's files, set the agent up, snapshot the workspace.
@@ -79,8 +91,10 @@ class Attempt:
         """
         paths, sandbox, config = self.paths, self.sandbox, self.config
         container_id = await sandbox.start()
-        await sandbox.exec(["mkdir", "-p", str(paths.agent_logs)])
-        await sandbox.exec(["chmod", "777", str(paths.agent_logs)])
+        await self._root(
+            f"mkdir -p {paths.agent_logs} {paths.steps} {paths.verifier_logs}"
+            f" && chmod 777 {paths.agent_logs} && chmod 700 {paths.steps}"
+        )
         instruction = instruction_for(config, self.task)
         text = (Path(self.task.task_dir) / instruction).read_text()
         await sandbox.write_file(str(paths.instruction), text)
@@ -88,7 +102,7 @@ class Attempt:
             await sandbox.write_file(str(paths.mcp_config), mcp_config_json(config.mcp))
         for upload in self.agent.uploads(self.ctx):
             if upload.host_path.is_dir():
-                await sandbox.upload_dir(upload.host_path, upload.dest)
+                await sandbox.upload_files(self._task_files(upload.host_path, upload.dest))
             else:
                 await sandbox.write_file(upload.dest, upload.host_path.read_bytes())
         for path, content in self.agent.config_files(self.ctx).items():
@@ -111,14 +125,29 @@ class Attempt:
                     f"(exit {done.exit_code}): {(done.stderr or done.stdout).strip()[:400]}"
                 )
 
+    def _task_files(self, host_dir: Path, dest: str | PurePosixPath) -> dict[str, Path]:
+        """The files of ``host_dir`` by sandbox path; links out of their directory refused.
+
+        The directory is a task's (``tests/``, ``solution/``) or a replay plan's.
+
+        Raises:
+            ConfigError: a link leads out, or a file is not a plain file.
+        """
+        task_dir = Path(self.task.task_dir)
+        inside = task_dir if host_dir.is_relative_to(task_dir) else host_dir
+        return {
+            str(PurePosixPath(dest) / p.relative_to(host_dir).as_posix()): p
+            for p in task_files(host_dir, task_dir=inside)
+        }
+
     async def _snapshot_workspace(self) -> None:
         """The workspace before the agent, kept on the host: the diff's left side."""
         before = self.store / _BEFORE_SNAPSHOT
         if before.exists():
             return
-        files = await self.sandbox.read_tree(str(self.paths.workspace))
+        read = await self.sandbox.read_tree(str(self.paths.workspace), limits=self.limits.workspace)
         tar = await asyncio.to_thread(
-            pack, ((PurePosixPath("workspace", k), v) for k, v in files.items())
+            pack, ((PurePosixPath("workspace", k), v) for k, v in read.files.items())
         )
         before.write_bytes(tar)
 
@@ -129,8 +158,8 @@ class Attempt:
         A retry re-attaches to steps that already started instead of running them again;
         their output is the agent's transcript (stdout).
         """
-        logs = self.paths.agent_logs
-        out = f">>{logs}/stdout.txt 2>>{logs}/stderr.txt"
+        steps = self.paths.steps
+        out = f">>{steps}/stdout.txt 2>>{steps}/stderr.txt"
         budget, wall, exit_code, timed_out, reattached = (
             self.ref.task.agent_timeout_sec,
             0.0,
@@ -139,37 +168,64 @@ class Attempt:
             False,
         )
         for n, step in enumerate(self.agent.run_commands(self.ctx)):
-            script = wrap_step(step.command, logs, n, budget - wall, out)
+            script = wrap_step(step.command, steps, n, budget - wall, out, step.user)
             end, again = await run_step(
                 self.sandbox,
                 script,
-                logs,
+                steps,
                 n,
                 cwd=str(self.paths.workspace),
                 env={**step.env, **env},
-                user=step.user,
             )
             reattached = reattached or again
             wall += end.elapsed_s
             exit_code, timed_out = end.exit_code, end.timed_out
             if exit_code != 0 or timed_out:
                 break
+        await self._stop_agent()
+        files_changed, cut = await self._write_submission()
         return AgentRunOutput(
             exit_code=exit_code,
             timed_out=timed_out,
-            files_changed=await self._write_submission(),
+            files_changed=files_changed,
             wall_seconds=wall,
             reattached=reattached,
+            cut=cut,
         )
 
-    async def _write_submission(self) -> int:
-        """Diff the workspace against its snapshot from before the agent: submission.patch."""
+    async def _stop_agent(self) -> None:
+        """Kill every process the agent left (``setsid`` children, daemons).
+
+        Before anything reads its work: nothing of the agent runs while its diff is taken
+        or its tests run.
+
+        Raises:
+            SandboxError: a process survived.
+        """
+        await self._root(REAP_SCRIPT, what="stopping the agent's processes")
+
+    async def _root(self, script: str, what: str = "preparing the sandbox") -> None:
+        done = await self.sandbox.exec(["sh", "-c", script], user="0")
+        if done.exit_code != 0:
+            raise SandboxError(
+                f"{what} in {self.ref.container_name} failed (exit {done.exit_code}): "
+                f"{scrub_text((done.stderr or done.stdout).strip()[:400], self.secrets)}"
+            )
+
+    async def _write_submission(self) -> tuple[int, tuple[str, ...]]:
+        """Diff the workspace against its snapshot from before the agent: submission.patch.
+
+        Returns:
+            How many files changed, and what the workspace read left out.
+        """
         before_file = self.store / _BEFORE_SNAPSHOT
         before = unpack(before_file.read_bytes()) if before_file.exists() else {}
-        after = await self.sandbox.read_tree(str(self.paths.workspace))
-        diff = await asyncio.to_thread(diff_snapshots, before, after)
+        after = await self.sandbox.read_tree(
+            str(self.paths.workspace), limits=self.limits.workspace
+        )
+        diff = await asyncio.to_thread(diff_snapshots, before, after.files)
         (self.store / "submission.patch").write_text(scrub_text(diff.patch, self.secrets))
-        return len(diff.files_changed)
+        return len(diff.files_changed), after.cut
 
     async def verify(self) -> VerifyOutput:
         """Reset the verifier's directory, build if the task says how, run the tests.
@@ -182,7 +238,9 @@ class Attempt:
         timeout = self.ref.task.verifier_timeout_sec
         # The agent may have planted a reward file: the verifier starts from nothing.
         await sandbox.exec(["sh", "-c", f"rm -rf {out_dir} && mkdir -p {out_dir}"], user="0")
-        await sandbox.upload_dir(Path(task.task_dir) / "tests", str(self.paths.tests))
+        await sandbox.upload_files(
+            self._task_files(Path(task.task_dir) / "tests", self.paths.tests)
+        )
         build_failed = False
         if task.build_command:
             built = await sandbox.exec(
@@ -202,7 +260,12 @@ class Attempt:
 
     async def _read_reward(self, timed_out: bool) -> float:
         try:
-            text = await self.sandbox.read_file(str(self.paths.reward))
+            text = await self.sandbox.read_file(str(self.paths.reward), max_bytes=_REWARD_BYTES)
+        except FileTooLarge:
+            raise RewardParseError(
+                f"{self.paths.reward} of {self.task.task_id} is over {_REWARD_BYTES} bytes; "
+                "a reward is one number"
+            ) from None
         except FileNotFoundError:
             why = "timed out" if timed_out else "ended"
             raise RewardFileMissing(
@@ -218,8 +281,8 @@ class Attempt:
 
         ``now`` and ``cap_cooldown`` date a usage cap whose message names no reset time.
         """
-        stdout = await self._read_log("stdout.txt")
-        stderr = scrub_text(await self._read_log("stderr.txt"), self.secrets)
+        stdout = await self._read_log("stdout.txt", self.limits.transcript_bytes)
+        stderr = scrub_text(await self._read_log("stderr.txt", _STDERR_BYTES), self.secrets)
         dialect = self.agent.transcript_format(self.ctx)
         verdict = await asyncio.to_thread(
             classify,
@@ -247,21 +310,46 @@ class Attempt:
             }
         )
 
-    async def _read_log(self, name: str) -> str:
+    async def _read_log(self, name: str, max_bytes: int) -> str:
+        """The log's last ``max_bytes`` (a transcript cut there loses its oldest lines)."""
         try:
-            return await self.sandbox.read_file(str(self.paths.agent_logs / name))
+            data = await self.sandbox.read_tail(str(self.paths.steps / name), max_bytes)
         except FileNotFoundError:
             return ""
+        return data.decode("utf-8", errors="replace")
 
-    async def collect(self) -> None:
-        """Copy logs, instruction and MCP config to the attempt's directory, secrets scrubbed."""
+    async def collect(self) -> CollectOutput:
+        """Copy logs, instruction and MCP config to the attempt's directory.
+
+        Within the attempt's limits, scrubbed of secrets before a byte is written.
+        """
+        cut: list[str] = []
+        budget = self.limits.logs.max_total_bytes
         for src, name in (
             (self.paths.agent_logs, "agent"),
+            (self.paths.steps, "agent"),  # after the agent's own files: these are durabench's
             (self.paths.verifier_logs, "verifier"),
             (self.paths.durabench, "durabench"),
         ):
-            await self.sandbox.download_dir(str(src), self.store / name)
-        await asyncio.to_thread(scrub_tree, self.store, self.secrets)
+            limits = self.limits.logs.model_copy(update={"max_total_bytes": max(1, budget)})
+            try:
+                read = await self.sandbox.read_tree(str(src), limits=limits)
+            except FileNotFoundError:
+                continue
+            files = read.files
+            if src == self.paths.agent_logs:  # the agent's own: never in durabench's names
+                files = {k: v for k, v in files.items() if not _DURABENCH_LOG.match(k)}
+            budget -= sum(len(data) for data in files.values())
+            cut += read.cut
+            await asyncio.to_thread(self._keep, self.store / name, files)
+        return CollectOutput(cut=tuple(cut))
+
+    def _keep(self, target: Path, files: Mapping[str, bytes]) -> None:
+        needles = [s.encode() for s in self.secrets]
+        for rel, data in files.items():
+            path = target / rel
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_bytes(scrub_bytes(data, needles))
 
     async def teardown(self) -> None:
         """Remove the sandbox; one already gone is fine."""

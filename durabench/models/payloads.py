@@ -6,6 +6,7 @@ never transcripts, logs or secrets.
 
 from __future__ import annotations
 
+import hashlib
 import re
 from datetime import datetime
 from typing import Literal
@@ -22,6 +23,7 @@ __all__ = [
     "AttemptRef",
     "CarriedState",
     "ClassifyAttemptInput",
+    "CollectOutput",
     "HostClaim",
     "PairDone",
     "PairInput",
@@ -42,6 +44,7 @@ __all__ = [
 ]
 
 _UNSAFE = re.compile(r"[^a-zA-Z0-9_.-]+")
+"""Characters a Docker container name cannot hold."""
 
 
 class AttemptRef(BaseModel):
@@ -74,10 +77,19 @@ class AttemptRef(BaseModel):
 
     @property
     def container_name(self) -> str:
-        """Deterministic container name, so a retried activity finds its container."""
+        """Deterministic container name, so a retried activity finds its container.
+
+        Ids may hold characters Docker refuses (``q:1``); replacing them alone would give
+        ``q:1`` and ``q-1`` one container, so a name that had to change ends in ``-h`` and
+        a hash of the raw name. Names of ids Docker accepts stay as they always were
+        (``...-<attempt>`` or ``...-p<placement>``, never ``-h<hex>``).
+        """
         raw = f"durabench-{self.run_id}-{self.task.task_id}-{self.lane}-{self.attempt}"
         raw += f"-p{self.placement}" if self.placement else ""
-        return _UNSAFE.sub("-", raw)
+        safe = _UNSAFE.sub("-", raw)
+        if safe == raw:
+            return raw
+        return f"{safe}-h{hashlib.sha256(raw.encode()).hexdigest()[:10]}"
 
     @property
     def labels(self) -> dict[str, str]:
@@ -184,6 +196,17 @@ class AgentRunOutput(BaseModel):
     """How long the agent's commands ran."""
     reattached: bool = False
     """A retried activity found the agent already started and waited for it."""
+    cut: tuple[str, ...] = ()
+    """What the workspace read for the diff left out (its limits), in words."""
+
+
+class CollectOutput(BaseModel):
+    """Output of ``collect_artifacts``."""
+
+    model_config = ConfigDict(frozen=True)
+
+    cut: tuple[str, ...] = ()
+    """What the collection's limits left out, in words."""
 
 
 class VerifyOutput(BaseModel):

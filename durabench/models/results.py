@@ -114,6 +114,9 @@ class AttemptResult(BaseModel):
     """The agent account it ran on (its id; the secret is never kept)."""
     cap_resets_at: datetime | None = None
     """For ``infra_usage_cap``: when the account's cap resets (its cooldown ends)."""
+    left_out: tuple[str, ...] = ()
+    """What the worker's read limits left out of the sandbox's files (a file too large, too
+    many files), in words: the attempt's logs or diff are incomplete by that much."""
 
     @property
     def infra(self) -> bool:

@@ -9,14 +9,18 @@ from __future__ import annotations
 import os
 from abc import ABC, abstractmethod
 from collections.abc import Mapping
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 from typing import Literal, NamedTuple, overload
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from durabench.errors import ConfigError
+from durabench.errors import ConfigError, FileTooLarge
+from durabench.sandbox.limits import DEFAULT_LIMITS, ReadLimits, TreeRead
 
-__all__ = ["ExecResult", "Sandbox", "SandboxSpec"]
+__all__ = ["READ_BYTES", "ExecResult", "Sandbox", "SandboxSpec"]
+
+READ_BYTES = 1 << 20
+"""What one file read takes by default: a marker, a reward, a config file."""
 
 _KEPT_CAPABILITIES = ("CHOWN", "DAC_OVERRIDE", "FOWNER", "FSETID", "SETUID", "SETGID", "KILL")
 """What root setup steps and verifiers use: ``chown`` the workspace to the agent
@@ -81,6 +85,9 @@ class SandboxSpec(BaseModel):
     mounts: dict[str, str] = Field(default_factory=dict)
     """Host directory to path in the sandbox, read-write (only what an agent declares).
     Never the Docker socket, nor a directory that holds it."""
+    tmpfs: dict[str, int] = Field(default_factory=dict)
+    """Size-limited in-memory file systems, gone with the sandbox: sandbox path to size in
+    MiB (``/logs``), so what is written there cannot fill the host's disk."""
     cap_add: tuple[str, ...] = _KEPT_CAPABILITIES
     """Linux capabilities kept (Docker's names, without ``CAP_``); every other one is
     dropped. Only root processes in the sandbox hold them: the agent's user has none."""
@@ -165,29 +172,49 @@ class Sandbox(ABC):
         """
 
     @overload
-    async def read_file(self, path: str, text: Literal[True] = True) -> str: ...
+    async def read_file(
+        self, path: str, text: Literal[True] = True, *, max_bytes: int | None = READ_BYTES
+    ) -> str: ...
 
     @overload
-    async def read_file(self, path: str, text: Literal[False]) -> bytes: ...
+    async def read_file(
+        self, path: str, text: Literal[False], *, max_bytes: int | None = READ_BYTES
+    ) -> bytes: ...
 
-    async def read_file(self, path: str, text: bool = True) -> str | bytes:
-        """Read a file from the sandbox.
+    async def read_file(
+        self, path: str, text: bool = True, *, max_bytes: int | None = READ_BYTES
+    ) -> str | bytes:
+        """Read a file from the sandbox (see :meth:`read_bytes`).
 
         Raises:
             FileNotFoundError: no such file.
+            FileTooLarge: it is over ``max_bytes``.
             SandboxError: the backend failed.
         """
-        data = await self.read_bytes(path)
+        data = await self.read_bytes(path, max_bytes=max_bytes)
         return data.decode("utf-8", errors="replace") if text else data
 
     @abstractmethod
-    async def read_bytes(self, path: str) -> bytes:
-        """Read a file's bytes.
+    async def read_bytes(self, path: str, *, max_bytes: int | None = READ_BYTES) -> bytes:
+        """Read a file's bytes; a file over ``max_bytes`` is refused before it is read.
+
+        Raises:
+            FileNotFoundError: no such file.
+            FileTooLarge: it is over ``max_bytes`` (``None``: no limit).
+            SandboxError: the backend failed.
+        """
+
+    async def read_tail(self, path: str, max_bytes: int) -> bytes:
+        """A file's last ``max_bytes`` bytes (all of it when smaller), in bounded memory.
 
         Raises:
             FileNotFoundError: no such file.
             SandboxError: the backend failed.
         """
+        try:
+            return await self.read_bytes(path, max_bytes=max_bytes)
+        except FileTooLarge:
+            return (await self.read_bytes(path, max_bytes=None))[-max_bytes:]
 
     @abstractmethod
     async def write_file(self, path: str, contents: str | bytes) -> None:
@@ -198,40 +225,24 @@ class Sandbox(ABC):
         """
 
     @abstractmethod
-    async def read_tree(
-        self, path: str, *, max_file_bytes: int | None = 1 << 20
-    ) -> dict[str, bytes]:
-        """Every regular file under ``path``, by path relative to it.
+    async def read_tree(self, path: str, *, limits: ReadLimits = DEFAULT_LIMITS) -> TreeRead:
+        """Every regular file under ``path``, by path relative to it, within ``limits``.
 
-        Files over ``max_file_bytes`` are skipped (``None``: none are).
+        Links are never followed. What the limits left out is in the result's ``cut``.
 
         Raises:
             FileNotFoundError: ``path`` does not exist.
             SandboxError: the backend failed.
         """
 
-    async def upload_dir(self, host_dir: Path, dest: str) -> None:
-        """Copy a host directory's files into the sandbox under ``dest``.
+    async def upload_files(self, files: Mapping[str, Path]) -> None:
+        """Copy host files into the sandbox: sandbox path to host file.
+
+        The caller chose the files (:func:`durabench.tasks.task_files` refuses links out
+        of a task); nothing here lists a host directory.
 
         Raises:
             SandboxError: the backend failed.
         """
-        for file in sorted(p for p in host_dir.rglob("*") if p.is_file()):
-            target = PurePosixPath(dest) / file.relative_to(host_dir).as_posix()
-            await self.write_file(str(target), file.read_bytes())
-
-    async def download_dir(self, path: str, host_dir: Path) -> int:
-        """Copy the files under ``path`` to ``host_dir``; return how many (0 if ``path`` is absent).
-
-        Raises:
-            SandboxError: the backend failed.
-        """
-        try:
-            files = await self.read_tree(path, max_file_bytes=None)
-        except FileNotFoundError:
-            return 0
-        for rel, data in files.items():
-            target = host_dir / rel
-            target.parent.mkdir(parents=True, exist_ok=True)
-            target.write_bytes(data)
-        return len(files)
+        for dest, src in files.items():
+            await self.write_file(dest, src.read_bytes())

@@ -10,8 +10,10 @@ import tempfile
 from collections.abc import Awaitable, Callable
 from pathlib import Path, PurePosixPath
 
+from durabench.errors import FileTooLarge
 from durabench.sandbox.base import Sandbox
 from durabench.sandbox.detached import run_step, wrap_step
+from durabench.sandbox.limits import ReadLimits
 
 __all__ = ["CHECKS"]
 
@@ -70,16 +72,40 @@ async def timeout_kills(sb: Sandbox) -> None:
 
 
 async def trees(sb: Sandbox) -> None:
-    """read_tree, upload_dir and download_dir agree on relative paths."""
+    """read_tree and upload_files agree on relative paths; an absent tree is not found."""
     await sb.write_file("/tmp/tree/x/1.txt", "1")
     await sb.write_file("/tmp/tree/2.txt", "2")
-    _expect(await sb.read_tree("/tmp/tree") == {"x/1.txt": b"1", "2.txt": b"2"}, "read_tree")
+    read = await sb.read_tree("/tmp/tree")
+    _expect(read.files == {"x/1.txt": b"1", "2.txt": b"2"} and not read.cut, "read_tree")
     with tempfile.TemporaryDirectory() as tmp:
-        copied = Path(tmp) / "copy"
-        _expect(await sb.download_dir("/tmp/tree", copied) == 2, "download_dir count")
-        await sb.upload_dir(copied, "/tmp/tree2")
-    _expect(await sb.read_tree("/tmp/tree2") == await sb.read_tree("/tmp/tree"), "upload_dir")
-    _expect(await sb.download_dir("/tmp/absent", Path("/nonexistent")) == 0, "absent dir")
+        copies = {}
+        for rel, data in read.files.items():
+            (Path(tmp) / rel).parent.mkdir(parents=True, exist_ok=True)
+            (Path(tmp) / rel).write_bytes(data)
+            copies[f"/tmp/tree2/{rel}"] = Path(tmp) / rel
+        await sb.upload_files(copies)
+    _expect((await sb.read_tree("/tmp/tree2")).files == read.files, "upload_files")
+    try:
+        await sb.read_tree("/tmp/absent")
+        raise AssertionError("an absent tree was read")
+    except FileNotFoundError:
+        pass
+
+
+async def limits_hold(sb: Sandbox) -> None:
+    """Reads stay within their limits and say what they left out."""
+    await sb.write_file("/tmp/big/large.bin", b"x" * 5000)
+    await sb.write_file("/tmp/big/small.txt", b"ok")
+    read = await sb.read_tree("/tmp/big", limits=ReadLimits(max_file_bytes=1000))
+    _expect(read.files == {"small.txt": b"ok"}, f"read past the per-file limit: {read.files}")
+    _expect(any("large.bin" in note for note in read.cut), f"cut not said: {read.cut}")
+    try:
+        await sb.read_bytes("/tmp/big/large.bin", max_bytes=1000)
+        raise AssertionError("a file over max_bytes was read")
+    except FileTooLarge:
+        pass
+    tail = await sb.read_tail("/tmp/big/large.bin", 10)
+    _expect(tail == b"x" * 10, f"tail: {tail!r}")
 
 
 async def detached_step_runs_once(sb: Sandbox) -> None:
@@ -108,6 +134,7 @@ CHECKS: dict[str, Callable[[Sandbox], Awaitable[None]]] = {
     fn.__name__: fn
     for fn in (
         text_round_trip,
+        limits_hold,
         binary_round_trip,
         missing_file,
         exit_code_and_streams,

@@ -5,6 +5,10 @@ A detached step runs in the sandbox under ``timeout`` and leaves markers in a di
     <dir>/step-<n>.started     written when it starts (epoch seconds, container clock)
     <dir>/step-<n>.done        written when it ends: "<exit code> <elapsed seconds>"
 
+The script runs as root and writes the markers and the step's output into a directory
+only root can enter; the command itself runs as ``user`` (``setpriv``), so an agent can
+neither forge its end nor rewrite what it printed.
+
 A worker that dies mid-step loses nothing: the step goes on in its container, its time
 limit enforced there, and the retried activity waits for ``.done`` instead of starting
 the step again. That is what keeps a finished (paid) agent session from running twice.
@@ -20,9 +24,10 @@ from typing import NamedTuple
 
 from durabench.sandbox.base import Sandbox
 
-__all__ = ["StepEnd", "StepState", "run_step", "step_state", "wrap_step"]
+__all__ = ["REAP_SCRIPT", "StepEnd", "StepState", "as_user", "run_step", "step_state", "wrap_step"]
 
 _KILL_GRACE_S = 5
+_MARKER_BYTES = 256
 _TIMEOUT_EXIT_CODES = (124, 137)
 
 
@@ -41,13 +46,40 @@ class StepState(NamedTuple):
     end: StepEnd | None
 
 
-def wrap_step(command: str, markers: PurePosixPath, n: int, timeout_s: float, out: str) -> str:
-    """The shell script that runs ``command`` with its markers, output appended to ``out``."""
+_ROOT = frozenset({"0", "root"})
+
+
+def as_user(command: str, user: str | None) -> str:
+    """``sh -c command`` run as ``user`` from a root shell (as itself when ``None``/root).
+
+    ``setpriv`` (util-linux) drops to the user's ids and groups and keeps the environment,
+    which carries the agent's key; ``HOME`` and ``USER`` are the user's, as ``docker exec
+    --user`` would set them.
+    """
+    if user is None or user in _ROOT:
+        return f"sh -c {shlex.quote(command)}"
+    u = shlex.quote(user)
+    home = f"$(awk -F: -v u={u} '$1 == u {{print $6}}' /etc/passwd)"
+    return (
+        f"setpriv --reuid={u} --regid=$(id -g {u}) --init-groups -- "
+        f'env HOME="{home}" USER={u} LOGNAME={u} sh -c {shlex.quote(command)}'
+    )
+
+
+def wrap_step(
+    command: str,
+    markers: PurePosixPath,
+    n: int,
+    timeout_s: float,
+    out: str,
+    user: str | None = None,
+) -> str:
+    """The root shell script that runs ``command`` as ``user``, output appended to ``out``."""
     started, done = markers / f"step-{n}.started", markers / f"step-{n}.done"
     limit = f"{max(timeout_s, 1.0):.0f}"
     return (
-        f"s=$(date +%s); echo $s > {started}; "
-        f"timeout --kill-after={_KILL_GRACE_S} {limit} sh -c {shlex.quote(command)} {out}; "
+        f"umask 077; s=$(date +%s); echo $s > {started}; "
+        f"timeout --kill-after={_KILL_GRACE_S} {limit} {as_user(command, user)} {out}; "
         f'rc=$?; e=$(date +%s); echo "$rc $((e - s)) {limit}" > {done}.tmp && mv {done}.tmp {done}'
     )
 
@@ -61,12 +93,13 @@ def _parse_end(text: str) -> StepEnd:
 async def step_state(sandbox: Sandbox, markers: PurePosixPath, n: int) -> StepState:
     """Read a step's markers."""
     try:
-        end = _parse_end(await sandbox.read_file(str(markers / f"step-{n}.done")))
+        done = await sandbox.read_file(str(markers / f"step-{n}.done"), max_bytes=_MARKER_BYTES)
+        end = _parse_end(done)
         return StepState(started=True, end=end)
     except FileNotFoundError:
         pass
     try:
-        await sandbox.read_file(str(markers / f"step-{n}.started"))
+        await sandbox.read_file(str(markers / f"step-{n}.started"), max_bytes=_MARKER_BYTES)
         return StepState(started=True, end=None)
     except FileNotFoundError:
         return StepState(started=False, end=None)
@@ -84,11 +117,12 @@ async def run_step(
     *,
     cwd: str | None = None,
     env: Mapping[str, str] | None = None,
-    user: str | None = None,
     poll_s: float = 1.0,
     on_wait: Callable[[], Awaitable[None]] | None = None,
 ) -> tuple[StepEnd, bool]:
     """Run step ``n`` unless it already ran or runs; wait for its end.
+
+    The step is a :func:`wrap_step` script, started as root.
 
     The wait checks the markers after 50 ms, doubling up to ``poll_s``: a quick step (a
     verifier, a short agent) costs milliseconds, an hour-long one a check a second.
@@ -99,7 +133,7 @@ async def run_step(
     state = await step_state(sandbox, markers, n)
     reattached = state.started
     if not state.started:
-        await sandbox.exec_detached(["sh", "-c", script], cwd=cwd, env=env, user=user)
+        await sandbox.exec_detached(["sh", "-c", script], cwd=cwd, env=env, user="0")
     wait_s = min(_FIRST_POLL_S, poll_s)
     while state.end is None:
         await asyncio.sleep(wait_s)
@@ -108,3 +142,32 @@ async def run_step(
             await on_wait()
         state = await step_state(sandbox, markers, n)
     return state.end, reattached
+
+
+REAP_SCRIPT = r"""
+me=$$; keep=
+for d in /proc/[0-9]*; do
+  p=${d#/proc/}
+  if [ "$p" -gt 1 ] && { [ -z "$keep" ] || [ "$p" -lt "$keep" ]; }; then keep=$p; fi
+done
+round=0
+while [ $round -lt 50 ]; do
+  round=$((round + 1)); left=0
+  for d in /proc/[0-9]*; do
+    p=${d#/proc/}
+    case $p in 1|$keep|$me) continue ;; esac
+    read -r stat < "$d/stat" 2>/dev/null || continue
+    rest=${stat##*) }
+    case ${rest%% *} in Z|X) continue ;; esac
+    kill -STOP "$p" 2>/dev/null
+    kill -KILL "$p" 2>/dev/null
+    left=1
+  done
+  [ $left -eq 0 ] && exit 0
+done
+echo "processes survived 50 rounds of SIGKILL" >&2
+exit 1
+"""
+"""Kill every process in the sandbox but its init, its keeper (the lowest pid after init:
+started first) and this shell, until none is left, forks included (stopped first, then
+killed). Forks nothing itself, so it runs under any process limit. Run as root."""

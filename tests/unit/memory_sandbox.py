@@ -10,7 +10,10 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 
+from durabench.errors import FileTooLarge
 from durabench.sandbox import ExecResult, Sandbox, SandboxSpec
+from durabench.sandbox.base import READ_BYTES
+from durabench.sandbox.limits import DEFAULT_LIMITS, ReadLimits, TreeRead
 
 
 @dataclass
@@ -61,27 +64,29 @@ class MemorySandbox(Sandbox):
     async def exec_detached(self, cmd, *, cwd=None, env=None, user=None):  # type: ignore[no-untyped-def]
         self._run(cmd, user, env, detached=True)
 
-    async def read_bytes(self, path: str) -> bytes:
+    async def read_bytes(self, path: str, *, max_bytes: int | None = READ_BYTES) -> bytes:
         if path not in self.files:
             raise FileNotFoundError(path)
+        if max_bytes is not None and len(self.files[path]) > max_bytes:
+            raise FileTooLarge(f"{path} is over {max_bytes} bytes")
         return self.files[path]
 
     async def write_file(self, path: str, contents: str | bytes) -> None:
         self.files[path] = contents.encode() if isinstance(contents, str) else contents
 
-    async def read_tree(
-        self, path: str, *, max_file_bytes: int | None = 1 << 20
-    ) -> dict[str, bytes]:
+    async def read_tree(self, path: str, *, limits: ReadLimits = DEFAULT_LIMITS) -> TreeRead:
         root = PurePosixPath(path)
-        found = {
+        under = {
             str(PurePosixPath(p).relative_to(root)): data
             for p, data in self.files.items()
             if PurePosixPath(p).is_relative_to(root)
-            and (max_file_bytes is None or len(data) <= max_file_bytes)
         }
-        if not found:
+        if not under:
             raise FileNotFoundError(path)
-        return found
+        cap = limits.max_file_bytes
+        cut = tuple(f"{path}/{rel}: too large" for rel, d in under.items() if cap and len(d) > cap)
+        kept = {rel: d for rel, d in under.items() if not cap or len(d) <= cap}
+        return TreeRead(kept, cut)
 
     def remove_tree(self, path: str) -> None:
         """Delete every file under ``path`` (what ``rm -rf`` does)."""

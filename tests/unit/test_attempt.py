@@ -38,9 +38,9 @@ def _agent_fixes_the_bug(sb: MemorySandbox, call: Call) -> None:
     """The agent: rewrites a file, prints a transcript with a key in it, ends with exit 0."""
     if call.detached:
         sb.files[f"{P.workspace}/tinytensor/activations.py"] = b"fixed = True\n"
-        sb.files[f"{P.agent_logs}/stdout.txt"] = f"key {SECRET}\n".encode()
-        sb.files[f"{P.agent_logs}/step-0.started"] = b"1"
-        sb.files[f"{P.agent_logs}/step-0.done"] = b"0 3 300"
+        sb.files[f"{P.steps}/stdout.txt"] = f"key {SECRET}\n".encode()
+        sb.files[f"{P.steps}/step-0.started"] = b"1"
+        sb.files[f"{P.steps}/step-0.done"] = b"0 3 300"
 
 
 def _workspace(sb: MemorySandbox) -> None:
@@ -132,7 +132,7 @@ def _facts(ref: AttemptRef, exit_code: int = 1) -> ClassifyAttemptInput:
 
 def test_classify_dates_a_usage_cap_and_scrubs_its_reason(tmp_path: Path) -> None:
     sb = MemorySandbox()
-    sb.files[f"{P.agent_logs}/stderr.txt"] = (
+    sb.files[f"{P.steps}/stderr.txt"] = (
         f"Claude AI usage limit reached for {SECRET}; resets in 2 hours\n".encode()
     )
     attempt = _attempt(tmp_path, sb, agent="claude-code")  # ends before its session began
@@ -147,12 +147,15 @@ def test_classify_dates_a_usage_cap_and_scrubs_its_reason(tmp_path: Path) -> Non
 
 def test_collect_copies_logs_scrubbed_and_teardown_removes(tmp_path: Path) -> None:
     sb = MemorySandbox()
-    sb.files[f"{P.agent_logs}/stdout.txt"] = f"token {SECRET}".encode()
+    sb.files[f"{P.steps}/stdout.txt"] = f"token {SECRET}".encode()
+    sb.files[f"{P.agent_logs}/stdout.txt"] = b"forged by the agent"
+    sb.files[f"{P.agent_logs}/notes.md"] = b"the agent's own log"
     sb.files[str(P.reward)] = b"1.0"
     sb.files[str(P.instruction)] = b"fix it"
     attempt = _attempt(tmp_path, sb)
     asyncio.run(attempt.collect())
     assert (tmp_path / "agent" / "stdout.txt").read_text() == f"token {REDACTED}"
+    assert (tmp_path / "agent" / "notes.md").read_text() == "the agent's own log"
     assert (tmp_path / "verifier" / "reward.txt").read_text() == "1.0"
     assert (tmp_path / "durabench" / "instruction.md").read_text() == "fix it"
     asyncio.run(attempt.teardown())

@@ -75,7 +75,7 @@ def remove_container(client: docker.DockerClient, name: str) -> None:
     """Remove a container, running or not; a missing one is fine."""
     with map_docker_errors(f"removing container {name}"):
         try:
-            client.containers.get(name).remove(force=True)
+            client.containers.get(name).remove(force=True, v=True)
         except docker.errors.NotFound:
             pass
 

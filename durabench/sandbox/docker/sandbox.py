@@ -11,23 +11,67 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Mapping
+from contextlib import suppress
 from pathlib import Path, PurePosixPath
-from typing import Any, cast
+from typing import Any
 
 import docker
 import docker.errors
 from docker.models.containers import Container
+from docker.types import DriverConfig, Mount
+from docker.utils.socket import demux_adaptor, frames_iter
 
-from durabench.errors import SandboxError
-from durabench.sandbox.base import ExecResult, Sandbox, SandboxSpec
+from durabench.errors import FileTooLarge, SandboxError
+from durabench.sandbox.base import READ_BYTES, ExecResult, Sandbox, SandboxSpec
+from durabench.sandbox.docker.archive import (
+    ArchiveStream,
+    open_archive,
+    read_one,
+    read_tree_limited,
+)
 from durabench.sandbox.docker.errors import map_docker_errors, shared_docker_client
+from durabench.sandbox.limits import (
+    DEFAULT_LIMITS,
+    EXEC_OUTPUT_BYTES,
+    OutputTail,
+    ReadLimits,
+    TreeRead,
+    human_bytes,
+)
 from durabench.sandbox.registry import sandbox_backend
-from durabench.sandbox.tarball import pack, unpack
+from durabench.sandbox.tarball import pack
 
 __all__ = ["DockerSandbox"]
 
 _TIMEOUT_EXIT_CODES = (124, 137)
 _KILL_GRACE_S = 5
+_TAR_SLACK = 64 << 10
+"""Tar headers and padding around one file's bytes."""
+
+
+def _close_socket(sock: Any) -> None:
+    """Close an exec's hijacked connection at once (its response and the socket itself)."""
+    response = getattr(sock, "_response", None)
+    raw = getattr(sock, "_sock", sock)
+    with suppress(OSError, ValueError):  # parts already shut by the daemon's end of stream
+        sock.close()
+    with suppress(OSError, ValueError):
+        raw.close()
+    if response is not None:
+        with suppress(OSError, ValueError):
+            response.close()
+
+
+def _memory_volume(path: str, size_mb: int) -> Mount:
+    """A size-limited tmpfs as an anonymous volume at ``path``, removed with the container.
+
+    Not ``--tmpfs``: Docker's archive API (how files are read out) cannot see a tmpfs
+    mount, but sees a volume, and a local volume can be a tmpfs.
+    """
+    options = {"type": "tmpfs", "device": "tmpfs", "o": f"size={size_mb}m,mode=0755"}
+    return Mount(
+        target=path, source=None, type="volume", driver_config=DriverConfig("local", options)
+    )
 
 
 @sandbox_backend("docker")
@@ -72,6 +116,7 @@ class DockerSandbox(Sandbox):
                     cap_add=list(self.spec.cap_add),
                     security_opt=["no-new-privileges:true"] if self.spec.no_new_privileges else [],
                     volumes={h: {"bind": c, "mode": "rw"} for h, c in self.spec.mounts.items()},
+                    mounts=[_memory_volume(p, mb) for p, mb in self.spec.tmpfs.items()],
                 )
             elif container.status != "running":
                 container.start()
@@ -95,7 +140,7 @@ class DockerSandbox(Sandbox):
             if container is None:
                 return
             if delete:
-                container.remove(force=True)
+                container.remove(force=True, v=True)  # its anonymous /logs volume too
             else:
                 container.stop(timeout=_KILL_GRACE_S)
             self._container = None
@@ -111,28 +156,36 @@ class DockerSandbox(Sandbox):
         env: Mapping[str, str] | None,
         user: str | None,
         timeout_s: float | None,
+        max_output: int = EXEC_OUTPUT_BYTES,
     ) -> ExecResult:
         container = self._container_or_raise()
         if timeout_s is not None:
             cmd = ["timeout", f"--kill-after={_KILL_GRACE_S}", f"{timeout_s:g}", *cmd]
-        kwargs: dict[str, Any] = {"demux": True, "environment": dict(env or {})}
-        if cwd:
-            kwargs["workdir"] = cwd
-        if user:
-            kwargs["user"] = user
+        api = self.client.api
+        out, err = OutputTail(max_output), OutputTail(max_output)
         began = time.monotonic()
         with map_docker_errors(f"running {cmd[0]!r} in {self.spec.name}"):
-            raw = container.exec_run(cmd, **kwargs)
-        exit_code = int(raw.exit_code if raw.exit_code is not None else -1)
-        out, err = cast("tuple[bytes | None, bytes | None]", raw.output)
+            made = api.exec_create(
+                container.id, cmd, environment=dict(env or {}), workdir=cwd, user=user or ""
+            )
+            sock = api.exec_start(made["Id"], socket=True)
+            try:
+                frames = frames_iter(sock, tty=False)  # type: ignore[no-untyped-call]
+                for o, e in (demux_adaptor(*frame) for frame in frames):
+                    out.add(o)
+                    err.add(e)
+            finally:
+                _close_socket(sock)
+            code = api.exec_inspect(made["Id"]).get("ExitCode")
+        exit_code = int(code if code is not None else -1)
         elapsed = time.monotonic() - began
         timed_out = (
             timeout_s is not None and exit_code in _TIMEOUT_EXIT_CODES and elapsed >= timeout_s
         )
         return ExecResult(
             exit_code=exit_code,
-            stdout=(out or b"").decode("utf-8", errors="replace"),
-            stderr=(err or b"").decode("utf-8", errors="replace"),
+            stdout=out.value().decode("utf-8", errors="replace"),
+            stderr=err.value().decode("utf-8", errors="replace"),
             timed_out=timed_out,
         )
 
@@ -171,29 +224,45 @@ class DockerSandbox(Sandbox):
         """Start ``cmd`` with a detached ``docker exec``."""
         await asyncio.to_thread(self._exec_detached_sync, cmd, cwd, env, user)
 
-    def _archive(self, path: str) -> bytes:
-        container = self._container_or_raise()
-        try:
-            with map_docker_errors(f"reading {path} from {self.spec.name}"):
-                stream, _ = container.get_archive(path)
-                return b"".join(stream)
-        except docker.errors.NotFound as exc:
-            raise FileNotFoundError(f"{path} not found in {self.spec.name}") from exc
+    def _open(self, path: str, cap: int) -> ArchiveStream:
+        return open_archive(self._container_or_raise(), self.spec.name, path, cap)
 
-    async def read_bytes(self, path: str) -> bytes:
-        """Read one file through a tar archive."""
-        files = unpack(await asyncio.to_thread(self._archive, path))
-        name = PurePosixPath(path).name
-        if name not in files:
+    def _read_bytes_sync(self, path: str, max_bytes: int | None) -> bytes:
+        stream = self._open(path, cap=(max_bytes or 1 << 62) + _TAR_SLACK)
+        if max_bytes is not None and stream.size is not None and stream.size > max_bytes:
+            stream.close()
+            raise FileTooLarge(
+                f"{path} in {self.spec.name} is {human_bytes(stream.size)}, over the "
+                f"{human_bytes(max_bytes)} read here"
+            )
+        data = read_one(stream)
+        if data is None:
             raise FileNotFoundError(f"{path} is not a regular file in {self.spec.name}")
-        return files[name]
+        return data
 
-    async def read_tree(
-        self, path: str, *, max_file_bytes: int | None = 1 << 20
-    ) -> dict[str, bytes]:
-        """Every regular file under ``path`` (files over ``max_file_bytes`` skipped)."""
-        archive = await asyncio.to_thread(self._archive, path)
-        return unpack(archive, max_file_bytes=max_file_bytes)
+    async def read_bytes(self, path: str, *, max_bytes: int | None = READ_BYTES) -> bytes:
+        """Read one file through a tar stream, refused unread when over ``max_bytes``."""
+        return await asyncio.to_thread(self._read_bytes_sync, path, max_bytes)
+
+    def _read_tail_sync(self, path: str, max_bytes: int) -> bytes:
+        try:
+            return self._read_bytes_sync(path, max_bytes)
+        except FileTooLarge:
+            pass
+        cmd = ["tail", "-c", str(max_bytes), "--", path]
+        tail = self._exec_sync(cmd, None, None, "0", None, max_output=max_bytes)
+        return tail.stdout.encode()[-max_bytes:]
+
+    async def read_tail(self, path: str, max_bytes: int) -> bytes:
+        """The whole file when small enough, else its last bytes (``tail -c`` as root)."""
+        return await asyncio.to_thread(self._read_tail_sync, path, max_bytes)
+
+    def _read_tree_sync(self, path: str, limits: ReadLimits) -> TreeRead:
+        return read_tree_limited(self._open(path, limits.max_stream_bytes), path, limits)
+
+    async def read_tree(self, path: str, *, limits: ReadLimits = DEFAULT_LIMITS) -> TreeRead:
+        """Regular files under ``path`` from one streamed archive, within ``limits``."""
+        return await asyncio.to_thread(self._read_tree_sync, path, limits)
 
     def _put(self, files: list[tuple[PurePosixPath, bytes]]) -> None:
         container = self._container_or_raise()
@@ -207,12 +276,9 @@ class DockerSandbox(Sandbox):
         rel = PurePosixPath(path).relative_to("/")
         await asyncio.to_thread(self._put, [(rel, data)])
 
-    async def upload_dir(self, host_dir: Path, dest: str) -> None:
-        """Copy a host directory in one archive."""
-        root = PurePosixPath(dest).relative_to("/")
-        files = [
-            (root / p.relative_to(host_dir).as_posix(), p.read_bytes())
-            for p in sorted(host_dir.rglob("*"))
-            if p.is_file()
+    async def upload_files(self, files: Mapping[str, Path]) -> None:
+        """Copy host files in one archive."""
+        packed = [
+            (PurePosixPath(dest).relative_to("/"), src.read_bytes()) for dest, src in files.items()
         ]
-        await asyncio.to_thread(self._put, files)
+        await asyncio.to_thread(self._put, packed)
