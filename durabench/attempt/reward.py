@@ -1,6 +1,13 @@
-"""Reading the verifier's reward: a number, or an error that says what was wrong."""
+"""Reading the verifier's reward: a number, or an error that says what was wrong.
+
+The reward file is written in a container the agent worked in (a ``conftest.py`` of its
+can make the verifier write anything there, a key included), so an error describes it
+and never quotes it.
+"""
 
 from __future__ import annotations
+
+import math
 
 from durabench.errors import RewardParseError
 
@@ -15,6 +22,17 @@ def parse_reward(text: str, *, where: str) -> float:
     """
     text = text.strip()
     try:
-        return float(text)
+        reward = float(text)
     except ValueError:
-        raise RewardParseError(f"{where} holds {text[:80]!r}, not a number") from None
+        raise RewardParseError(f"{where} {_describe(text)}, not a number") from None
+    if not math.isfinite(reward):
+        raise RewardParseError(f"{where} is infinite or not a number; a reward is finite")
+    return reward
+
+
+def _describe(text: str) -> str:
+    """What the text is like, without a character of it."""
+    if not text:
+        return "is empty"
+    lines = text.count("\n") + 1
+    return f"holds {len(text)} characters on {lines} line{'s' if lines > 1 else ''}"

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from durabench.attempt import Attempt, AttemptSetup
+from durabench.attempt import Attempt, AttemptSetup, parse_reward
 from durabench.errors import RewardFileMissing, RewardParseError
 from durabench.models import AttemptRef, ClassifyAttemptInput, TaskRef
 from durabench.paths import SandboxPaths
@@ -160,3 +160,24 @@ def test_collect_copies_logs_scrubbed_and_teardown_removes(tmp_path: Path) -> No
     assert (tmp_path / "durabench" / "instruction.md").read_text() == "fix it"
     asyncio.run(attempt.teardown())
     assert sb.stopped
+
+
+@pytest.mark.parametrize(
+    ("text", "said"),
+    [
+        (f"sk-{SECRET} 1.0", "holds 35 characters on 1 line"),
+        ("", "is empty"),
+        ("nan", "a reward is finite"),
+        ("1\n2", "holds 3 characters on 2 lines"),
+    ],
+)
+def test_a_bad_reward_is_described_never_quoted(text: str, said: str) -> None:
+    with pytest.raises(RewardParseError, match=said) as err:
+        parse_reward(text, where="reward.txt of t")
+    assert SECRET not in str(err.value) and (not text or text not in str(err.value))
+
+
+def test_a_reward_file_too_large_is_no_reward(tmp_path: Path) -> None:
+    sb = MemorySandbox(handler=_verifier(b"1" * 5000))  # type: ignore[arg-type]
+    with pytest.raises(RewardParseError, match="over 4096 bytes"):
+        asyncio.run(_attempt(tmp_path, sb).verify())
