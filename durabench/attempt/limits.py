@@ -30,7 +30,7 @@ class AttemptLimits(BaseModel):
         max_file_bytes=_MIB,
         max_total_bytes=1024 * _MIB,
         max_files=200_000,
-        max_stream_bytes=8192 * _MIB,
+        max_stream_bytes=2048 * _MIB,
     )
     """The workspace, read before and after the agent for the diff (files over 1 MiB are
     not source: left out, as always)."""

@@ -129,3 +129,14 @@ def test_replay_plan_writing_outside_the_workspace_is_refused(tmp_path: Path, de
         get_agent("replay", {"plan": str(plan)})
     assert f"case 1 writes to workspace path {dest!r}" in str(err.value)
     assert "relative path inside the workspace" in str(err.value)
+
+
+def test_the_oracle_runs_as_the_agent_user_when_asked() -> None:
+    task = load_suite("pytorch")[0]
+    ctx = AgentContext(task=task, model="none")
+    plain, unprivileged = get_agent("oracle"), get_agent("oracle", {"user": "agent"})
+    assert plain.run_commands(ctx)[0].user is None and plain.setup_commands(ctx) == []
+    assert unprivileged.run_commands(ctx)[0].user == "agent"
+    assert "chown" in unprivileged.setup_commands(ctx)[0].command
+    with pytest.raises(ConfigError, match="only --agent-opt user=agent"):
+        get_agent("oracle", {"user": "root"})

@@ -37,9 +37,23 @@ def test_a_huge_file_is_left_out_and_said_and_the_read_stops_at_its_cap() -> Non
     limits = ReadLimits(max_file_bytes=1 << 20, max_stream_bytes=8 << 20)
     read = read_tree_limited(ArchiveStream(chunks(), None, 8 << 20), "/logs", limits)
     assert read.files == {"a.txt": b"kept"}
-    assert any("sparse: 64.0 GiB" in note for note in read.cut)
-    assert any("reading stopped after 8.0 MiB" in note for note in read.cut)
-    assert sum(consumed) < 16 << 20  # the 64 GiB were never streamed through
+    assert read.cut == (
+        "/logs/sparse: 64.0 GiB, past what is read of /logs (8.0 MiB); reading stopped "
+        "there, the files after it left out",
+    )
+    assert sum(consumed) < 4 << 20  # the 64 GiB were never streamed through
+
+
+def test_files_skipped_for_their_size_still_count_against_the_stream() -> None:
+    files: list[tuple[str, int | bytes]] = [(f"f{i}", 3 << 20) for i in range(5)]
+    limits = ReadLimits(max_file_bytes=1 << 20, max_stream_bytes=8 << 20)
+    read = read_tree_limited(ArchiveStream(_tar_chunks(files), None, 8 << 20), "/w", limits)
+    assert read.files == {}
+    assert read.cut[:2] == (
+        "/w/f0: 3.0 MiB, over the 1.0 MiB per file, left out",
+        "/w/f1: 3.0 MiB, over the 1.0 MiB per file, left out",
+    )
+    assert "reading stopped there" in read.cut[-1]
 
 
 def test_file_count_and_total_limits_hold_and_are_said() -> None:

@@ -2,9 +2,10 @@
 
 Docker hands a path out as a tar archive. It is read here as a stream (``tarfile`` mode
 ``r|``), member by member, so a sparse 64 GiB file or a million small ones cost the worker
-the bytes it keeps and no more. A file too large is skipped on its header's size; the
-stream itself stops after :attr:`ReadLimits.max_stream_bytes`, and closing it closes
-the connection, so the daemon stops sending.
+the bytes it keeps and no more. A file too large is skipped on its header's size (which
+still streams its bytes past); a file larger than what is left to stream stops the read
+at its header, and the stream never goes past :attr:`ReadLimits.max_stream_bytes`.
+Closing the stream closes the connection, so the daemon stops sending.
 """
 
 from __future__ import annotations
@@ -118,6 +119,13 @@ def read_tree_limited(stream: ArchiveStream, path: str, limits: ReadLimits) -> T
                 rel, size = _relative(member), member.size
                 if len(files) >= limits.max_files:
                     cut.append(f"{path}: more than {limits.max_files} files; the rest left out")
+                    break
+                if stream.read_so_far + size > limits.max_stream_bytes:
+                    cut.append(
+                        f"{path}/{rel}: {human_bytes(size)}, past what is read of {path} "
+                        f"({human_bytes(limits.max_stream_bytes)}); reading stopped there, "
+                        "the files after it left out"
+                    )
                     break
                 if limits.max_file_bytes is not None and size > limits.max_file_bytes:
                     cut.append(
