@@ -20,7 +20,7 @@ from durabench.errors import ImageBuildError
 from durabench.models.task import TaskSpec
 from durabench.sandbox.docker.errors import map_docker_errors
 
-__all__ = ["build_context", "ensure_image", "image_tag", "lock_for"]
+__all__ = ["BUILD_LIMITS", "build_context", "ensure_image", "image_tag", "lock_for"]
 
 _locks: dict[str, threading.Lock] = {}
 _locks_guard = threading.Lock()
@@ -97,6 +97,11 @@ def _build(
         )
 
 
+BUILD_LIMITS = {"memory": 4096 << 20, "memswap": 4096 << 20, "cpushares": 1024}
+"""What each build step's container may use: 4 GiB and no more (swap included), and the
+default CPU share (builds compete with sandboxes on equal terms)."""
+
+
 def build_context(
     client: docker.DockerClient,
     context: Path,
@@ -108,7 +113,9 @@ def build_context(
 ) -> str | None:
     """Build ``context`` with ``dockerfile`` (a name in it, or a path outside it) as ``tag``.
 
-    The daemon's output goes to ``log``. Blocking.
+    The daemon's output goes to ``log``. Blocking. A task's Dockerfile is someone else's
+    code run on the worker's daemon, so its steps run within :data:`BUILD_LIMITS` (memory,
+    no swap beyond it, a CPU share like a sandbox's).
 
     Returns:
         The build's error, or ``None`` when it built.
@@ -128,6 +135,7 @@ def build_context(
                 forcerm=True,
                 decode=True,
                 timeout=int(timeout_s),
+                container_limits=dict(BUILD_LIMITS),
             )
             for chunk in chunks:
                 error = _log_chunk(log, chunk) or error
