@@ -228,4 +228,20 @@ def render_markdown(result: RunResult, card: Scorecard) -> str:
     if result.excluded:
         lines += ["", "## Excluded pairs", ""]
         lines += [f"- {task}: {why}" for task, why in sorted(result.excluded.items())]
+    if left := left_out(result):
+        lines += ["", "## Left out by the read limits", ""]
+        lines += [f"- {task} / {lane} / attempt {n}: {note}" for task, lane, n, note in left]
     return "\n".join(lines) + "\n"
+
+
+def left_out(result: RunResult) -> list[tuple[str, str, int, str]]:
+    """What the worker's read limits left out of each attempt (task, lane, attempt, note).
+
+    An attempt listed here has incomplete logs or an incomplete diff: its agent made files
+    too large or too many (``DURABENCH_COLLECT_*``).
+    """
+    return [
+        (a.task_id, a.lane, a.attempt, note)
+        for a in sorted(result.attempts, key=lambda a: (a.task_id, a.lane, a.attempt))
+        for note in a.left_out
+    ]

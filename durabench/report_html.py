@@ -6,7 +6,7 @@ from html import escape
 
 from durabench.models.results import RunResult
 from durabench.models.scorecard import PairedComparison, Scorecard
-from durabench.report import cell_text, comparison_lines, signal_names
+from durabench.report import cell_text, comparison_lines, left_out, signal_names
 
 __all__ = ["render_html"]
 
@@ -180,5 +180,13 @@ def render_html(result: RunResult, card: Scorecard) -> str:
         "<h2>Excluded attempts</h2>",
         _table("excluded", ["task", "lane", "attempt", "class", "why"], excluded),
     ]
+    left = [
+        [escape(t), escape(lane), str(n), escape(note)] for t, lane, n, note in left_out(result)
+    ]
+    if left:
+        parts += [
+            "<h2>Left out by the read limits</h2>",
+            _table("left-out", ["task", "lane", "attempt", "what"], left),
+        ]
     parts.append("</body></html>")
     return "\n".join(parts)

@@ -98,3 +98,18 @@ def test_headline_says_in_plain_words_when_infrastructure_decided() -> None:
     assert "(2 infra_usage_cap, 1 infra_rate_limit)" in none
     assert "usage cap" in none  # the most common infra class names the likely cause
     assert headline(result.model_copy(update={"excluded": {}})) is None
+
+
+def test_what_the_read_limits_left_out_is_in_both_reports() -> None:
+    from durabench.report_html import render_html
+
+    result = hand_result()
+    assert result.scorecard is not None
+    assert "Left out" not in render_markdown(result, result.scorecard)
+    note = "/logs/agent/huge.log: 64.0 GiB, over the 64.0 MiB per file, left out"
+    first = result.attempts[0].model_copy(update={"left_out": (note,)})
+    result = result.model_copy(update={"attempts": (first, *result.attempts[1:])})
+    md = render_markdown(result, result.scorecard)
+    where = f"{first.task_id} / {first.lane} / attempt {first.attempt}"
+    assert f"## Left out by the read limits\n\n- {where}: {note}" in md
+    assert "huge.log: 64.0 GiB" in render_html(result, result.scorecard)

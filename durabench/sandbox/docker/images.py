@@ -135,7 +135,11 @@ def build_context(
                 forcerm=True,
                 decode=True,
                 timeout=int(timeout_s),
-                container_limits=dict(BUILD_LIMITS),
+                container_limits={
+                    "memory": BUILD_LIMITS["memory"],
+                    "memswap": BUILD_LIMITS["memswap"],
+                    "cpushares": BUILD_LIMITS["cpushares"],
+                },
             )
             for chunk in chunks:
                 error = _log_chunk(log, chunk) or error
