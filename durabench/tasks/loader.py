@@ -14,6 +14,7 @@ from typing import Any
 from durabench.errors import ConfigError, TaskFormatError
 from durabench.ids import check_id
 from durabench.models.task import TaskSpec
+from durabench.tasks.files import task_files
 
 __all__ = ["load_task"]
 
@@ -39,7 +40,30 @@ def load_task(task_dir: Path | str) -> TaskSpec:
         doc = tomllib.loads((root / "task.toml").read_text())
     except tomllib.TOMLDecodeError as exc:
         raise TaskFormatError(f"{root / 'task.toml'}: not valid TOML: {exc}") from exc
+    _check_copied_files(root)
     return _spec_from_toml(root, doc)
+
+
+def _check_copied_files(root: Path) -> None:
+    """Refuse links out of the task among what is copied into a sandbox.
+
+    The instructions, ``tests/`` and ``solution/`` go into the container; a link in them
+    to a host file (``tests/x -> ~/.aws/credentials``) would carry that file in.
+
+    Raises:
+        TaskFormatError: such a link; the message names it and where it points.
+    """
+    try:
+        for sub in ("tests", "solution"):
+            task_files(root / sub, task_dir=root)
+        for name in ("instruction.md", "instruction_mcp.md"):
+            if (root / name).is_symlink() and not (root / name).resolve().is_relative_to(root):
+                raise ConfigError(
+                    f"{root / name} is a link to {(root / name).resolve()}, outside the task; "
+                    "replace it with the file itself"
+                )
+    except ConfigError as exc:
+        raise TaskFormatError(str(exc)) from exc
 
 
 def _section(doc: dict[str, Any], name: str) -> dict[str, Any]:

@@ -1,4 +1,5 @@
 import os
+import shutil
 from pathlib import Path
 
 import pytest
@@ -192,3 +193,19 @@ def test_tasks_check_refuses_a_hostile_id(tmp_path: Path) -> None:
     result = CliRunner().invoke(tasks, ["check", str(task)])
     assert result.exit_code == 1
     assert "'../../x'" in result.stderr and "rename" in result.stderr
+
+
+def test_a_task_linking_a_host_file_into_its_tests_does_not_load(tmp_path: Path) -> None:
+    source = load_suite("pytorch")[0]
+    task = tmp_path / "linked"
+    shutil.copytree(source.task_dir, task)
+    secret = tmp_path / "credentials"
+    secret.write_text("aws_secret_access_key = host-only")
+    (task / "tests" / "creds").symlink_to(secret)
+    with pytest.raises(TaskFormatError, match="creds"):
+        load_task(task)
+    (task / "tests" / "creds").unlink()
+    (task / "instruction.md").unlink()
+    (task / "instruction.md").symlink_to(secret)
+    with pytest.raises(TaskFormatError, match="instruction.md is a link"):
+        load_task(task)
