@@ -12,7 +12,9 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 import docker
+import docker.errors
 import pytest
+from docker.models.containers import Container
 from temporalio.client import Client
 from temporalio.service import RPCError
 
@@ -31,12 +33,19 @@ SESSION = [
 ]
 
 
+def _has(container: Container, path: str) -> bool:
+    """Whether ``path`` exists in the container (one removed meanwhile has nothing)."""
+    try:
+        return container.exec_run(["test", "-e", path]).exit_code == 0
+    except docker.errors.APIError:  # listed running, gone (or stopping) by the exec
+        return False
+
+
 def _started_sessions(run_id: str) -> int:
     client = docker.from_env()
     try:
         found = client.containers.list(filters={"label": f"durabench.run={run_id}"})
-        checks = [c.exec_run(["test", "-f", "/logs/agent/step-0.started"]) for c in found]
-        return sum(1 for c in checks if c.exit_code == 0)
+        return sum(1 for c in found if _has(c, "/logs/steps/step-0.started"))
     finally:
         client.close()
 
@@ -104,7 +113,7 @@ def _container_has(run_id: str, task_id: str, path: str) -> bool:
         found = client.containers.list(
             filters={"label": [f"durabench.run={run_id}", f"durabench.task={task_id}"]}
         )
-        return any(c.exec_run(["test", "-e", path]).exit_code == 0 for c in found)
+        return any(_has(c, path) for c in found)
     finally:
         client.close()
 
@@ -130,8 +139,8 @@ async def test_kill_9_at_every_phase_runs_each_session_exactly_once(
         {"transcript": "t.jsonl", "files": files},
     ]
     (tmp_path / "plan.json").write_text(json.dumps({"cases": cases}))
-    markers = tmp_path / "markers"
-    markers.mkdir()
+    markers = settings.home / "mounts" / "markers"  # agents mount only under the home's mounts/
+    markers.mkdir(parents=True)
     request = RunRequest(
         run_id=f"phases-{uuid.uuid4().hex[:6]}",
         suite="phases",

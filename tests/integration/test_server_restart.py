@@ -37,7 +37,7 @@ def _agents_started(run_id: str) -> int:
         return sum(
             1
             for c in found
-            if c.exec_run(["test", "-f", "/logs/agent/step-0.started"]).exit_code == 0
+            if c.exec_run(["test", "-f", "/logs/steps/step-0.started"]).exit_code == 0
         )
     finally:
         client.close()
