@@ -22,6 +22,7 @@ from temporalio.common import WorkflowIDConflictPolicy
 from temporalio.exceptions import ApplicationError
 from temporalio.service import RPCError, RPCStatusCode
 
+from activities.boundary import KnownSecrets, scrubbed
 from durabench.accounts import Pool, load_accounts, pool_accounts
 from durabench.errors import AccountError
 from durabench.models import (
@@ -109,8 +110,10 @@ class AccountActivities:
     def __init__(self, client: Client, settings: Settings) -> None:
         self.client = client
         self.pool_id = pool_workflow_id(settings.task_queue)
+        self.secrets = KnownSecrets(settings.accounts_file)
 
     @activity.defn(name="lease_account")
+    @scrubbed
     async def lease_account(self, req: LeaseRequest) -> LeaseGrant:
         """Ask the pool for a slot.
 
@@ -132,6 +135,7 @@ class AccountActivities:
             raise
 
     @activity.defn(name="release_account")
+    @scrubbed
     async def release_account(self, req: ReleaseRequest) -> None:
         """Give a slot back; a pool that is gone has nothing left to release."""
         handle = self.client.get_workflow_handle(self.pool_id)
@@ -143,6 +147,7 @@ class AccountActivities:
             activity.logger.warning("%s: lease %s not released", _NOT_RUNNING, req.lease_id)
 
     @activity.defn(name="vanished_holders")
+    @scrubbed
     async def vanished_holders(self, data: VanishedInput) -> list[tuple[str, str]]:
         """The holders whose workflow run is no longer running (or never existed)."""
         vanished = []

@@ -16,6 +16,8 @@ from temporalio import activity
 from temporalio.client import Client
 
 from activities.accounts import account_health, sync_pool
+from activities.boundary import KnownSecrets, scrubbed
+from durabench.attempt.inputs import check_task_dir, task_roots
 from durabench.errors import AccountError
 from durabench.models import (
     AccountHealth,
@@ -46,8 +48,10 @@ class PlanActivities:
     def __init__(self, settings: Settings, client: Client | None = None) -> None:
         self.settings = settings
         self.client = client
+        self.secrets = KnownSecrets(settings.accounts_file)
 
     @activity.defn(name="plan_run")
+    @scrubbed
     async def plan_run(self, request: RunRequest) -> PlanSummary:
         """Make the plan (see :mod:`durabench.planning`) and write ``plan.json``.
 
@@ -91,6 +95,9 @@ class PlanActivities:
         accounts: dict[str, object],
     ) -> PlanSummary:
         plan = make_plan(request, self.settings, listed).model_copy(update=accounts)
+        roots = task_roots(self.settings)  # workers check again; refused here, it fails early
+        for task in plan.tasks:
+            check_task_dir(task.task_dir, roots)
         atomic_write(
             RunPaths.for_run(self.settings.runs_dir, plan.request.run_id).plan,
             plan.model_dump_json(indent=2),
@@ -98,6 +105,7 @@ class PlanActivities:
         return plan.summary()
 
     @activity.defn(name="plan_page")
+    @scrubbed
     async def plan_page(self, page: PlanPageInput) -> PlanPage:
         """Tasks ``offset`` to ``offset + limit`` of the run's plan."""
         path = RunPaths.for_run(self.settings.runs_dir, page.run_id).plan
@@ -105,6 +113,7 @@ class PlanActivities:
         return PlanPage(tasks=plan.tasks[page.offset : page.offset + page.limit])
 
     @activity.defn(name="record_run")
+    @scrubbed
     async def record_run(self, data: RecordRunInput) -> None:
         """Write ``run.json``: the approved plan and who approved it."""
         paths = RunPaths.for_run(self.settings.runs_dir, data.plan.request.run_id)

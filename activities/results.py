@@ -6,6 +6,7 @@ import asyncio
 
 from temporalio import activity
 
+from activities.boundary import KnownSecrets, scrub_value, scrubbed
 from durabench.models import AttemptResult, ReportInput, ReportOutput
 from durabench.paths import RunPaths
 from durabench.results_io import atomic_write, build_results, write_reports
@@ -19,15 +20,19 @@ class ResultActivities:
 
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
+        self.secrets = KnownSecrets(settings.accounts_file)
 
     @activity.defn(name="record_attempt")
+    @scrubbed
     async def record_attempt(self, result: AttemptResult) -> None:
-        """Write the attempt's ``result.json``."""
+        """Write the attempt's ``result.json``, scrubbed (its reasons quote what the agent left)."""
+        result = scrub_value(result, self.secrets())
         paths = RunPaths.for_run(self.settings.runs_dir, result.run_id)
         target = paths.attempt(result.task_id, result.lane, result.attempt) / "result.json"
         atomic_write(target, result.model_dump_json(indent=2))
 
     @activity.defn(name="write_report")
+    @scrubbed
     async def write_report(self, data: ReportInput) -> ReportOutput:
         """Read every attempt's result; write ``results.json``, ``report.md``, ``report.html``."""
         return await asyncio.to_thread(self._write_report, data)

@@ -19,12 +19,11 @@ import docker
 from temporalio import activity
 from temporalio.exceptions import ApplicationError, ApplicationErrorCategory
 
+from activities.boundary import KnownSecrets, scrubbed
 from activities.heartbeat import heartbeating
-from durabench.accounts import account_secrets, load_accounts
-from durabench.agents import agent_secret_env, get_agent
-from durabench.attempt import Attempt, AttemptLimits, AttemptSetup, agent_env
-from durabench.configs import all_configs, dockerfile_for, get_config
-from durabench.errors import AccountError
+from durabench.attempt import Attempt, AttemptLimits, agent_env
+from durabench.attempt.inputs import check_attempt_inputs
+from durabench.configs import dockerfile_for
 from durabench.logs import get_logger
 from durabench.models import (
     AgentRunOutput,
@@ -52,9 +51,7 @@ from durabench.sandbox.docker.capacity import (
     HostCapacity,
     attempt_key,
 )
-from durabench.secrets import secret_values
 from durabench.settings import Settings
-from durabench.tasks import load_task
 
 __all__ = ["SandboxActivities"]
 
@@ -71,7 +68,7 @@ class SandboxActivities:
         self.settings = settings
         self.host_queue = host_queue
         self._capacity: HostCapacity | None = None
-        self._account_secrets: set[str] = set()
+        self.secrets = KnownSecrets(settings.accounts_file)
         self._limits = AttemptLimits.of(
             settings.collect_file_mb, settings.collect_total_mb, settings.collect_files
         )
@@ -97,8 +94,12 @@ class SandboxActivities:
         return path
 
     def _attempt(self, ref: AttemptRef, image: str = "") -> Attempt:
-        """The attempt's lifecycle over this host's sandbox backend."""
-        setup = AttemptSetup.of(ref, os.environ)
+        """The attempt's lifecycle over this host's sandbox backend, its input checked.
+
+        Raises:
+            ConfigError: the input names a task, mount or version this worker refuses.
+        """
+        setup, mounts = check_attempt_inputs(ref, self.settings, os.environ)
         spec = SandboxSpec(
             name=ref.container_name,
             image=image or "unused",
@@ -107,12 +108,15 @@ class SandboxActivities:
                 HOST_LABEL: self.settings.host_id,
                 PLACEMENT_LABEL: str(ref.placement),
             },
-            network=self.settings.sandbox_network if setup.agent.needs_network else "none",
+            network=(self.settings.sandbox_network or "none")
+            if setup.agent.needs_network
+            else "none",
             memory_mb=self.settings.sandbox_memory_mb,
             cpus=self.settings.sandbox_cpus,
             pids_limit=self.settings.sandbox_pids,
-            mounts=setup.agent.mounts(setup.ctx),
+            mounts=mounts,
             tmpfs={str(setup.ctx.paths.logs): self.settings.sandbox_logs_mb},
+            disk_gb=self.settings.sandbox_disk_gb,
         )
         sandbox = get_backend(_BACKEND)(spec)
         return Attempt(
@@ -120,30 +124,18 @@ class SandboxActivities:
             setup,
             sandbox,
             store=self._attempt_dir(ref),
-            secrets=self._secrets(),
+            secrets=self.secrets(),
             limits=self._limits,
         )
 
-    def _secrets(self) -> tuple[str, ...]:
-        """Every secret value known here: agent keys, MCP tokens, and account secrets.
-
-        Never raises: an accounts file that turned invalid, or dropped an account, must
-        not stop scrubbing, so every account secret this worker has seen stays known.
-        """
-        try:
-            accounts = load_accounts(self.settings.accounts_file)
-            self._account_secrets.update(account_secrets(accounts))
-        except AccountError as exc:
-            log.error("accounts file unreadable; scrubbing the secrets known before", error=exc)
-        known = secret_values(all_configs(), os.environ, agent_secret_env())
-        return tuple(sorted({*known, *self._account_secrets}, key=len, reverse=True))
-
     @activity.defn(name="get_host_queue")
+    @scrubbed
     async def get_host_queue(self) -> str:
         """This worker's own task queue (attempts from before ``claim_host``)."""
         return self.host_queue
 
     @activity.defn(name="claim_host")
+    @scrubbed
     async def claim_host(self, ref: AttemptRef) -> HostClaim:
         """Admit the attempt to this host if it has room; its container work comes here.
 
@@ -164,12 +156,14 @@ class SandboxActivities:
         )
 
     @activity.defn(name="prepare_image")
+    @scrubbed
     async def prepare_image(self, ref: AttemptRef) -> PreparedImage:
         """Build (or find cached) the task image for the lane's Dockerfile variant."""
-        task = load_task(ref.task.task_dir)
-        dockerfile = dockerfile_for(get_config(ref.lane), task)
+        setup, _ = check_attempt_inputs(ref, self.settings, os.environ)
+        task = setup.task
+        dockerfile = dockerfile_for(setup.config, task)
         build_log = self._attempt_dir(ref) / "build.log"
-        install = get_agent(ref.agent, ref.agent_options).install_spec()
+        install = setup.agent.install_spec()
         async with heartbeating(f"building {task.task_id} {dockerfile}"):
             image = await asyncio.to_thread(
                 ensure_image, self.client, task, dockerfile, self.settings.base_image, build_log
@@ -187,6 +181,7 @@ class SandboxActivities:
         return PreparedImage(image=image, dockerfile=dockerfile)
 
     @activity.defn(name="provision_sandbox")
+    @scrubbed
     async def provision_sandbox(self, data: ProvisionInput) -> ProvisionOutput:
         """Start the container; place instruction, MCP config and agent files; set it up."""
         ref = data.ref
@@ -198,6 +193,7 @@ class SandboxActivities:
         return out
 
     @activity.defn(name="run_agent")
+    @scrubbed
     async def run_agent(self, ref: AttemptRef) -> AgentRunOutput:
         """Run the agent's commands within the time limit, or re-attach to them.
 
@@ -217,6 +213,7 @@ class SandboxActivities:
         return out
 
     @activity.defn(name="verify")
+    @scrubbed
     async def verify(self, ref: AttemptRef) -> VerifyOutput:
         """Run the task's tests on what the agent left."""
         async with heartbeating(f"verifying {ref.task.task_id} {ref.lane}"):
@@ -225,6 +222,7 @@ class SandboxActivities:
         return out
 
     @activity.defn(name="classify_attempt")
+    @scrubbed
     async def classify_attempt(self, data: ClassifyAttemptInput) -> Verdict:
         """Read the transcript in the sandbox and classify the attempt's exit."""
         return await self._attempt(data.ref).classify(
@@ -234,12 +232,14 @@ class SandboxActivities:
         )
 
     @activity.defn(name="collect_artifacts")
+    @scrubbed
     async def collect_artifacts(self, ref: AttemptRef) -> CollectOutput:
         """Copy logs, instruction and MCP config to the attempt directory, secrets scrubbed."""
         async with heartbeating(f"collecting {ref.container_name}"):
             return await self._attempt(ref).collect()
 
     @activity.defn(name="teardown_sandbox")
+    @scrubbed
     async def teardown_sandbox(self, ref: AttemptRef) -> None:
         """Remove the container (absent is fine); the attempt's claim on this host ends."""
         await self._attempt(ref).teardown()

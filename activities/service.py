@@ -17,6 +17,7 @@ import httpx
 from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
+from activities.boundary import KnownSecrets, scrubbed
 from activities.heartbeat import heartbeating
 from durabench.errors import ServiceError
 from durabench.service import (
@@ -59,6 +60,7 @@ class ServiceActivities:
         transport: httpx.AsyncBaseTransport | None = None,
     ) -> None:
         self.settings = settings
+        self.secrets = KnownSecrets(settings.accounts_file)
         self._sleep = sleep
         self._transport = transport
 
@@ -66,6 +68,7 @@ class ServiceActivities:
         return ServiceClient.for_target(target, sleep=self._sleep, transport=self._transport)
 
     @activity.defn(name="evaluate_attempt")
+    @scrubbed
     async def evaluate_attempt(self, data: EvaluateAttemptInput) -> EvaluateAttemptOutput:
         """Grade one recorded attempt (see :func:`durabench.service.grade_attempt`)."""
         detail = f"grading {data.task_id} {data.lane} attempt {data.attempt}"
@@ -73,6 +76,7 @@ class ServiceActivities:
             return await grade_attempt(self.settings.runs_dir, data, client)
 
     @activity.defn(name="score_run")
+    @scrubbed
     async def score_run(self, data: ScoreRunInput) -> ScoreRunOutput:
         """Score one lane from its stored gradings (see :func:`durabench.service.score_lane`)."""
         detail = f"scoring {data.lane} of {data.run_id}"

@@ -37,6 +37,7 @@ _NUMBERS = {
     "DURABENCH_COLLECT_TOTAL_MB": "collect_total_mb",
     "DURABENCH_COLLECT_FILES": "collect_files",
     "DURABENCH_SANDBOX_LOGS_MB": "sandbox_logs_mb",
+    "DURABENCH_SANDBOX_DISK_GB": "sandbox_disk_gb",
 }
 """Numeric settings: environment variable to field."""
 
@@ -49,6 +50,23 @@ def default_max_sandboxes() -> int:
     except (ValueError, OSError, AttributeError):
         return max(1, cpus)
     return max(1, min(cpus, int(mem_gib // 4)))
+
+
+def _task_roots(value: str) -> tuple[Path, ...]:
+    """``DURABENCH_TASK_ROOTS`` as paths; empty entries are skipped.
+
+    Raises:
+        ConfigError: an entry is not an absolute path (a relative one would depend on the
+            directory each worker was started in).
+    """
+    roots = [Path(entry).expanduser() for entry in value.split(os.pathsep) if entry.strip()]
+    relative = [str(root) for root in roots if not root.is_absolute()]
+    if relative:
+        raise ConfigError(
+            f"DURABENCH_TASK_ROOTS holds a relative path ({', '.join(relative)}); give "
+            f"absolute directories separated by {os.pathsep!r}"
+        )
+    return tuple(roots)
 
 
 class Settings(BaseModel):
@@ -96,10 +114,12 @@ class Settings(BaseModel):
     tls_key: Path | None = None
     """``TEMPORAL_TLS_KEY``: client private key file (mTLS). ``TEMPORAL_API_KEY`` is read
     at connect time and kept nowhere."""
-    sandbox_network: str = "bridge"
+    sandbox_network: str | None = None
     """``DURABENCH_SANDBOX_NETWORK``: the Docker network of sandboxes whose agent needs one
-    (a model API, an MCP endpoint): a network where a local model proxy lives, or ``none``
-    to cut every sandbox off. Sandboxes of agents that need no network never get one."""
+    (a model API, an MCP endpoint): an internal network where a model proxy lives,
+    ``bridge`` (the LAN, cloud metadata and host ports too), or ``none``. Unset, such an
+    agent's run is refused at plan time: a run names what its agents can reach. Sandboxes
+    of agents that need no network never get one."""
     sandbox_memory_mb: int = Field(default=4096, gt=0)
     """``DURABENCH_SANDBOX_MEMORY_MB``: memory limit of each sandbox, in MiB."""
     sandbox_cpus: float = Field(default=2.0, gt=0)
@@ -115,6 +135,10 @@ class Settings(BaseModel):
     collect_files: int = Field(default=10_000, gt=0)
     """``DURABENCH_COLLECT_FILES``: the most files kept of one attempt's log directories
     (and, times 20, read of its workspace for the diff)."""
+    sandbox_disk_gb: int | None = Field(default=None, gt=0)
+    """``DURABENCH_SANDBOX_DISK_GB``: cap on each sandbox's writable layer (its workspace),
+    where the daemon's storage driver supports one (``overlay2`` on xfs with ``pquota``,
+    devicemapper, btrfs, zfs); unset: no cap beyond the disk's."""
     sandbox_logs_mb: int = Field(default=1024, gt=0)
     """``DURABENCH_SANDBOX_LOGS_MB``: size of each sandbox's ``/logs`` (a tmpfs, counted in
     its memory limit), so logs cannot fill the host's disk."""
@@ -123,6 +147,10 @@ class Settings(BaseModel):
     whose message names no reset time."""
     accounts_file_override: Path | None = None
     """``DURABENCH_ACCOUNTS_FILE``: the accounts file; unset: ``accounts.toml`` in ``home``."""
+    task_roots: tuple[Path, ...] = ()
+    """``DURABENCH_TASK_ROOTS``: absolute directories, ``os.pathsep``-separated, where this
+    worker also accepts task directories (selection files and benchmark checkouts outside
+    ``home``); the bundled suites and ``home`` are always accepted."""
 
     @classmethod
     def from_env(cls) -> Settings:
@@ -135,6 +163,7 @@ class Settings(BaseModel):
         home = Path(env.get("DURABENCH_HOME") or Path.home() / ".durabench").expanduser()
         fields = {name: env[var] for var, name in _NUMBERS.items() if env.get(var)}
         accounts = env.get("DURABENCH_ACCOUNTS_FILE")
+        roots = _task_roots(env.get("DURABENCH_TASK_ROOTS", ""))
         try:
             return cls(
                 home=home,
@@ -142,12 +171,13 @@ class Settings(BaseModel):
                 namespace=env.get("TEMPORAL_NAMESPACE") or "default",
                 task_queue=env.get("DURABENCH_TASK_QUEUE") or "durabench",
                 base_image=env.get("DURABENCH_BASE_IMAGE") or DEFAULT_BASE_IMAGE,
-                sandbox_network=env.get("DURABENCH_SANDBOX_NETWORK") or "bridge",
+                sandbox_network=env.get("DURABENCH_SANDBOX_NETWORK") or None,
                 host_id_override=env.get("DURABENCH_HOST_ID") or None,
                 tls_ca=env.get("TEMPORAL_TLS_CA") or None,
                 tls_cert=env.get("TEMPORAL_TLS_CERT") or None,
                 tls_key=env.get("TEMPORAL_TLS_KEY") or None,
                 accounts_file_override=Path(accounts).expanduser() if accounts else None,
+                task_roots=roots,
                 **fields,
             )
         except ValidationError as exc:

@@ -9,6 +9,7 @@ owning the container.
 
 from __future__ import annotations
 
+import re
 import shlex
 from abc import abstractmethod
 from collections.abc import Mapping
@@ -38,6 +39,10 @@ _ADD_USER = (
 
 _OPTIONS = frozenset({"effort", "version"})
 """Options every CLI adapter takes; subclasses add theirs in ``extra_options``."""
+_PLAIN_VERSION = re.compile(r"[0-9]+(\.[0-9]+){0,3}([-+][0-9A-Za-z.-]+)?")
+"""A version npm installs from its registry (``2.1.332``, ``1.0.0-beta.2``): never a URL,
+a path, a git spec or a tag such as ``latest``, which npm would fetch from anywhere or
+resolve anew (a cached install is keyed by the spec, so a tag would stay stale)."""
 
 
 class CliAgent(Agent):
@@ -69,6 +74,25 @@ class CliAgent(Agent):
             )
         if self.effort and not self.takes_effort:
             raise ConfigError(f"{self.name} has no reasoning-effort setting; drop --effort")
+        self.check_version(self.options.get("version"))
+
+    @staticmethod
+    def check_version(version: str | None) -> None:
+        """Refuse a ``version`` option that is not a plain version number.
+
+        The worker runs ``npm install <package>@<version>`` on its host, so anyone who can
+        start a run could otherwise make it fetch and run code from a URL, a path or a git
+        repository. Checked when the plan is made and again by the worker.
+
+        Raises:
+            ConfigError: ``version`` is given and is not a plain version (empty means the
+                adapter's pinned one).
+        """
+        if version and not _PLAIN_VERSION.fullmatch(version):
+            raise ConfigError(
+                f"--agent-opt version={version[:40]!r} is not a plain version; give a version "
+                "number such as 2.1.332 or 1.0.0-beta.2 (no tags, URLs, paths or git specs)"
+            )
 
     @property
     def effort(self) -> str | None:

@@ -16,7 +16,8 @@ A replay plan is a JSON file (``--agent-opt plan=FILE``) of cases; the first cas
 Paths in the plan are relative to the plan file and stay in its directory; workspace
 paths (the keys of ``files``) are relative and stay in the workspace. With ``--agent-opt
 marker_dir=DIR`` every session appends "task lane attempt" to ``DIR/executions.log`` on the
-host, so tests can count executions where no container restart can hide them.
+host, so tests can count executions where no container restart can hide them; ``DIR`` is
+mounted into the sandbox, so workers accept it only under ``DURABENCH_HOME/mounts/``.
 """
 
 from __future__ import annotations

@@ -85,6 +85,8 @@ class SandboxSpec(BaseModel):
     mounts: dict[str, str] = Field(default_factory=dict)
     """Host directory to path in the sandbox, read-write (only what an agent declares).
     Never the Docker socket, nor a directory that holds it."""
+    disk_gb: int | None = Field(default=None, gt=0)
+    """Cap on the sandbox's writable layer, where the backend supports one."""
     tmpfs: dict[str, int] = Field(default_factory=dict)
     """Size-limited in-memory file systems, gone with the sandbox: sandbox path to size in
     MiB (``/logs``), so what is written there cannot fill the host's disk."""

@@ -135,8 +135,9 @@ async def test_v1_reads_the_tenant_key_from_the_environment(
     acts, env = ServiceActivities(settings, sleep=_no_sleep), ActivityEnvironment()
     target = ServiceTarget(url=service.url, api="v1", payload_schema=SCHEMA, retry=RETRY)
     monkeypatch.setenv("BENCHMARK_API_KEY", BEARER)
-    with pytest.raises(ServiceAuthError, match="VALS_AUTH_KEY"):
+    with pytest.raises(ApplicationError, match="VALS_AUTH_KEY") as refused:
         await env.run(acts.evaluate_attempt, _evaluate(target, "t1"))
+    assert refused.value.type == ServiceAuthError.__name__ and refused.value.non_retryable
     monkeypatch.setenv("VALS_AUTH_KEY", KEY)
     out = await env.run(acts.evaluate_attempt, _evaluate(target, "t1"))
     score = await env.run(
@@ -164,8 +165,9 @@ async def test_an_unrecorded_attempt_says_what_to_check(
     service: ServiceServer, settings: Settings
 ) -> None:
     acts, env = ServiceActivities(settings, sleep=_no_sleep), ActivityEnvironment()
-    with pytest.raises(ConfigError, match="run the attempt first"):
+    with pytest.raises(ApplicationError, match="run the attempt first") as err:
         await env.run(acts.evaluate_attempt, _evaluate(ServiceTarget(url=service.url), "t3"))
+    assert err.value.type == ConfigError.__name__
     assert service.received == []
 
 
@@ -211,8 +213,9 @@ async def test_the_answer_can_come_from_a_file_of_the_attempt(
     out = await env.run(acts.evaluate_attempt, _evaluate(from_file, "t1"))
     assert out.pass_percentage == 0.0 and service.received[0].body["response"] == "not 42"
     outside = ServiceTarget(url=service.url, response_file="../../../../plan.json")
-    with pytest.raises(ConfigError, match="leaves the attempt directory"):
+    with pytest.raises(ApplicationError, match="leaves the attempt directory") as err:
         await env.run(acts.evaluate_attempt, _evaluate(outside, "t1", force=True))
+    assert err.value.type == ConfigError.__name__
 
 
 async def test_an_artifact_is_uploaded_without_the_key_and_graded_by_its_key(

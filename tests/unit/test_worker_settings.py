@@ -105,3 +105,19 @@ def test_tls_from_files_and_half_a_pair_refused(
         tls_config(base.model_copy(update={"tls_cert": tmp_path / "c.pem"}))
     with pytest.raises(ConfigError, match="cannot read a TEMPORAL_TLS_"):
         tls_config(base.model_copy(update={"tls_ca": tmp_path / "missing.pem"}))
+
+
+def test_a_real_agent_run_is_refused_until_it_names_a_network(tmp_path: Path) -> None:
+    from durabench.models import RunRequest
+    from durabench.planning import make_plan
+
+    settings = Settings(home=tmp_path)
+    assert settings.sandbox_network is None  # no network unless the operator names one
+    request = RunRequest(
+        run_id="net-1", suite="pytorch", agent="claude-code", model="claude-haiku-4-5"
+    )
+    with pytest.raises(ConfigError, match="set DURABENCH_SANDBOX_NETWORK"):
+        make_plan(request, settings)
+    named = settings.model_copy(update={"sandbox_network": "none"})
+    assert make_plan(request, named).task_count == 4
+    assert make_plan(request.model_copy(update={"agent": "oracle", "model": "none"}), settings)

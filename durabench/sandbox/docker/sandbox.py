@@ -117,6 +117,7 @@ class DockerSandbox(Sandbox):
                     security_opt=["no-new-privileges:true"] if self.spec.no_new_privileges else [],
                     volumes={h: {"bind": c, "mode": "rw"} for h, c in self.spec.mounts.items()},
                     mounts=[_memory_volume(p, mb) for p, mb in self.spec.tmpfs.items()],
+                    storage_opt={"size": f"{self.spec.disk_gb}G"} if self.spec.disk_gb else None,
                 )
             elif container.status != "running":
                 container.start()
