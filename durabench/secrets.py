@@ -3,16 +3,33 @@
 Agents print what they see (``env``, tool output, error messages), so a token handed to an
 agent can end up in its transcript. Everything an attempt leaves on disk, and every reason
 that travels through Temporal, passes through here first.
+
+An agent that means to leak a key can spell it otherwise, so each secret is scrubbed in
+the forms it takes without effort too (:func:`secret_forms`): URL-quoted, JSON-escaped,
+hex, reversed, and base64 at each of the three alignments it can start at. An agent set
+on hiding it (encrypting it, splitting it) still can: keys must leave through no file at
+all, which is the model gateway's work.
 """
 
 from __future__ import annotations
 
+import base64
+import functools
+import json
 from collections.abc import Iterable, Mapping
 from pathlib import Path
+from urllib.parse import quote
 
 from durabench.models.config import LaneConfig
 
-__all__ = ["REDACTED", "scrub_bytes", "scrub_text", "scrub_tree", "secret_values"]
+__all__ = [
+    "REDACTED",
+    "scrub_bytes",
+    "scrub_text",
+    "scrub_tree",
+    "secret_forms",
+    "secret_values",
+]
 
 REDACTED = "[REDACTED]"
 _MIN_LEN = 6
@@ -31,17 +48,40 @@ def secret_values(
     return tuple(sorted(values, key=len, reverse=True))
 
 
+@functools.lru_cache(maxsize=256)
+def secret_forms(secret: str) -> tuple[str, ...]:
+    """``secret`` and the forms it takes when printed without effort, longest first."""
+    raw = secret.encode()
+    forms = {
+        secret,
+        quote(secret, safe=""),
+        json.dumps(secret)[1:-1],
+        raw.hex(),
+        secret[::-1],
+    }
+    for shift in range(3):  # base64 of the secret wherever it starts in a longer text
+        encoded = base64.b64encode(bytes(shift) + raw).decode()
+        whole_groups = (shift + len(raw)) // 3  # 3-byte groups made of secret bytes alone
+        middle = encoded[(4 if shift else 0) : 4 * whole_groups]
+        if len(middle) >= _MIN_LEN:
+            forms.add(middle)
+            forms.add(middle.replace("+", "-").replace("/", "_"))  # url-safe alphabet
+    return tuple(sorted((f for f in forms if len(f) >= _MIN_LEN), key=len, reverse=True))
+
+
 def scrub_text(text: str, secrets: Iterable[str]) -> str:
-    """``text`` with every secret value replaced by ``[REDACTED]``."""
+    """``text`` with every secret, in each of its :func:`secret_forms`, replaced."""
     for value in secrets:
-        text = text.replace(value, REDACTED)
+        for form in secret_forms(value):
+            text = text.replace(form, REDACTED)
     return text
 
 
 def scrub_bytes(data: bytes, needles: Iterable[bytes]) -> bytes:
-    """``data`` with every needle (an encoded secret) replaced by ``[REDACTED]``."""
+    """``data`` with every needle (an encoded secret), in each of its forms, replaced."""
     for needle in needles:
-        data = data.replace(needle, REDACTED.encode())
+        for form in secret_forms(needle.decode("utf-8", errors="replace")):
+            data = data.replace(form.encode(), REDACTED.encode())
     return data
 
 
@@ -53,9 +93,7 @@ def scrub_tree(root: Path, secrets: Iterable[str]) -> int:
     dirty = 0
     for path in (p for p in root.rglob("*") if p.is_file()):
         data = path.read_bytes()
-        clean = data
-        for needle in needles:
-            clean = clean.replace(needle, REDACTED.encode())
+        clean = scrub_bytes(data, needles)
         if clean != data:
             path.write_bytes(clean)
             dirty += 1

@@ -1,5 +1,7 @@
 from pathlib import Path
 
+import pytest
+
 from durabench.configs import all_configs
 from durabench.secrets import REDACTED, scrub_text, scrub_tree, secret_values
 
@@ -18,3 +20,29 @@ def test_scrub_text_and_tree(tmp_path: Path) -> None:
     assert scrub_tree(tmp_path, ["sgp_abcdef123"]) == 1
     assert (tmp_path / "a" / "log.txt").read_bytes() == f"x {REDACTED} y".encode()
     assert (tmp_path / "clean.txt").read_text() == "nothing here"
+
+
+@pytest.mark.parametrize("prefix", ["", "x", "xy", "KEY="])
+def test_a_key_printed_without_effort_is_scrubbed_in_every_form(prefix: str) -> None:
+    import base64
+    import json
+    from urllib.parse import quote
+
+    from durabench.secrets import REDACTED, scrub_bytes, scrub_text
+
+    key = "sk-ant-api03-Zm9v+bar/baz=0123456789"
+    spelled = [
+        key,
+        quote(key, safe=""),
+        json.dumps({"k": key})[7:-2],
+        key.encode().hex(),
+        key[::-1],
+        base64.b64encode(f"{prefix}{key} and more".encode()).decode(),
+        base64.urlsafe_b64encode(f"{prefix}{key}".encode()).decode(),
+    ]
+    for text in spelled:
+        assert REDACTED in scrub_text(f"said: {text}", [key]), text
+        assert REDACTED.encode() in scrub_bytes(f"said: {text}".encode(), [key.encode()])
+    assert scrub_text("nothing secret here, 0123456789", [key]) == (
+        "nothing secret here, 0123456789"
+    )
