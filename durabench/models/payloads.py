@@ -79,17 +79,16 @@ class AttemptRef(BaseModel):
     def container_name(self) -> str:
         """Deterministic container name, so a retried activity finds its container.
 
-        Ids may hold characters Docker refuses (``q:1``); replacing them alone would give
-        ``q:1`` and ``q-1`` one container, so a name that had to change ends in ``-h`` and
-        a hash of the raw name. Names of ids Docker accepts stay as they always were
-        (``...-<attempt>`` or ``...-p<placement>``, never ``-h<hex>``).
+        Readable (run, task, lane, attempt, placement, with characters Docker refuses made
+        ``-``) and unique: it ends in a hash of the ids themselves, so neither ``q:1`` and
+        ``q-1`` nor run ``a-b`` with task ``c`` and run ``a`` with task ``b-c`` share one.
         """
         raw = f"durabench-{self.run_id}-{self.task.task_id}-{self.lane}-{self.attempt}"
         raw += f"-p{self.placement}" if self.placement else ""
-        safe = _UNSAFE.sub("-", raw)
-        if safe == raw:
-            return raw
-        return f"{safe}-h{hashlib.sha256(raw.encode()).hexdigest()[:10]}"
+        ids = "\0".join(
+            (self.run_id, self.task.task_id, self.lane, str(self.attempt), str(self.placement))
+        )
+        return f"{_UNSAFE.sub('-', raw)}-{hashlib.sha256(ids.encode()).hexdigest()[:10]}"
 
     @property
     def labels(self) -> dict[str, str]:

@@ -115,9 +115,15 @@ def _ref(
     )
 
 
-def test_container_names_of_safe_ids_are_unchanged() -> None:
-    assert _ref("t1").container_name == "durabench-r1-t1-baseline-1"
-    assert _ref("t1", placement=2).container_name == "durabench-r1-t1-baseline-1-p2"
+def test_container_names_are_readable_and_stable() -> None:
+    assert _ref("t1").container_name.startswith("durabench-r1-t1-baseline-1-")
+    assert _ref("t1", placement=2).container_name.startswith("durabench-r1-t1-baseline-1-p2-")
+    assert _ref("t1").container_name == _ref("t1").container_name
+
+
+def test_container_names_differ_where_hyphens_would_join_ids() -> None:
+    assert _ref("c", run_id="a-b").container_name != _ref("b-c", run_id="a").container_name
+    assert _ref("t", lane="sg-full").container_name != _ref("t-sg", lane="full").container_name
 
 
 def test_container_names_differ_when_only_sanitising_would_join_them() -> None:
