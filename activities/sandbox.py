@@ -241,7 +241,11 @@ class SandboxActivities:
     @activity.defn(name="teardown_sandbox")
     @scrubbed
     async def teardown_sandbox(self, ref: AttemptRef) -> None:
-        """Remove the container (absent is fine); the attempt's claim on this host ends."""
-        await self._attempt(ref).teardown()
+        """Remove the container (absent is fine); the attempt's claim on this host ends.
+
+        It needs the attempt's name and nothing else: a task directory gone, or refused
+        since, still has its container removed.
+        """
+        await get_backend(_BACKEND)(SandboxSpec(name=ref.container_name, image="unused")).stop()
         await asyncio.to_thread(self.capacity.release, attempt_key(ref.labels))
         log.debug("container removed", container=ref.container_name, **ref.labels)

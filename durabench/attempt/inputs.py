@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
+from typing import NamedTuple
 
 from durabench.agents import CliAgent
 from durabench.attempt.setup import AttemptSetup
@@ -30,6 +31,7 @@ from durabench.settings import Settings
 from durabench.tasks import BUILTIN_SUITES_DIR
 
 __all__ = [
+    "CheckedAttempt",
     "check_attempt_inputs",
     "check_mounts",
     "check_task_dir",
@@ -103,26 +105,32 @@ def check_mounts(mounts: Mapping[str, str], root: Path) -> dict[str, str]:
     return checked
 
 
+class CheckedAttempt(NamedTuple):
+    """An attempt's parts, resolved from an input the worker accepted."""
+
+    setup: AttemptSetup
+    mounts: dict[str, str]
+    """The agent's mounts, host paths resolved: what the sandbox binds."""
+
+
 def check_attempt_inputs(
     ref: AttemptRef, settings: Settings, environ: Mapping[str, str]
-) -> tuple[AttemptSetup, dict[str, str]]:
+) -> CheckedAttempt:
     """Check ``ref`` against this worker's rules, then resolve its parts.
 
     The task directory and the ``version`` option are checked before anything is read;
     the agent's mounts once the agent is built (they depend on its options).
 
-    Returns:
-        The attempt's setup, and its checked mounts (host paths resolved) to use.
-
     Raises:
         ConfigError: the task directory, a mount or the version is refused (see
             :func:`check_task_dir`, :func:`check_mounts`,
-            :meth:`~durabench.agents.CliAgent.check_version`), or the task, lane or agent
-            is unknown or invalid here.
+            :meth:`~durabench.agents.CliAgent.check_version`), or the lane or agent is
+            unknown or invalid here.
+        TaskFormatError: the task directory is accepted but is not a valid task.
     """
     task_dir = check_task_dir(ref.task.task_dir, task_roots(settings))
     CliAgent.check_version(ref.agent_options.get("version"))
     task = ref.task.model_copy(update={"task_dir": str(task_dir)})
     setup = AttemptSetup.of(ref.model_copy(update={"task": task}), environ)
     mounts = check_mounts(setup.agent.mounts(setup.ctx), mount_root(settings))
-    return setup, mounts
+    return CheckedAttempt(setup, mounts)

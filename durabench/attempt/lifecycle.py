@@ -120,9 +120,10 @@ class Attempt:
         for step in self.agent.setup_commands(self.ctx):
             done = await self.sandbox.exec(["sh", "-c", step.command], user=step.user)
             if done.exit_code != 0:
+                said = scrub_text((done.stderr or done.stdout).strip(), self.secrets)[:400]
                 raise SandboxError(
                     f"setting up {self.ref.agent} in {self.ref.container_name} failed "
-                    f"(exit {done.exit_code}): {(done.stderr or done.stdout).strip()[:400]}"
+                    f"(exit {done.exit_code}): {said}"
                 )
 
     def _task_files(self, host_dir: Path, dest: str | PurePosixPath) -> dict[str, Path]:
@@ -209,7 +210,7 @@ class Attempt:
         if done.exit_code != 0:
             raise SandboxError(
                 f"{what} in {self.ref.container_name} failed (exit {done.exit_code}): "
-                f"{scrub_text((done.stderr or done.stdout).strip()[:400], self.secrets)}"
+                f"{scrub_text((done.stderr or done.stdout).strip(), self.secrets)[:400]}"
             )
 
     async def _write_submission(self) -> tuple[int, tuple[str, ...]]:
