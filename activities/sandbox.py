@@ -37,7 +37,7 @@ from durabench.models import (
     Verdict,
     VerifyOutput,
 )
-from durabench.paths import RunPaths
+from durabench.paths import RunPaths, SandboxPaths
 from durabench.sandbox import (
     SandboxSpec,
     ensure_agent_image,
@@ -59,6 +59,20 @@ log = get_logger("durabench.sandbox")
 
 _BACKEND = "docker"
 """The sandbox backend attempts run on (images and host admission are Docker's too)."""
+
+
+def _log_volumes(paths: SandboxPaths, size_mb: int) -> dict[str, int]:
+    """A volume each for the agent's logs, its output, the markers and the verifier.
+
+    Filling one leaves the others their room: an agent that fills its logs cannot keep its
+    end from being recorded, nor the verifier from writing the reward.
+    """
+    return {
+        str(paths.logs): size_mb,
+        str(paths.steps): 16,
+        str(paths.output): size_mb,
+        str(paths.verifier_logs): size_mb,
+    }
 
 
 class SandboxActivities:
@@ -115,7 +129,7 @@ class SandboxActivities:
             cpus=self.settings.sandbox_cpus,
             pids_limit=self.settings.sandbox_pids,
             mounts=mounts,
-            tmpfs={str(setup.ctx.paths.logs): self.settings.sandbox_logs_mb},
+            tmpfs=_log_volumes(setup.ctx.paths, self.settings.sandbox_logs_mb),
             disk_gb=self.settings.sandbox_disk_gb,
         )
         sandbox = get_backend(_BACKEND)(spec)

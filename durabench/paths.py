@@ -26,9 +26,10 @@ class SandboxPaths(BaseModel):
         └── agent/                  files an agent adapter uploads (replay: its recording)
         /solution/                  the task's solution/, oracle agent only
         /tests/                     the task's tests/, copied in after the agent ends
-        /logs/                      a size-limited tmpfs
-        ├── steps/                  root only: step markers, the agent's stdout.txt
-        │                           (its transcript) and stderr.txt, written by root
+        /logs/                      size-limited tmpfs volumes, one for each of:
+        ├── steps/                  root only: step markers (nothing else can fill it)
+        ├── output/                 root only: the agent's stdout.txt (its transcript)
+        │                           and stderr.txt, written by root
         ├── agent/                  files the agent writes itself (anyone may write)
         └── verifier/               reward.txt and the verifier's own output
     """
@@ -42,6 +43,7 @@ class SandboxPaths(BaseModel):
     tests: PurePosixPath = PurePosixPath("/tests")
     logs: PurePosixPath = PurePosixPath("/logs")
     steps: PurePosixPath = PurePosixPath("/logs/steps")
+    output: PurePosixPath = PurePosixPath("/logs/output")
     agent_logs: PurePosixPath = PurePosixPath("/logs/agent")
     verifier_logs: PurePosixPath = PurePosixPath("/logs/verifier")
 

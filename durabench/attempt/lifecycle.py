@@ -55,7 +55,7 @@ _STDERR_TAIL = 4000
 """Characters of the agent's stderr the classifier reads (its last words)."""
 _STDERR_BYTES = 64 << 10
 """Bytes of stderr read to find those last words."""
-_DURABENCH_LOG = re.compile(r"(stdout\.txt|stderr\.txt|step-.*)$")
+_DURABENCH_LOG = re.compile(r"(stdout\.txt|stderr\.txt|step-[^/]*)(/|$)")
 """Names of the files durabench writes beside the agent's own logs on the host."""
 _REWARD_BYTES = 4096
 """A reward is one number; a larger file is no reward."""
@@ -92,8 +92,8 @@ class Attempt:
         paths, sandbox, config = self.paths, self.sandbox, self.config
         container_id = await sandbox.start()
         await self._root(
-            f"mkdir -p {paths.agent_logs} {paths.steps} {paths.verifier_logs}"
-            f" && chmod 777 {paths.agent_logs} && chmod 700 {paths.steps}"
+            f"mkdir -p {paths.agent_logs} {paths.steps} {paths.output} {paths.verifier_logs}"
+            f" && chmod 777 {paths.agent_logs} && chmod 700 {paths.steps} {paths.output}"
         )
         instruction = instruction_for(config, self.task)
         text = (Path(self.task.task_dir) / instruction).read_text()
@@ -159,8 +159,8 @@ class Attempt:
         A retry re-attaches to steps that already started instead of running them again;
         their output is the agent's transcript (stdout).
         """
-        steps = self.paths.steps
-        out = f">>{steps}/stdout.txt 2>>{steps}/stderr.txt"
+        steps, output = self.paths.steps, self.paths.output
+        out = f">>{output}/stdout.txt 2>>{output}/stderr.txt"
         budget, wall, exit_code, timed_out, reattached = (
             self.ref.task.agent_timeout_sec,
             0.0,
@@ -225,7 +225,8 @@ class Attempt:
             str(self.paths.workspace), limits=self.limits.workspace
         )
         diff = await asyncio.to_thread(diff_snapshots, before, after.files)
-        (self.store / "submission.patch").write_text(scrub_text(diff.patch, self.secrets))
+        patch = scrub_text(diff.patch, self.secrets)  # names the agent chose may not be UTF-8
+        (self.store / "submission.patch").write_text(patch, errors="backslashreplace")
         return len(diff.files_changed), after.cut
 
     async def verify(self) -> VerifyOutput:
@@ -238,7 +239,7 @@ class Attempt:
         task, sandbox, out_dir = self.task, self.sandbox, self.paths.verifier_logs
         timeout = self.ref.task.verifier_timeout_sec
         # The agent may have planted a reward file: the verifier starts from nothing.
-        await sandbox.exec(["sh", "-c", f"rm -rf {out_dir} && mkdir -p {out_dir}"], user="0")
+        await self._root(f"mkdir -p {out_dir} && find {out_dir} -mindepth 1 -delete")
         await sandbox.upload_files(
             self._task_files(Path(task.task_dir) / "tests", self.paths.tests)
         )
@@ -255,6 +256,8 @@ class Attempt:
             cwd=str(self.paths.workspace),
             timeout_s=timeout,
         )
+        # The tests import the submission: whatever it started must not write the reward.
+        await self._root(REAP_SCRIPT, what="stopping what the verifier left running")
         return VerifyOutput(
             reward=await self._read_reward(result.timed_out), build_failed=build_failed
         )
@@ -314,7 +317,7 @@ class Attempt:
     async def _read_log(self, name: str, max_bytes: int) -> str:
         """The log's last ``max_bytes`` (a transcript cut there loses its oldest lines)."""
         try:
-            data = await self.sandbox.read_tail(str(self.paths.steps / name), max_bytes)
+            data = await self.sandbox.read_tail(str(self.paths.output / name), max_bytes)
         except FileNotFoundError:
             return ""
         return data.decode("utf-8", errors="replace")
@@ -326,11 +329,12 @@ class Attempt:
         """
         cut: list[str] = []
         budget = self.limits.logs.max_total_bytes
-        for src, name in (
-            (self.paths.agent_logs, "agent"),
-            (self.paths.steps, "agent"),  # after the agent's own files: these are durabench's
+        for src, name in (  # durabench's own files first: the agent's cannot crowd them out
+            (self.paths.output, "agent"),
+            (self.paths.steps, "agent"),
             (self.paths.verifier_logs, "verifier"),
             (self.paths.durabench, "durabench"),
+            (self.paths.agent_logs, "agent"),
         ):
             limits = self.limits.logs.model_copy(update={"max_total_bytes": max(1, budget)})
             try:
@@ -349,8 +353,11 @@ class Attempt:
         needles = [s.encode() for s in self.secrets]
         for rel, data in files.items():
             path = target / rel
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_bytes(scrub_bytes(data, needles))
+            try:
+                path.parent.mkdir(parents=True, exist_ok=True)
+                path.write_bytes(scrub_bytes(data, needles))
+            except OSError:  # a name clashing with a directory already kept: not kept
+                continue
 
     async def teardown(self) -> None:
         """Remove the sandbox; one already gone is fine."""

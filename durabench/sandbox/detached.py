@@ -2,8 +2,9 @@
 
 A detached step runs in the sandbox under ``timeout`` and leaves markers in a directory::
 
-    <dir>/step-<n>.started     written when it starts (epoch seconds, container clock)
-    <dir>/step-<n>.done        written when it ends: "<exit code> <elapsed seconds>"
+    <dir>/step-<n>.started     written when it starts (seconds of the container's uptime)
+    <dir>/step-<n>.done        "running" (padded) when it starts, overwritten in place when
+                               it ends: "<exit code> <elapsed seconds> <limit>"
 
 The script runs as root and writes the markers and the step's output into a directory
 only root can enter; the command itself runs as ``user`` (``setpriv``), so an agent can
@@ -61,7 +62,7 @@ def as_user(command: str, user: str | None) -> str:
     u = shlex.quote(user)
     home = f"$(awk -F: -v u={u} '$1 == u {{print $6}}' /etc/passwd)"
     return (
-        f"setpriv --reuid={u} --regid=$(id -g {u}) --init-groups -- "
+        f"setpriv --reuid=$(id -u {u}) --regid=$(id -g {u}) --init-groups -- "
         f'env HOME="{home}" USER={u} LOGNAME={u} sh -c {shlex.quote(command)}'
     )
 
@@ -74,17 +75,27 @@ def wrap_step(
     out: str,
     user: str | None = None,
 ) -> str:
-    """The root shell script that runs ``command`` as ``user``, output appended to ``out``."""
+    """The root shell script that runs ``command`` as ``user``, output appended to ``out``.
+
+    The end marker is written in place into space taken before the step (``1<>`` rewrites
+    without allocating), so nothing the step does to the disk or the process table can
+    keep its end from being recorded; its time comes from ``/proc/uptime`` (no fork).
+    """
     started, done = markers / f"step-{n}.started", markers / f"step-{n}.done"
     limit = f"{max(timeout_s, 1.0):.0f}"
     return (
-        f"umask 077; s=$(date +%s); echo $s > {started}; "
+        f"read -r s _ < /proc/uptime; s=${{s%.*}}; echo $s > {started}; "
+        f"printf '%-60s\\n' running > {done}; "
         f"timeout --kill-after={_KILL_GRACE_S} {limit} {as_user(command, user)} {out}; "
-        f'rc=$?; e=$(date +%s); echo "$rc $((e - s)) {limit}" > {done}.tmp && mv {done}.tmp {done}'
+        f"rc=$?; read -r e _ < /proc/uptime; e=${{e%.*}}; "
+        f'echo "$rc $((e - s)) {limit}" 1<> {done}'
     )
 
 
-def _parse_end(text: str) -> StepEnd:
+def _parse_end(text: str) -> StepEnd | None:
+    """The end the marker records, or ``None`` while it says the step runs."""
+    if not text.split() or not text.split()[0].lstrip("-").isdigit():
+        return None
     code, elapsed, limit = (text.split() + ["0", "0", "0"])[:3]
     timed_out = int(code) in _TIMEOUT_EXIT_CODES and float(elapsed) >= float(limit) - 1
     return StepEnd(int(code), float(elapsed), timed_out)
@@ -94,8 +105,7 @@ async def step_state(sandbox: Sandbox, markers: PurePosixPath, n: int) -> StepSt
     """Read a step's markers."""
     try:
         done = await sandbox.read_file(str(markers / f"step-{n}.done"), max_bytes=_MARKER_BYTES)
-        end = _parse_end(done)
-        return StepState(started=True, end=end)
+        return StepState(started=True, end=_parse_end(done))
     except FileNotFoundError:
         pass
     try:
@@ -151,23 +161,25 @@ for d in /proc/[0-9]*; do
   if [ "$p" -gt 1 ] && { [ -z "$keep" ] || [ "$p" -lt "$keep" ]; }; then keep=$p; fi
 done
 round=0
-while [ $round -lt 50 ]; do
+while [ $round -lt 2000 ]; do
   round=$((round + 1)); left=0
   for d in /proc/[0-9]*; do
     p=${d#/proc/}
     case $p in 1|$keep|$me) continue ;; esac
-    read -r stat < "$d/stat" 2>/dev/null || continue
-    rest=${stat##*) }
-    case ${rest%% *} in Z|X) continue ;; esac
     kill -STOP "$p" 2>/dev/null
     kill -KILL "$p" 2>/dev/null
-    left=1
+    for t in "$d"/task/*/stat; do
+      read -r stat < "$t" 2>/dev/null || continue
+      rest=${stat##*) }
+      case ${rest%% *} in Z|X) ;; *) left=1 ;; esac
+    done
   done
   [ $left -eq 0 ] && exit 0
 done
-echo "processes survived 50 rounds of SIGKILL" >&2
+echo "processes survived 2000 rounds of SIGKILL" >&2
 exit 1
 """
 """Kill every process in the sandbox but its init, its keeper (the lowest pid after init:
-started first) and this shell, until none is left, forks included (stopped first, then
-killed). Forks nothing itself, so it runs under any process limit. Run as root."""
+started first) and this shell, until none of their threads is left, forks included
+(stopped first, then killed), a process whose main thread exited while others run
+included. Forks nothing itself. Run as root."""

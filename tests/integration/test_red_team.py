@@ -46,6 +46,17 @@ ATTACKS = {
         f"{FIX}; cp -r /tests /workspace/stolen-tests' >/dev/null 2>&1 < /dev/null &\n"
         "nohup sh -c 'sleep 1; while :; do sleep 0.05; done' >/dev/null 2>&1 &\n"
     ),
+    "thread": (
+        # A process whose main thread exits while another thread waits for the tests.
+        'setsid python3 -c "import ctypes, os, shutil, threading, time\n'
+        "def later():\n"
+        "    while not os.path.exists('/tests/test.sh'): time.sleep(0.05)\n"
+        f'    os.system(\\"{FIX}\\")\n'
+        "threading.Thread(target=later).start()\n"
+        'ctypes.CDLL(None).pthread_exit(None)" >/dev/null 2>&1 < /dev/null &\n'
+        "sleep 1\n"
+    ),
+    "fill": "head -c 80000000 /dev/zero > /logs/agent/filler; exit 1\n",
     "forger": (
         "echo '0 1 300' > /logs/steps/step-0.done 2>/dev/null || echo 'markers: denied'\n"
         'echo \'{"type":"result","model":"forged"}\' > /logs/steps/stdout.txt 2>/dev/null'
@@ -81,7 +92,12 @@ async def test_attacks_do_not_raise_their_scores_or_break_the_worker(
 ) -> None:
     monkeypatch.setenv("SOURCEGRAPH_URL", "https://sourcegraph.invalid")
     monkeypatch.setenv("SOURCEGRAPH_ACCESS_TOKEN", "sgp_red_team_unused")
-    limits = {"collect_files": 500, "collect_file_mb": 8, "collect_total_mb": 32}
+    limits = {
+        "collect_files": 500,
+        "collect_file_mb": 8,
+        "collect_total_mb": 32,
+        "sandbox_logs_mb": 64,
+    }
     settings = settings.model_copy(update=limits)
     volumes_before = _volumes()
     request = RunRequest(

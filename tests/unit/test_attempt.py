@@ -38,7 +38,7 @@ def _agent_fixes_the_bug(sb: MemorySandbox, call: Call) -> None:
     """The agent: rewrites a file, prints a transcript with a key in it, ends with exit 0."""
     if call.detached:
         sb.files[f"{P.workspace}/tinytensor/activations.py"] = b"fixed = True\n"
-        sb.files[f"{P.steps}/stdout.txt"] = f"key {SECRET}\n".encode()
+        sb.files[f"{P.output}/stdout.txt"] = f"key {SECRET}\n".encode()
         sb.files[f"{P.steps}/step-0.started"] = b"1"
         sb.files[f"{P.steps}/step-0.done"] = b"0 3 300"
 
@@ -90,7 +90,7 @@ def test_a_retried_agent_phase_reattaches_and_never_runs_the_agent_twice(tmp_pat
 def _verifier(reward: bytes | None) -> object:
     def handle(sb: MemorySandbox, call: Call) -> None:
         script = call.cmd[-1]
-        if "rm -rf" in script:
+        if "-delete" in script:
             sb.remove_tree(str(P.verifier_logs))
         elif "/tests/test.sh" in script and reward is not None:
             sb.files[str(P.reward)] = reward
@@ -132,7 +132,7 @@ def _facts(ref: AttemptRef, exit_code: int = 1) -> ClassifyAttemptInput:
 
 def test_classify_dates_a_usage_cap_and_scrubs_its_reason(tmp_path: Path) -> None:
     sb = MemorySandbox()
-    sb.files[f"{P.steps}/stderr.txt"] = (
+    sb.files[f"{P.output}/stderr.txt"] = (
         f"Claude AI usage limit reached for {SECRET}; resets in 2 hours\n".encode()
     )
     attempt = _attempt(tmp_path, sb, agent="claude-code")  # ends before its session began
@@ -147,7 +147,7 @@ def test_classify_dates_a_usage_cap_and_scrubs_its_reason(tmp_path: Path) -> Non
 
 def test_collect_copies_logs_scrubbed_and_teardown_removes(tmp_path: Path) -> None:
     sb = MemorySandbox()
-    sb.files[f"{P.steps}/stdout.txt"] = f"token {SECRET}".encode()
+    sb.files[f"{P.output}/stdout.txt"] = f"token {SECRET}".encode()
     sb.files[f"{P.agent_logs}/stdout.txt"] = b"forged by the agent"
     sb.files[f"{P.agent_logs}/notes.md"] = b"the agent's own log"
     sb.files[str(P.reward)] = b"1.0"

@@ -86,3 +86,15 @@ def test_output_tail_keeps_the_last_bytes_in_bounded_memory() -> None:
     assert tail.value() == b"0999809999"
     assert tail.total_dropped == 50_000 - 10
     assert len(tail._buf) <= 20 + 5
+
+
+def test_a_name_that_is_not_utf8_is_shown_printable() -> None:
+    from pydantic_core import to_json
+
+    name = b"\xff\x1b[31m".decode("utf-8", "surrogateescape")
+    files: list[tuple[str, int | bytes]] = [(name, b"x" * 10)]
+    read = read_tree_limited(
+        ArchiveStream(_tar_chunks(files), None, 1 << 20), "/w", ReadLimits(max_file_bytes=5)
+    )
+    assert read.cut and "\x1b" not in read.cut[0] and "\\xff" in read.cut[0]
+    to_json(read.cut)  # travels through Temporal

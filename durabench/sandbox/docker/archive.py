@@ -93,6 +93,13 @@ def _relative(member: tarfile.TarInfo) -> str:
     return "/".join(parts[1:]) if len(parts) > 1 else parts[0]
 
 
+def _shown(rel: str) -> str:
+    """A file name for a note: any bytes (the agent chose them) as printable, cut short."""
+    raw = rel.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+    text = raw.encode("unicode_escape").decode("ascii") if not raw.isprintable() else raw
+    return text if len(text) <= 200 else text[:200] + "…"
+
+
 def read_one(stream: ArchiveStream) -> bytes | None:
     """The first regular file of the archive, or ``None`` when it holds none."""
     with stream, tarfile.open(fileobj=io.BufferedReader(stream, _CHUNK), mode="r|") as tar:
@@ -117,25 +124,26 @@ def read_tree_limited(stream: ArchiveStream, path: str, limits: ReadLimits) -> T
                 if not member.isfile():
                     continue
                 rel, size = _relative(member), member.size
+                shown = _shown(rel)
                 if len(files) >= limits.max_files:
                     cut.append(f"{path}: more than {limits.max_files} files; the rest left out")
                     break
                 if stream.read_so_far + size > limits.max_stream_bytes:
                     cut.append(
-                        f"{path}/{rel}: {human_bytes(size)}, past what is read of {path} "
+                        f"{path}/{shown}: {human_bytes(size)}, past what is read of {path} "
                         f"({human_bytes(limits.max_stream_bytes)}); reading stopped there, "
                         "the files after it left out"
                     )
                     break
                 if limits.max_file_bytes is not None and size > limits.max_file_bytes:
                     cut.append(
-                        f"{path}/{rel}: {human_bytes(size)}, over the "
+                        f"{path}/{shown}: {human_bytes(size)}, over the "
                         f"{human_bytes(limits.max_file_bytes)} per file, left out"
                     )
                     continue
                 if kept + size > limits.max_total_bytes:
                     cut.append(
-                        f"{path}/{rel}: left out, {human_bytes(limits.max_total_bytes)} "
+                        f"{path}/{shown}: left out, {human_bytes(limits.max_total_bytes)} "
                         "already kept"
                     )
                     continue
