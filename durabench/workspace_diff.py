@@ -7,9 +7,10 @@ nothing in the task image (no git, no diff).
 from __future__ import annotations
 
 import difflib
+from collections.abc import Iterator
 from typing import NamedTuple
 
-__all__ = ["WorkspaceDiff", "diff_snapshots"]
+__all__ = ["MAX_PATCH_CHARS", "WorkspaceDiff", "diff_snapshots"]
 
 _SKIP_DIRS = frozenset({".git", "__pycache__"})
 """Directories whose changes are tooling noise, not the agent's work."""
@@ -34,22 +35,48 @@ def _lines(data: bytes | None) -> list[str] | None:
     return data.decode("utf-8", errors="replace").splitlines(keepends=True)
 
 
-def diff_snapshots(before: dict[str, bytes], after: dict[str, bytes]) -> WorkspaceDiff:
-    """The unified diff from ``before`` to ``after`` (paths relative to the workspace)."""
+MAX_PATCH_CHARS = 16 << 20
+"""Past this the patch names the files it leaves out: the files are the agent's to make
+(a thousand 1 MiB files of short lines would make a patch tens of times their size)."""
+
+
+def diff_snapshots(
+    before: dict[str, bytes], after: dict[str, bytes], *, max_chars: int = MAX_PATCH_CHARS
+) -> WorkspaceDiff:
+    """The unified diff from ``before`` to ``after`` (paths relative to the workspace).
+
+    Every changed file is counted; the patch stops growing at ``max_chars`` and ends with
+    a line naming how many changed files it leaves out.
+    """
     chunks: list[str] = []
     changed: list[str] = []
+    size = 0
     for path in sorted(before.keys() | after.keys()):
         if _skipped(path) or before.get(path) == after.get(path):
             continue
         changed.append(path)
-        old, new = _lines(before.get(path)), _lines(after.get(path))
-        if old is None or new is None:
-            chunks.append(f"Binary files a/{path} and b/{path} differ\n")
+        if size >= max_chars:
             continue
-        fromfile = f"a/{path}" if path in before else "/dev/null"
-        tofile = f"b/{path}" if path in after else "/dev/null"
-        for line in difflib.unified_diff(old, new, fromfile, tofile):
-            chunks.append(
-                line if line.endswith("\n") else line + "\n\\ No newline at end of file\n"
-            )
-    return WorkspaceDiff("".join(chunks), tuple(changed))
+        for chunk in _file_diff(path, before.get(path), after.get(path)):
+            chunks.append(chunk)
+            size += len(chunk)
+            if size >= max_chars:
+                break
+    patch = "".join(chunks)
+    if size >= max_chars:
+        patch += (
+            f"# durabench: the patch stops at {max_chars:,} characters; "
+            f"{len(changed)} files changed\n"
+        )
+    return WorkspaceDiff(patch, tuple(changed))
+
+
+def _file_diff(path: str, before: bytes | None, after: bytes | None) -> Iterator[str]:
+    old, new = _lines(before), _lines(after)
+    if old is None or new is None:
+        yield f"Binary files a/{path} and b/{path} differ\n"
+        return
+    fromfile = f"a/{path}" if before is not None else "/dev/null"
+    tofile = f"b/{path}" if after is not None else "/dev/null"
+    for line in difflib.unified_diff(old, new, fromfile, tofile):
+        yield line if line.endswith("\n") else line + "\n\\ No newline at end of file\n"

@@ -28,7 +28,7 @@ class AttemptLimits(BaseModel):
     """The agent's stdout read for classification: its last bytes when it is longer."""
     workspace: ReadLimits = ReadLimits(
         max_file_bytes=_MIB,
-        max_total_bytes=1024 * _MIB,
+        max_total_bytes=256 * _MIB,
         max_files=200_000,
         max_stream_bytes=2048 * _MIB,
     )

@@ -21,3 +21,13 @@ def test_diff_ignores_pycache_and_git_and_marks_binary() -> None:
 
 def test_no_change_no_patch() -> None:
     assert diff_snapshots({"a": b"1"}, {"a": b"1"}).patch == ""
+
+
+def test_the_patch_stops_growing_and_says_so() -> None:
+    from durabench.workspace_diff import diff_snapshots
+
+    after = {f"f{i}.txt": b"a\n" * 5000 for i in range(50)}
+    diff = diff_snapshots({}, after, max_chars=20_000)
+    assert len(diff.files_changed) == 50
+    assert len(diff.patch) < 40_000
+    assert diff.patch.endswith("the patch stops at 20,000 characters; 50 files changed\n")
