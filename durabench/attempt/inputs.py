@@ -46,10 +46,14 @@ _SHOWN = 200
 def task_roots(settings: Settings) -> tuple[Path, ...]:
     """Where this worker accepts task directories, symlinks resolved.
 
-    The bundled suites, ``DURABENCH_HOME`` (its ``suites/`` and the dataset tasks written
-    under ``runs/``) and every ``DURABENCH_TASK_ROOTS`` entry.
+    The bundled suites, ``DURABENCH_HOME/suites``, the dataset tasks each run writes
+    (``runs/<run>/dataset/``) and every ``DURABENCH_TASK_ROOTS`` entry. Not the rest of the
+    home: ``runs/`` also holds what agents wrote (their logs), which must never become a
+    task whose Dockerfile the worker builds.
     """
-    return tuple(p.resolve() for p in (BUILTIN_SUITES_DIR, settings.home, *settings.task_roots))
+    home = settings.home.resolve()
+    fixed = (BUILTIN_SUITES_DIR, home / "suites", *settings.task_roots)
+    return (*(p.resolve() for p in fixed), home / "runs" / _ANY / "dataset")
 
 
 def mount_root(settings: Settings) -> Path:
@@ -57,9 +61,18 @@ def mount_root(settings: Settings) -> Path:
     return (settings.home / "mounts").resolve()
 
 
+_ANY = "*"
+"""A root's part that stands for any one name (a run's id)."""
+
+
 def _inside(path: Path, roots: Iterable[Path]) -> bool:
     """Whether ``path`` is strictly below one of ``roots`` (a root itself is not)."""
-    return any(path != root and path.is_relative_to(root) for root in roots)
+    return any(_below(path.parts, root.parts) for root in roots)
+
+
+def _below(parts: tuple[str, ...], root: tuple[str, ...]) -> bool:
+    head = parts[: len(root)]
+    return len(parts) > len(root) and all(r in (_ANY, p) for p, r in zip(head, root, strict=True))
 
 
 def _shown(path: str) -> str:

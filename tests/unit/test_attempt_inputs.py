@@ -67,7 +67,7 @@ def test_task_dirs_under_the_bundled_suites_and_the_home_are_accepted(
     mine = settings.home / "suites" / "mine" / TASK
     shutil.copytree(BUILTIN, mine)
     assert check_task_dir(mine, roots) == mine.resolve()
-    dataset = settings.runs_dir / "r1" / "datasets" / "q" / "q-1"  # written by the plan
+    dataset = settings.runs_dir / "r1" / "dataset" / "q" / "q-1"  # written by the plan
     assert check_task_dir(dataset, roots) == dataset.resolve()
 
 
@@ -248,3 +248,13 @@ async def test_a_plan_with_tasks_outside_the_roots_is_refused_until_a_root_is_ad
     added = settings.model_copy(update={"task_roots": (checkout,)})
     summary = await env.run(PlanActivities(added).plan_run, request)
     assert summary.task_count == 1
+
+
+def test_what_agents_wrote_under_runs_is_never_a_task_root(settings: Settings) -> None:
+    kept = settings.home / "runs" / "r1" / "tasks" / "t" / "baseline" / "attempt-1" / "agent"
+    dataset = settings.home / "runs" / "r1" / "dataset" / "questions" / "q-1"
+    for path in (kept / "evil", dataset):
+        path.mkdir(parents=True)
+    with pytest.raises(ConfigError, match="is not under a task root"):
+        check_task_dir(kept / "evil", task_roots(settings))
+    assert check_task_dir(dataset, task_roots(settings)) == dataset.resolve()
