@@ -198,12 +198,15 @@ class Attempt:
         """Kill every process the agent left (``setsid`` children, daemons).
 
         Before anything reads its work: nothing of the agent runs while its diff is taken
-        or its tests run.
-
-        Raises:
-            SandboxError: a process survived.
+        or its tests run. When the reaper cannot run (the agent holds every process slot,
+        so not even ``docker exec`` starts) or fails, the sandbox is restarted: that ends
+        every process, and its files and ``/logs`` volumes stay.
         """
-        await self._root(REAP_SCRIPT, what="stopping the agent's processes")
+        try:
+            await self._root(REAP_SCRIPT, what="stopping the agent's processes")
+        except SandboxError:
+            await self.sandbox.stop(delete=False)
+            await self.sandbox.start()
 
     async def _root(self, script: str, what: str = "preparing the sandbox") -> None:
         done = await self.sandbox.exec(["sh", "-c", script], user="0")
@@ -257,7 +260,7 @@ class Attempt:
             timeout_s=timeout,
         )
         # The tests import the submission: whatever it started must not write the reward.
-        await self._root(REAP_SCRIPT, what="stopping what the verifier left running")
+        await self._stop_agent()
         return VerifyOutput(
             reward=await self._read_reward(result.timed_out), build_failed=build_failed
         )

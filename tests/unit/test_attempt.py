@@ -12,6 +12,8 @@ from durabench.attempt import Attempt, AttemptSetup, parse_reward
 from durabench.errors import RewardFileMissing, RewardParseError
 from durabench.models import AttemptRef, ClassifyAttemptInput, TaskRef
 from durabench.paths import SandboxPaths
+from durabench.sandbox import ExecResult
+from durabench.sandbox.detached import REAP_SCRIPT
 from durabench.secrets import REDACTED
 from durabench.tasks import BUILTIN_SUITES_DIR
 from tests.unit.memory_sandbox import Call, MemorySandbox
@@ -181,3 +183,19 @@ def test_a_reward_file_too_large_is_no_reward(tmp_path: Path) -> None:
     sb = MemorySandbox(handler=_verifier(b"1" * 5000))  # type: ignore[arg-type]
     with pytest.raises(RewardParseError, match="over 4096 bytes"):
         asyncio.run(_attempt(tmp_path, sb).verify())
+
+
+def test_a_sandbox_whose_reaper_cannot_run_is_restarted(tmp_path: Path) -> None:
+    def no_slots(sb: MemorySandbox, call: Call) -> ExecResult | None:
+        _agent_fixes_the_bug(sb, call)
+        if call.cmd[-1] == REAP_SCRIPT:
+            return ExecResult(126, "", "fork: resource temporarily unavailable", False)
+        return None
+
+    sb = MemorySandbox(handler=no_slots)
+    _workspace(sb)
+    attempt = _attempt(tmp_path, sb)
+    asyncio.run(attempt.provision({}))
+    assert sb.started == 1
+    out = asyncio.run(attempt.run_agent({}))
+    assert out.exit_code == 0 and sb.stopped and sb.started == 2  # restarted: nothing runs on
