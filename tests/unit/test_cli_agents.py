@@ -177,3 +177,13 @@ def test_an_instruction_too_long_for_one_argument_is_refused(tmp_path: Path) -> 
 def test_only_an_explicit_version_is_pinned() -> None:
     assert not _cli("claude-code").install_spec().pinned
     assert _cli("claude-code", version="2.0.0").install_spec().pinned
+
+
+def test_npm_sees_the_hosts_ca_settings_and_never_a_key(monkeypatch: pytest.MonkeyPatch) -> None:
+    from durabench.sandbox.docker.agent_images import _npm_env
+
+    monkeypatch.setenv("NODE_EXTRA_CA_CERTS", "/etc/proxy-ca.pem")
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-never-to-npm")
+    env = _npm_env()
+    assert env["NODE_EXTRA_CA_CERTS"] == "/etc/proxy-ca.pem"  # a TLS-inspecting proxy's CA
+    assert "ANTHROPIC_API_KEY" not in env

@@ -40,8 +40,21 @@ TOOLS_DIR = "/opt/durabench/tools"
 _NPM_TIMEOUT_S = 900
 _BUILD_TIMEOUT_S = 900
 _STALE_INSTALL_S = 3600
-_NPM_ENV = ("PATH", "HOME", "HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY", "http_proxy", "https_proxy")
-"""The only variables npm sees (plus ``npm_config_*``): never an API key."""
+_NPM_ENV = (
+    "PATH",
+    "HOME",
+    "HTTP_PROXY",
+    "HTTPS_PROXY",
+    "NO_PROXY",
+    "http_proxy",
+    "https_proxy",
+    "NODE_EXTRA_CA_CERTS",
+    "SSL_CERT_FILE",
+    "SSL_CERT_DIR",
+)
+"""The only variables npm sees (plus ``npm_config_*``): never an API key. The host's CA
+settings are among them: behind a TLS-inspecting proxy npm trusts what the host trusts
+(``--prefix`` makes npm skip the global npmrc, and its ``cafile`` with it)."""
 _ARCH = {"x86_64": "amd64", "amd64": "amd64", "aarch64": "arm64", "arm64": "arm64"}
 
 _probes: dict[tuple[str, str], _Probe] = {}
