@@ -7,6 +7,7 @@ import pytest
 PACKAGES = [
     "durabench.accounts",
     "durabench.agents",
+    "durabench.attempt",
     "durabench.classify",
     "durabench.configs",
     "durabench.models",
