@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import docker
 from temporalio.client import Client, WorkflowHandle
 
 from durabench.models import RunOutcome, RunRequest, RunResult
@@ -30,6 +31,16 @@ async def finished_run(
     assert outcome is not None and outcome.status == "completed", outcome
     paths = RunPaths.for_run(settings.runs_dir, request.run_id)
     return paths, RunResult.model_validate_json(paths.results.read_text())
+
+
+def containers_of(run_id: str) -> list[str]:
+    """Names of the containers (running or not) labelled with ``run_id``."""
+    client = docker.from_env()
+    try:
+        found = client.containers.list(all=True, filters={"label": f"durabench.run={run_id}"})
+        return [str(c.name) for c in found]
+    finally:
+        client.close()
 
 
 REPO = Path(__file__).resolve().parents[2]

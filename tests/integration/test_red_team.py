@@ -22,7 +22,7 @@ from temporalio.client import Client
 from durabench.models import AttemptResult, RunRequest
 from durabench.settings import Settings
 from durabench.tasks import load_suite
-from tests.integration.runs import finished_run
+from tests.integration.runs import containers_of, finished_run
 
 pytestmark = pytest.mark.docker
 
@@ -139,10 +139,5 @@ async def test_attacks_do_not_raise_their_scores_or_break_the_worker(
         assert kept_bytes < 64 << 20, attempt_dir  # collect 32 MiB + workspace snapshots
         assert not any(f.is_symlink() for f in attempt_dir.rglob("*")), attempt_dir
 
-    docker_client = docker.from_env()
-    try:
-        label = f"durabench.run={request.run_id}"
-        assert docker_client.containers.list(all=True, filters={"label": label}) == []
-    finally:
-        docker_client.close()
+    assert containers_of(request.run_id) == []
     assert _volumes() <= volumes_before  # every /logs volume went with its container

@@ -30,7 +30,7 @@ from durabench.models import RunRequest
 from durabench.sandbox import DockerSandbox, SandboxSpec
 from durabench.settings import Settings
 from durabench.tasks import load_suite
-from tests.integration.runs import finished_run
+from tests.integration.runs import containers_of, finished_run
 
 pytestmark = pytest.mark.docker
 
@@ -255,9 +255,4 @@ async def test_a_hostile_task_fails_as_its_own_problem(
         assert out.count("No such file or directory") == 2, out
         assert "network: OSError: [Errno 101] Network is unreachable" in out, out
         assert "bomb: over" in out, out
-    docker_client = docker.from_env()
-    try:
-        label = f"durabench.run={request.run_id}"
-        assert docker_client.containers.list(all=True, filters={"label": label}) == []
-    finally:
-        docker_client.close()
+    assert containers_of(request.run_id) == []
