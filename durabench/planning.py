@@ -158,13 +158,6 @@ def make_plan(
             f"agent {request.agent} calls a model: name it with --model "
             "(such as claude-haiku-4-5, gpt-5-codex or gemini-2.5-pro)"
         )
-    if agent.needs_network and settings.sandbox_network is None:
-        raise ConfigError(
-            f"agent {request.agent} needs a network to reach its model API, and a run names "
-            "what its sandboxes can reach: set DURABENCH_SANDBOX_NETWORK on the workers to an "
-            "internal Docker network where a model proxy lives, or to bridge (which also "
-            "reaches the LAN, cloud metadata and the host's ports); see README, Threat model"
-        )
     for spec in specs:
         agent.check_task(spec)
     pairs, unpaired = _counterparts(request, specs, settings)

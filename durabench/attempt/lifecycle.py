@@ -37,6 +37,7 @@ from durabench.models import (
     ClassifyAttemptInput,
     ClassifyInput,
     CollectOutput,
+    MeteredUsage,
     ProvisionOutput,
     Verdict,
     VerifyOutput,
@@ -76,6 +77,7 @@ class Attempt:
     ) -> None:
         """``store`` is the attempt's directory on the host; ``secrets`` are scrubbed."""
         self.ref = ref
+        self.setup = setup
         self.task, self.config, self.agent, self.ctx = setup
         self.paths = self.ctx.paths
         self.sandbox = sandbox
@@ -282,11 +284,17 @@ class Attempt:
         return parse_reward(text, where=f"{self.paths.reward} of {self.task.task_id}")
 
     async def classify(
-        self, facts: ClassifyAttemptInput, *, now: datetime, cap_cooldown: timedelta
+        self,
+        facts: ClassifyAttemptInput,
+        *,
+        now: datetime,
+        cap_cooldown: timedelta,
+        metered: MeteredUsage | None = None,
     ) -> Verdict:
         """Read the transcript in the sandbox and classify the attempt's exit.
 
-        ``now`` and ``cap_cooldown`` date a usage cap whose message names no reset time.
+        ``now`` and ``cap_cooldown`` date a usage cap whose message names no reset time;
+        ``metered`` is the gateway's record of the attempt's model traffic.
         """
         stdout = await self._read_log("stdout.txt", self.limits.transcript_bytes)
         stderr = scrub_text(await self._read_log("stderr.txt", _STDERR_BYTES), self.secrets)
@@ -303,6 +311,7 @@ class Attempt:
                 files_changed=facts.files_changed,
                 build_failed=facts.build_failed,
                 stderr_tail=stderr[-_STDERR_TAIL:],
+                metered=metered,
             ),
         )
         resets_at = None

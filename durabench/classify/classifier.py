@@ -24,13 +24,14 @@ from durabench.agents.claude_transcript import parse_claude
 from durabench.agents.codex_transcript import parse_codex
 from durabench.agents.gemini_transcript import parse_gemini
 from durabench.agents.transcript import TranscriptFacts
+from durabench.classify.metered import metered_end, metered_mismatch, token_note
 from durabench.classify.table import PatternGroup, PatternTable, load_table
+from durabench.model_names import served_model_matches
 from durabench.models.verdict import ClassifyInput, ExitClass, Signals, TranscriptFormat, Verdict
 
 __all__ = ["classify", "parse_transcript", "served_model_matches"]
 
 _PARSERS = {"claude-code": parse_claude, "codex-cli": parse_codex, "gemini-cli": parse_gemini}
-_SNAPSHOT = re.compile(r"-\d{8}")
 
 
 def parse_transcript(fmt: TranscriptFormat | None, events: list[dict[str, Any]]) -> TranscriptFacts:
@@ -38,13 +39,6 @@ def parse_transcript(fmt: TranscriptFormat | None, events: list[dict[str, Any]])
     if fmt is None or not events:
         return TranscriptFacts(n_events=len(events))
     return _PARSERS[fmt](events)
-
-
-def served_model_matches(requested: str, served: str) -> bool:
-    """Whether ``served`` is ``requested`` or its dated snapshot (``x`` → ``x-20251101``)."""
-    if served == requested:
-        return True
-    return served.startswith(requested) and bool(_SNAPSHOT.fullmatch(served[len(requested) :]))
 
 
 def _first_match(
@@ -79,11 +73,17 @@ def _decide(
     served = facts.served_model
     if served and data.requested_model and not served_model_matches(data.requested_model, served):
         return "infra_other", f"MODEL MISMATCH: requested {data.requested_model}, served {served}"
+    mismatch = metered_mismatch(data)
+    if mismatch:
+        return "infra_other", mismatch
     tail = [e.text for e in facts.errors if e.index >= facts.n_events - table.tail_events]
     matched = _first_match(table.infra, tail) or _first_match(table.model, tail)
     if matched is not None:
         exit_class, why = matched
         return exit_class, f"error at the end of the session: {why}"
+    metered = metered_end(data, facts)
+    if metered is not None:
+        return metered
     if data.transcript_format and not facts.n_events and data.exit_code and not data.timed_out:
         lines = [line for line in data.stderr_tail.splitlines() if line.strip()]
         matched = _first_match(table.infra, lines)
@@ -119,11 +119,13 @@ def classify(data: ClassifyInput, table: PatternTable | None = None) -> Verdict:
     table = table or load_table()
     facts = parse_transcript(data.transcript_format, list(data.events))
     exit_class, reason = _decide(data, facts, table)
+    m = data.metered if data.metered is not None and data.metered.requests else None
     return Verdict(
         exit_class=exit_class,
-        reason=reason,
-        served_model=facts.served_model,
-        tokens=facts.tokens,
+        reason=reason + token_note(facts.tokens, m),
+        served_model=m.served_models[0] if m and m.served_models else facts.served_model,
+        tokens=m.tokens if m else facts.tokens,
+        metered=m,
         cost_usd=facts.cost_usd,
         last_message=facts.last_message[:2000],
         signals=_signals(table, facts.last_message, data.files_changed),
