@@ -200,7 +200,7 @@ class ModelUpstream:
                 headers = {k.lower(): v for k, v in self.headers.items()}
                 reply = upstream._answer(Received(self.command, self.path, headers, body))
                 if reply.events is None:
-                    data = json.dumps(reply.body if reply.body is not None else {}).encode()
+                    data = json.dumps(reply.body).encode() if reply.body is not None else b""
                     self.send_response(reply.status)
                     for k, v in {"content-type": "application/json", **reply.headers}.items():
                         self.send_header(k, v)

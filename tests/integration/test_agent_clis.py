@@ -12,9 +12,7 @@ end as infrastructure, never as the model.
 
 from __future__ import annotations
 
-import json
 import shlex
-import shutil
 import uuid
 from pathlib import Path
 
@@ -24,7 +22,6 @@ from temporalio.client import Client
 from durabench.gateway import TOKEN_PREFIX
 from durabench.models import RunRequest
 from durabench.settings import Settings
-from durabench.tasks import load_suite
 from tests.integration.runs import finished_run, stand_in_task
 from tests.model_upstream import (
     ModelUpstream,
@@ -234,33 +231,3 @@ async def test_cli_gets_its_command_line_user_mcp_config_and_only_placeholder_ke
     for value in secrets.values():
         assert not [f for f in files if value.encode() in f]
         assert value not in histories and value not in out + err
-
-
-async def test_real_claude_code_without_credentials_or_network_is_infra(
-    client: Client, settings: Settings, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """npm installs the real CLI into a derived image; with no key it cannot log in."""
-    if shutil.which("npm") is None:
-        pytest.skip("npm is not installed (CI installs it)")
-    for name in ("ANTHROPIC_API_KEY", "CLAUDE_CODE_OAUTH_TOKEN", "ANTHROPIC_BASE_URL"):
-        monkeypatch.delenv(name, raising=False)
-    source = next(t for t in load_suite("pytorch") if t.task_id == "tensor-gelu-001")
-    shutil.copytree(source.task_dir, settings.home / "suites" / "real" / source.task_id)
-    request = RunRequest(
-        run_id=f"real-{uuid.uuid4().hex[:6]}",
-        suite="real",
-        agent="claude-code",
-        model=MODEL,
-        infra_retries=1,
-        infra_backoff_sec=0.1,
-    )
-    paths, result = await finished_run(request, client, settings)
-    assert len(result.attempts) == 4  # both lanes, retried once
-    assert {a.exit_class for a in result.attempts} <= {"infra_auth", "infra_other"}
-    assert set(result.excluded) == {source.task_id}
-    assert "Nothing was measured" in paths.report_md.read_text()
-    build_log = (paths.attempt(source.task_id, "baseline", 1) / "build.log").read_text()
-    assert "@anthropic-ai/claude-code@" in build_log  # installed now, or cached earlier
-    transcript = paths.attempt(source.task_id, "baseline", 1) / "agent" / "stdout.txt"
-    init = json.loads(transcript.read_text().splitlines()[0])
-    assert init["type"] == "system" and init["mcp_servers"] == []  # the real CLI started
