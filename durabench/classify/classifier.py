@@ -11,7 +11,8 @@ Rules, in order (CLISpecBench run-eval):
    model was never asked: an infra signature in its stderr, else ``infra_other``.
 5. Killed by the time limit: ``model_timeout``.
 6. A non-zero exit or an error result with no signature: ``model_agent_error``.
-7. No file changed: ``model_no_code``; the workspace does not build: ``model_build_failure``.
+7. A text task (no change expected) is ``completed`` with an answer, else ``model_no_code``.
+   No file changed: ``model_no_code``; the workspace does not build: ``model_build_failure``.
 8. Otherwise ``completed``.
 """
 
@@ -101,6 +102,10 @@ def _decide(
     if data.exit_code != 0 or facts.errored:
         last_error = facts.errors[-1].text.strip()[:240] if facts.errors else "no error text"
         return "model_agent_error", f"exit code {data.exit_code}, no infra signature ({last_error})"
+    if not data.expects_change:
+        if not facts.last_message:
+            return "model_no_code", "ended on its own without an answer"
+        return "completed", f"ended on its own after {data.wall_seconds:.0f} s and answered"
     if data.files_changed == 0:
         return "model_no_code", "ended on its own without changing a file"
     if data.build_failed:
@@ -125,7 +130,7 @@ def classify(data: ClassifyInput, table: PatternTable | None = None) -> Verdict:
         served_model=facts.served_model,
         tokens=facts.tokens,
         cost_usd=facts.cost_usd,
-        last_message=facts.last_message[:2000],
+        last_message=facts.last_message,
         signals=_signals(table, facts.last_message, data.files_changed),
         classifier_version=table.version,
     )

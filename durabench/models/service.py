@@ -65,8 +65,11 @@ class ServiceTarget(BaseModel):
     and grades it by its key; ``text`` sends the answer in the request."""
     response_file: str | None = None
     """A file in the attempt directory whose text is the answer, or the artifact to upload
-    (``None``: the agent's final message from ``result.json``, which keeps at most 2,000
-    characters; for an artifact, ``submission.patch``, the diff the agent left)."""
+    (``None``: the agent's whole final message, ``final_message.txt``; for an artifact,
+    ``submission.patch``, the diff the agent left)."""
+    scale: float = Field(default=100.0, gt=0)
+    """``--service-scale``: the value of a full pass, for results that do not say (their
+    ``max_score``); a reward is ``pass_percentage / scale``, refused outside 0 to 1."""
     retry: ServiceRetry = Field(default_factory=ServiceRetry)
     """How hard each call is retried inside one activity attempt."""
 

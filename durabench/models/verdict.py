@@ -102,6 +102,9 @@ class ClassifyInput(BaseModel):
     """Whether the workspace failed to build after the agent."""
     stderr_tail: str = ""
     """The end of the agent's stderr: why a CLI that never started a session stopped."""
+    expects_change: bool = True
+    """Whether the task asks for a change; a text task (a question) is answered in the final
+    message, so changing no file is no failure there."""
 
 
 class Verdict(BaseModel):
@@ -120,7 +123,8 @@ class Verdict(BaseModel):
     cost_usd: float | None = None
     """Cost the agent reported, if it reports one."""
     last_message: str = ""
-    """The agent's final message (trimmed)."""
+    """The agent's final message, whole: the attempt keeps it in ``final_message.txt``, and
+    a display copy of its start travels on."""
     signals: Signals = Field(default_factory=Signals)
     """What the last message says."""
     classifier_version: int

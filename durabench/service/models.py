@@ -38,8 +38,11 @@ class EvalResultData(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="allow")
 
-    pass_percentage: float
-    """Share of the task's checks that passed, 0 to 100."""
+    pass_percentage: float | None = None
+    """Share of the task's checks that passed, on the service's scale (0 to 100 unless
+    ``max_score`` or ``--service-scale`` says otherwise); ``None``: graded, reward unknown."""
+    max_score: float | None = None
+    """The value of a full pass, when the grader says (1 for a service that reports 0-1)."""
     eval_version: str | None = None
     """Version of the grader, when it names one."""
 
