@@ -104,6 +104,9 @@ class Agent(ABC):
     """Whether the agent reads the MCP config: only then does it get the MCP secrets."""
     requires_model: ClassVar[bool] = False
     """Whether ``--model`` must name a real model (agents that call a model API)."""
+    gives_final_message: ClassVar[bool] = False
+    """Whether the agent ends with a final message: the answer a service grades unless
+    ``--response-file`` names a file (oracle and nop leave none)."""
     secret_env: ClassVar[tuple[str, ...]] = ()
     """Secret variables (API keys, OAuth tokens) handed to the agent when the worker has them;
     every value is scrubbed from what the attempt keeps."""

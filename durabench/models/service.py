@@ -98,6 +98,18 @@ class ServiceTarget(BaseModel):
             raise ValueError("artifact payloads need the v1 API: add --service-api v1")
         return self
 
+    def calls(self, lists_tasks: bool = False) -> str:
+        """Which endpoint each step uses, in words; listing a dataset is a v1 call always."""
+        if self.api == "v1":
+            artifact = self.payload_type == "artifact"
+            upload = " after POST /v1/submissions/upload-url" if artifact else ""
+            steps = [f"grades by POST /v1/evaluate{upload}", "scores by POST /v1/score"]
+        else:
+            steps = ["grades by POST /evaluate-response/", "scores by POST /final-score/"]
+        if lists_tasks:
+            steps.insert(0, f"lists tasks by GET /v1/datasets/{self.dataset}/tasks (v1)")
+        return f"{self.api} API: " + "; ".join(steps)
+
     @property
     def artifact_file(self) -> str:
         """The attempt file an artifact payload uploads."""
