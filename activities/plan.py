@@ -53,7 +53,7 @@ class PlanActivities:
     @activity.defn(name="plan_run")
     @scrubbed
     async def plan_run(self, request: RunRequest) -> PlanSummary:
-        """Make the plan (see :mod:`durabench.planning`) and write ``plan.json``.
+        """Make the plan (see :mod:`durabench.planning`), check its service, write ``plan.json``.
 
         A run graded by a service checks, with the key its gradings will use (read from the
         worker's environment), that the service accepts it (see
@@ -64,11 +64,13 @@ class PlanActivities:
         if request.service is not None:
             listed = await self._ask_service(request, request.service)
         accounts = await self._accounts(request.agent)
-        summary = await asyncio.to_thread(self._plan, request, listed, accounts)
-        if summary.request.service is not None:  # as planned: with a dataset file's name
-            async with ServiceClient.for_target(summary.request.service) as client:
-                await check_service(client, summary.request.service, request.run_id)
-        return summary
+        plan = await asyncio.to_thread(self._plan, request, listed, accounts)
+        if plan.request.service is not None:  # as planned: with a dataset file's name
+            async with ServiceClient.for_target(plan.request.service) as client:
+                await check_service(client, plan.request.service, request.run_id)
+        path = RunPaths.for_run(self.settings.runs_dir, plan.request.run_id).plan
+        await asyncio.to_thread(atomic_write, path, plan.model_dump_json(indent=2))
+        return plan.summary()
 
     async def _ask_service(
         self, request: RunRequest, service: ServiceTarget
@@ -120,16 +122,12 @@ class PlanActivities:
         request: RunRequest,
         listed: Sequence[V1DatasetTask] | None,
         accounts: dict[str, object],
-    ) -> PlanSummary:
+    ) -> RunPlan:
         plan = make_plan(request, self.settings, listed).model_copy(update=accounts)
         roots = task_roots(self.settings)  # workers check again; refused here, it fails early
         for task in plan.tasks:
             check_task_dir(task.task_dir, roots)
-        atomic_write(
-            RunPaths.for_run(self.settings.runs_dir, plan.request.run_id).plan,
-            plan.model_dump_json(indent=2),
-        )
-        return plan.summary()
+        return plan
 
     @activity.defn(name="plan_page")
     @scrubbed

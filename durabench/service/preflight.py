@@ -25,12 +25,14 @@ PREFLIGHT_LANE = "preflight"
 async def check_service(client: ServiceClient, target: ServiceTarget, run_id: str) -> None:
     """Ask for the score of no tasks (legacy ``/final-score/``, v1 ``/v1/score``).
 
-    Any other refusal (a service that wants at least one task, a run it does not know)
-    says nothing about the gradings, so it passes.
+    A legacy 404 (no such endpoint or dataset: the request names nothing else) refuses
+    too. Any other refusal (a service that wants at least one task, a v1 run it does not
+    know) says nothing about the gradings, so it passes.
 
     Raises:
         ServiceAuthError: the key is missing or not allowed (its message says which key).
         ServiceUnsupported: the service lacks the scoring endpoint of this API.
+        ServiceRejected: a legacy service found no such endpoint or dataset (404).
         ServiceError: the service stayed busy or down, or answered out of protocol.
     """
     try:
@@ -48,5 +50,6 @@ async def check_service(client: ServiceClient, target: ServiceTarget, run_id: st
             )
     except (ServiceAuthError, ServiceUnsupported):
         raise
-    except ServiceRejected:
-        return
+    except ServiceRejected as exc:
+        if target.api == "legacy" and exc.status == 404:
+            raise

@@ -18,6 +18,7 @@ from durabench.paths import FINAL_MESSAGE, RunPaths
 from durabench.results_io import with_service_grade
 from durabench.service import EvaluateAttemptInput, ServiceRetry, ServiceTarget, TaskGrade
 from durabench.settings import Settings
+from starter.console import result_tables
 from starter.score import score_main
 from tests.service_server import ServiceServer
 
@@ -168,6 +169,10 @@ async def test_one_bad_grading_never_stops_the_others_and_the_report_says_what_h
     assert "service grading failed: POST" in report and "grading sandbox unavailable" in report
     assert "service graded evaluated: the service sent no pass_percentage" in report
     assert "without changing a file" not in report.split("## Last messages")[0]
+    labelled = "service final score, baseline: 0 (the service's own number, on its scale"
+    assert labelled in report
+    assert any(labelled in str(line) for line in result_tables(result))  # the terminal too
+    assert "calls: legacy API: grades by POST /evaluate-response/" in report
     stored = TaskGrade.model_validate_json(
         (run.attempt("t1", "baseline", 1) / "eval.json").read_text()
     )

@@ -74,6 +74,7 @@ async def test_a_v1_run_with_only_the_bearer_key_is_refused_before_approval(
     assert "only BENCHMARK_API_KEY is set" in refused.value.message
     assert service.paths() == ["/v1/score"]  # one cheap call, with the run's own key
     assert service.received[0].headers["authorization"] == f"Bearer {BEARER}"
+    assert not RunPaths.for_run(tmp_path / "home" / "runs", "r1").plan.exists()
 
 
 async def test_a_legacy_run_checks_the_key_and_sends_the_dataset_files_name(
@@ -121,3 +122,16 @@ async def test_listing_a_dataset_says_it_is_a_v1_call_under_the_legacy_api(
         await _plan(tmp_path, agent="nop", service=target)
     assert service.paths() == ["/v1/datasets/validation/tasks"]
     assert "lists tasks by GET /v1/datasets/validation/tasks (v1)" in target.calls(True)
+
+
+async def test_a_legacy_404_refuses_the_run_and_a_v1_one_does_not(
+    service: ServiceServer, tmp_path: Path, tasks_file: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    service.faults.reject, service.faults.reject_detail = 404, "dataset 'validation' not found"
+    legacy = ServiceTarget(url=service.url, retry=RETRY)
+    with pytest.raises(ApplicationError, match="found nothing .*check the dataset name"):
+        await _plan(tmp_path, agent="nop", service=legacy, dataset_file=str(tasks_file))
+    monkeypatch.setenv("VALS_AUTH_KEY", KEY)  # a v1 service may not know the check's run
+    v1 = ServiceTarget(url=service.url, api="v1", payload_schema=SCHEMA, retry=RETRY)
+    planned = await _plan(tmp_path / "2", agent="nop", service=v1, dataset_file=str(tasks_file))
+    assert planned.task_count == 1
