@@ -182,3 +182,18 @@ async def test_one_bad_grading_never_stops_the_others_and_the_report_says_what_h
     again = await score_main("r1", settings=settings)  # the failed one only is graded again
     assert service.paths().count("/evaluate-response/") == graded + 1
     assert {a.task_id: a.reward for a in again.attempts} == {"t1": 1.0, "t2": None, "t3": 0.0}
+
+
+async def test_a_result_is_sent_back_to_the_final_score_as_the_service_gave_it(
+    service: ServiceServer, settings: Settings
+) -> None:
+    target = ServiceTarget(url=service.url, retry=RETRY)
+    run = _run(settings, target, "t2")
+    _record(run, "t2", "7")
+    service.faults.no_percentage = {"t2"}
+    await score_main("r1", settings=settings)
+    [sent] = [r.body for r in service.received if r.path == "/final-score/"]
+    assert sent["evaluation_results"]["t2"]["result"] == {
+        "eval_version": "test-1",
+        "grader": "exact",
+    }
