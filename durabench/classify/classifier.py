@@ -59,7 +59,9 @@ def _first_match(
     return None
 
 
-def _signals(table: PatternTable, message: str, files_changed: int) -> Signals:
+def _signals(
+    table: PatternTable, message: str, files_changed: int, expects_change: bool
+) -> Signals:
     found = {
         name: any(re.search(p, message, re.IGNORECASE | re.MULTILINE) for p in patterns)
         for name, patterns in table.signals.items()
@@ -70,7 +72,7 @@ def _signals(table: PatternTable, message: str, files_changed: int) -> Signals:
         acknowledged_incomplete=found.get("acknowledged_incomplete", False),
         asked_to_continue=found.get("asked_to_continue", False),
         clarifying_question=found.get("clarifying_question", False),
-        false_completion=claims and files_changed == 0,
+        false_completion=claims and files_changed == 0 and expects_change,
     )
 
 
@@ -131,6 +133,6 @@ def classify(data: ClassifyInput, table: PatternTable | None = None) -> Verdict:
         tokens=facts.tokens,
         cost_usd=facts.cost_usd,
         last_message=facts.last_message,
-        signals=_signals(table, facts.last_message, data.files_changed),
+        signals=_signals(table, facts.last_message, data.files_changed, data.expects_change),
         classifier_version=table.version,
     )

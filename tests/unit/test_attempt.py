@@ -238,7 +238,7 @@ def test_a_text_task_answered_is_completed_and_unanswered_is_no_code(tmp_path: P
     )
     now = datetime(2026, 11, 26, 12, 0, tzinfo=UTC)
     classes = []
-    for answer in ("42", ""):
+    for answer in ("Done: 42", ""):
         sb = MemorySandbox()
         _claude_ends_with(sb, answer)
         attempt = Attempt(ref, AttemptSetup.of(ref, {}), sb, store=tmp_path / "a")
@@ -246,5 +246,6 @@ def test_a_text_task_answered_is_completed_and_unanswered_is_no_code(tmp_path: P
             attempt.classify(_facts(ref, exit_code=0), now=now, cap_cooldown=timedelta())
         )
         classes.append((verdict.exit_class, verdict.reason))
+        assert not verdict.signals.false_completion  # no change was asked for
     assert classes[0][0] == "completed" and "answered" in classes[0][1]
     assert classes[1] == ("model_no_code", "ended on its own without an answer")
