@@ -197,3 +197,17 @@ async def test_a_result_is_sent_back_to_the_final_score_as_the_service_gave_it(
         "eval_version": "test-1",
         "grader": "exact",
     }
+
+
+async def test_starter_score_reads_gradings_again_on_the_scale_it_is_given(
+    service: ServiceServer, settings: Settings
+) -> None:
+    service.faults.fraction = True  # 0-1 without a word: read as 0-100, a reward of 0.01
+    target = ServiceTarget(url=service.url, retry=RETRY)
+    run = _run(settings, target, "t1")
+    _record(run, "t1", "42")
+    assert {a.reward for a in (await score_main("r1", settings=settings)).attempts} == {0.01}
+    again = await score_main("r1", force=True, scale=1.0, settings=settings)
+    assert {a.reward for a in again.attempts} == {1.0}
+    plan = RunPlan.model_validate_json(run.plan.read_text())
+    assert plan.request.service is not None and plan.request.service.scale == 1.0
