@@ -108,6 +108,9 @@ class Agent(ABC):
     """The model API the agent calls, through the gateway; ``None``: it calls none."""
     base_url_env: ClassVar[str] = ""
     """The variable the agent reads its model API's base URL from (the gateway's)."""
+    gives_final_message: ClassVar[bool] = False
+    """Whether the agent ends with a final message: the answer a service grades unless
+    ``--response-file`` names a file (oracle and nop leave none)."""
     secret_env: ClassVar[tuple[str, ...]] = ()
     """Secret variables (API keys, OAuth tokens) handed to the agent when the worker has them;
     every value is scrubbed from what the attempt keeps."""

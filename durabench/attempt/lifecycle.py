@@ -25,6 +25,7 @@ from pathlib import Path, PurePosixPath
 
 from durabench.accounts import cooldown_until
 from durabench.agents import read_events
+from durabench.atomic import atomic_write
 from durabench.attempt.limits import AttemptLimits
 from durabench.attempt.reward import parse_reward
 from durabench.attempt.setup import AttemptSetup
@@ -42,6 +43,8 @@ from durabench.models import (
     Verdict,
     VerifyOutput,
 )
+from durabench.models.task import TEXT_CATEGORY
+from durabench.paths import FINAL_MESSAGE
 from durabench.sandbox import Sandbox
 from durabench.sandbox.detached import REAP_SCRIPT, run_step, wrap_step
 from durabench.sandbox.tarball import pack, unpack
@@ -53,6 +56,9 @@ __all__ = ["Attempt"]
 
 _BEFORE_SNAPSHOT = ".workspace-before.tar"
 _STDERR_TAIL = 4000
+_DISPLAY_CHARS = 2000
+"""The final message's start that travels in history and ``result.json``; the whole is kept
+in ``final_message.txt`` (a service grades that)."""
 """Characters of the agent's stderr the classifier reads (its last words)."""
 _STDERR_BYTES = 64 << 10
 """Bytes of stderr read to find those last words."""
@@ -312,8 +318,11 @@ class Attempt:
                 build_failed=facts.build_failed,
                 stderr_tail=stderr[-_STDERR_TAIL:],
                 metered=metered,
+                expects_change=self.task.category != TEXT_CATEGORY,
             ),
         )
+        answer = scrub_text(verdict.last_message, self.secrets)
+        await asyncio.to_thread(atomic_write, self.store / FINAL_MESSAGE, answer)
         resets_at = None
         if verdict.exit_class == "infra_usage_cap":
             said = "\n".join((verdict.reason, stdout[-_STDERR_TAIL:], stderr[-_STDERR_TAIL:]))
@@ -321,7 +330,7 @@ class Attempt:
         return verdict.model_copy(
             update={
                 "reason": scrub_text(verdict.reason, self.secrets),
-                "last_message": scrub_text(verdict.last_message, self.secrets),
+                "last_message": answer[:_DISPLAY_CHARS],
                 "cap_resets_at": resets_at,
             }
         )

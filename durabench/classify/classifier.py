@@ -11,7 +11,8 @@ Rules, in order (CLISpecBench run-eval):
    model was never asked: an infra signature in its stderr, else ``infra_other``.
 5. Killed by the time limit: ``model_timeout``.
 6. A non-zero exit or an error result with no signature: ``model_agent_error``.
-7. No file changed: ``model_no_code``; the workspace does not build: ``model_build_failure``.
+7. A text task (no change expected) is ``completed`` with an answer, else ``model_no_code``.
+   No file changed: ``model_no_code``; the workspace does not build: ``model_build_failure``.
 8. Otherwise ``completed``.
 """
 
@@ -52,7 +53,9 @@ def _first_match(
     return None
 
 
-def _signals(table: PatternTable, message: str, files_changed: int) -> Signals:
+def _signals(
+    table: PatternTable, message: str, files_changed: int, expects_change: bool
+) -> Signals:
     found = {
         name: any(re.search(p, message, re.IGNORECASE | re.MULTILINE) for p in patterns)
         for name, patterns in table.signals.items()
@@ -63,7 +66,7 @@ def _signals(table: PatternTable, message: str, files_changed: int) -> Signals:
         acknowledged_incomplete=found.get("acknowledged_incomplete", False),
         asked_to_continue=found.get("asked_to_continue", False),
         clarifying_question=found.get("clarifying_question", False),
-        false_completion=claims and files_changed == 0,
+        false_completion=claims and files_changed == 0 and expects_change,
     )
 
 
@@ -101,6 +104,10 @@ def _decide(
     if data.exit_code != 0 or facts.errored:
         last_error = facts.errors[-1].text.strip()[:240] if facts.errors else "no error text"
         return "model_agent_error", f"exit code {data.exit_code}, no infra signature ({last_error})"
+    if not data.expects_change:
+        if not facts.last_message:
+            return "model_no_code", "ended on its own without an answer"
+        return "completed", f"ended on its own after {data.wall_seconds:.0f} s and answered"
     if data.files_changed == 0:
         return "model_no_code", "ended on its own without changing a file"
     if data.build_failed:
@@ -127,7 +134,7 @@ def classify(data: ClassifyInput, table: PatternTable | None = None) -> Verdict:
         tokens=m.tokens if m else facts.tokens,
         metered=m,
         cost_usd=facts.cost_usd,
-        last_message=facts.last_message[:2000],
-        signals=_signals(table, facts.last_message, data.files_changed),
+        last_message=facts.last_message,
+        signals=_signals(table, facts.last_message, data.files_changed, data.expects_change),
         classifier_version=table.version,
     )

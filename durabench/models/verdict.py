@@ -149,6 +149,9 @@ class ClassifyInput(BaseModel):
     metered: MeteredUsage | None = None
     """The gateway's record of the attempt's model traffic; ``None`` when none went
     through it (agents without a model, or runs before the gateway)."""
+    expects_change: bool = True
+    """Whether the task asks for a change; a text task (a question) is answered in the final
+    message, so changing no file is no failure there."""
 
 
 class Verdict(BaseModel):
@@ -170,7 +173,8 @@ class Verdict(BaseModel):
     """The gateway's meter, when the attempt's traffic went through it: ``tokens`` and
     ``served_model`` are then its figures, not the transcript's."""
     last_message: str = ""
-    """The agent's final message (trimmed)."""
+    """The agent's final message, whole: the attempt keeps it in ``final_message.txt``, and
+    a display copy of its start travels on."""
     signals: Signals = Field(default_factory=Signals)
     """What the last message says."""
     classifier_version: int
