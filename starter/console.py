@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
@@ -12,8 +14,26 @@ from durabench.settings import Settings
 
 __all__ = ["console", "errors", "plan_table", "progress_line", "result_tables", "ui_url"]
 
-console = Console(highlight=False)
-errors = Console(stderr=True, highlight=False)
+OFF_TERMINAL_WIDTH = 1000
+"""Width of tables when output goes to a pipe, a log or CI (unless ``COLUMNS`` says)."""
+
+
+def _console(*, stderr: bool = False) -> Console:
+    """A console that never hard-wraps off a terminal.
+
+    Piped output is read by scripts, logs and CI, and copied from: a URL, a path or a
+    command split over two lines no longer works. On a terminal, rich fits the window.
+    """
+    out = Console(stderr=stderr, highlight=False)
+    if not out.is_terminal:
+        out.soft_wrap = True
+        if "COLUMNS" not in os.environ:
+            out.width = OFF_TERMINAL_WIDTH
+    return out
+
+
+console = _console()
+errors = _console(stderr=True)
 
 
 def ui_url(settings: Settings, run_id: str) -> str:

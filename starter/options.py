@@ -9,8 +9,10 @@ from typing import Any, ParamSpec, TypeVar
 
 import click
 from temporalio.client import WorkflowFailureError, WorkflowUpdateFailedError
+from temporalio.exceptions import ApplicationError
 from temporalio.service import RPCError, RPCStatusCode
 
+from durabench import errors
 from durabench.errors import ConfigError, DurabenchError
 from durabench.ids import check_id
 
@@ -33,9 +35,22 @@ def checked_run_id(ctx: click.Context, param: click.Parameter, value: str | None
 run_id_argument = click.argument("run_id", callback=checked_run_id)
 
 
+def _ours(exc: BaseException) -> bool:
+    """Whether ``exc`` is a durabench error, here or as an activity's failure."""
+    if isinstance(exc, DurabenchError):
+        return True
+    name = exc.type if isinstance(exc, ApplicationError) else None
+    found = getattr(errors, name or "", None)
+    return isinstance(found, type) and issubclass(found, DurabenchError)
+
+
 def failure_message(exc: BaseException) -> str:
-    """The innermost message of a Temporal failure chain (what actually went wrong)."""
-    while exc.__cause__ is not None:
+    """What went wrong, from a failure chain: durabench's first sentence, else the innermost.
+
+    A durabench error says what to do; what it was raised from (a JSON parser's
+    complaint, an ``[Errno 2]``) only says what broke, and Temporal's wrappers say less.
+    """
+    while exc.__cause__ is not None and not _ours(exc):
         exc = exc.__cause__
     return str(getattr(exc, "message", None) or exc)
 

@@ -4,9 +4,17 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
+
+from temporalio.client import WorkflowFailureError
+from temporalio.exceptions import ActivityError, ApplicationError
+
+from durabench.errors import ConfigError
+from durabench.tasks import load_suite
+from starter.options import failure_message
 
 
 def _starter(*args: str, **env: str) -> subprocess.CompletedProcess[str]:
@@ -100,3 +108,52 @@ def test_a_service_scale_must_be_above_zero(tmp_path: Path) -> None:
     assert proc.returncode == 2 and "Invalid value for '--service-scale'" in proc.stderr
     score = _starter("score", "r1", "--service-scale", "-1", DURABENCH_HOME=str(tmp_path))
     assert score.returncode == 2 and "Invalid value for '--service-scale'" in score.stderr
+
+
+def test_output_off_a_terminal_never_wraps_a_long_path(tmp_path: Path) -> None:
+    """Piped output keeps a path on one line, whatever its length (no COLUMNS set)."""
+    task = load_suite("pytorch", tmp_path)[0].task_dir
+    deep = tmp_path.joinpath(*(["a-rather-long-directory-name"] * 6), "tensor-broadcast-001")
+    shutil.copytree(task, deep)
+    env = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "LINES")}
+    proc = subprocess.run(
+        [sys.executable, "-m", "starter", "tasks", "check", str(deep)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert len(str(deep)) > 200
+    assert any(str(deep) in line for line in proc.stdout.splitlines()), proc.stdout
+
+
+def test_a_failure_message_keeps_durabench_sentence_over_its_cause() -> None:
+    """The first durabench error of a chain says what to do; its causes only say what broke."""
+    try:
+        try:
+            json.loads("{bad")
+        except json.JSONDecodeError as exc:
+            raise ConfigError("selection file s.json is not JSON; it must be {...}") from exc
+    except ConfigError as exc:
+        local = exc
+    assert failure_message(local) == "selection file s.json is not JSON; it must be {...}"
+
+    inner = ApplicationError("Expecting property name", type="JSONDecodeError")
+    ours = ApplicationError("selection file s.json is not JSON", type="ConfigError")
+    ours.__cause__ = inner
+    activity = ActivityError(
+        "activity error",
+        scheduled_event_id=1,
+        started_event_id=2,
+        identity="w",
+        activity_type="plan_run",
+        activity_id="1",
+        retry_state=None,
+    )
+    activity.__cause__ = ours
+    failed = WorkflowFailureError(cause=activity)
+    assert failure_message(failed) == "selection file s.json is not JSON"
+    foreign = ApplicationError("boom", type="KeyError")
+    assert failure_message(WorkflowFailureError(cause=foreign)) == "boom"
