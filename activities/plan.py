@@ -14,11 +14,12 @@ from pathlib import Path
 
 from temporalio import activity
 from temporalio.client import Client
+from temporalio.exceptions import ApplicationError, ApplicationErrorCategory
 
 from activities.accounts import account_health, sync_pool
 from activities.boundary import KnownSecrets, scrubbed
 from durabench.attempt.inputs import check_task_dir, task_roots
-from durabench.errors import AccountError, ServiceAuthError
+from durabench.errors import AccountError, DurabenchError, ServiceAuthError, non_retryable_names
 from durabench.models import (
     AccountHealth,
     PlanPage,
@@ -60,6 +61,14 @@ class PlanActivities:
         :func:`durabench.service.check_service`); a run of a service's dataset lists its
         tasks here first.
         """
+        try:
+            return await self._plan_run(request)
+        except DurabenchError as exc:
+            if type(exc).__name__ not in non_retryable_names():
+                raise  # the service is busy, say: retried
+            raise _refusal(exc) from exc
+
+    async def _plan_run(self, request: RunRequest) -> PlanSummary:
         listed = None
         if request.service is not None:
             listed = await self._ask_service(request, request.service)
@@ -143,6 +152,20 @@ class PlanActivities:
         """Write ``run.json``: the approved plan and who approved it."""
         paths = RunPaths.for_run(self.settings.runs_dir, data.plan.request.run_id)
         atomic_write(paths.run, data.model_dump_json(indent=2))
+
+
+def _refusal(exc: DurabenchError) -> ApplicationError:
+    """A plan the request itself makes impossible: the run fails with the reason, once.
+
+    Benign, so the worker logs it at debug level: it is the person's to fix, not the
+    worker's failure, and a stack trace would bury the one line that says what to change.
+    """
+    return ApplicationError(
+        str(exc),
+        type=type(exc).__name__,
+        non_retryable=True,
+        category=ApplicationErrorCategory.BENIGN,
+    )
 
 
 def _why(health: AccountHealth) -> str:

@@ -20,7 +20,7 @@ import os
 from collections.abc import Sequence
 from pathlib import Path
 
-from durabench.agents import Agent, get_agent
+from durabench.agents import Agent, agent_class, get_agent
 from durabench.configs import get_config, missing_mcp_env
 from durabench.earlier_runs import counterparts, read_plan, rerun_task_ids
 from durabench.errors import ConfigError
@@ -34,7 +34,7 @@ from durabench.settings import Settings
 from durabench.tasks import load_suite, load_task
 from durabench.tasks.selection import load_selection
 
-__all__ = ["UNPAIRED_ENV", "lanes_of", "make_plan"]
+__all__ = ["UNPAIRED_ENV", "check_request", "lanes_of", "make_plan"]
 
 UNPAIRED_ENV = "ALLOW_UNPAIRED_SINGLE_CONFIG"
 """Set to ``true`` to run a single-config run without counterparts (recorded in the plan)."""
@@ -155,6 +155,40 @@ def _answer_warnings(request: RunRequest, agent: Agent) -> tuple[str, ...]:
     )
 
 
+def check_request(request: RunRequest, settings: Settings) -> None:
+    """The checks of :func:`make_plan` that need no earlier run, service or agent option.
+
+    The CLI makes them before it starts a run, so that a typo (a suite, agent, config or
+    model name; a selection file) is refused in one line and leaves no failed run behind.
+    The plan activity checks everything again on a worker, with what only it can see.
+
+    Raises:
+        ConfigError: a name or the tasks source is wrong; the message says what to do.
+        TaskFormatError: a task directory is invalid.
+    """
+    check_id(request.run_id, "run id")
+    if request.rerun_of is not None or request.rerun is not None:
+        return  # a rerun takes its model, agent and tasks from the earlier run
+    check_model_name(request.model)
+    for lane in lanes_of(request):
+        get_config(lane)
+    if agent_class(request.agent).requires_model and request.model == "none":
+        raise _model_missing(request.agent)
+    if request.dataset_file:
+        read_dataset_file(Path(request.dataset_file))
+    elif request.selection or request.benchmarks_dir:
+        load_selection(request.selection, request.benchmarks_dir, benchmark=request.suite or None)
+    elif not request.tasks_from_service:
+        load_suite(request.suite, settings.home)
+
+
+def _model_missing(agent: str) -> ConfigError:
+    return ConfigError(
+        f"agent {agent} calls a model: name it with --model "
+        "(such as claude-haiku-4-5, gpt-5-codex or gemini-2.5-pro)"
+    )
+
+
 def make_plan(
     request: RunRequest, settings: Settings, listed: Sequence[V1DatasetTask] | None = None
 ) -> RunPlan:
@@ -179,10 +213,7 @@ def make_plan(
     configs = [get_config(lane) for lane in lanes]
     agent = get_agent(request.agent, request.agent_options)
     if agent.requires_model and request.model == "none":
-        raise ConfigError(
-            f"agent {request.agent} calls a model: name it with --model "
-            "(such as claude-haiku-4-5, gpt-5-codex or gemini-2.5-pro)"
-        )
+        raise _model_missing(request.agent)
     for spec in specs:
         agent.check_task(spec)
     pairs, unpaired = _counterparts(request, specs, settings)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import re
 from collections.abc import Callable, Coroutine
 from typing import Any, ParamSpec, TypeVar
 
@@ -55,6 +56,13 @@ def failure_message(exc: BaseException) -> str:
     return str(getattr(exc, "message", None) or exc)
 
 
+def _not_found(message: str) -> str:
+    """Temporal's "workflow not found for ID: run/x", in durabench's words."""
+    named = re.search(r"ID: run/(\S+)", message)
+    what = f"no run {named.group(1)}" if named else message
+    return f"{what}; list the runs with `python -m starter status`"
+
+
 def run_async(fn: Callable[P, Coroutine[Any, Any, R]]) -> Callable[P, R]:
     """Run an async command core; turn durabench and Temporal errors into clean exits."""
 
@@ -70,9 +78,7 @@ def run_async(fn: Callable[P, Coroutine[Any, Any, R]]) -> Callable[P, R]:
             raise click.ClickException(failure_message(exc)) from exc
         except RPCError as exc:
             if exc.status == RPCStatusCode.NOT_FOUND:
-                raise click.ClickException(
-                    f"{exc.message}; list runs in the Web UI or with `temporal workflow list`"
-                ) from exc
+                raise click.ClickException(_not_found(exc.message)) from exc
             raise click.ClickException(f"Temporal refused: {exc.message}") from exc
 
     return wrapper

@@ -27,7 +27,7 @@ from durabench.models import (
     ServiceTarget,
     SuiteRunInput,
 )
-from durabench.planning import UNPAIRED_ENV
+from durabench.planning import UNPAIRED_ENV, check_request
 from durabench.sandbox import docker_client
 from durabench.settings import Settings
 from starter.client import connect
@@ -298,6 +298,7 @@ async def main(
 ) -> RunOutcome | None:
     """Start the run; unless ``detach``, work on it in-process until it ends."""
     settings = settings or Settings.from_env()
+    check_request(request, settings)  # a typo is refused here, before any run exists
     if not detach:
         docker_client().close()  # the in-process worker needs Docker: say so now, with the fix
     client = client or await connect(settings)

@@ -7,7 +7,13 @@ from durabench.agents.codex_cli import CodexCliAgent
 from durabench.agents.gemini_cli import GeminiCliAgent
 from durabench.agents.nop import NopAgent
 from durabench.agents.oracle import OracleAgent
-from durabench.agents.registry import agent, agent_secret_env, get_agent, known_agents
+from durabench.agents.registry import (
+    agent,
+    agent_class,
+    agent_secret_env,
+    get_agent,
+    known_agents,
+)
 from durabench.agents.replay import ReplayAgent, ReplayCase, ReplayPlan
 from durabench.agents.transcript import TranscriptFacts, read_events
 
@@ -31,6 +37,7 @@ __all__ = [
     "TranscriptFacts",
     "Upload",
     "agent",
+    "agent_class",
     "agent_secret_env",
     "get_agent",
     "known_agents",

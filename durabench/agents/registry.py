@@ -7,7 +7,7 @@ from collections.abc import Callable, Mapping
 from durabench.agents.base import Agent
 from durabench.errors import UnknownAgent
 
-__all__ = ["agent", "agent_secret_env", "get_agent", "known_agents"]
+__all__ = ["agent", "agent_class", "agent_secret_env", "get_agent", "known_agents"]
 
 _AGENTS: dict[str, type[Agent]] = {}
 
@@ -40,9 +40,17 @@ def get_agent(name: str, options: Mapping[str, str] | None = None) -> Agent:
         UnknownAgent: no adapter of that name; the message lists the known ones.
         ConfigError: the options are wrong for that agent.
     """
+    return agent_class(name)(options)
+
+
+def agent_class(name: str) -> type[Agent]:
+    """The adapter class registered as ``name`` (its class facts, without options).
+
+    Raises:
+        UnknownAgent: no adapter of that name; the message lists the known ones.
+    """
     try:
-        cls = _AGENTS[name]
+        return _AGENTS[name]
     except KeyError:
         known = ", ".join(known_agents())
         raise UnknownAgent(f"unknown agent {name!r}; known agents: {known}") from None
-    return cls(options)

@@ -1,0 +1,83 @@
+"""Refusals as a newcomer meets them: one ``Error:`` line, no traceback, no run left behind.
+
+``python -m starter`` in a subprocess against the session's dev server. The run requests
+here are refused before a workflow starts, so they need no Docker and no worker.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import uuid
+from pathlib import Path
+
+import pytest
+
+from durabench.settings import Settings
+
+
+def starter(
+    settings: Settings, *args: str, timeout: float = 120
+) -> subprocess.CompletedProcess[str]:
+    """``python -m starter ARGS`` on the test's server, home and task queue, piped."""
+    env = {
+        **os.environ,
+        "DURABENCH_HOME": str(settings.home),
+        "TEMPORAL_ADDRESS": str(settings.temporal_address),
+        "DURABENCH_TASK_QUEUE": settings.task_queue,
+        "DURABENCH_BASE_IMAGE": settings.base_image,
+    }
+    return subprocess.run(
+        [sys.executable, "-m", "starter", *args],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+    )
+
+
+def one_error(proc: subprocess.CompletedProcess[str]) -> str:
+    """The refusal's one ``Error:`` line; fails on a traceback or any other stderr line."""
+    assert proc.returncode == 1, (proc.stdout, proc.stderr)
+    assert "Traceback" not in proc.stderr, proc.stderr
+    lines = [line for line in proc.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1 and lines[0].startswith("Error: "), proc.stderr
+    return lines[0]
+
+
+@pytest.mark.parametrize(
+    ("flags", "said"),
+    [
+        (["--suite", "pytorhc"], "unknown suite 'pytorhc'; known suites: pytorch"),
+        (["--suite", "pytorch", "--agent", "claude-kode"], "unknown agent 'claude-kode'"),
+        (["--suite", "pytorch", "--full-config", "sg_ful"], "sg_ful"),
+        (["--suite", "pytorch", "--model", "Claude Sonnet"], "'Claude Sonnet' is not a model id"),
+        (["--selection-file", "{bad}"], "is not JSON (line 1, column 2"),
+        (["--selection-file", "{missing}"], "cannot read it"),
+    ],
+)
+def test_a_plan_refusal_is_one_line_and_leaves_no_run(
+    settings: Settings, tmp_path: Path, flags: list[str], said: str
+) -> None:
+    bad, missing = tmp_path / "bad.json", tmp_path / "missing.json"
+    bad.write_text("{bad")
+    flags = [f.format(bad=bad, missing=missing) for f in flags]
+    run_id = f"refused-{uuid.uuid4().hex[:8]}"
+    proc = starter(settings, "run", *flags, "--yes", "--run-id", run_id)
+    assert said in one_error(proc)
+    assert "started" not in proc.stdout
+
+    status = starter(settings, "status", run_id)
+    assert one_error(status) == (
+        f"Error: no run {run_id}; list the runs with `python -m starter status`"
+    )
+
+
+@pytest.mark.docker
+def test_a_refusal_the_worker_makes_is_one_line_too(settings: Settings) -> None:
+    """Gap-fill needs earlier runs, which only the worker's plan reads: still no traceback."""
+    proc = starter(settings, "run", "--suite", "pytorch", "--baseline-only", "--yes")
+    error = one_error(proc)
+    assert "baseline_only is gap-fill, but 4 task(s) have no valid sourcegraph_full" in error
