@@ -12,15 +12,23 @@ from typing import Any
 
 import click
 from temporalio.client import Client, WorkflowExecutionStatus, WorkflowHandle
+from temporalio.service import RPCError
 
 from durabench.errors import ConfigError
-from durabench.models import Approval, Rejection, RunOutcome
+from durabench.models import Approval, ProgressOutput, Rejection, RunOutcome
 from starter.client import connect
-from starter.console import console
+from starter.console import ANSWER_WITHIN, console, no_worker
 from starter.options import run_async, run_id_argument
 from workflows import SuiteRunWorkflow, run_workflow_id
 
-__all__ = ["approve", "approve_main", "reject", "reject_main", "running_handle"]
+__all__ = [
+    "answering",
+    "approve",
+    "approve_main",
+    "reject",
+    "reject_main",
+    "running_handle",
+]
 
 
 async def running_handle(
@@ -39,6 +47,21 @@ async def running_handle(
     return handle
 
 
+async def answering(handle: WorkflowHandle[Any, RunOutcome], run_id: str) -> ProgressOutput:
+    """The run's progress, asked of its worker.
+
+    An update or a query waits for a worker, silently and for as long as none runs: ask
+    first, briefly, and say what to do.
+
+    Raises:
+        ConfigError: no worker answered within :data:`ANSWER_WITHIN`.
+    """
+    try:
+        return await handle.query(SuiteRunWorkflow.progress, rpc_timeout=ANSWER_WITHIN)
+    except RPCError as exc:
+        raise ConfigError(no_worker(run_id)) from exc
+
+
 async def approve_main(
     run_id: str,
     approver: str,
@@ -53,6 +76,7 @@ async def approve_main(
     """
     client = client or await connect()
     handle = await running_handle(client, run_id)
+    await answering(handle, run_id)
     given = {k: v for k, v in restated.items() if v is not None}
     approval = Approval(approver=approver, note=note, **given)
     taken = await handle.execute_update(SuiteRunWorkflow.approve_checked, approval)
@@ -61,9 +85,21 @@ async def approve_main(
 
 
 async def reject_main(run_id: str, reason: str, by: str, client: Client | None = None) -> None:
-    """Send the ``reject`` signal: the run ends without starting anything."""
+    """Send the ``reject`` signal: the run ends without starting anything.
+
+    Raises:
+        ConfigError: the run is approved (the signal would be ignored; cancel it instead),
+            or no worker answers.
+    """
     client = client or await connect()
     handle = await running_handle(client, run_id)
+    progress = await answering(handle, run_id)
+    if progress.approved_by is not None:
+        raise ConfigError(
+            f"run {run_id} is already approved (by {progress.approved_by} at "
+            f"{progress.approved_at}), so a rejection cannot stop it; cancel it with "
+            f"`python -m starter cancel {run_id}`"
+        )
     await handle.signal(SuiteRunWorkflow.reject, Rejection(reason=reason, rejected_by=by))
     console.print(f"Rejection of run {run_id} sent: {reason}")
 

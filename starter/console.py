@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from datetime import timedelta
 
 from rich.console import Console
 from rich.markup import escape
@@ -12,7 +13,17 @@ from durabench.models import PlanSummary, ProgressOutput, RunResult
 from durabench.report import cell_text, comparison_lines, headline, service_score
 from durabench.settings import Settings
 
-__all__ = ["console", "errors", "plan_table", "progress_line", "result_tables", "ui_url"]
+__all__ = [
+    "ANSWER_WITHIN",
+    "approval_hint",
+    "console",
+    "errors",
+    "no_worker",
+    "plan_table",
+    "progress_line",
+    "result_tables",
+    "ui_url",
+]
 
 OFF_TERMINAL_WIDTH = 1000
 """Width of tables when output goes to a pipe, a log or CI (unless ``COLUMNS`` says)."""
@@ -42,6 +53,28 @@ def ui_url(settings: Settings, run_id: str) -> str:
     if settings.temporal_address:
         return f"{path} on the Web UI of {settings.temporal_address}"
     return f"http://localhost:{settings.ui_port}{path}"
+
+
+def approval_hint(settings: Settings, run_id: str) -> str:
+    """The ways to approve a run, each as it can be copied."""
+    return (
+        "Waiting for approval. Approve with any of:\n"
+        f"  python -m starter approve {run_id}\n"
+        f"  temporal workflow signal --workflow-id run/{run_id} --name approve --input '{{}}'\n"
+        f"  the Web UI: {ui_url(settings, run_id)} → Send a Signal → approve, input {{}}"
+    )
+
+
+ANSWER_WITHIN = timedelta(seconds=5)
+"""How long a worker gets to answer a query before :func:`no_worker` is said."""
+
+
+def no_worker(run_id: str) -> str:
+    """What to do when no worker answers for a run (queries and updates wait for one)."""
+    return (
+        f"no worker answers for run {run_id}: start one with `python worker.py` "
+        "(or `python -m starter run` again for a new run)"
+    )
 
 
 def plan_table(plan: PlanSummary) -> Table:

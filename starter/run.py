@@ -31,9 +31,10 @@ from durabench.planning import UNPAIRED_ENV, check_request
 from durabench.sandbox import docker_client
 from durabench.settings import Settings
 from starter.client import connect
-from starter.console import console, plan_table, result_tables, ui_url
+from starter.console import approval_hint, console, plan_table, result_tables, ui_url
 from starter.live import follow
 from starter.options import checked_run_id, run_async
+from starter.same_run import check_same_request
 from worker import build_workers, run_workers
 from workflows import SuiteRunWorkflow, run_workflow_id
 from workflows.search_attributes import for_request
@@ -186,6 +187,11 @@ def new_run_id(source: str) -> str:
 )
 @click.option("--yes", is_flag=True, help="Approve the plan at once (for scripts).")
 @click.option("--detach", is_flag=True, help="Start the run and leave it to `python worker.py`.")
+@click.option(
+    "--resume",
+    is_flag=True,
+    help="With --run-id of a running run: carry on with it even if its flags differ.",
+)
 def run(
     suite: str,
     selection: str | None,
@@ -214,6 +220,7 @@ def run(
     run_id: str | None,
     yes: bool,
     detach: bool,
+    resume: bool,
 ) -> None:
     """Plan a paired run of a suite, wait for approval, run it and report.
 
@@ -273,7 +280,7 @@ def run(
         infra_backoff_sec=settings.infra_backoff_sec if infra_backoff is None else infra_backoff,
         approval_timeout_sec=approval_timeout or settings.approval_timeout_sec,
     )
-    outcome = run_async(main)(request, yes=yes, detach=detach)
+    outcome = run_async(main)(request, yes=yes, detach=detach, resume=resume)
     if outcome is not None and outcome.status != "completed":
         raise click.ClickException(f"run {request.run_id} {outcome.status}: {outcome.reason}")
 
@@ -293,16 +300,20 @@ async def main(
     *,
     yes: bool = False,
     detach: bool = False,
+    resume: bool = False,
     client: Client | None = None,
     settings: Settings | None = None,
 ) -> RunOutcome | None:
-    """Start the run; unless ``detach``, work on it in-process until it ends."""
+    """Start the run; unless ``detach``, work on it in-process until it ends.
+
+    ``resume``: a running run of the same id carries on even if its flags differ.
+    """
     settings = settings or Settings.from_env()
     check_request(request, settings)  # a typo is refused here, before any run exists
     if not detach:
         docker_client().close()  # the in-process worker needs Docker: say so now, with the fix
     client = client or await connect(settings)
-    handle, resumed = await _start(client, settings, request)
+    handle, resumed = await _start(client, settings, request, resume)
     verb = "exists and runs: resuming it here" if resumed else "started"
     console.print(
         f"Run [bold]{request.run_id}[/] {verb}; Web UI: {ui_url(settings, request.run_id)}"
@@ -327,8 +338,13 @@ async def work_on(
         await workers
 
 
-async def _start(client: Client, settings: Settings, request: RunRequest) -> tuple[RunHandle, bool]:
-    """Start the run; a run of that id that still runs is resumed (``True``), never redone."""
+async def _start(
+    client: Client, settings: Settings, request: RunRequest, resume: bool
+) -> tuple[RunHandle, bool]:
+    """Start the run; a run of that id that still runs is resumed (``True``), never redone.
+
+    It is resumed if it was asked for with the same flags, or with ``resume`` as it is.
+    """
     try:
         handle = await client.start_workflow(
             SuiteRunWorkflow.run,
@@ -347,6 +363,8 @@ async def _start(client: Client, settings: Settings, request: RunRequest) -> tup
         )
         desc = await handle.describe()
         if desc.status == WorkflowExecutionStatus.RUNNING:
+            if not resume:
+                await check_same_request(client, handle, request)
             return handle, True
         raise ConfigError(
             f"run {request.run_id} already exists and has ended; see it with "
@@ -355,12 +373,7 @@ async def _start(client: Client, settings: Settings, request: RunRequest) -> tup
 
 
 def _print_approval_hint(settings: Settings, run_id: str) -> None:
-    console.print(
-        "Waiting for approval. Approve with any of:\n"
-        f"  python -m starter approve {run_id}\n"
-        f"  temporal workflow signal --workflow-id run/{run_id} --name approve --input '{{}}'\n"
-        f"  the Web UI: {ui_url(settings, run_id)} → Send a Signal → approve, input {{}}"
-    )
+    console.print(approval_hint(settings, run_id), markup=False)
 
 
 async def _wait_for_plan(handle: RunHandle) -> PlanSummary:

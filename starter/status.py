@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -19,7 +18,16 @@ from temporalio.service import RPCError
 from durabench.models import RunOutcome, RunResult
 from durabench.settings import Settings
 from starter.client import connect
-from starter.console import console, progress_line, result_tables, ui_url
+from starter.console import (
+    ANSWER_WITHIN,
+    approval_hint,
+    console,
+    no_worker,
+    plan_table,
+    progress_line,
+    result_tables,
+    ui_url,
+)
 from starter.live import follow
 from starter.options import failure_message, run_async
 from workflows import SuiteRunWorkflow, run_workflow_id
@@ -72,7 +80,7 @@ async def status_main(
     state = desc.status.name.lower() if desc.status else "unknown"
     console.print(f"state: {state}")
     if desc.status == WorkflowExecutionStatus.RUNNING:
-        await _print_progress(handle)
+        await _print_progress(handle, settings, run_id)
     elif desc.status == WorkflowExecutionStatus.FAILED:
         try:
             await handle.result()
@@ -91,15 +99,23 @@ async def status_main(
     return state
 
 
-async def _print_progress(handle: WorkflowHandle[Any, RunOutcome]) -> None:
+async def _print_progress(
+    handle: WorkflowHandle[Any, RunOutcome], settings: Settings, run_id: str
+) -> None:
+    """One line of progress; a run awaiting approval shows the plan it waits on, too."""
     try:
-        progress = await handle.query(SuiteRunWorkflow.progress, rpc_timeout=timedelta(seconds=5))
-        console.print(progress_line(progress))
+        progress = await handle.query(SuiteRunWorkflow.progress, rpc_timeout=ANSWER_WITHIN)
+        plan = None
+        if progress.phase == "awaiting_approval":
+            plan = await handle.query(SuiteRunWorkflow.plan, rpc_timeout=ANSWER_WITHIN)
     except RPCError:
-        console.print(
-            "No worker answers for this run: start one with `python worker.py` "
-            "(or `python -m starter run` again for a new run)."
-        )
+        said = no_worker(run_id)
+        console.print(f"{said[0].upper()}{said[1:]}.", markup=False)
+        return
+    console.print(progress_line(progress))
+    if plan is not None:
+        console.print(plan_table(plan))
+        console.print(approval_hint(settings, run_id), markup=False)
 
 
 @click.command()

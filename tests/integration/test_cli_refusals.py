@@ -6,45 +6,13 @@ here are refused before a workflow starts, so they need no Docker and no worker.
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 import uuid
 from pathlib import Path
 
 import pytest
 
 from durabench.settings import Settings
-
-
-def starter(
-    settings: Settings, *args: str, timeout: float = 120
-) -> subprocess.CompletedProcess[str]:
-    """``python -m starter ARGS`` on the test's server, home and task queue, piped."""
-    env = {
-        **os.environ,
-        "DURABENCH_HOME": str(settings.home),
-        "TEMPORAL_ADDRESS": str(settings.temporal_address),
-        "DURABENCH_TASK_QUEUE": settings.task_queue,
-        "DURABENCH_BASE_IMAGE": settings.base_image,
-    }
-    return subprocess.run(
-        [sys.executable, "-m", "starter", *args],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        check=False,
-    )
-
-
-def one_error(proc: subprocess.CompletedProcess[str]) -> str:
-    """The refusal's one ``Error:`` line; fails on a traceback or any other stderr line."""
-    assert proc.returncode == 1, (proc.stdout, proc.stderr)
-    assert "Traceback" not in proc.stderr, proc.stderr
-    lines = [line for line in proc.stderr.splitlines() if line.strip()]
-    assert len(lines) == 1 and lines[0].startswith("Error: "), proc.stderr
-    return lines[0]
+from tests.starter_cli import one_error, starter
 
 
 @pytest.mark.parametrize(

@@ -1,0 +1,80 @@
+"""Approval from the terminal, as a person meets it: ``python -m starter`` in a subprocess.
+
+The worker of the test plans for real (the real plan activities on disk; the sandbox is
+faked), and runs in this event loop while the CLI runs beside it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+
+from durabench.models import RunRequest
+from durabench.settings import Settings
+from starter.approve import approve_main
+from starter.run import main as run_main
+from tests.starter_cli import one_error, starter_async
+from tests.workflows.harness import Disk
+from workflows import SuiteRunWorkflow, run_workflow_id
+
+
+async def _planned(disk: Disk) -> str:
+    """A run of the bundled suite, planned and awaiting approval; its id."""
+    request = RunRequest(run_id=f"r-{uuid.uuid4().hex[:6]}", suite="pytorch")
+    await run_main(request, detach=True, client=disk.client, settings=disk.settings)
+    handle = disk.client.get_workflow_handle_for(
+        SuiteRunWorkflow.run, run_workflow_id(request.run_id)
+    )
+    while await handle.query(SuiteRunWorkflow.plan) is None:
+        await asyncio.sleep(0.1)
+    return request.run_id
+
+
+async def test_status_of_a_run_awaiting_approval_shows_its_plan(disk: Disk) -> None:
+    run_id = await _planned(disk)
+    proc = await starter_async(disk.settings, "status", run_id)
+    assert proc.returncode == 0, proc.stderr
+    out = proc.stdout
+    assert f"Plan of run {run_id}" in out
+    assert "tensor-broadcast-001" not in out  # the plan's parameters, not its task list
+    for row in ("model", "config mode", "parallel slots", "agent-hours", "containers"):
+        assert row in out
+    assert f"python -m starter approve {run_id}" in out
+
+
+async def test_reject_after_approval_is_refused_and_points_to_cancel(disk: Disk) -> None:
+    run_id = await _planned(disk)
+    await approve_main(run_id, "ann", client=disk.client)
+    proc = await starter_async(disk.settings, "reject", run_id, "--reason", "too late")
+    error = one_error(proc)
+    assert f"run {run_id} is already approved (by ann" in error
+    assert f"python -m starter cancel {run_id}" in error
+
+
+async def test_approve_without_a_worker_says_to_start_one(settings: Settings) -> None:
+    """No worker polls the run's queue: ``approve`` ends with the hint instead of hanging."""
+    request = RunRequest(run_id=f"r-{uuid.uuid4().hex[:6]}", suite="pytorch")
+    await run_main(request, detach=True, settings=settings)
+    for verb in (["approve"], ["reject", "--reason", "no"]):
+        proc = await starter_async(settings, *verb, request.run_id, timeout=60)
+        error = one_error(proc)
+        assert f"no worker answers for run {request.run_id}" in error
+        assert "start one with `python worker.py`" in error
+
+
+async def test_a_reused_run_id_with_other_flags_is_refused(disk: Disk) -> None:
+    run_id = f"r-{uuid.uuid4().hex[:6]}"
+    flags = ("run", "--suite", "pytorch", "--run-id", run_id, "--detach")
+    first = await starter_async(disk.settings, *flags)
+    assert first.returncode == 0, first.stderr
+    again = await starter_async(disk.settings, *flags)
+    assert again.returncode == 0, again.stderr
+    assert f"Run {run_id} exists and runs: resuming it here" in again.stdout
+
+    other = await starter_async(disk.settings, *flags, "--parallel", "3")
+    error = one_error(other)
+    assert f"run {run_id} already runs with other flags: parallel 2 there, 3 here" in error
+    assert "--resume" in error
+    resumed = await starter_async(disk.settings, *flags, "--parallel", "3", "--resume")
+    assert resumed.returncode == 0, resumed.stderr
+    assert f"Run {run_id} exists and runs: resuming it here" in resumed.stdout
