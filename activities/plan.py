@@ -132,7 +132,8 @@ class PlanActivities:
         listed: Sequence[V1DatasetTask] | None,
         accounts: dict[str, object],
     ) -> RunPlan:
-        plan = make_plan(request, self.settings, listed).model_copy(update=accounts)
+        host = {"host_id": self.settings.host_id, "host_sandboxes": self.settings.max_sandboxes}
+        plan = make_plan(request, self.settings, listed).model_copy(update=accounts | host)
         roots = task_roots(self.settings)  # workers check again; refused here, it fails early
         for task in plan.tasks:
             check_task_dir(task.task_dir, roots)

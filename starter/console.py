@@ -94,7 +94,7 @@ def plan_table(plan: PlanSummary) -> Table:
         ("category", req.category),
         ("tasks", str(plan.task_count)),
         ("attempts", f"{len(plan.lanes)} per task, {attempts} in all (+ infra retries)"),
-        ("containers", f"{attempts}, at most {req.parallel * len(plan.lanes)} at once"),
+        ("containers", f"{attempts}, {_at_once(plan)}"),
         ("agent-hours (upper bound)", f"{plan.estimated_agent_hours:.2f}"),
         ("infra retries", f"{req.infra_retries} per arm, backoff from {req.infra_backoff_sec:g} s"),
         ("results", plan.results_dir),
@@ -124,6 +124,18 @@ def plan_table(plan: PlanSummary) -> Table:
     for key, value in rows:
         table.add_row(key, value)
     return table
+
+
+def _at_once(plan: PlanSummary) -> str:
+    """Containers at once: what ``parallel`` asks for, or fewer where the host admits fewer."""
+    asked = plan.request.parallel * len(plan.lanes)
+    host = plan.host_sandboxes
+    if host is None or host >= asked:
+        return f"at most {asked} at once"
+    return (
+        f"at most {host} at once (host {plan.host_id} admits {host}: DURABENCH_MAX_SANDBOXES; "
+        f"parallel {plan.request.parallel} asks for {asked}, which more worker hosts give)"
+    )
 
 
 def progress_line(p: ProgressOutput) -> str:

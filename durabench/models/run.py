@@ -141,6 +141,11 @@ class PlanSummary(BaseModel):
     warnings: tuple[str, ...] = ()
     """What a person should know before approving, such as an agent that leaves no answer
     for the service to grade."""
+    host_id: str = ""
+    """The planning worker's host; empty in plans from before hosts were recorded."""
+    host_sandboxes: int | None = None
+    """Attempts that host admits at once (``DURABENCH_MAX_SANDBOXES``): with ``parallel``,
+    what bounds the containers running at once; ``None`` in older plans."""
 
 
 class Counterpart(BaseModel):

@@ -9,13 +9,17 @@ from __future__ import annotations
 import asyncio
 import uuid
 
+from temporalio.client import Client
+from temporalio.worker import Worker
+
+from activities import PlanActivities
 from durabench.models import RunRequest
 from durabench.settings import Settings
 from starter.approve import approve_main
 from starter.run import main as run_main
 from tests.starter_cli import one_error, starter_async
 from tests.workflows.harness import Disk
-from workflows import SuiteRunWorkflow, run_workflow_id
+from workflows import WORKFLOWS, SuiteRunWorkflow, run_workflow_id
 
 
 async def _planned(disk: Disk) -> str:
@@ -78,3 +82,26 @@ async def test_a_reused_run_id_with_other_flags_is_refused(disk: Disk) -> None:
     resumed = await starter_async(disk.settings, *flags, "--parallel", "3", "--resume")
     assert resumed.returncode == 0, resumed.stderr
     assert f"Run {run_id} exists and runs: resuming it here" in resumed.stdout
+
+
+async def test_the_plan_shows_the_containers_a_host_admits(
+    client: Client, settings: Settings
+) -> None:
+    """``--parallel 4`` asks for 8 containers at once; a host of one sandbox gives one."""
+    small = settings.model_copy(update={"max_sandboxes": 1, "host_id_override": "small-host"})
+    async with Worker(
+        client,
+        task_queue=settings.task_queue,
+        workflows=list(WORKFLOWS),
+        activities=[PlanActivities(small).plan_run],
+    ):
+        request = RunRequest(run_id=f"r-{uuid.uuid4().hex[:6]}", suite="pytorch", parallel=4)
+        await run_main(request, detach=True, client=client, settings=settings)
+        handle = client.get_workflow_handle_for(
+            SuiteRunWorkflow.run, run_workflow_id(request.run_id)
+        )
+        while await handle.query(SuiteRunWorkflow.plan) is None:
+            await asyncio.sleep(0.1)
+        proc = await starter_async(settings, "status", request.run_id)
+    assert proc.returncode == 0, proc.stderr
+    assert "8, at most 1 at once (host small-host admits 1: DURABENCH_MAX_SANDBOXES" in proc.stdout
