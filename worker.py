@@ -1,4 +1,4 @@
-"""A durabench worker: ``python worker.py``.
+"""A durabench worker: ``python worker.py`` or ``python -m starter worker``.
 
 Polls the shared task queue (workflows, planning, results, host claims) and its own host
 queue (every phase that touches this machine's containers). Run one per machine with a
@@ -170,7 +170,6 @@ async def main() -> None:
 
 
 if __name__ == "__main__":
-    try:
-        asyncio.run(main())
-    except (DurabenchError, RuntimeError) as exc:
-        raise SystemExit(f"error: {exc}") from None
+    from starter.work import worker as command  # --help, --version, then main()
+
+    command()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import click
 
+from durabench import __version__
 from durabench.logs import configure_logging
 from starter.accounts import accounts
 from starter.approve import approve, reject
@@ -18,9 +19,11 @@ from starter.server import server
 from starter.status import status
 from starter.sweep import sweep
 from starter.tasks import tasks
+from starter.work import worker
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="durabench")
 def cli() -> None:
     """Durabench: paired coding-agent benchmark runs on Temporal."""
     configure_logging("warning")
@@ -44,6 +47,7 @@ COMMANDS = (
     server,
     init,
     tasks,
+    worker,
 )
 
 for command in COMMANDS:

@@ -12,14 +12,19 @@ from pathlib import Path
 from temporalio.client import WorkflowFailureError
 from temporalio.exceptions import ActivityError, ApplicationError
 
+from durabench import __version__
 from durabench.errors import ConfigError
 from durabench.tasks import load_suite
 from starter.options import failure_message
 
 
 def _starter(*args: str, **env: str) -> subprocess.CompletedProcess[str]:
+    return _python("-m", "starter", *args, **env)
+
+
+def _python(*args: str, **env: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "starter", *args],
+        [sys.executable, *args],
         env={**os.environ, **env},
         capture_output=True,
         text=True,
@@ -157,3 +162,18 @@ def test_a_failure_message_keeps_durabench_sentence_over_its_cause() -> None:
     assert failure_message(failed) == "selection file s.json is not JSON"
     foreign = ApplicationError("boom", type="KeyError")
     assert failure_message(WorkflowFailureError(cause=foreign)) == "boom"
+
+
+def test_the_worker_has_a_cli_and_every_entry_point_a_version(tmp_path: Path) -> None:
+    """``--help`` explains and exits; it starts no worker and no server (none answers here)."""
+    env = {"DURABENCH_HOME": str(tmp_path), "TEMPORAL_ADDRESS": "127.0.0.1:1"}
+    worker = Path(__file__).resolve().parents[2] / "worker.py"
+    for cmd in ([str(worker)], ["-m", "starter", "worker"]):
+        helped = _python(*cmd, "--help", **env)
+        assert helped.returncode == 0, helped.stderr
+        assert "Usage:" in helped.stdout and "DURABENCH_MAX_SANDBOXES" in helped.stdout
+        version = _python(*cmd, "--version", **env)
+        assert version.returncode == 0 and __version__ in version.stdout, version.stderr
+    top = _starter("--version", **env)
+    assert top.returncode == 0 and __version__ in top.stdout
+    assert not (tmp_path / "temporal.db").exists()

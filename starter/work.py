@@ -1,0 +1,31 @@
+"""``python -m starter worker`` (also ``python worker.py``): a worker for this machine."""
+
+from __future__ import annotations
+
+import asyncio
+
+import click
+
+from durabench import __version__
+from durabench.errors import DurabenchError
+
+__all__ = ["worker"]
+
+
+@click.command(name="worker")
+@click.version_option(__version__, prog_name="durabench")
+def worker() -> None:
+    """Run a worker here until Ctrl-C or SIGTERM: it carries runs started with --detach.
+
+    It polls the shared task queue (DURABENCH_TASK_QUEUE) and this host's own queue, and
+    admits at most DURABENCH_MAX_SANDBOXES attempts at once (default: the CPU count). It
+    needs a Docker daemon, and uses the Temporal at TEMPORAL_ADDRESS, or starts the
+    embedded server. Stopped, it lets activities finish briefly; agent sessions keep
+    running in their containers for the next worker to re-attach.
+    """
+    from worker import main  # the worker's module: loaded only for a worker
+
+    try:
+        asyncio.run(main())
+    except (DurabenchError, RuntimeError) as exc:
+        raise click.ClickException(str(exc)) from None
