@@ -109,6 +109,9 @@ class Settings(BaseModel):
     host_id_override: str | None = None
     """``DURABENCH_HOST_ID``: this worker's host id (``hostname``: the machine's name), for
     workers that share a ``DURABENCH_HOME``; unset: an id kept in ``home``."""
+    ui_url: str | None = None
+    """``DURABENCH_UI_URL``: the Temporal Web UI of a server durabench did not start (docker
+    compose: ``http://localhost:8233``), for links to runs; the embedded one's is known."""
     tls_ca: Path | None = None
     """``TEMPORAL_TLS_CA``: CA certificate file of the Temporal frontend."""
     tls_cert: Path | None = None
@@ -180,6 +183,7 @@ class Settings(BaseModel):
                 base_image=env.get("DURABENCH_BASE_IMAGE") or DEFAULT_BASE_IMAGE,
                 gateway_network=env.get("DURABENCH_GATEWAY_NETWORK") or "durabench-models",
                 host_id_override=env.get("DURABENCH_HOST_ID") or None,
+                ui_url=env.get("DURABENCH_UI_URL") or None,
                 tls_ca=env.get("TEMPORAL_TLS_CA") or None,
                 tls_cert=env.get("TEMPORAL_TLS_CERT") or None,
                 tls_key=env.get("TEMPORAL_TLS_KEY") or None,

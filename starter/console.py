@@ -22,8 +22,12 @@ __all__ = [
     "plan_table",
     "progress_line",
     "result_tables",
+    "signal_command",
     "ui_url",
 ]
+
+DEFAULT_PORT = 7233
+"""The port the ``temporal`` CLI connects to when no ``--address`` is given."""
 
 OFF_TERMINAL_WIDTH = 1000
 """Width of tables when output goes to a pipe, a log or CI (unless ``COLUMNS`` says)."""
@@ -48,11 +52,29 @@ errors = _console(stderr=True)
 
 
 def ui_url(settings: Settings, run_id: str) -> str:
-    """The run's page in the Web UI of the embedded server, or where to look otherwise."""
+    """The run's page in the Web UI: ``DURABENCH_UI_URL``'s, or the embedded server's.
+
+    A server durabench did not start has its UI wherever it was deployed: without
+    ``DURABENCH_UI_URL`` the page is named, with what to set for a link.
+    """
     path = f"/namespaces/{settings.namespace}/workflows/run%2F{run_id}"
+    if settings.ui_url:
+        return settings.ui_url.rstrip("/") + path
     if settings.temporal_address:
-        return f"{path} on the Web UI of {settings.temporal_address}"
+        return f"{path} in its Temporal Web UI (set DURABENCH_UI_URL to the UI's address)"
     return f"http://localhost:{settings.ui_port}{path}"
+
+
+def signal_command(settings: Settings, run_id: str, name: str) -> str:
+    """``temporal workflow signal`` of ``name`` to the run, on durabench's server."""
+    where = ""
+    if settings.address not in (f"localhost:{DEFAULT_PORT}", f"127.0.0.1:{DEFAULT_PORT}"):
+        where += f" --address {settings.address}"
+    if settings.namespace != "default":
+        where += f" --namespace {settings.namespace}"
+    return (
+        f"temporal workflow signal{where} --workflow-id run/{run_id} --name {name} --input '{{}}'"
+    )
 
 
 def approval_hint(settings: Settings, run_id: str) -> str:
@@ -60,7 +82,7 @@ def approval_hint(settings: Settings, run_id: str) -> str:
     return (
         "Waiting for approval. Approve with any of:\n"
         f"  python -m starter approve {run_id}\n"
-        f"  temporal workflow signal --workflow-id run/{run_id} --name approve --input '{{}}'\n"
+        f"  {signal_command(settings, run_id, 'approve')}\n"
         f"  the Web UI: {ui_url(settings, run_id)} → Send a Signal → approve, input {{}}"
     )
 

@@ -12,15 +12,15 @@ from durabench.settings import Settings
 __all__ = ["one_error", "starter", "starter_async", "starter_env"]
 
 
-def starter_env(settings: Settings) -> dict[str, str]:
-    """The environment of a user of ``settings``: its server, home and task queue, piped."""
+def starter_env(settings: Settings, **extra: str) -> dict[str, str]:
+    """The environment of a user of ``settings``: its server, home and task queue; ``extra``."""
     return {
         **os.environ,
         "DURABENCH_HOME": str(settings.home),
         "TEMPORAL_ADDRESS": str(settings.temporal_address),
         "DURABENCH_TASK_QUEUE": settings.task_queue,
         "DURABENCH_BASE_IMAGE": settings.base_image,
-    }
+    } | extra
 
 
 def starter(
@@ -38,7 +38,7 @@ def starter(
 
 
 async def starter_async(
-    settings: Settings, *args: str, timeout: float = 120
+    settings: Settings, *args: str, timeout: float = 120, **env: str
 ) -> subprocess.CompletedProcess[str]:
     """:func:`starter` while this event loop goes on (a worker of the test runs in it)."""
     proc = await asyncio.create_subprocess_exec(
@@ -46,7 +46,7 @@ async def starter_async(
         "-m",
         "starter",
         *args,
-        env=starter_env(settings),
+        env=starter_env(settings, **env),
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.PIPE,
     )

@@ -105,3 +105,23 @@ async def test_the_plan_shows_the_containers_a_host_admits(
         proc = await starter_async(settings, "status", request.run_id)
     assert proc.returncode == 0, proc.stderr
     assert "8, at most 1 at once (host small-host admits 1: DURABENCH_MAX_SANDBOXES" in proc.stdout
+
+
+async def test_hints_work_as_printed_on_any_server(settings: Settings) -> None:
+    """Another server than the default: the signal command names it; the link, the UI."""
+    run_id = f"r-{uuid.uuid4().hex[:6]}"
+    flags = ("run", "--suite", "pytorch", "--run-id", run_id, "--detach")
+    ui = "https://temporal-ui.example:8443"
+    proc = await starter_async(settings, *flags, DURABENCH_UI_URL=ui + "/")
+    assert proc.returncode == 0, proc.stderr
+    signal = (
+        f"temporal workflow signal --address {settings.temporal_address} "
+        f"--workflow-id run/{run_id} --name approve --input '{{}}'"
+    )
+    assert any(signal in line for line in proc.stdout.splitlines()), proc.stdout
+    assert f"{ui}/namespaces/default/workflows/run%2F{run_id}" in proc.stdout
+    assert f"Web UI of {settings.temporal_address}" not in proc.stdout
+
+    unknown = await starter_async(settings, "status", run_id)
+    assert f"Web UI of {settings.temporal_address}" not in unknown.stdout
+    assert "DURABENCH_UI_URL" in unknown.stdout
