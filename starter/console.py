@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import os
 from datetime import timedelta
+from pathlib import Path
 
+import click
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
@@ -17,6 +19,7 @@ __all__ = [
     "ANSWER_WITHIN",
     "approval_hint",
     "console",
+    "emit",
     "errors",
     "no_worker",
     "plan_table",
@@ -49,6 +52,15 @@ def _console(*, stderr: bool = False) -> Console:
 
 console = _console()
 errors = _console(stderr=True)
+
+
+def emit(text: str, out: Path | None) -> None:
+    """Print ``text`` as it is (for pipes), or write it to ``out`` and say so."""
+    if out is None:
+        click.echo(text, nl=False)
+    else:
+        out.write_text(text)
+        console.print(f"Wrote {out}")
 
 
 def ui_url(settings: Settings, run_id: str) -> str:

@@ -10,10 +10,12 @@ from starter.accounts import accounts
 from starter.approve import approve, reject
 from starter.classify import classify
 from starter.control import cancel, pause, set_parallel
+from starter.export import export
 from starter.init import init
 from starter.report import publish, report
 from starter.resume import resume
 from starter.run import run
+from starter.schema import schema
 from starter.score import score
 from starter.server import server
 from starter.status import status
@@ -39,6 +41,8 @@ COMMANDS = (
     cancel,
     status,
     report,
+    export,
+    schema,
     score,
     publish,
     classify,

@@ -13,7 +13,7 @@ from durabench.report import render_markdown
 from durabench.report_html import render_html
 from durabench.results_io import load_results
 from durabench.settings import Settings
-from starter.console import console
+from starter.console import console, emit
 from starter.options import run_id_argument
 
 __all__ = ["publish", "report", "report_text"]
@@ -58,11 +58,7 @@ def report(run_id: str, fmt: str, out: Path | None, pass_threshold: float | None
         text = report_text(_settings(), run_id, fmt, pass_threshold)
     except ConfigError as exc:
         raise click.ClickException(str(exc)) from exc
-    if out is None:
-        click.echo(text, nl=False)
-    else:
-        out.write_text(text)
-        console.print(f"Wrote {out}")
+    emit(text, out)
 
 
 @click.command()

@@ -1,0 +1,48 @@
+"""``python -m starter export <run-id>``: a finished run's results as CSV or JSON lines."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from durabench.errors import ConfigError
+from durabench.export import attempt_rows, pair_rows, to_csv, to_jsonl
+from durabench.paths import RunPaths
+from durabench.results_io import load_results
+from durabench.settings import Settings
+from starter.console import emit
+from starter.options import run_id_argument
+
+__all__ = ["export", "export_text"]
+
+
+def export_text(settings: Settings, run_id: str, fmt: str, level: str) -> str:
+    """The rows of ``run_id`` at ``level`` (attempt or pair) in ``fmt`` (csv or jsonl).
+
+    Raises:
+        ConfigError: the run has no results, or a setting is bad.
+    """
+    result = load_results(RunPaths.for_run(settings.runs_dir, run_id))
+    rows = attempt_rows(result) if level == "attempt" else pair_rows(result)
+    return to_csv(rows) if fmt == "csv" else to_jsonl(rows)
+
+
+@click.command()
+@run_id_argument
+@click.option("--format", "fmt", type=click.Choice(["csv", "jsonl"]), default="csv")
+@click.option(
+    "--level",
+    type=click.Choice(["attempt", "pair"]),
+    default="attempt",
+    show_default=True,
+    help="A row per attempt (every field of its result.json), or per task (lanes side by side).",
+)
+@click.option("--out", type=click.Path(dir_okay=False, path_type=Path), help="Write to FILE.")
+def export(run_id: str, fmt: str, level: str, out: Path | None) -> None:
+    """Print (or write) a finished run's results as flat rows, for pandas and spreadsheets."""
+    try:
+        text = export_text(Settings.from_env(), run_id, fmt, level)
+    except ConfigError as exc:
+        raise click.ClickException(str(exc)) from exc
+    emit(text, out)
