@@ -14,7 +14,7 @@ import click
 from temporalio.client import Client, WorkflowFailureError
 
 from durabench.models import Control
-from starter.approve import running_handle
+from starter.approve import answering, running_handle
 from starter.client import connect
 from starter.console import console
 from starter.options import run_async, run_id_argument
@@ -38,6 +38,7 @@ async def set_parallel_main(run_id: str, parallel: int, client: Client | None = 
     """Change the run's parallel slots through the ``set_parallel`` update; the old value."""
     client = client or await connect()
     handle = await running_handle(client, run_id, "changed")
+    await answering(handle, run_id)  # an update waits silently for a worker
     previous = await handle.execute_update(SuiteRunWorkflow.set_parallel, parallel)
     console.print(f"Run {run_id}: parallel slots {previous} → {parallel}.")
     return previous

@@ -56,11 +56,11 @@ async def test_reject_after_approval_is_refused_and_points_to_cancel(disk: Disk)
 
 
 async def test_approve_without_a_worker_says_to_start_one(settings: Settings) -> None:
-    """No worker polls the run's queue: ``approve`` ends with the hint instead of hanging."""
+    """No worker polls the run's queue: each update ends with the hint instead of hanging."""
     request = RunRequest(run_id=f"r-{uuid.uuid4().hex[:6]}", suite="pytorch")
     await run_main(request, detach=True, settings=settings)
-    for verb in (["approve"], ["reject", "--reason", "no"]):
-        proc = await starter_async(settings, *verb, request.run_id, timeout=60)
+    for verb, more in (("approve", []), ("reject", ["--reason", "no"]), ("set-parallel", ["3"])):
+        proc = await starter_async(settings, verb, request.run_id, *more, timeout=60)
         error = one_error(proc)
         assert f"no worker answers for run {request.run_id}" in error
         assert "start one with `python worker.py`" in error
