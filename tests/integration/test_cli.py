@@ -22,7 +22,6 @@ def test_run_yes_prints_plan_table_and_results_dir(settings: Settings) -> None:
         "TEMPORAL_ADDRESS": str(settings.temporal_address),
         "DURABENCH_TASK_QUEUE": settings.task_queue,
         "DURABENCH_BASE_IMAGE": settings.base_image,
-        "COLUMNS": "200",
     }
     cmd = [sys.executable, "-m", "starter", "run", "--suite", "pytorch", "--agent", "oracle"]
     proc = subprocess.run(
