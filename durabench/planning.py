@@ -155,12 +155,16 @@ def _answer_warnings(request: RunRequest, agent: Agent) -> tuple[str, ...]:
     )
 
 
-def check_request(request: RunRequest, settings: Settings) -> None:
+def check_request(request: RunRequest, settings: Settings, *, here: bool = True) -> None:
     """The checks of :func:`make_plan` that need no earlier run, service or agent option.
 
     The CLI makes them before it starts a run, so that a typo (a suite, agent, config or
     model name; a selection file) is refused in one line and leaves no failed run behind.
     The plan activity checks everything again on a worker, with what only it can see.
+
+    ``here``: this process's worker plans the run, so suites and configs are checked as
+    this machine knows them; otherwise (``--detach``) workers elsewhere may know suites
+    and configs this machine does not, and they decide.
 
     Raises:
         ConfigError: a name or the tasks source is wrong; the message says what to do.
@@ -170,16 +174,18 @@ def check_request(request: RunRequest, settings: Settings) -> None:
     if request.rerun_of is not None or request.rerun is not None:
         return  # a rerun takes its model, agent and tasks from the earlier run
     check_model_name(request.model)
-    for lane in lanes_of(request):
-        get_config(lane)
     if agent_class(request.agent).requires_model and request.model == "none":
         raise _model_missing(request.agent)
     if request.dataset_file:
         read_dataset_file(Path(request.dataset_file))
     elif request.selection or request.benchmarks_dir:
         load_selection(request.selection, request.benchmarks_dir, benchmark=request.suite or None)
-    elif not request.tasks_from_service:
-        load_suite(request.suite, settings.home)
+    if here:
+        for lane in lanes_of(request):
+            get_config(lane)
+        if not (request.dataset_file or request.selection or request.benchmarks_dir):
+            if not request.tasks_from_service:
+                load_suite(request.suite, settings.home)
 
 
 def _model_missing(agent: str) -> ConfigError:

@@ -309,7 +309,7 @@ async def main(
     ``resume``: a running run of the same id carries on even if its flags differ.
     """
     settings = settings or Settings.from_env()
-    check_request(request, settings)  # a typo is refused here, before any run exists
+    check_request(request, settings, here=not detach)  # a typo: refused before any run
     if not detach:
         docker_client().close()  # the in-process worker needs Docker: say so now, with the fix
     client = client or await connect(settings)
