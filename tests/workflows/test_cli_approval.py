@@ -16,6 +16,7 @@ from activities import PlanActivities
 from durabench.models import RunRequest
 from durabench.settings import Settings
 from starter.approve import approve_main
+from starter.control import pause_main
 from starter.run import main as run_main
 from tests.starter_cli import one_error, starter_async
 from tests.workflows.harness import Disk
@@ -48,6 +49,7 @@ async def test_status_of_a_run_awaiting_approval_shows_its_plan(disk: Disk) -> N
 
 async def test_reject_after_approval_is_refused_and_points_to_cancel(disk: Disk) -> None:
     run_id = await _planned(disk)
+    await pause_main(run_id, "ann", client=disk.client)  # approved, it still runs: no pair starts
     await approve_main(run_id, "ann", client=disk.client)
     proc = await starter_async(disk.settings, "reject", run_id, "--reason", "too late")
     error = one_error(proc)
