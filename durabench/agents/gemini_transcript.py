@@ -1,7 +1,8 @@
 """Gemini CLI ``--output-format stream-json`` transcripts.
 
 The ``init`` event names the model; assistant ``message`` events may come as deltas, which
-are joined; the final ``result`` carries ``status``, an ``error`` and token ``stats``.
+are joined; the final ``result`` carries ``status``, an ``error`` and token ``stats``,
+whose ``input_tokens`` count the ``cached`` ones (0.61 also gives the rest as ``input``).
 """
 
 from __future__ import annotations
@@ -37,10 +38,12 @@ def parse_gemini(events: list[dict[str, Any]]) -> TranscriptFacts:
                 errors.append(ErrorText(index=i, text=str(message or "error")))
             stats = event.get("stats") if isinstance(event.get("stats"), dict) else None
             if stats:
+                cached = int(stats.get("cached", 0))
+                fresh = stats.get("input", int(stats.get("input_tokens", 0)) - cached)
                 tokens = TokenUsage(
-                    input=int(stats.get("input_tokens", 0)),
+                    input=max(int(fresh), 0),
                     output=int(stats.get("output_tokens", 0)),
-                    cache_read=int(stats.get("cached", 0)),
+                    cache_read=cached,
                 )
     return TranscriptFacts(
         n_events=len(events),
