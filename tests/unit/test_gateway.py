@@ -155,8 +155,10 @@ async def test_openai_and_gemini_streams_are_metered_from_their_own_usage(
 ) -> None:
     def script(received: Received) -> Reply:
         if received.path.startswith("/v1/responses"):
-            return openai_stream("gpt-5-codex", "ok", input_tokens=500, cached=300, output=40)
-        return gemini_stream("gemini-2.5-pro", "ok", prompt=70, output=9)
+            return openai_stream(
+                "gpt-5-codex", "ok", input_tokens=500, cached=300, output_tokens=40
+            )
+        return gemini_stream("gemini-2.5-pro", "ok", prompt=70, output_tokens=9)
 
     rig = rig_of(script)
     url = await rig.url()
