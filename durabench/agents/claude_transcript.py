@@ -3,7 +3,10 @@
 Quirks handled: API errors arrive as assistant turns whose model is ``<synthetic>`` and that
 carry ``is_api_error_message`` (or ``isApiErrorMessage``); a ``result`` can say
 ``subtype: success`` yet ``is_error: true``; ``modelUsage`` breaks tokens and cost down by
-model and wins over ``usage`` when present.
+model and wins over ``usage`` when present. Before each retry of a failed API request
+it prints ``{"type": "system", "subtype": "api_retry", "error_status": 429, "error":
+"rate_limit", ...}``; the last one with no model answer after it is the retry the session
+ended in.
 """
 
 from __future__ import annotations
@@ -36,6 +39,15 @@ def _with_codes(text: str, event: dict[str, Any]) -> str:
     return f"{text} ({', '.join(codes)})" if codes else text
 
 
+def _retry_text(event: dict[str, Any]) -> str:
+    status = event.get("error_status")
+    said = f"error_status={status}" if status is not None else "no HTTP status"
+    return (
+        f"API retry {event.get('attempt', '?')}/{event.get('max_retries', '?')}: "
+        f"{event.get('error') or 'unknown error'} ({said})"
+    )
+
+
 def _usage(result: dict[str, Any]) -> tuple[TokenUsage, float | None]:
     per_model = result.get("modelUsage")
     cost = result.get("total_cost_usd")
@@ -65,17 +77,21 @@ def parse_claude(events: list[dict[str, Any]]) -> TranscriptFacts:
     """Facts of a Claude Code stream-json transcript."""
     served: str | None = None
     errors: list[ErrorText] = []
-    last, errored = "", False
+    last, errored, retrying = "", False, ""
     tokens, cost = TokenUsage(), None
     for i, event in enumerate(events):
         kind = event.get("type")
         if kind == "system" and event.get("subtype") == "init" and event.get("model"):
             served = str(event["model"])
+        elif kind == "system" and event.get("subtype") == "api_retry":
+            retrying = _retry_text(event)
         elif kind == "assistant" and isinstance(event.get("message"), dict):
             message, text = event["message"], _texts(event["message"])
             if _is_api_error(event, message):
                 errors.append(ErrorText(index=i, text=_with_codes(text, event)))
-            elif text.strip():
+                continue
+            retrying = ""  # the model answered: that retry succeeded
+            if text.strip():
                 last = text
         elif kind == "result":
             tokens, cost = _usage(event)
@@ -85,7 +101,9 @@ def parse_claude(events: list[dict[str, Any]]) -> TranscriptFacts:
             )
             if errored:
                 errors.append(ErrorText(index=i, text=text or str(event.get("subtype"))))
-            elif text.strip():
+                continue
+            retrying = ""
+            if text.strip():
                 last = text
     return TranscriptFacts(
         n_events=len(events),
@@ -95,4 +113,5 @@ def parse_claude(events: list[dict[str, Any]]) -> TranscriptFacts:
         last_message=last.strip(),
         tokens=tokens,
         cost_usd=cost,
+        retrying=retrying,
     )

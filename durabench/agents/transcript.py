@@ -42,6 +42,9 @@ class TranscriptFacts(BaseModel):
     """Tokens used."""
     cost_usd: float | None = None
     """Cost the agent reported."""
+    retrying: str = ""
+    """The model-API retry the session was in when it ended (status and error), or ``""``:
+    a CLI killed or giving up while it retries measured the provider, not the model."""
 
 
 def read_events(lines: Iterable[str]) -> list[dict[str, object]]:

@@ -7,6 +7,8 @@ Rules, in order (CLISpecBench run-eval):
 2. An infra signature among the errors at the end of the session (usage cap, auth, rate
    limit, other) wins over wall time, tool calls, a timeout or a partial score.
 3. A model-side error signature: ``model_output_cap``, ``model_context_exhausted``.
+   A session that ended (killed or giving up) while its CLI retried the model API is
+   infra: the retry's signature (a 429 is ``infra_rate_limit``), else ``infra_other``.
 4. An agent CLI that exited non-zero without a transcript never began a session, so the
    model was never asked: an infra signature in its stderr, else ``infra_other``.
 5. Killed by the time limit: ``model_timeout``.
@@ -84,6 +86,12 @@ def _decide(
     if matched is not None:
         exit_class, why = matched
         return exit_class, f"error at the end of the session: {why}"
+    if facts.retrying:
+        exit_class, why = _first_match(table.infra, [facts.retrying]) or (
+            "infra_other",
+            repr(facts.retrying),
+        )
+        return exit_class, f"the session ended while retrying the model API: {why}"
     if data.transcript_format and not facts.n_events and data.exit_code and not data.timed_out:
         lines = [line for line in data.stderr_tail.splitlines() if line.strip()]
         matched = _first_match(table.infra, lines)
