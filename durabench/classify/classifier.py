@@ -7,6 +7,8 @@ Rules, in order (CLISpecBench run-eval):
 2. An infra signature among the errors at the end of the session (usage cap, auth, rate
    limit, other) wins over wall time, tool calls, a timeout or a partial score.
 3. A model-side error signature: ``model_output_cap``, ``model_context_exhausted``.
+   A usage-cap message as the session's final one-line answer is ``infra_usage_cap`` too:
+   CLIs print caps as a plain result (``subtype: success``, no error flag) as well.
    A session that ended (killed or giving up) while its CLI retried the model API is
    infra: the retry's signature (a 429 is ``infra_rate_limit``), else ``infra_other``.
 4. An agent CLI that exited non-zero without a transcript never began a session, so the
@@ -33,6 +35,8 @@ __all__ = ["classify", "parse_transcript", "served_model_matches"]
 
 _PARSERS = {"claude-code": parse_claude, "codex-cli": parse_codex, "gemini-cli": parse_gemini}
 _SNAPSHOT = re.compile(r"-\d{8}")
+_STATUS_LINE = 300
+"""A final message at most this long, on one line, may be a CLI's status, not the model's."""
 
 
 def parse_transcript(fmt: TranscriptFormat | None, events: list[dict[str, Any]]) -> TranscriptFacts:
@@ -58,6 +62,17 @@ def _first_match(
             if pattern is not None:
                 return group.exit_class, f"{text.strip()[:240]!r} matches {pattern!r}"
     return None
+
+
+def _cap_as_final_answer(
+    table: PatternTable, facts: TranscriptFacts
+) -> tuple[ExitClass, str] | None:
+    """A usage cap printed as the session's answer; a model's summary is longer or multi-line."""
+    text = facts.last_message
+    if not text or "\n" in text or len(text) > _STATUS_LINE:
+        return None
+    caps = tuple(g for g in table.infra if g.exit_class == "infra_usage_cap")
+    return _first_match(caps, [text])
 
 
 def _signals(table: PatternTable, message: str, files_changed: int) -> Signals:
@@ -86,6 +101,9 @@ def _decide(
     if matched is not None:
         exit_class, why = matched
         return exit_class, f"error at the end of the session: {why}"
+    capped = _cap_as_final_answer(table, facts)
+    if capped is not None:
+        return capped[0], f"the session's final answer is a usage cap: {capped[1]}"
     if facts.retrying:
         exit_class, why = _first_match(table.infra, [facts.retrying]) or (
             "infra_other",
