@@ -6,14 +6,14 @@ carry ``is_api_error_message`` (or ``isApiErrorMessage``); a ``result`` can say
 model and wins over ``usage`` when present. Before each retry of a failed API request
 it prints ``{"type": "system", "subtype": "api_retry", "error_status": 429, "error":
 "rate_limit", ...}``; the last one with no model answer after it is the retry the session
-ended in.
+ended in. The ``init`` event's ``mcp_servers`` lists each MCP server with its status.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from durabench.agents.transcript import ErrorText, TranscriptFacts
+from durabench.agents.transcript import ErrorText, McpServerState, TranscriptFacts
 from durabench.models.verdict import TokenUsage
 
 __all__ = ["parse_claude"]
@@ -48,6 +48,17 @@ def _retry_text(event: dict[str, Any]) -> str:
     )
 
 
+def _mcp_report(init: dict[str, Any]) -> tuple[McpServerState, ...] | None:
+    servers = init.get("mcp_servers")
+    if not isinstance(servers, list):
+        return None
+    return tuple(
+        McpServerState(name=str(s["name"]), status=str(s.get("status", "")))
+        for s in servers
+        if isinstance(s, dict) and s.get("name") is not None
+    )
+
+
 def _usage(result: dict[str, Any]) -> tuple[TokenUsage, float | None]:
     per_model = result.get("modelUsage")
     cost = result.get("total_cost_usd")
@@ -79,10 +90,12 @@ def parse_claude(events: list[dict[str, Any]]) -> TranscriptFacts:
     errors: list[ErrorText] = []
     last, errored, retrying = "", False, ""
     tokens, cost = TokenUsage(), None
+    mcp: tuple[McpServerState, ...] | None = None
     for i, event in enumerate(events):
         kind = event.get("type")
-        if kind == "system" and event.get("subtype") == "init" and event.get("model"):
-            served = str(event["model"])
+        if kind == "system" and event.get("subtype") == "init":
+            served = str(event["model"]) if event.get("model") else served
+            mcp = _mcp_report(event) if mcp is None else mcp
         elif kind == "system" and event.get("subtype") == "api_retry":
             retrying = _retry_text(event)
         elif kind == "assistant" and isinstance(event.get("message"), dict):
@@ -114,4 +127,5 @@ def parse_claude(events: list[dict[str, Any]]) -> TranscriptFacts:
         tokens=tokens,
         cost_usd=cost,
         retrying=retrying,
+        mcp_servers=mcp,
     )

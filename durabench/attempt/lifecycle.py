@@ -303,6 +303,7 @@ class Attempt:
                 files_changed=facts.files_changed,
                 build_failed=facts.build_failed,
                 stderr_tail=stderr[-_STDERR_TAIL:],
+                mcp_servers=(self.config.mcp.name,) if self.config.mcp else (),
             ),
         )
         resets_at = None

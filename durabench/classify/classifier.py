@@ -4,6 +4,8 @@ Rules, in order (CLISpecBench run-eval):
 
 1. The served model must be the requested one or its dated snapshot; otherwise
    ``infra_other`` (MODEL MISMATCH): the attempt measured another model and never counts.
+   Likewise the CLI's MCP report must match the lane (``mcp_report.py``): an MCP lane
+   whose server did not connect, or a baseline that shows one, is ``infra_other``.
 2. An infra signature among the errors at the end of the session (usage cap, auth, rate
    limit, other) wins over wall time, tool calls, a timeout or a partial score.
 3. A model-side error signature: ``model_output_cap``, ``model_context_exhausted``.
@@ -28,6 +30,7 @@ from durabench.agents.claude_transcript import parse_claude
 from durabench.agents.codex_transcript import parse_codex
 from durabench.agents.gemini_transcript import parse_gemini
 from durabench.agents.transcript import TranscriptFacts
+from durabench.classify.mcp_report import mcp_mismatch
 from durabench.classify.table import PatternGroup, PatternTable, load_table
 from durabench.models.verdict import ClassifyInput, ExitClass, Signals, TranscriptFormat, Verdict
 
@@ -96,6 +99,8 @@ def _decide(
     served = facts.served_model
     if served and data.requested_model and not served_model_matches(data.requested_model, served):
         return "infra_other", f"MODEL MISMATCH: requested {data.requested_model}, served {served}"
+    if mcp_said := mcp_mismatch(data.mcp_servers, facts.mcp_servers):
+        return "infra_other", mcp_said
     tail = [e.text for e in facts.errors if e.index >= facts.n_events - table.tail_events]
     matched = _first_match(table.infra, tail) or _first_match(table.model, tail)
     if matched is not None:
