@@ -4,13 +4,13 @@ Rules, in order (CLISpecBench run-eval):
 
 1. The served model must be the requested one or its dated snapshot; otherwise
    ``infra_other`` (MODEL MISMATCH): the attempt measured another model and never counts.
-   Likewise the CLI's MCP report must match the lane (``mcp_report.py``): an MCP lane
-   whose server did not connect, or a baseline that shows one, is ``infra_other``.
 2. An infra signature among the errors at the end of the session (usage cap, auth, rate
-   limit, other) wins over wall time, tool calls, a timeout or a partial score.
-3. A model-side error signature: ``model_output_cap``, ``model_context_exhausted``.
-   A usage-cap message as the session's final one-line answer is ``infra_usage_cap`` too:
+   limit, other) wins over wall time, tool calls, a timeout or a partial score. A
+   usage-cap message as the session's final one-line answer is ``infra_usage_cap`` too:
    CLIs print caps as a plain result (``subtype: success``, no error flag) as well.
+   Then the CLI's MCP report must match the lane (``mcp_report.py``): an MCP lane whose
+   server did not connect, or a baseline that shows one, is ``infra_other``.
+3. A model-side error signature: ``model_output_cap``, ``model_context_exhausted``.
    A session that ended (killed or giving up) while its CLI retried the model API is
    infra: the retry's signature (a 429 is ``infra_rate_limit``), else ``infra_other``.
 4. An agent CLI that exited non-zero without a transcript never began a session, so the
@@ -99,16 +99,18 @@ def _decide(
     served = facts.served_model
     if served and data.requested_model and not served_model_matches(data.requested_model, served):
         return "infra_other", f"MODEL MISMATCH: requested {data.requested_model}, served {served}"
-    if mcp_said := mcp_mismatch(data.mcp_servers, facts.mcp_servers):
-        return "infra_other", mcp_said
     tail = [e.text for e in facts.errors if e.index >= facts.n_events - table.tail_events]
-    matched = _first_match(table.infra, tail) or _first_match(table.model, tail)
+    matched = _first_match(table.infra, tail)
     if matched is not None:
-        exit_class, why = matched
-        return exit_class, f"error at the end of the session: {why}"
+        return matched[0], f"error at the end of the session: {matched[1]}"
     capped = _cap_as_final_answer(table, facts)
     if capped is not None:
         return capped[0], f"the session's final answer is a usage cap: {capped[1]}"
+    if mcp_said := mcp_mismatch(data.mcp_servers, facts.mcp_servers):  # after caps: they
+        return "infra_other", mcp_said  # cool the account
+    matched = _first_match(table.model, tail)
+    if matched is not None:
+        return matched[0], f"error at the end of the session: {matched[1]}"
     if facts.retrying:
         exit_class, why = _first_match(table.infra, [facts.retrying]) or (
             "infra_other",

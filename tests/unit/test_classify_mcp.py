@@ -95,3 +95,16 @@ def test_no_report_or_no_lane_is_not_judged() -> None:
     assert verdict(session([{"name": "sourcegraph", "status": "failed"}]), None).exit_class == (
         "completed"
     )
+
+
+def test_a_usage_cap_wins_over_a_dead_mcp_server_so_the_account_cools() -> None:
+    cap = {
+        "type": "result",
+        "subtype": "success",
+        "is_error": True,
+        "result": "You've hit your limit · resets 5:30pm (UTC)",
+    }
+    init = session([{"name": "sourcegraph", "status": "failed"}])[0]
+    assert verdict([init, cap], SG).exit_class == "infra_usage_cap"
+    too_long = {**cap, "result": "Prompt is too long"}
+    assert verdict([init, too_long], SG).exit_class == "infra_other"  # not the model's
