@@ -131,6 +131,18 @@ def test_a_plain_rate_limit_stays_a_rate_limit(message: str) -> None:
     assert classify_events(events)[0] == "infra_rate_limit"
 
 
+@pytest.mark.parametrize(
+    "message",
+    [
+        "You've reached your rate limit. Please try again later.",
+        "You have reached your maximum context limit for this model.",
+    ],
+)
+def test_reaching_your_rate_or_context_limit_is_no_usage_cap(message: str) -> None:
+    events = [init(), synthetic(message, None), result(message, "success", True)]
+    assert classify_events(events)[0] != "infra_usage_cap"
+
+
 def test_gemini_s_daily_quota_is_a_cap_and_its_per_minute_quota_a_rate_limit() -> None:
     def gemini(message: str) -> list[dict[str, Any]]:
         error = {"type": "TerminalQuotaError", "message": message}
