@@ -30,6 +30,7 @@ from activities import (
     ServiceActivities,
 )
 from durabench.errors import DurabenchError
+from durabench.gateway import ModelGateway
 from durabench.logs import configure_logging, get_logger
 from durabench.sandbox import docker_client
 from durabench.settings import Settings
@@ -110,6 +111,7 @@ async def run_workers(workers: Sequence[Worker], stop: asyncio.Event) -> None:
     await asyncio.gather(*(w.shutdown() for w in workers), return_exceptions=True)
     await asyncio.gather(*runs, stopped, return_exceptions=True)
     stopped.cancel()
+    await ModelGateway.close_all()
     if failed:
         raise RuntimeError(f"a worker stopped: {failed[0].exception()}") from failed[0].exception()
 

@@ -18,7 +18,7 @@ from temporalio.client import Client
 from activities.accounts import account_health, sync_pool
 from activities.boundary import KnownSecrets, scrubbed
 from durabench.attempt.inputs import check_task_dir, task_roots
-from durabench.errors import AccountError
+from durabench.errors import AccountError, ServiceAuthError
 from durabench.models import (
     AccountHealth,
     PlanPage,
@@ -31,7 +31,7 @@ from durabench.models import (
 from durabench.paths import RunPaths
 from durabench.planning import make_plan
 from durabench.results_io import atomic_write
-from durabench.service import ServiceClient, V1DatasetTask
+from durabench.service import ServiceClient, ServiceTarget, V1DatasetTask, check_service
 from durabench.settings import Settings
 
 __all__ = ["PlanActivities"]
@@ -53,17 +53,46 @@ class PlanActivities:
     @activity.defn(name="plan_run")
     @scrubbed
     async def plan_run(self, request: RunRequest) -> PlanSummary:
-        """Make the plan (see :mod:`durabench.planning`) and write ``plan.json``.
+        """Make the plan (see :mod:`durabench.planning`), check its service, write ``plan.json``.
 
-        A run of a service's dataset lists its tasks here first; the key is read from the
-        worker's environment.
+        A run graded by a service checks, with the key its gradings will use (read from the
+        worker's environment), that the service accepts it (see
+        :func:`durabench.service.check_service`); a run of a service's dataset lists its
+        tasks here first.
         """
         listed = None
-        if request.tasks_from_service and request.service and request.service.dataset:
-            async with ServiceClient.for_target(request.service) as client:
-                listed = (await client.dataset_tasks(request.service.dataset)).tasks
+        if request.service is not None:
+            listed = await self._ask_service(request, request.service)
         accounts = await self._accounts(request.agent)
-        return await asyncio.to_thread(self._plan, request, listed, accounts)
+        plan = await asyncio.to_thread(self._plan, request, listed, accounts)
+        if plan.request.service is not None:  # as planned: with a dataset file's name
+            async with ServiceClient.for_target(plan.request.service) as client:
+                await check_service(client, plan.request.service, request.run_id)
+        path = RunPaths.for_run(self.settings.runs_dir, plan.request.run_id).plan
+        await asyncio.to_thread(atomic_write, path, plan.model_dump_json(indent=2))
+        return plan.summary()
+
+    async def _ask_service(
+        self, request: RunRequest, service: ServiceTarget
+    ) -> Sequence[V1DatasetTask] | None:
+        """The dataset's tasks, when the run is the service's dataset.
+
+        Raises:
+            ServiceAuthError: the key may not list it; listing is a v1 call, whatever API
+                grades the run, and the message says so.
+            ServiceError: see :meth:`ServiceClient.dataset_tasks`.
+        """
+        if not (request.tasks_from_service and service.dataset):
+            return None
+        async with ServiceClient.for_target(service) as client:
+            try:
+                return (await client.dataset_tasks(service.dataset)).tasks
+            except ServiceAuthError as exc:
+                raise ServiceAuthError(
+                    f"{exc}. Listing a dataset's tasks is a v1 call (GET /v1/datasets/"
+                    f"{service.dataset}/tasks) whatever --service-api says; or give the "
+                    "tasks in a file with --dataset-file"
+                ) from None  # the message carries the service's answer
 
     async def _accounts(self, agent: str) -> dict[str, object]:
         """Sync the account pool; the agent's usable slots, or refuse when none is ready.
@@ -93,16 +122,12 @@ class PlanActivities:
         request: RunRequest,
         listed: Sequence[V1DatasetTask] | None,
         accounts: dict[str, object],
-    ) -> PlanSummary:
+    ) -> RunPlan:
         plan = make_plan(request, self.settings, listed).model_copy(update=accounts)
         roots = task_roots(self.settings)  # workers check again; refused here, it fails early
         for task in plan.tasks:
             check_task_dir(task.task_dir, roots)
-        atomic_write(
-            RunPaths.for_run(self.settings.runs_dir, plan.request.run_id).plan,
-            plan.model_dump_json(indent=2),
-        )
-        return plan.summary()
+        return plan
 
     @activity.defn(name="plan_page")
     @scrubbed

@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import os
 import time
+from collections.abc import Mapping
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -21,9 +22,10 @@ from temporalio.exceptions import ApplicationError, ApplicationErrorCategory
 
 from activities.boundary import KnownSecrets, scrubbed
 from activities.heartbeat import heartbeating
-from durabench.attempt import Attempt, AttemptLimits, agent_env
+from durabench.attempt import Attempt, AttemptLimits, AttemptSetup, GatewayAccess, agent_env
 from durabench.attempt.inputs import check_attempt_inputs
 from durabench.configs import dockerfile_for
+from durabench.gateway import PROVIDERS, Grant, ModelGateway, read_ledger
 from durabench.logs import get_logger
 from durabench.models import (
     AgentRunOutput,
@@ -59,6 +61,8 @@ log = get_logger("durabench.sandbox")
 
 _BACKEND = "docker"
 """The sandbox backend attempts run on (images and host admission are Docker's too)."""
+_LEDGER = "gateway.jsonl"
+"""The gateway's record of the attempt's model requests, in its directory on the host."""
 
 
 def _log_volumes(paths: SandboxPaths, size_mb: int) -> dict[str, int]:
@@ -86,6 +90,13 @@ class SandboxActivities:
         self._limits = AttemptLimits.of(
             settings.collect_file_mb, settings.collect_total_mb, settings.collect_files
         )
+        self.gateway = ModelGateway(
+            settings.home / "gateway",
+            settings.gateway_network,
+            settings.gateway_port,
+            settings.accounts_file,
+            os.environ,
+        )
 
     @property
     def client(self) -> docker.DockerClient:
@@ -107,13 +118,15 @@ class SandboxActivities:
         path.mkdir(parents=True, exist_ok=True)
         return path
 
-    def _attempt(self, ref: AttemptRef, image: str = "") -> Attempt:
+    def _attempt(
+        self, ref: AttemptRef, image: str = "", environ: Mapping[str, str] = os.environ
+    ) -> Attempt:
         """The attempt's lifecycle over this host's sandbox backend, its input checked.
 
         Raises:
             ConfigError: the input names a task, mount or version this worker refuses.
         """
-        setup, mounts = check_attempt_inputs(ref, self.settings, os.environ)
+        setup, mounts = check_attempt_inputs(ref, self.settings, environ)
         spec = SandboxSpec(
             name=ref.container_name,
             image=image or "unused",
@@ -122,9 +135,7 @@ class SandboxActivities:
                 HOST_LABEL: self.settings.host_id,
                 PLACEMENT_LABEL: str(ref.placement),
             },
-            network=(self.settings.sandbox_network or "none")
-            if setup.agent.needs_network
-            else "none",
+            network=self.settings.gateway_network if setup.agent.needs_network else "none",
             memory_mb=self.settings.sandbox_memory_mb,
             cpus=self.settings.sandbox_cpus,
             pids_limit=self.settings.sandbox_pids,
@@ -199,7 +210,13 @@ class SandboxActivities:
     async def provision_sandbox(self, data: ProvisionInput) -> ProvisionOutput:
         """Start the container; place instruction, MCP config and agent files; set it up."""
         ref = data.ref
-        attempt = self._attempt(ref, data.image)
+        setup, _ = check_attempt_inputs(ref, self.settings, os.environ)
+        environ: Mapping[str, str] = os.environ
+        mcp = setup.ctx.mcp
+        if setup.agent.needs_network and mcp is not None and mcp.url_env:
+            # Configs that cannot expand ${VAR} name the endpoint: the gateway's.
+            environ = {**os.environ, mcp.url_env: f"{await self.gateway.url()}/mcp"}
+        attempt = self._attempt(ref, data.image, environ)
         async with heartbeating(f"provisioning {ref.container_name}"):
             out = await attempt.provision(os.environ)
             await asyncio.to_thread(self.capacity.provisioned, attempt_key(ref.labels))
@@ -214,17 +231,42 @@ class SandboxActivities:
         The agent's key is read here, at the last moment, and handed to its process only.
         """
         attempt = self._attempt(ref)
+        agent = attempt.agent
+        access = await self._grant(ref, attempt.setup) if agent.model_api else None
         env = agent_env(
-            attempt.agent,
+            agent,
             attempt.ctx,
-            account=ref.account,
-            accounts_file=self.settings.accounts_file,
+            gateway=access,
+            base_path=f"/{agent.model_api}{PROVIDERS[agent.model_api].base_path}"
+            if agent.model_api
+            else "",
             environ=os.environ,
         )
         async with heartbeating(f"agent running: {ref.task.task_id} {ref.lane}"):
             out = await attempt.run_agent(env)
+        self.gateway.store.revoke(ref.container_name)
         log.debug("agent ended", exit_code=out.exit_code, timed_out=out.timed_out, **ref.labels)
         return out
+
+    async def _grant(self, ref: AttemptRef, setup: AttemptSetup) -> GatewayAccess:
+        """Make the attempt's placeholder key good at this host's gateway.
+
+        The same key on a retry or after a worker restart: it is derived from the attempt.
+        """
+        agent, mcp = setup.agent, setup.ctx.mcp
+        assert agent.model_api is not None
+        grant = Grant(
+            attempt=ref.container_name,
+            agent=ref.agent,
+            provider=agent.model_api,
+            account=ref.account,
+            ledger=str(self._attempt_dir(ref) / _LEDGER),
+            budget_tokens=self.settings.gateway_budget_tokens,
+            mcp=mcp if mcp is not None and mcp.url_env and agent.uses_mcp else None,
+        )
+        url = await self.gateway.url()
+        token = self.gateway.store.grant(grant)
+        return GatewayAccess(url, token, self.gateway.key_variable(grant))
 
     @activity.defn(name="verify")
     @scrubbed
@@ -239,8 +281,10 @@ class SandboxActivities:
     @scrubbed
     async def classify_attempt(self, data: ClassifyAttemptInput) -> Verdict:
         """Read the transcript in the sandbox and classify the attempt's exit."""
+        ledger = self._attempt_dir(data.ref) / _LEDGER
         return await self._attempt(data.ref).classify(
             data,
+            metered=await asyncio.to_thread(read_ledger, ledger),
             now=datetime.fromtimestamp(time.time(), tz=UTC),
             cap_cooldown=timedelta(seconds=self.settings.usage_cap_cooldown_sec),
         )
@@ -261,5 +305,6 @@ class SandboxActivities:
         since, still has its container removed.
         """
         await get_backend(_BACKEND)(SandboxSpec(name=ref.container_name, image="unused")).stop()
+        self.gateway.store.revoke(ref.container_name)
         await asyncio.to_thread(self.capacity.release, attempt_key(ref.labels))
         log.debug("container removed", container=ref.container_name, **ref.labels)

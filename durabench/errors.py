@@ -133,12 +133,16 @@ class RewardParseError(VerifierError):
 class ServiceError(DurabenchError):
     """The benchmark service could not be reached or stayed busy; a later retry may pass.
 
-    ``retry_after_s`` is the wait the service asked for, when it named one.
+    ``retry_after_s`` is the wait the service asked for, when it named one; ``status`` the
+    HTTP status it answered with, when it answered.
     """
 
-    def __init__(self, message: str, *, retry_after_s: float | None = None) -> None:
+    def __init__(
+        self, message: str, *, retry_after_s: float | None = None, status: int | None = None
+    ) -> None:
         super().__init__(message)
         self.retry_after_s = retry_after_s
+        self.status = status
 
 
 class ServiceProtocolError(ServiceError):

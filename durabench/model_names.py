@@ -12,9 +12,17 @@ import re
 
 from durabench.errors import ConfigError
 
-__all__ = ["check_model_name"]
+__all__ = ["check_model_name", "served_model_matches"]
 
 _MODEL = re.compile(r"[a-z0-9][a-z0-9._:@/-]*")
+_SNAPSHOT = re.compile(r"-\d{8}")
+
+
+def served_model_matches(requested: str, served: str) -> bool:
+    """Whether ``served`` is ``requested`` or its dated snapshot (``x`` → ``x-20251101``)."""
+    if served == requested:
+        return True
+    return served.startswith(requested) and bool(_SNAPSHOT.fullmatch(served[len(requested) :]))
 
 
 def check_model_name(model: str) -> None:

@@ -11,7 +11,11 @@ from pydantic import BaseModel, ConfigDict
 
 from durabench.errors import ConfigError
 
-__all__ = ["RunPaths", "SandboxPaths"]
+__all__ = ["FINAL_MESSAGE", "RunPaths", "SandboxPaths"]
+
+FINAL_MESSAGE = "final_message.txt"
+"""The agent's whole final message, in the attempt's directory: the answer a service grades
+(``result.json`` keeps a display copy of its first 2,000 characters)."""
 
 
 class SandboxPaths(BaseModel):
@@ -78,6 +82,7 @@ class RunPaths(BaseModel):
             ├── result.json         the attempt's result
             ├── build.log           the image build log
             ├── submission.patch    the workspace diff the agent left
+            ├── final_message.txt   the agent's whole final message, scrubbed
             ├── durabench/          instruction.md, mcp.json as the agent saw them
             ├── agent/              agent logs: stdout.txt (transcript), stderr.txt, markers
             └── verifier/           reward.txt and verifier output

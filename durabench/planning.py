@@ -20,7 +20,7 @@ import os
 from collections.abc import Sequence
 from pathlib import Path
 
-from durabench.agents import get_agent
+from durabench.agents import Agent, get_agent
 from durabench.configs import get_config, missing_mcp_env
 from durabench.earlier_runs import counterparts, read_plan, rerun_task_ids
 from durabench.errors import ConfigError
@@ -130,6 +130,31 @@ def _counterparts(
     return pairs, lacking
 
 
+def _with_dataset_name(request: RunRequest) -> RunRequest:
+    """A dataset file's ``dataset_name`` goes with every service call, as ``--dataset-name``."""
+    service = request.service
+    if not request.dataset_file or service is None or service.dataset:
+        return request
+    name = read_dataset_file(Path(request.dataset_file)).dataset_name
+    if not name:
+        return request
+    return request.model_copy(update={"service": service.model_copy(update={"dataset": name})})
+
+
+def _answer_warnings(request: RunRequest, agent: Agent) -> tuple[str, ...]:
+    """A service that grades the final message, and an agent that leaves none."""
+    service = request.service
+    if service is None or service.payload_type != "text" or service.response_file:
+        return ()
+    if agent.gives_final_message:
+        return ()
+    return (
+        f"agent {request.agent} leaves no final message, which is what the service grades: "
+        "every attempt is recorded 'no answer' and not sent. Grade a file of the attempt "
+        "with --response-file (such as submission.patch), or run an agent that answers",
+    )
+
+
 def make_plan(
     request: RunRequest, settings: Settings, listed: Sequence[V1DatasetTask] | None = None
 ) -> RunPlan:
@@ -158,16 +183,10 @@ def make_plan(
             f"agent {request.agent} calls a model: name it with --model "
             "(such as claude-haiku-4-5, gpt-5-codex or gemini-2.5-pro)"
         )
-    if agent.needs_network and settings.sandbox_network is None:
-        raise ConfigError(
-            f"agent {request.agent} needs a network to reach its model API, and a run names "
-            "what its sandboxes can reach: set DURABENCH_SANDBOX_NETWORK on the workers to an "
-            "internal Docker network where a model proxy lives, or to bridge (which also "
-            "reaches the LAN, cloud metadata and the host's ports); see README, Threat model"
-        )
     for spec in specs:
         agent.check_task(spec)
     pairs, unpaired = _counterparts(request, specs, settings)
+    request = _with_dataset_name(request)
     multiplier = settings.timeout_multiplier
     tasks = tuple(
         TaskRef(
@@ -193,6 +212,7 @@ def make_plan(
             for name in missing_mcp_env(c.mcp, os.environ)
         ),
         unpaired=unpaired,
+        warnings=_answer_warnings(request, agent),
         selection_file=selection,
         counterparts=pairs,
     )

@@ -12,6 +12,7 @@ __all__ = [
     "cell_text",
     "comparison_lines",
     "render_markdown",
+    "service_score",
     "signal_names",
     "summarize_lanes",
 ]
@@ -139,6 +140,17 @@ def headline(result: RunResult) -> str | None:
     )
 
 
+def service_score(result: RunResult, lane: str) -> str:
+    """A lane's service final score, labelled: it is on the service's scale, not a reward."""
+    score = result.service_scores.get(lane)
+    if score is None:
+        return f"service final score, {lane}: not scored (see the worker log)"
+    return (
+        f"service final score, {lane}: {score:g} (the service's own number, on its scale; "
+        "rewards in this report are 0-1)"
+    )
+
+
 def _header(result: RunResult) -> list[str]:
     req = result.plan.request
     lines = [
@@ -154,10 +166,8 @@ def _header(result: RunResult) -> list[str]:
     if req.service is not None:
         dataset = f", dataset {req.service.dataset}" if req.service.dataset else ""
         lines.append(f"- graded by {req.service.url} ({req.service.api} API{dataset})")
-        for lane in result.plan.lanes:
-            score = result.service_scores.get(lane)
-            shown = "not scored (see the worker log)" if score is None else f"{score:g}"
-            lines.append(f"  - service final score, {lane}: {shown}")
+        lines.append(f"  - calls: {req.service.calls(req.tasks_from_service)}")
+        lines += [f"  - {service_score(result, lane)}" for lane in result.plan.lanes]
     if result.plan.selection_file:
         lines.append(f"- selection file: `{result.plan.selection_file}`")
     if req.rerun_of:
@@ -172,6 +182,7 @@ def _header(result: RunResult) -> list[str]:
         )
     if result.plan.mcp_env_missing:
         lines.append(f"- **MCP lane ran without {', '.join(result.plan.mcp_env_missing)}**")
+    lines += [f"- **warning at plan time: {w}**" for w in result.plan.warnings]
     said = headline(result)
     return [*lines, "", f"**{said}**"] if said else lines
 

@@ -39,14 +39,28 @@ def excluded_pairs(attempts: Iterable[AttemptResult]) -> dict[str, str]:
 
 
 def with_service_grade(path: Path, attempt: AttemptResult) -> AttemptResult:
-    """The attempt (read from ``path``) with the service's grade as its reward, if graded."""
+    """The attempt (read from ``path``) with the service's grade as its reward, if graded.
+
+    A grading that failed, ended ``error`` or gave no usable reward becomes the attempt's
+    ``verifier_error`` (the service is its verifier), so the report shows the service's
+    word rather than the classifier's reason.
+    """
     grade_file = path.parent / "eval.json"
     if not grade_file.is_file():
         return attempt
     grade = TaskGrade.model_validate_json(grade_file.read_text())
-    if grade.result is None:
+    reward = grade.reward
+    if reward is not None:
+        return attempt.model_copy(update={"reward": reward})
+    if grade.failed:
+        why = f"service grading failed: {grade.failed}"
+    elif grade.note:
+        why = f"service graded {grade.status}: {grade.note}"
+    elif grade.status == "error":
+        why = f"service graded error: {grade.error_text or 'no reason given'}"
+    else:
         return attempt
-    return attempt.model_copy(update={"reward": grade.result.pass_percentage / 100})
+    return attempt.model_copy(update={"reward": None, "verifier_error": why})
 
 
 def _service_scores(paths: RunPaths, lanes: Iterable[str]) -> dict[str, float]:
@@ -62,7 +76,8 @@ def build_results(paths: RunPaths, approval: Approval | None, threshold: float) 
     """A run's results from ``plan.json`` and the attempt files on disk.
 
     For a run graded by a service, an attempt's reward is the service's grade
-    (``pass_percentage`` / 100 from its ``eval.json``) and each lane's final score is kept.
+    (``pass_percentage`` over its scale, from its ``eval.json``) and each lane's final score
+    is kept.
     """
     plan = RunPlan.model_validate_json(paths.plan.read_text())
     attempts = tuple(

@@ -38,6 +38,8 @@ _NUMBERS = {
     "DURABENCH_COLLECT_FILES": "collect_files",
     "DURABENCH_SANDBOX_LOGS_MB": "sandbox_logs_mb",
     "DURABENCH_SANDBOX_DISK_GB": "sandbox_disk_gb",
+    "DURABENCH_GATEWAY_PORT": "gateway_port",
+    "DURABENCH_BUDGET_TOKENS": "gateway_budget_tokens",
 }
 """Numeric settings: environment variable to field."""
 
@@ -114,12 +116,17 @@ class Settings(BaseModel):
     tls_key: Path | None = None
     """``TEMPORAL_TLS_KEY``: client private key file (mTLS). ``TEMPORAL_API_KEY`` is read
     at connect time and kept nowhere."""
-    sandbox_network: str | None = None
-    """``DURABENCH_SANDBOX_NETWORK``: the Docker network of sandboxes whose agent needs one
-    (a model API, an MCP endpoint): an internal network where a model proxy lives,
-    ``bridge`` (the LAN, cloud metadata and host ports too), or ``none``. Unset, such an
-    agent's run is refused at plan time: a run names what its agents can reach. Sandboxes
-    of agents that need no network never get one."""
+    gateway_network: str = "durabench-models"
+    """``DURABENCH_GATEWAY_NETWORK``: the internal Docker network of sandboxes whose agent
+    calls a model; it holds them and this host's model gateway, and has no route out.
+    Sandboxes of agents that call no model get no network at all."""
+    gateway_port: int = Field(default=8719, ge=0, le=65535)
+    """``DURABENCH_GATEWAY_PORT``: the model gateway's port on that network. Fixed, so an
+    agent re-attached after a worker restart finds the gateway again (0: any free port)."""
+    gateway_budget_tokens: int | None = Field(default=None, gt=0)
+    """``DURABENCH_BUDGET_TOKENS``: tokens (input, output and cache) one attempt may use;
+    past it the gateway refuses the agent's requests and the attempt ends as the model's
+    (the budget is part of the benchmark). Unset: no budget."""
     sandbox_memory_mb: int = Field(default=4096, gt=0)
     """``DURABENCH_SANDBOX_MEMORY_MB``: memory limit of each sandbox, in MiB."""
     sandbox_cpus: float = Field(default=2.0, gt=0)
@@ -171,7 +178,7 @@ class Settings(BaseModel):
                 namespace=env.get("TEMPORAL_NAMESPACE") or "default",
                 task_queue=env.get("DURABENCH_TASK_QUEUE") or "durabench",
                 base_image=env.get("DURABENCH_BASE_IMAGE") or DEFAULT_BASE_IMAGE,
-                sandbox_network=env.get("DURABENCH_SANDBOX_NETWORK") or None,
+                gateway_network=env.get("DURABENCH_GATEWAY_NETWORK") or "durabench-models",
                 host_id_override=env.get("DURABENCH_HOST_ID") or None,
                 tls_ca=env.get("TEMPORAL_TLS_CA") or None,
                 tls_cert=env.get("TEMPORAL_TLS_CERT") or None,

@@ -7,7 +7,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from durabench.models import PlanSummary, ProgressOutput, RunResult
-from durabench.report import cell_text, comparison_lines, headline
+from durabench.report import cell_text, comparison_lines, headline, service_score
 from durabench.settings import Settings
 
 __all__ = ["console", "errors", "plan_table", "progress_line", "result_tables", "ui_url"]
@@ -60,6 +60,14 @@ def plan_table(plan: PlanSummary) -> Table:
         )
     if plan.mcp_env_missing:
         rows.append(("[red]MCP lane[/]", f"[red]{', '.join(plan.mcp_env_missing)} unset[/]"))
+    if req.service is not None:
+        rows.append(
+            ("service", escape(f"{req.service.url}, {req.service.calls(req.tasks_from_service)}"))
+        )
+        rows.append(
+            ("rewards", f"pass_percentage / {req.service.scale:g} (or the result's max_score)")
+        )
+    rows += [("[red]warning[/]", f"[red]{escape(w)}[/]") for w in plan.warnings]
     for key, value in rows:
         table.add_row(key, value)
     return table
@@ -98,6 +106,8 @@ def result_tables(result: RunResult) -> list[Table | str]:
         tasks.add_row(*row)
     said = headline(result)
     out: list[Table | str] = [*([f"[bold]{escape(said)}[/]"] if said else []), tasks, *notes]
+    if result.plan.request.service is not None:
+        out += [escape(service_score(result, lane)) for lane in result.plan.lanes]
     if card.comparison is not None:
         out += [line[2:] for line in comparison_lines(card.comparison)]
     totals = Table(title="Tokens and cost")

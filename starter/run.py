@@ -175,6 +175,14 @@ def new_run_id(source: str) -> str:
     "(default: the final message; for an artifact, submission.patch).",
 )
 @click.option(
+    "--service-scale",
+    type=click.FloatRange(min=0, min_open=True),
+    default=100.0,
+    show_default=True,
+    help="The value of a full pass when results do not say (their max_score): a reward is "
+    "pass_percentage / scale, refused outside 0-1.",
+)
+@click.option(
     "--run-id",
     default=None,
     callback=checked_run_id,
@@ -206,6 +214,7 @@ def run(
     payload_schema: str,
     payload_type: Literal["text", "artifact"],
     response_file: str | None,
+    service_scale: float,
     run_id: str | None,
     yes: bool,
     detach: bool,
@@ -243,6 +252,7 @@ def run(
                 payload_schema=payload_schema,
                 payload_type=payload_type,
                 response_file=response_file,
+                scale=service_scale,
             )
         except ValueError as exc:
             raise click.BadParameter(str(exc), param_hint="--service-url") from exc

@@ -105,6 +105,7 @@ def settings(tmp_path: Path, temporal_address: str) -> Settings:
         temporal_address=temporal_address,
         task_queue=f"test-{uuid.uuid4().hex[:8]}",
         base_image=os.environ.get("DURABENCH_BASE_IMAGE", Settings.from_env().base_image),
+        gateway_port=0,  # a gateway of its own per test: tests run one after another
     )
 
 

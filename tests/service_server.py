@@ -65,6 +65,12 @@ class Faults:
     upload_base: str | None = None
     """Hand out presigned URLs on this base instead of this server's own (a careless or
     hostile service aiming the worker's PUT elsewhere); ``None``: this server."""
+    no_percentage: set[str] = field(default_factory=set)
+    """Tasks whose result carries no ``pass_percentage`` (the reference runner allows it)."""
+    fraction: bool = False
+    """Grade on a 0-1 scale instead of 0-100."""
+    says_scale: bool = False
+    """Name the scale in each result (``max_score``)."""
 
 
 @dataclass
@@ -173,15 +179,20 @@ class _Handler(BaseHTTPRequestHandler):
         return None
 
 
-def _grade(state: _State, task_id: str, answer: str) -> tuple[int, Any] | float:
+def _grade(state: _State, task_id: str, answer: str) -> tuple[int, Any] | dict[str, Any]:
+    """The result of grading ``answer``, or the refusal."""
     if task_id not in state.answers:
         return 404, {"detail": f"task {task_id!r} not found"}
-    return 100.0 if answer.strip() == state.answers[task_id] else 0.0
+    faults, full = state.faults, (1.0 if state.faults.fraction else 100.0)
+    result: dict[str, Any] = {"max_score": full} if faults.says_scale else {}
+    if task_id not in faults.no_percentage:
+        result["pass_percentage"] = full if answer.strip() == state.answers[task_id] else 0.0
+    return result
 
 
-def _score(results: dict[str, Any]) -> tuple[list[str], float]:
+def _score(results: dict[str, Any], full: float) -> tuple[list[str], float]:
     passed = [
-        (r.get("result") or {}).get("pass_percentage", 0.0) / 100
+        ((r.get("result") or {}).get("pass_percentage") or 0.0) / full
         for r in results.values()
         if r is not None and r.get("status") == "evaluated"
     ]
@@ -208,7 +219,7 @@ def _evaluate_v1(state: _State, body: Any) -> tuple[int, Any]:
     graded = _grade(state, body["task_id"], answer)
     if isinstance(graded, tuple):
         return graded
-    result = {"pass_percentage": graded}
+    result = graded
     reply = {"run_id": body["run_id"], "task_id": body["task_id"], "status": "evaluated"}
     return 200, reply | {"evaluator_version": "test-1.0", "result": result, "errors": []}
 
@@ -218,7 +229,7 @@ def _route(state: _State, method: str, path: str, body: Any) -> tuple[int, Any]:
         graded = _grade(state, body["task_id"], body["response"])
         if isinstance(graded, tuple):
             return graded
-        return 200, {"pass_percentage": graded, "eval_version": "test-1", "grader": "exact"}
+        return 200, graded | {"eval_version": "test-1", "grader": "exact"}
     if (method, path) == ("POST", "/v1/evaluate"):
         return _evaluate_v1(state, body)
     if (method, path) == ("POST", "/v1/submissions/upload-url"):
@@ -235,7 +246,8 @@ def _route(state: _State, method: str, path: str, body: Any) -> tuple[int, Any]:
         url = f"{base}/uploads/{quote(key, safe='')}?sig={_signature(key)}"
         return 200, {"key": key, "url": url, "expires_in": 900}
     if (method, path) in (("POST", "/final-score/"), ("POST", "/v1/score")):
-        tasks, score = _score(body["evaluation_results"])
+        full = 1.0 if state.faults.fraction else 100.0
+        tasks, score = _score(body["evaluation_results"], full)
         reply = {"tasks_evaluated": tasks, "final_score": score, "metadata": {"n": len(tasks)}}
         return 200, reply | ({"run_id": body["run_id"]} if path == "/v1/score" else {})
     parts = path.split("/")

@@ -21,7 +21,7 @@ from typing import ClassVar, NamedTuple
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from durabench.models.config import McpServer
+from durabench.models.config import McpServer, ModelApi
 from durabench.models.task import TaskSpec
 from durabench.models.verdict import TranscriptFormat
 from durabench.paths import SandboxPaths
@@ -104,6 +104,13 @@ class Agent(ABC):
     """Whether the agent reads the MCP config: only then does it get the MCP secrets."""
     requires_model: ClassVar[bool] = False
     """Whether ``--model`` must name a real model (agents that call a model API)."""
+    model_api: ClassVar[ModelApi | None] = None
+    """The model API the agent calls, through the gateway; ``None``: it calls none."""
+    base_url_env: ClassVar[str] = ""
+    """The variable the agent reads its model API's base URL from (the gateway's)."""
+    gives_final_message: ClassVar[bool] = False
+    """Whether the agent ends with a final message: the answer a service grades unless
+    ``--response-file`` names a file (oracle and nop leave none)."""
     secret_env: ClassVar[tuple[str, ...]] = ()
     """Secret variables (API keys, OAuth tokens) handed to the agent when the worker has them;
     every value is scrubbed from what the attempt keeps."""

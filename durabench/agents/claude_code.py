@@ -29,7 +29,8 @@ class ClaudeCodeAgent(CliAgent):
     version = "2.1.332"
     binary = "claude"
     secret_env: ClassVar[tuple[str, ...]] = ("ANTHROPIC_API_KEY", "CLAUDE_CODE_OAUTH_TOKEN")
-    setting_env: ClassVar[tuple[str, ...]] = ("ANTHROPIC_BASE_URL",)
+    model_api = "anthropic"
+    base_url_env = "ANTHROPIC_BASE_URL"
     extra_options = frozenset({"max_output_tokens"})
 
     def transcript_format(self, ctx: AgentContext) -> TranscriptFormat:

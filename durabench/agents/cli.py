@@ -51,6 +51,7 @@ class CliAgent(Agent):
     needs_network = True
     uses_mcp = True
     requires_model = True
+    gives_final_message = True
     package: ClassVar[str]
     """The CLI's npm package."""
     version: ClassVar[str]

@@ -53,7 +53,8 @@ class CodexCliAgent(CliAgent):
     binary = "codex"
     node = NODE_RUNTIME
     secret_env: ClassVar[tuple[str, ...]] = ("OPENAI_API_KEY", "CODEX_API_KEY")
-    setting_env: ClassVar[tuple[str, ...]] = ("OPENAI_BASE_URL",)
+    model_api = "openai"
+    base_url_env = "OPENAI_BASE_URL"
 
     def transcript_format(self, ctx: AgentContext) -> TranscriptFormat:
         """Codex's ``exec --json`` events."""

@@ -43,7 +43,8 @@ class GeminiCliAgent(CliAgent):
     node = NODE_RUNTIME
     takes_effort = False
     secret_env: ClassVar[tuple[str, ...]] = ("GEMINI_API_KEY", "GOOGLE_API_KEY")
-    setting_env: ClassVar[tuple[str, ...]] = ("GOOGLE_GEMINI_BASE_URL",)
+    model_api = "gemini"
+    base_url_env = "GOOGLE_GEMINI_BASE_URL"
 
     def transcript_format(self, ctx: AgentContext) -> TranscriptFormat:
         """Gemini's stream-json."""

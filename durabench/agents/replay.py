@@ -136,6 +136,7 @@ class ReplayAgent(Agent):
     """Plays a recorded session (``--agent-opt plan=FILE``)."""
 
     uses_mcp = True
+    gives_final_message = True
 
     def __init__(self, options: Mapping[str, str] | None = None) -> None:
         super().__init__(options)

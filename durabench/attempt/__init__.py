@@ -3,10 +3,17 @@
 Temporal-free: activities call these phases and add heartbeats and host admission.
 """
 
-from durabench.attempt.environment import agent_env
+from durabench.attempt.environment import GatewayAccess, agent_env
 from durabench.attempt.lifecycle import Attempt
 from durabench.attempt.limits import AttemptLimits
 from durabench.attempt.reward import parse_reward
 from durabench.attempt.setup import AttemptSetup
 
-__all__ = ["Attempt", "AttemptLimits", "AttemptSetup", "agent_env", "parse_reward"]
+__all__ = [
+    "Attempt",
+    "AttemptLimits",
+    "AttemptSetup",
+    "GatewayAccess",
+    "agent_env",
+    "parse_reward",
+]

@@ -25,6 +25,7 @@ from pathlib import Path, PurePosixPath
 
 from durabench.accounts import cooldown_until
 from durabench.agents import read_events
+from durabench.atomic import atomic_write
 from durabench.attempt.limits import AttemptLimits
 from durabench.attempt.reward import parse_reward
 from durabench.attempt.setup import AttemptSetup
@@ -37,10 +38,13 @@ from durabench.models import (
     ClassifyAttemptInput,
     ClassifyInput,
     CollectOutput,
+    MeteredUsage,
     ProvisionOutput,
     Verdict,
     VerifyOutput,
 )
+from durabench.models.task import TEXT_CATEGORY
+from durabench.paths import FINAL_MESSAGE
 from durabench.sandbox import Sandbox
 from durabench.sandbox.detached import REAP_SCRIPT, run_step, wrap_step
 from durabench.sandbox.tarball import pack, unpack
@@ -52,6 +56,9 @@ __all__ = ["Attempt"]
 
 _BEFORE_SNAPSHOT = ".workspace-before.tar"
 _STDERR_TAIL = 4000
+_DISPLAY_CHARS = 2000
+"""The final message's start that travels in history and ``result.json``; the whole is kept
+in ``final_message.txt`` (a service grades that)."""
 """Characters of the agent's stderr the classifier reads (its last words)."""
 _STDERR_BYTES = 64 << 10
 """Bytes of stderr read to find those last words."""
@@ -76,6 +83,7 @@ class Attempt:
     ) -> None:
         """``store`` is the attempt's directory on the host; ``secrets`` are scrubbed."""
         self.ref = ref
+        self.setup = setup
         self.task, self.config, self.agent, self.ctx = setup
         self.paths = self.ctx.paths
         self.sandbox = sandbox
@@ -282,11 +290,17 @@ class Attempt:
         return parse_reward(text, where=f"{self.paths.reward} of {self.task.task_id}")
 
     async def classify(
-        self, facts: ClassifyAttemptInput, *, now: datetime, cap_cooldown: timedelta
+        self,
+        facts: ClassifyAttemptInput,
+        *,
+        now: datetime,
+        cap_cooldown: timedelta,
+        metered: MeteredUsage | None = None,
     ) -> Verdict:
         """Read the transcript in the sandbox and classify the attempt's exit.
 
-        ``now`` and ``cap_cooldown`` date a usage cap whose message names no reset time.
+        ``now`` and ``cap_cooldown`` date a usage cap whose message names no reset time;
+        ``metered`` is the gateway's record of the attempt's model traffic.
         """
         stdout = await self._read_log("stdout.txt", self.limits.transcript_bytes)
         stderr = scrub_text(await self._read_log("stderr.txt", _STDERR_BYTES), self.secrets)
@@ -304,8 +318,12 @@ class Attempt:
                 build_failed=facts.build_failed,
                 stderr_tail=stderr[-_STDERR_TAIL:],
                 mcp_servers=(self.config.mcp.name,) if self.config.mcp else (),
+                metered=metered,
+                expects_change=self.task.category != TEXT_CATEGORY,
             ),
         )
+        answer = scrub_text(verdict.last_message, self.secrets)
+        await asyncio.to_thread(atomic_write, self.store / FINAL_MESSAGE, answer)
         resets_at = None
         if verdict.exit_class == "infra_usage_cap":
             said = "\n".join((verdict.reason, stdout[-_STDERR_TAIL:], stderr[-_STDERR_TAIL:]))
@@ -313,7 +331,7 @@ class Attempt:
         return verdict.model_copy(
             update={
                 "reason": scrub_text(verdict.reason, self.secrets),
-                "last_message": scrub_text(verdict.last_message, self.secrets),
+                "last_message": answer[:_DISPLAY_CHARS],
                 "cap_resets_at": resets_at,
             }
         )

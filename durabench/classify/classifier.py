@@ -10,14 +10,16 @@ Rules, in order (CLISpecBench run-eval):
    CLIs print caps as a plain result (``subtype: success``, no error flag) as well.
    Then the CLI's MCP report must match the lane (``mcp_report.py``): an MCP lane whose
    server did not connect, or a baseline that shows one, is ``infra_other``.
-3. A model-side error signature: ``model_output_cap``, ``model_context_exhausted``.
-   A session that ended (killed or giving up) while its CLI retried the model API is
-   infra: the retry's signature (a 429 is ``infra_rate_limit``), else ``infra_other``.
+3. A model-side error signature: ``model_output_cap``, ``model_context_exhausted``. Then
+   the gateway's record of how the session ended (``metered.py``). Then a session that
+   ended (killed or giving up) while its CLI retried the model API is infra: the retry's
+   signature (a 429 is ``infra_rate_limit``), else ``infra_other``.
 4. An agent CLI that exited non-zero without a transcript never began a session, so the
    model was never asked: an infra signature in its stderr, else ``infra_other``.
 5. Killed by the time limit: ``model_timeout``.
 6. A non-zero exit or an error result with no signature: ``model_agent_error``.
-7. No file changed: ``model_no_code``; the workspace does not build: ``model_build_failure``.
+7. A text task (no change expected) is ``completed`` with an answer, else ``model_no_code``.
+   No file changed: ``model_no_code``; the workspace does not build: ``model_build_failure``.
 8. Otherwise ``completed``.
 """
 
@@ -31,13 +33,14 @@ from durabench.agents.codex_transcript import parse_codex
 from durabench.agents.gemini_transcript import parse_gemini
 from durabench.agents.transcript import TranscriptFacts
 from durabench.classify.mcp_report import mcp_mismatch
+from durabench.classify.metered import metered_end, metered_mismatch, token_note
 from durabench.classify.table import PatternGroup, PatternTable, load_table
+from durabench.model_names import served_model_matches
 from durabench.models.verdict import ClassifyInput, ExitClass, Signals, TranscriptFormat, Verdict
 
 __all__ = ["classify", "parse_transcript", "served_model_matches"]
 
 _PARSERS = {"claude-code": parse_claude, "codex-cli": parse_codex, "gemini-cli": parse_gemini}
-_SNAPSHOT = re.compile(r"-\d{8}")
 _STATUS_LINE = 300
 """A final message at most this long, on one line, may be a CLI's status, not the model's."""
 
@@ -47,13 +50,6 @@ def parse_transcript(fmt: TranscriptFormat | None, events: list[dict[str, Any]])
     if fmt is None or not events:
         return TranscriptFacts(n_events=len(events))
     return _PARSERS[fmt](events)
-
-
-def served_model_matches(requested: str, served: str) -> bool:
-    """Whether ``served`` is ``requested`` or its dated snapshot (``x`` → ``x-20251101``)."""
-    if served == requested:
-        return True
-    return served.startswith(requested) and bool(_SNAPSHOT.fullmatch(served[len(requested) :]))
 
 
 def _first_match(
@@ -78,7 +74,9 @@ def _cap_as_final_answer(
     return _first_match(caps, [text])
 
 
-def _signals(table: PatternTable, message: str, files_changed: int) -> Signals:
+def _signals(
+    table: PatternTable, message: str, files_changed: int, expects_change: bool
+) -> Signals:
     found = {
         name: any(re.search(p, message, re.IGNORECASE | re.MULTILINE) for p in patterns)
         for name, patterns in table.signals.items()
@@ -89,7 +87,7 @@ def _signals(table: PatternTable, message: str, files_changed: int) -> Signals:
         acknowledged_incomplete=found.get("acknowledged_incomplete", False),
         asked_to_continue=found.get("asked_to_continue", False),
         clarifying_question=found.get("clarifying_question", False),
-        false_completion=claims and files_changed == 0,
+        false_completion=claims and files_changed == 0 and expects_change,
     )
 
 
@@ -99,6 +97,9 @@ def _decide(
     served = facts.served_model
     if served and data.requested_model and not served_model_matches(data.requested_model, served):
         return "infra_other", f"MODEL MISMATCH: requested {data.requested_model}, served {served}"
+    mismatch = metered_mismatch(data)
+    if mismatch:
+        return "infra_other", mismatch
     tail = [e.text for e in facts.errors if e.index >= facts.n_events - table.tail_events]
     matched = _first_match(table.infra, tail)
     if matched is not None:
@@ -111,6 +112,9 @@ def _decide(
     matched = _first_match(table.model, tail)
     if matched is not None:
         return matched[0], f"error at the end of the session: {matched[1]}"
+    metered = metered_end(data, facts)
+    if metered is not None:
+        return metered
     if facts.retrying:
         exit_class, why = _first_match(table.infra, [facts.retrying]) or (
             "infra_other",
@@ -134,6 +138,10 @@ def _decide(
     if data.exit_code != 0 or facts.errored:
         last_error = facts.errors[-1].text.strip()[:240] if facts.errors else "no error text"
         return "model_agent_error", f"exit code {data.exit_code}, no infra signature ({last_error})"
+    if not data.expects_change:
+        if not facts.last_message:
+            return "model_no_code", "ended on its own without an answer"
+        return "completed", f"ended on its own after {data.wall_seconds:.0f} s and answered"
     if data.files_changed == 0:
         return "model_no_code", "ended on its own without changing a file"
     if data.build_failed:
@@ -152,13 +160,15 @@ def classify(data: ClassifyInput, table: PatternTable | None = None) -> Verdict:
     table = table or load_table()
     facts = parse_transcript(data.transcript_format, list(data.events))
     exit_class, reason = _decide(data, facts, table)
+    m = data.metered if data.metered is not None and data.metered.requests else None
     return Verdict(
         exit_class=exit_class,
-        reason=reason,
-        served_model=facts.served_model,
-        tokens=facts.tokens,
+        reason=reason + token_note(facts.tokens, m),
+        served_model=m.served_models[0] if m and m.served_models else facts.served_model,
+        tokens=m.tokens if m else facts.tokens,
+        metered=m,
         cost_usd=facts.cost_usd,
-        last_message=facts.last_message[:2000],
-        signals=_signals(table, facts.last_message, data.files_changed),
+        last_message=facts.last_message,
+        signals=_signals(table, facts.last_message, data.files_changed, data.expects_change),
         classifier_version=table.version,
     )

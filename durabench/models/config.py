@@ -2,9 +2,15 @@
 
 from __future__ import annotations
 
+from typing import Literal
+
 from pydantic import BaseModel, ConfigDict, model_validator
 
 __all__ = ["LaneConfig", "McpServer"]
+
+
+ModelApi = Literal["anthropic", "openai", "gemini"]
+"""The model APIs agents speak (and the gateway passes on)."""
 
 
 class McpServer(BaseModel):

@@ -80,7 +80,8 @@ class AttemptResult(BaseModel):
     signals: Signals = Field(default_factory=Signals)
     """What the agent's last message says about its work."""
     last_message: str = ""
-    """The agent's final message."""
+    """The start of the agent's final message (2,000 characters), for display; the whole is
+    ``final_message.txt`` in the attempt's directory, which a service grades."""
     classifier_version: int | None = None
     """Version of the pattern table that classified the attempt."""
     image: str = ""

@@ -138,6 +138,9 @@ class PlanSummary(BaseModel):
     the workers' environment."""
     accounts_note: str = ""
     """The agent's accounts at plan time: how many are ready, and why the others are not."""
+    warnings: tuple[str, ...] = ()
+    """What a person should know before approving, such as an agent that leaves no answer
+    for the service to grade."""
 
 
 class Counterpart(BaseModel):

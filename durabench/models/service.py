@@ -65,8 +65,11 @@ class ServiceTarget(BaseModel):
     and grades it by its key; ``text`` sends the answer in the request."""
     response_file: str | None = None
     """A file in the attempt directory whose text is the answer, or the artifact to upload
-    (``None``: the agent's final message from ``result.json``, which keeps at most 2,000
-    characters; for an artifact, ``submission.patch``, the diff the agent left)."""
+    (``None``: the agent's whole final message, ``final_message.txt``; for an artifact,
+    ``submission.patch``, the diff the agent left)."""
+    scale: float = Field(default=100.0, gt=0)
+    """``--service-scale``: the value of a full pass, for results that do not say (their
+    ``max_score``); a reward is ``pass_percentage / scale``, refused outside 0 to 1."""
     retry: ServiceRetry = Field(default_factory=ServiceRetry)
     """How hard each call is retried inside one activity attempt."""
 
@@ -94,6 +97,18 @@ class ServiceTarget(BaseModel):
         if self.payload_type == "artifact" and self.api != "v1":
             raise ValueError("artifact payloads need the v1 API: add --service-api v1")
         return self
+
+    def calls(self, lists_tasks: bool = False) -> str:
+        """Which endpoint each step uses, in words; listing a dataset is a v1 call always."""
+        if self.api == "v1":
+            artifact = self.payload_type == "artifact"
+            upload = " after POST /v1/submissions/upload-url" if artifact else ""
+            steps = [f"grades by POST /v1/evaluate{upload}", "scores by POST /v1/score"]
+        else:
+            steps = ["grades by POST /evaluate-response/", "scores by POST /final-score/"]
+        if lists_tasks:
+            steps.insert(0, f"lists tasks by GET /v1/datasets/{self.dataset}/tasks (v1)")
+        return f"{self.api} API: " + "; ".join(steps)
 
     @property
     def artifact_file(self) -> str:

@@ -4,7 +4,10 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict
 
-__all__ = ["TaskSpec"]
+__all__ = ["TEXT_CATEGORY", "TaskSpec"]
+
+TEXT_CATEGORY = "text"
+"""The category of a question answered in the final message, with no change expected."""
 
 
 class TaskSpec(BaseModel):
@@ -21,7 +24,7 @@ class TaskSpec(BaseModel):
     repo: str = ""
     """``[task] repo``: the repository the task is about."""
     category: str = ""
-    """``[task] category``."""
+    """``[task] category``; ``text`` (:data:`TEXT_CATEGORY`): the answer is the final message."""
     language: str = ""
     """``[task] language``."""
     difficulty: str = ""

@@ -11,6 +11,7 @@ __all__ = [
     "INFRA_CLASSES",
     "ClassifyInput",
     "ExitClass",
+    "MeteredUsage",
     "Signals",
     "TokenUsage",
     "TranscriptFormat",
@@ -26,6 +27,7 @@ ExitClass = Literal[
     "model_build_failure",
     "model_agent_error",
     "model_output_cap",
+    "model_budget",
     "infra_usage_cap",
     "infra_auth",
     "infra_rate_limit",
@@ -60,6 +62,48 @@ class TokenUsage(BaseModel):
     """Input tokens served from the prompt cache."""
     cache_write: int = 0
     """Input tokens written to the prompt cache."""
+
+
+class MeteredUsage(BaseModel):
+    """An attempt's model traffic as the gateway saw it: the meter of record.
+
+    Read from the API's own responses outside the sandbox, so the agent cannot change it;
+    the transcript's figures are only checked against it.
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    requests: int = 0
+    """Requests the agent sent through the gateway."""
+    tokens: TokenUsage = Field(default_factory=TokenUsage)
+    """Tokens the API reported, summed over every response."""
+    served_models: tuple[str, ...] = ()
+    """Models that answered, most output first."""
+    rate_limited: int = 0
+    """Responses that were 429."""
+    overloaded: int = 0
+    """Responses that were 529 or a stream's ``overloaded_error``."""
+    auth_refused: int = 0
+    """Responses that were 401 or 403."""
+    budget_spent: bool = False
+    """The gateway refused a request because the attempt's budget was spent."""
+    last_status: int = 0
+    """Status of the last response."""
+    last_error: str = ""
+    """Error type of the last response, or the gateway's reason for refusing it."""
+    last_retry_after: str = ""
+    """The last response's ``retry-after``."""
+    last_resets: str = ""
+    """The last response's rate-limit reset headers (JSON), if any."""
+    asked_models: tuple[str, ...] = ()
+    """Models the agent's requests named, most requests first."""
+    substituted: str = ""
+    """``asked X, served Y`` for the first response from another model than its request
+    asked for (neither the model nor its dated snapshot); ``""`` when none was."""
+    mcp_requests: int = 0
+    """Requests to the lane's MCP server through the gateway."""
+    mcp_answered: int = 0
+    """Of those, the ones its server answered with success (2xx)."""
 
 
 class Signals(BaseModel):
@@ -105,6 +149,12 @@ class ClassifyInput(BaseModel):
     mcp_servers: tuple[str, ...] | None = None
     """MCP servers the lane's config gives the agent (empty on the baseline lane), checked
     against the CLI's own report; ``None`` when the lane is unknown (not checked)."""
+    metered: MeteredUsage | None = None
+    """The gateway's record of the attempt's model traffic; ``None`` when none went
+    through it (agents without a model, or runs before the gateway)."""
+    expects_change: bool = True
+    """Whether the task asks for a change; a text task (a question) is answered in the final
+    message, so changing no file is no failure there."""
 
 
 class Verdict(BaseModel):
@@ -122,8 +172,12 @@ class Verdict(BaseModel):
     """Tokens used."""
     cost_usd: float | None = None
     """Cost the agent reported, if it reports one."""
+    metered: MeteredUsage | None = None
+    """The gateway's meter, when the attempt's traffic went through it: ``tokens`` and
+    ``served_model`` are then its figures, not the transcript's."""
     last_message: str = ""
-    """The agent's final message (trimmed)."""
+    """The agent's final message, whole: the attempt keeps it in ``final_message.txt``, and
+    a display copy of its start travels on."""
     signals: Signals = Field(default_factory=Signals)
     """What the last message says."""
     classifier_version: int

@@ -74,8 +74,8 @@ class SandboxSpec(BaseModel):
     labels: dict[str, str] = Field(default_factory=dict)
     """Labels (run, task, lane, attempt) for sweeping and inspection."""
     network: str = "none"
-    """Docker network mode: ``none`` unless the agent needs one (a model API, an MCP
-    endpoint), then the ``DURABENCH_SANDBOX_NETWORK`` setting."""
+    """Docker network mode: ``none`` unless the agent calls a model, then the model
+    gateway's internal network (``DURABENCH_GATEWAY_NETWORK``)."""
     memory_mb: int = Field(default=4096, gt=0)
     """Memory limit."""
     cpus: float = Field(default=2.0, gt=0)

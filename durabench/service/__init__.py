@@ -31,6 +31,7 @@ from durabench.service.payloads import (
     ServiceApi,
     ServiceTarget,
 )
+from durabench.service.preflight import check_service
 from durabench.service.records import (
     RunScore,
     TaskGrade,
@@ -87,6 +88,7 @@ __all__ = [
     "V1ScoreRequest",
     "V1ScoreResponse",
     "V1TaskEval",
+    "check_service",
     "final_score",
     "generation_status",
     "grade",

@@ -21,6 +21,7 @@ from pydantic import BaseModel, ConfigDict
 from durabench.atomic import atomic_write
 from durabench.errors import ConfigError
 from durabench.json_files import read_json_model
+from durabench.models.task import TEXT_CATEGORY
 from durabench.service.v1_models import V1DatasetTask
 
 __all__ = ["DatasetFile", "dataset_dir", "read_dataset_file", "write_text_tasks"]
@@ -92,7 +93,7 @@ def write_text_tasks(root: Path, tasks: Iterable[V1DatasetTask]) -> list[Path]:
         atomic_write(
             where / "task.toml",
             f'version = "1.0"\n\n[task]\nid = {_toml_string(task.id)}\n'
-            f'category = "text"\ntime_limit_sec = {limit}\n',
+            f'category = "{TEXT_CATEGORY}"\ntime_limit_sec = {limit}\n',
         )
         atomic_write(where / "instruction.md", task.question.rstrip() + _ASK)
         atomic_write(where / "environment" / "Dockerfile", _DOCKERFILE)

@@ -92,8 +92,16 @@ def error_for_response(
     """The error for a response the client will not retry (or has retried enough).
 
     ``retry_after_s`` is kept on a transient error, so the caller can wait as long as the
-    service asked before its next try.
+    service asked before its next try; the error's ``status`` is the response's.
     """
+    error = _error_for(call, response, auth, retry_after_s)
+    error.status = response.status_code
+    return error
+
+
+def _error_for(
+    call: Call, response: httpx.Response, auth: ServiceAuth, retry_after_s: float | None
+) -> ServiceError:
     status = response.status_code
     if call.store:
         return _store_error(call, status, retry_after_s)

@@ -30,7 +30,7 @@ from durabench.service.v1_models import (
     V1UploadRequest,
 )
 
-__all__ = ["Generation", "final_score", "grade", "service_run_id"]
+__all__ = ["Generation", "failed_grade", "final_score", "grade", "service_run_id"]
 
 
 class Generation(NamedTuple):
@@ -52,6 +52,8 @@ class Generation(NamedTuple):
     """The file an artifact payload uploads; ``None`` when the attempt left none."""
     artifact_name: str = ""
     """Its file name."""
+    answer_source: str = "final message"
+    """Where ``response`` was read from, as a "no answer" note names it."""
 
 
 def service_run_id(run_id: str, lane: str) -> str:
@@ -75,20 +77,13 @@ async def grade(client: ServiceClient, target: ServiceTarget, gen: Generation) -
         ServiceUnsupported: the service lacks the endpoint.
         ServiceError: the service stayed busy or down, or answered out of protocol.
     """
-    gen_status = generation_status(gen.exit_class)
-    base = TaskGrade(
-        run_id=gen.run_id,
-        task_id=gen.task_id,
-        lane=gen.lane,
-        attempt=gen.attempt,
-        exit_class=gen.exit_class,
-        generation_status=gen_status,
-        api=target.api,
-        status="error",
-    )
-    skipped = ungraded_status(gen_status)
+    base = _base(gen, target)
+    skipped = ungraded_status(base.generation_status)
     if skipped is not None:
         return base.model_copy(update={"status": skipped})
+    if target.payload_type == "text" and not gen.response.strip():
+        said = f"no answer: the attempt left no {gen.answer_source}, so nothing was sent"
+        return base.model_copy(update={"note": said, "errors": (said,)})
     try:
         if target.api == "v1":
             return await _grade_v1(client, target, gen, base)
@@ -101,9 +96,56 @@ async def grade(client: ServiceClient, target: ServiceTarget, gen: Generation) -
         raise
     except ServiceRejected as exc:
         return base.model_copy(update={"errors": (str(exc),)})
-    return base.model_copy(
-        update={"status": "evaluated", "result": data, "evaluator_version": data.eval_version}
+    return _read(
+        base.model_copy(
+            update={"status": "evaluated", "result": data, "evaluator_version": data.eval_version}
+        ),
+        target,
     )
+
+
+def _base(gen: Generation, target: ServiceTarget) -> TaskGrade:
+    return TaskGrade(
+        run_id=gen.run_id,
+        task_id=gen.task_id,
+        lane=gen.lane,
+        attempt=gen.attempt,
+        exit_class=gen.exit_class,
+        generation_status=generation_status(gen.exit_class),
+        api=target.api,
+        status="error",
+        scale=target.scale,
+    )
+
+
+def failed_grade(gen: Generation, target: ServiceTarget, why: str) -> TaskGrade:
+    """The record of a grading that could not be done, for the report and a later retry."""
+    return _base(gen, target).model_copy(update={"failed": why})
+
+
+def _read(graded: TaskGrade, target: ServiceTarget) -> TaskGrade:
+    """``graded`` read on its scale: the result's ``max_score``, else ``--service-scale``.
+
+    A grading without ``pass_percentage``, or with one off the scale, keeps what the service
+    said and gets a note instead of a reward.
+    """
+    result = graded.result
+    if result is None:
+        return graded
+    scale = result.max_score if result.max_score and result.max_score > 0 else target.scale
+    graded = graded.model_copy(update={"scale": scale})
+    if result.pass_percentage is None:
+        note = "the service sent no pass_percentage: graded, reward unknown"
+    elif not 0.0 <= result.pass_percentage <= scale:
+        said = "the result's max_score" if scale != target.scale else "--service-scale"
+        note = (
+            f"pass_percentage {result.pass_percentage:g} is outside the scale 0 to {scale:g} "
+            f"({said}); no reward is read from it. Set --service-scale to the service's "
+            "scale and grade again (python -m starter score --force)"
+        )
+    else:
+        return graded
+    return graded.model_copy(update={"note": note})
 
 
 async def _payload(
@@ -141,7 +183,7 @@ async def _grade_v1(
             versions={"runner": __version__},
         )
     )
-    return base.model_copy(
+    graded = base.model_copy(
         update={
             "status": answer.status,
             "result": answer.result,
@@ -149,6 +191,7 @@ async def _grade_v1(
             "evaluator_version": answer.evaluator_version,
         }
     )
+    return _read(graded, target)
 
 
 async def final_score(

@@ -33,13 +33,21 @@ PayloadType = PayloadKind
 """What a v1 evaluation receives: the answer text, or the key of an uploaded artifact."""
 
 
+def _absent(value: object) -> bool:
+    """Left out when ``None``: a result is sent back to the service as it came."""
+    return value is None
+
+
 class EvalResultData(BaseModel):
     """What a benchmark's grader returns for one task; benchmarks add their own fields."""
 
     model_config = ConfigDict(frozen=True, extra="allow")
 
-    pass_percentage: float
-    """Share of the task's checks that passed, 0 to 100."""
+    pass_percentage: float | None = Field(default=None, exclude_if=_absent)
+    """Share of the task's checks that passed, on the service's scale (0 to 100 unless
+    ``max_score`` or ``--service-scale`` says otherwise); ``None``: graded, reward unknown."""
+    max_score: float | None = Field(default=None, exclude_if=_absent)
+    """The value of a full pass, when the grader says (1 for a service that reports 0-1)."""
     eval_version: str | None = None
     """Version of the grader, when it names one."""
 

@@ -55,10 +55,32 @@ class TaskGrade(BaseModel):
     """What went wrong, as the service said it (or why durabench did not send it)."""
     evaluator_version: str | None = None
     """Version of the grader."""
+    scale: float = 100.0
+    """The value of a full pass ``result`` was read on: its ``max_score``, else
+    ``--service-scale``."""
+    note: str = ""
+    """Why no reward is read from this grading (no ``pass_percentage``, a value off the
+    scale), or that nothing was sent (no answer); empty when the reward stands."""
+    failed: str = ""
+    """Why grading could not be done (the service refused or stayed down): then this is no
+    grading, the task is scored as missing and ``starter score`` grades it again."""
+
+    @property
+    def reward(self) -> float | None:
+        """``pass_percentage`` on 0 to 1; ``None`` when unknown or off the scale."""
+        if self.failed or self.result is None or self.result.pass_percentage is None:
+            return None
+        reward = self.result.pass_percentage / self.scale
+        return reward if 0.0 <= reward <= 1.0 else None
+
+    @property
+    def error_text(self) -> str:
+        """``errors`` in one line."""
+        return "; ".join(e if isinstance(e, str) else json.dumps(e) for e in self.errors)
 
     def legacy(self) -> EvalResult:
         """This grading as a legacy ``/final-score/`` entry."""
-        error = "; ".join(e if isinstance(e, str) else json.dumps(e) for e in self.errors)
+        error = self.error_text
         return EvalResult(
             task_id=self.task_id, status=self.status, result=self.result, error=error or None
         )
@@ -117,12 +139,13 @@ def pick_grades(
 ) -> dict[str, TaskGrade | None]:
     """The grading each task is scored by: its last non-infra attempt, else ``None``.
 
-    Infra attempts say nothing about the model, so they never score; a task without any
-    other attempt is sent as ``null`` (missing), as the protocol asks.
+    Infra attempts say nothing about the model, so they never score, and a failed grading
+    is no grading; a task without any other attempt is sent as ``null`` (missing), as the
+    protocol asks.
     """
     latest: dict[str, TaskGrade] = {}
     for grade in grades:
-        if is_infra(grade.exit_class):
+        if is_infra(grade.exit_class) or grade.failed:
             continue
         held = latest.get(grade.task_id)
         if held is None or grade.attempt > held.attempt:

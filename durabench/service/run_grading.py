@@ -1,8 +1,9 @@
 """Grade a recorded attempt and score a lane from a run directory: files in, files out.
 
 Shared by the service activities (inside a run) and ``starter score`` (a finished run,
-graded again without running any agent). What is sent is read from the attempt's
-``result.json`` (or its ``response_file``); what comes back is written beside it.
+graded again without running any agent). What is sent is the attempt's whole final message
+(``final_message.txt``; ``result.json`` keeps only a display copy), its ``response_file``,
+or the artifact it uploads; what comes back is written beside it.
 """
 
 from __future__ import annotations
@@ -11,11 +12,11 @@ import asyncio
 from pathlib import Path
 
 from durabench.atomic import atomic_write
-from durabench.errors import ConfigError
+from durabench.errors import ConfigError, ServiceError
 from durabench.models import AttemptResult, RunPlan
-from durabench.paths import RunPaths
+from durabench.paths import FINAL_MESSAGE, RunPaths
 from durabench.service.client import ServiceClient
-from durabench.service.grading import Generation, final_score, grade
+from durabench.service.grading import Generation, failed_grade, final_score, grade
 from durabench.service.payloads import (
     EvaluateAttemptInput,
     EvaluateAttemptOutput,
@@ -45,14 +46,21 @@ async def grade_attempt(
 
     Raises:
         ConfigError: the attempt has no ``result.json``, or ``response_file`` leaves it.
-        ServiceError: the service refused the key or the endpoint, or stayed down.
+        ServiceError: the service refused the key or the endpoint, or stayed down; the
+            attempt's ``eval.json`` then records why (``failed``), for the report.
     """
     run = RunPaths.for_run(runs_dir, data.run_id)
     path = grade_path(run, data.task_id, data.lane, data.attempt)
     if path.exists() and not data.force:
-        return _output(TaskGrade.model_validate_json(path.read_text()), path, graded=False)
+        kept = TaskGrade.model_validate_json(path.read_text())
+        if not kept.failed:
+            return _output(kept, path, graded=False)
     gen = _generation(data, run.attempt(data.task_id, data.lane, data.attempt))
-    stored = await grade(client, data.service, gen)
+    try:
+        stored = await grade(client, data.service, gen)
+    except ServiceError as exc:  # kept for the report; a failed grading is tried again
+        atomic_write(path, failed_grade(gen, data.service, str(exc)).model_dump_json(indent=2))
+        raise
     atomic_write(path, stored.model_dump_json(indent=2))
     return _output(stored, path, graded=ungraded_status(stored.generation_status) is None)
 
@@ -66,12 +74,17 @@ def _generation(data: EvaluateAttemptInput, attempt_dir: Path) -> Generation:
         )
     result = AttemptResult.model_validate_json(result_file.read_text())
     service, response, artifact = data.service, result.last_message, None
+    source = "final message"
+    whole = attempt_dir / FINAL_MESSAGE  # older attempts have only the display copy
+    if whole.is_file():
+        response = whole.read_text(errors="replace")
     if service.payload_type == "artifact":
         found = _inside(attempt_dir, service.artifact_file)
         artifact = found.read_bytes() if found.is_file() else None
     elif service.response_file is not None:
         answer = _inside(attempt_dir, service.response_file)
         response = answer.read_text(errors="replace") if answer.is_file() else ""
+        source = service.response_file
     return Generation(
         run_id=data.run_id,
         task_id=data.task_id,
@@ -81,6 +94,7 @@ def _generation(data: EvaluateAttemptInput, attempt_dir: Path) -> Generation:
         response=response,
         artifact=artifact,
         artifact_name=Path(service.artifact_file).name,
+        answer_source=source,
     )
 
 

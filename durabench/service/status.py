@@ -30,6 +30,7 @@ GENERATION_STATUS: MappingProxyType[str, GenerationStatus] = MappingProxyType(
         "model_timeout": "max_time",
         "model_context_exhausted": "max_turns",
         "model_output_cap": "max_turns",
+        "model_budget": "max_turns",
         "model_agent_error": "error",
         "infra_usage_cap": "error",
         "infra_auth": "error",

@@ -1,18 +1,18 @@
 """Accounts through a real run: leases, a usage cap rerouted, and no secret kept anywhere.
 
 Two accounts of one slot each serve a paired run of a stand-in ``claude`` (real Docker,
-real Temporal, no model). The stand-in prints the key it got, to its transcript and its
-stderr, as agents that run ``env`` do; with account ``capped``'s key it ends on a usage cap
-that "resets 9:30AM (UTC)" (three hours from now). That account must cool until then, its
-lane's retry must go to the other account, and then every history (fetched from
-Temporal), log line, results file and container label is searched for both secret
-values: zero hits.
+real Temporal, a scripted model API behind the gateway). The stand-in prints the key it
+got, to its transcript and its stderr, as agents that run ``env`` do, and calls the API
+through the gateway; the API refuses account ``capped``'s real key with a usage cap that
+"resets 9:30AM (UTC)" (three hours from now), and the stand-in prints that. That account
+must cool until then, its lane's retry must go to the other account, the sandbox must
+only ever have held placeholders, and every history (fetched from Temporal), log line,
+results file and container label is searched for both secret values: zero hits.
 """
 
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import json
 import time
 import uuid
@@ -23,10 +23,12 @@ import docker
 import pytest
 from temporalio.client import Client
 
+from durabench.gateway import TOKEN_PREFIX
 from durabench.models import RunRequest
 from durabench.settings import Settings
 from starter.accounts import status_main
 from tests.integration.runs import finished_run, stand_in_task
+from tests.model_upstream import ModelUpstream, Received, Reply
 from worker import build_workers, run_workers
 from workflows import attempt_workflow_id, pair_workflow_id, pool_workflow_id, run_workflow_id
 
@@ -44,14 +46,25 @@ CAPPED = {
     "is_error": True,
     "result": f"5-hour limit reached ∙ resets {RESETS:%I:%M%p} (UTC)".replace(" 0", " "),
 }
-STAND_IN = """#!/bin/sh
-# A stand-in claude: leaks its key, as an agent running `env` would; capped on one account.
+STAND_IN = r"""#!/bin/sh
+# A stand-in claude: leaks its key, as an agent running `env` would; calls the API.
 echo "my key is $ANTHROPIC_API_KEY" >&2
-text='{{"type": "text", "text": "key '"$ANTHROPIC_API_KEY"'"}}'
-echo '{{"type": "assistant", "message": {{"content": ['"$text"']}}}}'
+text='{"type": "text", "text": "key '"$ANTHROPIC_API_KEY"'"}'
+echo '{"type": "assistant", "message": {"content": ['"$text"']}}'
 echo "a note" > /workspace/NOTES.md
 cat /opt/stand-in/init.jsonl
-if [ "$(printf %s "$ANTHROPIC_API_KEY" | sha256sum | cut -c1-64)" = "{capped_sha}" ]; then
+status=$(python3 -c '
+import json, os, urllib.error, urllib.request
+url = os.environ["ANTHROPIC_BASE_URL"] + "/v1/messages"
+body = json.dumps({"model": "claude-haiku-4-5", "messages": []}).encode()
+key = {"x-api-key": os.environ["ANTHROPIC_API_KEY"]}
+request = urllib.request.Request(url, data=body, headers=key)
+try:
+    print(urllib.request.urlopen(request, timeout=60).status)
+except urllib.error.HTTPError as exc:
+    print(exc.code)
+')
+if [ "$status" = 429 ]; then
   cat /opt/stand-in/capped.jsonl
   exit 1
 fi
@@ -59,10 +72,21 @@ cat /opt/stand-in/done.jsonl
 """
 
 
-def _write_suite(home: Path, capped_secret: str) -> None:
-    sha = hashlib.sha256(capped_secret.encode()).hexdigest()
+def _write_suite(home: Path) -> None:
     transcripts = {"init": [INIT], "done": [DONE], "capped": [CAPPED]}
-    stand_in_task(home, "accts", TASK, {"claude": STAND_IN.format(capped_sha=sha)}, transcripts)
+    stand_in_task(home, "accts", TASK, {"claude": STAND_IN}, transcripts)
+
+
+def _api(capped_secret: str) -> ModelUpstream:
+    """The model API: account ``capped``'s key has hit its usage cap."""
+
+    def answer(received: Received) -> Reply:
+        if received.headers.get("x-api-key") == capped_secret:
+            error = {"type": "rate_limit_error", "message": CAPPED["result"]}
+            return Reply(status=429, body={"type": "error", "error": error})
+        return Reply(body={"model": MODEL, "usage": {"input_tokens": 5, "output_tokens": 1}})
+
+    return ModelUpstream(answer)
 
 
 def _write_accounts(home: Path, token_file: Path) -> None:
@@ -117,8 +141,9 @@ async def test_a_usage_cap_cools_its_account_the_retry_reroutes_and_no_secret_is
     monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)  # only accounts hand out keys
     monkeypatch.setenv("SOURCEGRAPH_ACCESS_TOKEN", f"sgp-{uuid.uuid4().hex}")
     monkeypatch.setenv("SOURCEGRAPH_URL", "https://sourcegraph.invalid")
-    settings = settings.model_copy(update={"sandbox_network": "none"})
-    _write_suite(settings.home, capped_secret)
+    api = _api(capped_secret).__enter__()
+    monkeypatch.setenv("ANTHROPIC_BASE_URL", api.url)
+    _write_suite(settings.home)
     _write_accounts(settings.home, token_file)
     request = RunRequest(
         run_id=f"acct-{uuid.uuid4().hex[:6]}",
@@ -136,6 +161,7 @@ async def test_a_usage_cap_cools_its_account_the_retry_reroutes_and_no_secret_is
     finally:
         stop.set()
         await watcher
+        api.__exit__()
 
     assert result.plan.account_slots == 2
     arms = {
@@ -161,9 +187,12 @@ async def test_a_usage_cap_cools_its_account_the_retry_reroutes_and_no_secret_is
     assert health["capped"].until == capped.cap_resets_at
     assert health["spare"].state == "ready" and health["spare"].leased == 0
 
-    # The key reached the agent (it printed it) and was scrubbed from what was kept.
+    # The agent held a placeholder (it printed it); the API got each account's real key.
     transcript = (paths.attempt(TASK, other, 1) / "agent" / "stdout.txt").read_text()
-    assert "key [REDACTED]" in transcript
+    assert f"key {TOKEN_PREFIX}" in transcript
+    assert sorted(r.headers["x-api-key"] for r in api.received) == sorted(
+        [capped_secret, spare_secret, spare_secret]
+    )
     files = [p.read_bytes() for p in paths.root.rglob("*") if p.is_file()]
     histories = await _histories(client, settings, request.run_id)
     out, err = capfd.readouterr()

@@ -1,28 +1,36 @@
-"""The agent CLIs through the real pipeline, without reaching any model API.
+"""The agent CLIs through the real pipeline and the model gateway, without a real model.
 
 Stand-in executables named ``claude``, ``codex`` and ``gemini`` sit on the task image's
-PATH. Each records what it was given (its arguments, the names of its variables, a hash of
-each key it got, its user, its network interfaces, the config files it can see) and prints
-a short recorded transcript. The last test installs the real Claude Code from npm and runs
-it with no credentials and no network: it must end as infrastructure, never as the model.
+PATH. Each records what it was given (its arguments, its variables, its user, its network
+interfaces, the config files it can see), calls its model API and, on the MCP lane, its
+MCP server the way the real CLI would (through the base URL and key it was handed), and
+prints a short recorded transcript. A scripted model API on loopback stands behind the
+gateway: it must receive the worker's real keys, the sandbox only ever placeholders. The
+last test installs the real Claude Code from npm and runs it with no credentials: it must
+end as infrastructure, never as the model.
 """
 
 from __future__ import annotations
 
-import hashlib
-import json
 import shlex
-import shutil
 import uuid
 from pathlib import Path
 
 import pytest
 from temporalio.client import Client
 
+from durabench.gateway import TOKEN_PREFIX
 from durabench.models import RunRequest
 from durabench.settings import Settings
-from durabench.tasks import load_suite
 from tests.integration.runs import finished_run, stand_in_task
+from tests.model_upstream import (
+    ModelUpstream,
+    Received,
+    Reply,
+    anthropic_stream,
+    gemini_stream,
+    openai_stream,
+)
 from workflows import attempt_workflow_id, pair_workflow_id, run_workflow_id
 
 pytestmark = pytest.mark.docker
@@ -53,26 +61,46 @@ for arg in "$@"; do printf '%s\\n---\\n' "$arg"; done > "$rec/argv"
 env | cut -d= -f1 | sort > "$rec/env-names"
 for name in {keys}; do
   eval "value=\\${{$name:-}}"
-  [ -n "$value" ] && printf '%s %s\\n' "$name" "$(printf %s "$value" | sha256sum | cut -c1-64)"
-done > "$rec/key-hashes"
+  [ -n "$value" ] && printf '%s %s\\n' "$name" "$value"
+done > "$rec/keys"
+env | grep '_BASE_URL=\\|SOURCEGRAPH_URL=' | sort > "$rec/urls"
 id -un > "$rec/user"
 ls /sys/class/net > "$rec/net"
 for f in /durabench/mcp.json "$HOME/.codex/config.toml" "$HOME/.gemini/settings.json"; do
   [ -f "$f" ] && echo "$f"
 done > "$rec/config-files"
 echo "a note from $(basename "$0")" > /workspace/NOTES.md
+"""
+MODEL_CALL = r"""
+python3 - "$(basename "$0")" > "$rec/model-call" 2>&1 <<'PY'
+import json, os, sys, urllib.request
+cli, env = sys.argv[1], os.environ
+if cli == "claude":
+    url, auth = env["ANTHROPIC_BASE_URL"] + "/v1/messages", {"x-api-key": env["ANTHROPIC_API_KEY"]}
+elif cli == "codex":
+    url = env["OPENAI_BASE_URL"] + "/responses"
+    auth = {"authorization": "Bearer " + env["OPENAI_API_KEY"]}
+else:
+    url = env["GOOGLE_GEMINI_BASE_URL"] + "/v1beta/models/m:streamGenerateContent?alt=sse"
+    auth = {"x-goog-api-key": env["GEMINI_API_KEY"]}
+calls = [(url, auth, {"model": "claude-haiku-4-5", "stream": True, "messages": []})]
+if env.get("SOURCEGRAPH_URL"):
+    mcp = {"authorization": "token " + env["SOURCEGRAPH_ACCESS_TOKEN"]}
+    calls.append((env["SOURCEGRAPH_URL"] + "/.api/mcp/v1", mcp, {"method": "tools/list"}))
+for url, headers, body in calls:
+    headers = {**headers, "content-type": "application/json"}
+    request = urllib.request.Request(url, data=json.dumps(body).encode(), headers=headers)
+    with urllib.request.urlopen(request, timeout=60) as response:
+        print(url, response.status, len(response.read()))
+PY
 cat /opt/stand-in/$(basename "$0").jsonl
 """
 
 
 def _write_suite(home: Path) -> None:
     """One task whose image has the three stand-ins on PATH."""
-    script = STAND_IN.format(keys=" ".join(KEYS))
+    script = STAND_IN.format(keys=" ".join(KEYS)) + MODEL_CALL
     stand_in_task(home, "clis", "cli-001", dict.fromkeys(TRANSCRIPTS, script), TRANSCRIPTS)
-
-
-def _sha(value: str) -> str:
-    return hashlib.sha256(value.encode()).hexdigest()
 
 
 async def _histories(client: Client, run_id: str, lanes: tuple[str, ...]) -> str:
@@ -99,8 +127,26 @@ OWN_CONFIG = {
 }
 
 
+def _scripted(received: Received) -> Reply:
+    """The model API's answer to each stand-in (and the MCP server's, under /sg)."""
+    if received.path.startswith("/sg/"):
+        return Reply(body={"jsonrpc": "2.0", "id": 1, "result": {"tools": []}})
+    if received.path.startswith("/v1/messages"):
+        return anthropic_stream(MODEL, [{"type": "text", "text": "ok"}], input_tokens=321)
+    if received.path.startswith("/v1/responses"):
+        return openai_stream(MODEL, "ok", input_tokens=400, cached=100, output=33)
+    return gemini_stream(MODEL, "ok", prompt=222, output=11)
+
+
+OWN_KEY = {
+    "claude-code": ("ANTHROPIC_API_KEY", "x-api-key", ""),
+    "codex-cli": ("OPENAI_API_KEY", "authorization", "Bearer "),
+    "gemini-cli": ("GEMINI_API_KEY", "x-goog-api-key", ""),
+}
+
+
 @pytest.mark.parametrize("agent", ["claude-code", "codex-cli", "gemini-cli"])
-async def test_cli_gets_its_command_line_user_mcp_config_and_keys(
+async def test_cli_gets_its_command_line_user_mcp_config_and_only_placeholder_keys(
     agent: str,
     client: Client,
     settings: Settings,
@@ -110,8 +156,10 @@ async def test_cli_gets_its_command_line_user_mcp_config_and_keys(
     secrets = {name: f"{name.lower()}-{uuid.uuid4().hex}" for name in KEYS}
     for name, value in secrets.items():
         monkeypatch.setenv(name, value)
-    monkeypatch.setenv("SOURCEGRAPH_URL", "https://sourcegraph.invalid")
-    settings = settings.model_copy(update={"sandbox_network": "none"})
+    upstream = ModelUpstream(_scripted).__enter__()
+    for name in ("ANTHROPIC_BASE_URL", "OPENAI_BASE_URL", "GOOGLE_GEMINI_BASE_URL"):
+        monkeypatch.setenv(name, upstream.url)
+    monkeypatch.setenv("SOURCEGRAPH_URL", upstream.url + "/sg")
     _write_suite(settings.home)
     effort = {} if agent == "gemini-cli" else {"effort": "high"}
     request = RunRequest(
@@ -122,7 +170,10 @@ async def test_cli_gets_its_command_line_user_mcp_config_and_keys(
         agent_options=effort,
         infra_retries=0,
     )
-    paths, result = await finished_run(request, client, settings)
+    try:
+        paths, result = await finished_run(request, client, settings)
+    finally:
+        upstream.__exit__()
     assert {(a.lane, a.exit_class) for a in result.attempts} == {
         ("baseline", "completed"),
         (FULL, "completed"),
@@ -132,6 +183,7 @@ async def test_cli_gets_its_command_line_user_mcp_config_and_keys(
         lane: (paths.attempt("cli-001", lane, 1) / "durabench" / "instruction.md").read_text()
         for lane in ("baseline", FULL)
     }
+    own_key, header, scheme = OWN_KEY[agent]
     for lane in ("baseline", FULL):
         rec = paths.attempt("cli-001", lane, 1) / "agent" / "stand-in"
         argv = rec.joinpath("argv").read_text().split("\n---\n")[:-1]
@@ -141,58 +193,41 @@ async def test_cli_gets_its_command_line_user_mcp_config_and_keys(
         flags += ["--"] if agent != "gemini-cli" else []
         assert argv == [*flags, instruction[lane].rstrip("\n")]
         assert rec.joinpath("user").read_text().split() == ["agent"]  # never root
-        assert rec.joinpath("net").read_text().split() == ["lo"]  # no network in tests
+        assert sorted(rec.joinpath("net").read_text().split()) == ["eth0", "lo"]  # the gateway's
         names = set(rec.joinpath("env-names").read_text().split())
-        hashes = dict(line.split() for line in rec.joinpath("key-hashes").read_text().splitlines())
+        keys = dict(line.split() for line in rec.joinpath("keys").read_text().splitlines())
+        urls = rec.joinpath("urls").read_text()
         configs = rec.joinpath("config-files").read_text().split()
+        assert "200" in rec.joinpath("model-call").read_text()  # the gateway answered
+        # The CLI got a placeholder where its key goes, and the gateway's address.
+        assert keys[own_key].startswith(TOKEN_PREFIX)
+        assert "/anthropic" in urls or "/openai/v1" in urls or "/gemini" in urls
         if lane == FULL:
             assert OWN_CONFIG[agent] in configs
-            assert "SOURCEGRAPH_ACCESS_TOKEN" in names
-            assert hashes["SOURCEGRAPH_ACCESS_TOKEN"] == _sha(secrets["SOURCEGRAPH_ACCESS_TOKEN"])
+            assert keys["SOURCEGRAPH_ACCESS_TOKEN"] == keys[own_key]  # a placeholder too
+            assert "/mcp" in urls and upstream.url not in urls
         else:
             assert configs == []  # the baseline lane gets no MCP config at all
             assert not names & {"SOURCEGRAPH_ACCESS_TOKEN", "SOURCEGRAPH_URL"}
-        own_key = {"claude-code": "ANTHROPIC_API_KEY", "codex-cli": "OPENAI_API_KEY"}.get(
-            agent, "GEMINI_API_KEY"
-        )
-        assert hashes[own_key] == _sha(secrets[own_key])  # the key reached the CLI ...
-        assert set(hashes) - {own_key, "SOURCEGRAPH_ACCESS_TOKEN"} == set()  # ... no other
+        assert set(keys) - {own_key, "SOURCEGRAPH_ACCESS_TOKEN"} == set()  # no other key
+        attempt = next(a for a in result.attempts if a.lane == lane)
+        assert attempt.tokens.model_dump() == {  # the gateway metered what the API sent
+            "input": 0,
+            "output": 0,
+            "cache_read": 0,
+            "cache_write": 0,
+            **{k: v // 2 for k, v in upstream.sent.items()},
+        }
 
-    # ... and no value is kept anywhere: results, argv, history, logs.
+    # The API got the worker's real key, the MCP server its real token, both lanes ...
+    models = [r for r in upstream.received if not r.path.startswith("/sg/")]
+    assert [r.headers[header] for r in models] == [scheme + secrets[own_key]] * 2
+    (mcp,) = [r for r in upstream.received if r.path.startswith("/sg/")]
+    assert mcp.headers["authorization"] == f"token {secrets['SOURCEGRAPH_ACCESS_TOKEN']}"
+    # ... and no secret value is kept anywhere: results, argv, history, logs.
     files = [p.read_bytes() for p in paths.root.rglob("*") if p.is_file()]
     histories = await _histories(client, request.run_id, result.plan.lanes)
     out, err = capfd.readouterr()
     for value in secrets.values():
         assert not [f for f in files if value.encode() in f]
         assert value not in histories and value not in out + err
-
-
-async def test_real_claude_code_without_credentials_or_network_is_infra(
-    client: Client, settings: Settings, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """npm installs the real CLI into a derived image; with no key it cannot log in."""
-    if shutil.which("npm") is None:
-        pytest.skip("npm is not installed (CI installs it)")
-    for name in ("ANTHROPIC_API_KEY", "CLAUDE_CODE_OAUTH_TOKEN", "ANTHROPIC_BASE_URL"):
-        monkeypatch.delenv(name, raising=False)
-    settings = settings.model_copy(update={"sandbox_network": "none"})
-    source = next(t for t in load_suite("pytorch") if t.task_id == "tensor-gelu-001")
-    shutil.copytree(source.task_dir, settings.home / "suites" / "real" / source.task_id)
-    request = RunRequest(
-        run_id=f"real-{uuid.uuid4().hex[:6]}",
-        suite="real",
-        agent="claude-code",
-        model=MODEL,
-        infra_retries=1,
-        infra_backoff_sec=0.1,
-    )
-    paths, result = await finished_run(request, client, settings)
-    assert len(result.attempts) == 4  # both lanes, retried once
-    assert {a.exit_class for a in result.attempts} <= {"infra_auth", "infra_other"}
-    assert set(result.excluded) == {source.task_id}
-    assert "Nothing was measured" in paths.report_md.read_text()
-    build_log = (paths.attempt(source.task_id, "baseline", 1) / "build.log").read_text()
-    assert "@anthropic-ai/claude-code@" in build_log  # installed now, or cached earlier
-    transcript = paths.attempt(source.task_id, "baseline", 1) / "agent" / "stdout.txt"
-    init = json.loads(transcript.read_text().splitlines()[0])
-    assert init["type"] == "system" and init["mcp_servers"] == []  # the real CLI started

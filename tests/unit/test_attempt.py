@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -11,10 +12,12 @@ import pytest
 from durabench.attempt import Attempt, AttemptSetup, parse_reward
 from durabench.errors import RewardFileMissing, RewardParseError
 from durabench.models import AttemptRef, ClassifyAttemptInput, TaskRef
-from durabench.paths import SandboxPaths
+from durabench.paths import FINAL_MESSAGE, SandboxPaths
 from durabench.sandbox import ExecResult
 from durabench.sandbox.detached import REAP_SCRIPT
 from durabench.secrets import REDACTED
+from durabench.service.datasets import write_text_tasks
+from durabench.service.v1_models import V1DatasetTask
 from durabench.tasks import BUILTIN_SUITES_DIR
 from tests.unit.memory_sandbox import Call, MemorySandbox
 
@@ -225,3 +228,50 @@ def test_a_sandbox_whose_reaper_cannot_run_is_restarted(tmp_path: Path) -> None:
     assert sb.started == 1
     out = asyncio.run(attempt.run_agent({}))
     assert out.exit_code == 0 and sb.stopped and sb.started == 2  # restarted: nothing runs on
+
+
+def _claude_ends_with(sb: MemorySandbox, answer: str) -> None:
+    events = [
+        {"type": "system", "subtype": "init", "model": "claude-haiku-4-5"},
+        {"type": "result", "subtype": "success", "is_error": False, "result": answer},
+    ]
+    sb.files[f"{P.output}/stdout.txt"] = "\n".join(json.dumps(e) for e in events).encode()
+
+
+def test_the_full_final_message_is_kept_beside_the_results_display_copy(tmp_path: Path) -> None:
+    sb = MemorySandbox()
+    answer = "".join(f"{i:05d} " for i in range(500)) + f"and {SECRET}"  # over 3,000 characters
+    _claude_ends_with(sb, answer)
+    attempt = _attempt(tmp_path, sb, agent="claude-code")
+    now = datetime(2026, 11, 26, 12, 0, tzinfo=UTC)
+    verdict = asyncio.run(
+        attempt.classify(_facts(attempt.ref, exit_code=0), now=now, cap_cooldown=timedelta())
+    )
+    kept = (tmp_path / FINAL_MESSAGE).read_text()
+    assert kept == answer.replace(SECRET, REDACTED)  # whole, and scrubbed
+    assert len(verdict.last_message) == 2000 and kept.startswith(verdict.last_message)
+
+
+def test_a_text_task_answered_is_completed_and_unanswered_is_no_code(tmp_path: Path) -> None:
+    text_task = tmp_path / "q1"
+    write_text_tasks(tmp_path, [V1DatasetTask(id="q1", question="6 x 7?")])
+    ref = AttemptRef(
+        run_id="r1",
+        task=TaskRef(task_id="q1", task_dir=str(text_task)),
+        lane="baseline",
+        agent="claude-code",
+        model="claude-haiku-4-5",
+    )
+    now = datetime(2026, 11, 26, 12, 0, tzinfo=UTC)
+    classes = []
+    for answer in ("Done: 42", ""):
+        sb = MemorySandbox()
+        _claude_ends_with(sb, answer)
+        attempt = Attempt(ref, AttemptSetup.of(ref, {}), sb, store=tmp_path / "a")
+        verdict = asyncio.run(
+            attempt.classify(_facts(ref, exit_code=0), now=now, cap_cooldown=timedelta())
+        )
+        classes.append((verdict.exit_class, verdict.reason))
+        assert not verdict.signals.false_completion  # no change was asked for
+    assert classes[0][0] == "completed" and "answered" in classes[0][1]
+    assert classes[1] == ("model_no_code", "ended on its own without an answer")

@@ -157,7 +157,7 @@ def test_a_command_mcp_server_in_each_dialect() -> None:
 
 
 def test_a_cli_agent_without_a_model_is_refused_at_plan_time(tmp_path: Path) -> None:
-    settings = Settings(home=tmp_path, sandbox_network="none")
+    settings = Settings(home=tmp_path)
     request = RunRequest(run_id="r", suite="pytorch", agent="claude-code")
     with pytest.raises(ConfigError, match="calls a model: name it with --model"):
         make_plan(request, settings)

@@ -92,3 +92,11 @@ def test_run_says_what_to_run_and_pairs_rerun_with_from(tmp_path: Path) -> None:
     assert "--rerun and --from go together" in half.stderr
     zero = _starter("set-parallel", "some-run", "0", DURABENCH_HOME=str(tmp_path))
     assert zero.returncode == 2 and "0 is not in the range x>=1" in zero.stderr
+
+
+def test_a_service_scale_must_be_above_zero(tmp_path: Path) -> None:
+    run = ("run", "--suite", "pytorch", "--service-url", "http://127.0.0.1:1")
+    proc = _starter(*run, "--service-scale", "0", DURABENCH_HOME=str(tmp_path))
+    assert proc.returncode == 2 and "Invalid value for '--service-scale'" in proc.stderr
+    score = _starter("score", "r1", "--service-scale", "-1", DURABENCH_HOME=str(tmp_path))
+    assert score.returncode == 2 and "Invalid value for '--service-scale'" in score.stderr

@@ -10,6 +10,7 @@ PACKAGES = [
     "durabench.attempt",
     "durabench.classify",
     "durabench.configs",
+    "durabench.gateway",
     "durabench.models",
     "durabench.sandbox",
     "durabench.service",

@@ -196,10 +196,10 @@ async def test_v1_evaluate_and_score(service: ServiceServer, naps: Naps) -> None
 async def test_body_outside_the_protocol_is_a_protocol_error(
     service: ServiceServer, naps: Naps
 ) -> None:
-    service.faults.garbage = 1
+    service.faults.garbage = 1  # a result's fields are all optional: a score's are not
     async with client_for(service.url, ServiceAuth("none"), naps) as client:
-        with pytest.raises(ServiceProtocolError, match="pass_percentage"):
-            await client.evaluate_response(EvaluateResponseRequest(task_id="t1", response="42"))
+        with pytest.raises(ServiceProtocolError, match="tasks_evaluated"):
+            await client.final_score(FinalScoreRequest(evaluation_results={}))
 
 
 def _example(section: dict[str, Any], starts: str) -> Any:

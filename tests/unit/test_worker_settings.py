@@ -107,17 +107,19 @@ def test_tls_from_files_and_half_a_pair_refused(
         tls_config(base.model_copy(update={"tls_ca": tmp_path / "missing.pem"}))
 
 
-def test_a_real_agent_run_is_refused_until_it_names_a_network(tmp_path: Path) -> None:
-    from durabench.models import RunRequest
-    from durabench.planning import make_plan
-
-    settings = Settings(home=tmp_path)
-    assert settings.sandbox_network is None  # no network unless the operator names one
-    request = RunRequest(
-        run_id="net-1", suite="pytorch", agent="claude-code", model="claude-haiku-4-5"
-    )
-    with pytest.raises(ConfigError, match="set DURABENCH_SANDBOX_NETWORK"):
-        make_plan(request, settings)
-    named = settings.model_copy(update={"sandbox_network": "none"})
-    assert make_plan(request, named).task_count == 4
-    assert make_plan(request.model_copy(update={"agent": "oracle", "model": "none"}), settings)
+def test_the_gateway_settings_are_read_and_checked(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("DURABENCH_HOME", str(tmp_path))
+    settings = Settings.from_env()
+    assert (settings.gateway_network, settings.gateway_port) == ("durabench-models", 8719)
+    assert settings.gateway_budget_tokens is None
+    monkeypatch.setenv("DURABENCH_GATEWAY_NETWORK", "models-b")
+    monkeypatch.setenv("DURABENCH_GATEWAY_PORT", "9001")
+    monkeypatch.setenv("DURABENCH_BUDGET_TOKENS", "500000")
+    settings = Settings.from_env()
+    assert (settings.gateway_network, settings.gateway_port) == ("models-b", 9001)
+    assert settings.gateway_budget_tokens == 500_000
+    monkeypatch.setenv("DURABENCH_BUDGET_TOKENS", "-3")
+    with pytest.raises(ConfigError, match="DURABENCH_BUDGET_TOKENS='-3'"):
+        Settings.from_env()

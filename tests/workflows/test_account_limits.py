@@ -150,7 +150,6 @@ async def test_two_workers_two_runs_never_exceed_an_accounts_slots(
     settings: Settings,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    settings = settings.model_copy(update={"sandbox_network": "none"})  # a real agent's run
     settings.accounts_file.parent.mkdir(parents=True, exist_ok=True)
     settings.accounts_file.write_text(ACCOUNTS_TOML)
     monkeypatch.setenv("A_KEY", "a-secret-0123456789")

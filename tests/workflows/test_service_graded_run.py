@@ -55,6 +55,7 @@ async def test_a_service_graded_suite_runs_end_to_end_and_rescores(
     # The MCP lane answers every task right; the baseline only the first one.
     for task, answer in ANSWERS.items():
         disk.rec.messages[f"{task}/sourcegraph_full"] = answer
+        disk.rec.messages[f"{task}/baseline"] = "wrong"
     disk.rec.messages["tensor-broadcast-001/baseline"] = "42"
     target = ServiceTarget(url=service.url, retry=ServiceRetry(backoff_s=0.01, max_attempts=3))
     outcome = await disk.run(suite="pytorch", model="m-1", service=target)
@@ -62,7 +63,8 @@ async def test_a_service_graded_suite_runs_end_to_end_and_rescores(
     assert "verify" not in disk.rec.calls  # the service grades, not the local verifier
 
     paths = service.paths()
-    assert paths.count("/evaluate-response/") == 8 and paths.count("/final-score/") == 2
+    assert paths.count("/evaluate-response/") == 8
+    assert paths.count("/final-score/") == 1 + 2  # the check at plan time, then each lane
     assert all(r.headers.get("authorization") == f"Bearer {KEY}" for r in service.received)
 
     run = RunPaths.for_run(disk.settings.runs_dir, outcome.run_id)

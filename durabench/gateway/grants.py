@@ -1,0 +1,97 @@
+"""Per-attempt placeholder keys, and what each one stands for.
+
+An attempt's agent gets a key that is good only at this host's gateway, only while its
+attempt runs. The key is derived from the attempt (an HMAC under a key kept in the
+worker's home, 0600), so a worker that restarts, or another worker of this host, hands a
+re-attached agent the same key and finds its grant. A grant names the attempt, its agent
+and its account, never a secret: the gateway reads the real key from its own environment
+(or the accounts file) on each request, as the agent's process once did.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import os
+import secrets
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict
+
+from durabench.atomic import atomic_write
+from durabench.gateway.providers import ProviderName
+from durabench.models.config import McpServer
+
+__all__ = ["Grant", "GrantStore", "TOKEN_PREFIX"]
+
+TOKEN_PREFIX = "dbgw-"
+"""Placeholder keys start so: one seen anywhere is recognisable as no real key."""
+
+
+class Grant(BaseModel):
+    """What a placeholder key stands for."""
+
+    model_config = ConfigDict(frozen=True)
+
+    attempt: str
+    """The attempt's key (run, task, lane, attempt)."""
+    agent: str
+    """The agent's registry name: which variables its real key may be in."""
+    provider: ProviderName
+    """The model API the key is good for."""
+    account: str | None = None
+    """The leased account, whose secret is sent; ``None``: the worker's own key."""
+    ledger: str
+    """The attempt's ledger file (the gateway's record of its requests), on the host."""
+    budget_tokens: int | None = None
+    """Tokens (input, output and cache) the attempt may use; ``None``: no budget."""
+    mcp: McpServer | None = None
+    """The lane's MCP server over HTTP, reached through the gateway; ``None``: none."""
+
+
+class GrantStore:
+    """Grants as files under ``root``: one per live attempt, named by its key's hash."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+
+    def _signing_key(self) -> bytes:
+        path = self.root / "signing.key"
+        if not path.exists():
+            self.root.mkdir(parents=True, exist_ok=True, mode=0o700)
+            try:
+                fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+            except FileExistsError:
+                return path.read_bytes()
+            with os.fdopen(fd, "wb") as f:
+                f.write(secrets.token_bytes(32))
+        return path.read_bytes()
+
+    def token_for(self, attempt: str) -> str:
+        """The attempt's placeholder key: the same for every worker of this host."""
+        mac = hmac.new(self._signing_key(), attempt.encode(), hashlib.sha256).hexdigest()
+        return f"{TOKEN_PREFIX}{mac[:48]}"
+
+    def _file(self, token: str) -> Path:
+        return self.root / "grants" / f"{hashlib.sha256(token.encode()).hexdigest()[:32]}.json"
+
+    def grant(self, grant: Grant) -> str:
+        """Make the attempt's key good at the gateway; returns the key."""
+        token = self.token_for(grant.attempt)
+        path = self._file(token)
+        path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        atomic_write(path, grant.model_dump_json())
+        return token
+
+    def find(self, token: str) -> Grant | None:
+        """The grant behind ``token``, or ``None`` for an unknown or revoked key."""
+        if not token.startswith(TOKEN_PREFIX) or len(token) > 128:
+            return None
+        try:
+            return Grant.model_validate_json(self._file(token).read_text())
+        except (OSError, ValueError):
+            return None
+
+    def revoke(self, attempt: str) -> None:
+        """The attempt's key is good no more (its agent has ended)."""
+        self._file(self.token_for(attempt)).unlink(missing_ok=True)

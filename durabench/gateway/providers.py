@@ -1,0 +1,105 @@
+"""The model APIs the gateway speaks: where each lives, and how keys come in and go out.
+
+An agent CLI is pointed at ``http://<gateway>/<provider>/...`` with a per-attempt
+placeholder key in the variable it would read its real key from. The gateway takes the
+placeholder from whichever header that CLI sends it in, and sends the real key upstream in
+the form the real key's variable calls for (an API key header, or an OAuth bearer token).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from durabench.models.config import ModelApi
+
+__all__ = ["PROVIDERS", "Provider", "ProviderName", "auth_headers", "client_key"]
+
+ProviderName = ModelApi
+
+
+@dataclass(frozen=True)
+class Provider:
+    """One model API."""
+
+    name: ProviderName
+    default_upstream: str
+    """Where its requests go unless the worker names another (``upstream_env``)."""
+    upstream_env: str
+    """The worker's variable naming another upstream (a company proxy, a test server)."""
+    base_path: str
+    """What the agent's base URL ends in after the gateway's ``/<name>`` (``/v1`` for
+    OpenAI clients, which expect the version in the base URL)."""
+
+    def upstream(self, environ: Mapping[str, str]) -> str:
+        """Where requests go: the worker's ``upstream_env``, else the API itself.
+
+        The agent's paths carry ``base_path`` already, so a worker's URL that ends in it
+        (``OPENAI_BASE_URL=https://proxy/v1``, as OpenAI clients expect) loses it here.
+        """
+        url = (environ.get(self.upstream_env) or self.default_upstream).rstrip("/")
+        return url.removesuffix(self.base_path) if self.base_path else url
+
+
+PROVIDERS: Mapping[ProviderName, Provider] = {
+    "anthropic": Provider(
+        "anthropic", "https://api.anthropic.com", "ANTHROPIC_BASE_URL", base_path=""
+    ),
+    "openai": Provider("openai", "https://api.openai.com", "OPENAI_BASE_URL", base_path="/v1"),
+    "gemini": Provider(
+        "gemini",
+        "https://generativelanguage.googleapis.com",
+        "GOOGLE_GEMINI_BASE_URL",
+        base_path="",
+    ),
+}
+
+_KEY_HEADERS = ("x-api-key", "x-goog-api-key", "authorization")
+"""Headers a client may carry its key in; all of them are dropped on the way out."""
+
+OAUTH_BETA = "oauth-2025-04-20"
+"""The ``anthropic-beta`` flag Anthropic's API requires with an OAuth bearer token."""
+
+
+def client_key(headers: Mapping[str, str], query: Mapping[str, str]) -> str:
+    """The key the client sent: from an API-key header, a bearer token or ``?key=``."""
+    for name in ("x-api-key", "x-goog-api-key"):
+        if headers.get(name):
+            return headers[name].strip()
+    auth = headers.get("authorization", "")
+    if auth.lower().startswith("bearer "):
+        return auth[7:].strip()
+    return query.get("key", "").strip()
+
+
+def auth_headers(provider: ProviderName, variable: str, secret: str) -> dict[str, str]:
+    """The headers that carry ``secret`` upstream, as the variable it came from calls for.
+
+    ``CLAUDE_CODE_OAUTH_TOKEN`` is an OAuth token (a bearer, with Anthropic's OAuth beta
+    flag); Anthropic keys go in ``x-api-key``, Gemini keys in ``x-goog-api-key``, OpenAI
+    keys as a bearer.
+    """
+    if provider == "anthropic":
+        if variable == "CLAUDE_CODE_OAUTH_TOKEN":
+            return {"authorization": f"Bearer {secret}", "anthropic-beta": OAUTH_BETA}
+        return {"x-api-key": secret}
+    if provider == "gemini":
+        return {"x-goog-api-key": secret}
+    return {"authorization": f"Bearer {secret}"}
+
+
+def outgoing_headers(
+    headers: Mapping[str, str], provider: ProviderName, variable: str, secret: str
+) -> dict[str, str]:
+    """The client's headers with its key, hop-by-hop and host headers swapped out.
+
+    An ``anthropic-beta`` the client sent is kept, the OAuth flag added to it when needed.
+    """
+    drop = {*_KEY_HEADERS, "host", "content-length", "connection", "accept-encoding"}
+    out = {k: v for k, v in headers.items() if k not in drop}
+    auth = auth_headers(provider, variable, secret)
+    beta = auth.pop("anthropic-beta", "")
+    if beta:
+        flags = [f.strip() for f in out.get("anthropic-beta", "").split(",") if f.strip()]
+        out["anthropic-beta"] = ",".join([*flags, *([beta] if beta not in flags else [])])
+    return out | auth

@@ -1,0 +1,227 @@
+"""A scripted model API on loopback, for tests: what the gateway forwards to.
+
+It speaks Anthropic Messages (streamed and not), OpenAI Responses (streamed) and Gemini
+``streamGenerateContent`` (``alt=sse``) just far enough for the real CLIs and the gateway:
+each request is answered by ``script(request)``, a :class:`Reply`, and recorded in
+``received`` (headers lower-cased, JSON body) for assertions. ``sent`` sums the usage every
+reply reported, which is what a meter of record must arrive at.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+__all__ = [
+    "ModelUpstream",
+    "Received",
+    "Reply",
+    "anthropic_stream",
+    "gemini_stream",
+    "openai_stream",
+]
+
+
+@dataclass
+class Received:
+    """One request as the upstream saw it."""
+
+    method: str
+    path: str
+    headers: dict[str, str]
+    body: Any
+
+
+@dataclass
+class Reply:
+    """One answer: a status, headers, and server-sent events or a JSON body."""
+
+    status: int = 200
+    events: list[dict[str, Any]] | None = None
+    """Server-sent events (``data:`` lines, ``event:`` from each one's ``type``)."""
+    body: Any = None
+    """A JSON body, when ``events`` is ``None``."""
+    headers: dict[str, str] = field(default_factory=dict)
+    usage: dict[str, int] = field(default_factory=dict)
+    """What this reply reports, summed into :attr:`ModelUpstream.sent`."""
+    cut_after: int | None = None
+    """Close the connection after this many events (a stream cut mid-message)."""
+
+
+def anthropic_stream(
+    model: str,
+    blocks: list[dict[str, Any]],
+    *,
+    input_tokens: int = 100,
+    output_tokens: int = 20,
+    cache_read: int = 0,
+    cache_write: int = 0,
+) -> Reply:
+    """A streamed Messages reply with ``blocks`` (``text`` or ``tool_use`` dicts)."""
+    usage = {
+        "input_tokens": input_tokens,
+        "output_tokens": 1,
+        "cache_read_input_tokens": cache_read,
+        "cache_creation_input_tokens": cache_write,
+    }
+    events: list[dict[str, Any]] = [
+        {
+            "type": "message_start",
+            "message": {
+                "id": "msg_scripted",
+                "type": "message",
+                "role": "assistant",
+                "model": model,
+                "content": [],
+                "stop_reason": None,
+                "stop_sequence": None,
+                "usage": usage,
+            },
+        }
+    ]
+    stop = "end_turn"
+    for i, block in enumerate(blocks):
+        if block["type"] == "tool_use":
+            stop = "tool_use"
+            start = {"type": "tool_use", "id": block["id"], "name": block["name"], "input": {}}
+            delta = {"type": "input_json_delta", "partial_json": json.dumps(block["input"])}
+        else:
+            start = {"type": "text", "text": ""}
+            delta = {"type": "text_delta", "text": block["text"]}
+        events += [
+            {"type": "content_block_start", "index": i, "content_block": start},
+            {"type": "content_block_delta", "index": i, "delta": delta},
+            {"type": "content_block_stop", "index": i},
+        ]
+    events += [
+        {
+            "type": "message_delta",
+            "delta": {"stop_reason": stop, "stop_sequence": None},
+            "usage": {"output_tokens": output_tokens},
+        },
+        {"type": "message_stop"},
+    ]
+    sent = {
+        "input": input_tokens,
+        "output": output_tokens,
+        "cache_read": cache_read,
+        "cache_write": cache_write,
+    }
+    return Reply(events=events, headers={"content-type": "text/event-stream"}, usage=sent)
+
+
+def openai_stream(model: str, text: str, *, input_tokens: int, cached: int, output: int) -> Reply:
+    """A streamed Responses reply: a message, then ``response.completed`` with usage."""
+    response = {
+        "id": "resp_scripted",
+        "model": model,
+        "status": "completed",
+        "usage": {
+            "input_tokens": input_tokens,
+            "input_tokens_details": {"cached_tokens": cached},
+            "output_tokens": output,
+        },
+    }
+    events = [
+        {"type": "response.output_text.delta", "delta": text},
+        {"type": "response.completed", "response": response},
+    ]
+    usage = {"input": input_tokens - cached, "output": output, "cache_read": cached}
+    return Reply(events=events, headers={"content-type": "text/event-stream"}, usage=usage)
+
+
+def gemini_stream(model: str, text: str, *, prompt: int, output: int) -> Reply:
+    """A streamed ``generateContent`` reply whose chunks carry cumulative usage."""
+    chunks = [
+        {
+            "candidates": [{"content": {"role": "model", "parts": [{"text": text}]}}],
+            "usageMetadata": {"promptTokenCount": prompt, "candidatesTokenCount": n},
+            "modelVersion": model,
+        }
+        for n in (1, output)
+    ]
+    usage = {"input": prompt, "output": output}
+    return Reply(events=chunks, headers={"content-type": "text/event-stream"}, usage=usage)
+
+
+class ModelUpstream:
+    """A threaded HTTP server on loopback that answers by ``script``."""
+
+    def __init__(self, script: Callable[[Received], Reply]) -> None:
+        self.script = script
+        self.received: list[Received] = []
+        self.sent: dict[str, int] = {}
+        self._lock = threading.Lock()
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
+        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+
+    @property
+    def url(self) -> str:
+        """The base URL, as a worker's ``*_BASE_URL`` names an upstream."""
+        host, port = self._server.server_address[:2]
+        return f"http://{host!s}:{port}"
+
+    def __enter__(self) -> ModelUpstream:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+
+    def _answer(self, received: Received) -> Reply:
+        with self._lock:
+            self.received.append(received)
+            reply = self.script(received)
+            for k, v in reply.usage.items():
+                self.sent[k] = self.sent.get(k, 0) + v
+        return reply
+
+    def _handler(self) -> type[BaseHTTPRequestHandler]:
+        upstream = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, format: str, *args: Any) -> None:
+                return
+
+            def _handle(self) -> None:
+                length = int(self.headers.get("content-length") or 0)
+                raw = self.rfile.read(length) if length else b""
+                try:
+                    body = json.loads(raw) if raw else None
+                except ValueError:
+                    body = raw.decode("utf-8", "replace")
+                headers = {k.lower(): v for k, v in self.headers.items()}
+                reply = upstream._answer(Received(self.command, self.path, headers, body))
+                if reply.events is None:
+                    data = json.dumps(reply.body).encode() if reply.body is not None else b""
+                    self.send_response(reply.status)
+                    for k, v in {"content-type": "application/json", **reply.headers}.items():
+                        self.send_header(k, v)
+                    self.send_header("content-length", str(len(data)))
+                    self.end_headers()
+                    self.wfile.write(data)
+                    return
+                self.send_response(reply.status)
+                for k, v in reply.headers.items():
+                    self.send_header(k, v)
+                self.send_header("connection", "close")
+                self.end_headers()
+                for n, event in enumerate(reply.events):
+                    if reply.cut_after is not None and n >= reply.cut_after:
+                        break
+                    kind = event.get("type")
+                    line = (f"event: {kind}\n" if kind else "") + f"data: {json.dumps(event)}\n\n"
+                    self.wfile.write(line.encode())
+                    self.wfile.flush()
+                self.close_connection = True
+
+            do_GET = do_POST = _handle
+
+        return Handler
