@@ -138,6 +138,14 @@ def new_run_id(source: str) -> str:
     help="Seconds before the first infra retry, doubling [DURABENCH_INFRA_BACKOFF_SEC, 60].",
 )
 @click.option(
+    "--budget",
+    type=click.IntRange(min=1),
+    default=None,
+    metavar="TOKENS",
+    help="Tokens one attempt may use (input, output, cache), enforced by the model gateway "
+    "[DURABENCH_BUDGET_TOKENS, none].",
+)
+@click.option(
     "--approval-timeout",
     type=click.FloatRange(min=0, min_open=True),
     default=None,
@@ -206,6 +214,7 @@ def run(
     agent_opts: tuple[str, ...],
     infra_retries: int | None,
     infra_backoff: float | None,
+    budget: int | None,
     approval_timeout: float | None,
     service_url: str | None,
     service_api: str,
@@ -276,6 +285,7 @@ def run(
         infra_retries=settings.infra_retries if infra_retries is None else infra_retries,
         infra_backoff_sec=settings.infra_backoff_sec if infra_backoff is None else infra_backoff,
         approval_timeout_sec=approval_timeout or settings.approval_timeout_sec,
+        budget_tokens=settings.gateway_budget_tokens if budget is None else budget,
     )
     outcome = run_async(main)(request, yes=yes, detach=detach)
     if outcome is not None and outcome.status != "completed":

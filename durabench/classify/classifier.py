@@ -161,13 +161,14 @@ def classify(data: ClassifyInput, table: PatternTable | None = None) -> Verdict:
     facts = parse_transcript(data.transcript_format, list(data.events))
     exit_class, reason = _decide(data, facts, table)
     m = data.metered if data.metered is not None and data.metered.requests else None
+    disagrees = token_note(facts.tokens, m)
     return Verdict(
         exit_class=exit_class,
-        reason=reason + token_note(facts.tokens, m),
+        reason=reason + (f"{disagrees}, so its cost is not taken" if disagrees else ""),
         served_model=m.served_models[0] if m and m.served_models else facts.served_model,
         tokens=m.tokens if m else facts.tokens,
         metered=m,
-        cost_usd=facts.cost_usd,
+        cost_usd=None if disagrees else facts.cost_usd,  # the CLI's own figure, if believable
         last_message=facts.last_message,
         signals=_signals(table, facts.last_message, data.files_changed, data.expects_change),
         classifier_version=table.version,
