@@ -317,6 +317,7 @@ class Attempt:
                 files_changed=facts.files_changed,
                 build_failed=facts.build_failed,
                 stderr_tail=stderr[-_STDERR_TAIL:],
+                mcp_servers=(self.config.mcp.name,) if self.config.mcp else (),
                 metered=metered,
                 expects_change=self.task.category != TEXT_CATEGORY,
             ),
