@@ -64,6 +64,7 @@ MODES: dict[str, Any] = {
 
 
 def record(image: str, mode: str, seconds: int, out_dir: Path) -> None:
+    """Run the CLI once against ``mode``'s API on a network of its own; keep what it did."""
     network = f"record-{uuid.uuid4().hex[:8]}"
     subprocess.run(
         ["docker", "network", "create", "--internal", network], check=True, capture_output=True
@@ -128,6 +129,7 @@ def record(image: str, mode: str, seconds: int, out_dir: Path) -> None:
 
 
 def main() -> None:
+    """Record every mode (or the ``--mode`` ones) with the image given."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("image")
     parser.add_argument("--seconds", type=int, default=40)
