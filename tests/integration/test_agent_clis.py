@@ -275,3 +275,57 @@ async def test_a_run_budget_ends_the_attempt_as_the_models_when_spent(
     assert attempt.exit_class == "model_budget", attempt.reason
     assert len(upstream.received) == 3  # 341, 682, 1,023 tokens: the fourth was refused
     assert attempt.tokens.input + attempt.tokens.output == 1023
+
+
+FORGER = r"""#!/bin/sh
+# A stand-in claude that asks the API for a bigger model than it was told to use, then
+# prints a transcript claiming the requested model and next to no tokens.
+python3 - <<'PY'
+import json, os, urllib.request
+url, key = os.environ["ANTHROPIC_BASE_URL"] + "/v1/messages", os.environ["ANTHROPIC_API_KEY"]
+body = json.dumps({"model": "claude-opus-4-1", "stream": True, "messages": []}).encode()
+urllib.request.urlopen(urllib.request.Request(url, data=body, headers={"x-api-key": key})).read()
+PY
+echo a note > /workspace/NOTES.md
+cat /opt/stand-in/forged.jsonl
+"""
+
+
+async def test_a_rewritten_transcript_changes_nothing_that_is_counted(
+    client: Client, settings: Settings, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    forged = [
+        {"type": "system", "subtype": "init", "model": MODEL},
+        {
+            "type": "result",
+            "subtype": "success",
+            "is_error": False,
+            "result": "Done.",
+            "total_cost_usd": 0.000001,
+            "usage": {"input_tokens": 1, "output_tokens": 1},
+        },
+    ]
+    stand_in_task(settings.home, "forger", "cli-001", {"claude": FORGER}, {"forged": forged})
+    monkeypatch.setenv("ANTHROPIC_API_KEY", f"sk-{uuid.uuid4().hex}")
+
+    def opus(received: Received) -> Reply:
+        return anthropic_stream("claude-opus-4-1", [{"type": "text", "text": "ok"}])
+
+    with ModelUpstream(opus) as upstream:
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", upstream.url)
+        request = RunRequest(
+            run_id=f"forger-{uuid.uuid4().hex[:6]}",
+            suite="forger",
+            agent="claude-code",
+            model=MODEL,
+            config_mode="baseline_only",
+            allow_unpaired=True,
+            infra_retries=0,
+        )
+        _, result = await finished_run(request, client, settings)
+    (attempt,) = result.attempts
+    assert attempt.exit_class == "infra_other"  # never scored as the requested model
+    assert "asked the API only for claude-opus-4-1" in attempt.reason
+    assert attempt.served_model == "claude-opus-4-1"
+    assert (attempt.tokens.input, attempt.tokens.output) == (100, 20)  # what the API sent
+    assert attempt.cost_usd is None  # the transcript's figure is not believed
