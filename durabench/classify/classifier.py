@@ -33,7 +33,7 @@ from durabench.agents.codex_transcript import parse_codex
 from durabench.agents.gemini_transcript import parse_gemini
 from durabench.agents.transcript import TranscriptFacts
 from durabench.classify.mcp_report import mcp_mismatch
-from durabench.classify.metered import metered_end, metered_mismatch, token_note
+from durabench.classify.metered import metered_end, metered_mcp, metered_mismatch, token_note
 from durabench.classify.table import PatternGroup, PatternTable, load_table
 from durabench.model_names import served_model_matches
 from durabench.models.verdict import ClassifyInput, ExitClass, Signals, TranscriptFormat, Verdict
@@ -109,6 +109,8 @@ def _decide(
         return capped[0], f"the session's final answer is a usage cap: {capped[1]}"
     if mcp_said := mcp_mismatch(data.mcp_servers, facts.mcp_servers):  # after caps: they
         return "infra_other", mcp_said  # cool the account
+    if mcp_said := metered_mcp(data):
+        return "infra_other", mcp_said
     matched = _first_match(table.model, tail)
     if matched is not None:
         return matched[0], f"error at the end of the session: {matched[1]}"

@@ -95,3 +95,15 @@ def test_without_a_meter_the_transcript_decides_as_before() -> None:
     verdict = classify(_input(None))
     assert verdict.exit_class == "completed"
     assert verdict.tokens == TokenUsage(input=10, output=5) and verdict.metered is None
+
+
+def test_an_mcp_lane_whose_server_never_answered_through_the_gateway_is_infra() -> None:
+    lane = {"mcp_via_gateway": True, "mcp_servers": ("sourcegraph",)}
+    never = classify(_input(_metered(mcp_requests=0), **lane))
+    assert never.exit_class == "infra_other" and "got no request" in never.reason
+    failing = classify(_input(_metered(mcp_requests=3, mcp_answered=0), **lane))
+    assert "3 request(s), none answered" in failing.reason
+    working = classify(_input(_metered(mcp_requests=3, mcp_answered=2), **lane))
+    assert working.exit_class == "completed"
+    stdio = classify(_input(_metered(), mcp_servers=("local",)))  # not through the gateway
+    assert stdio.exit_class == "completed"
