@@ -228,12 +228,13 @@ def gemini_stream(
 class ModelUpstream:
     """A threaded HTTP server on loopback that answers by ``script``."""
 
-    def __init__(self, script: Callable[[Received], Reply]) -> None:
+    def __init__(self, script: Callable[[Received], Reply], host: str = "127.0.0.1") -> None:
+        """``host``: loopback, or a Docker network's host address (recording real CLIs)."""
         self.script = script
         self.received: list[Received] = []
         self.sent: dict[str, int] = {}
         self._lock = threading.Lock()
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
+        self._server = ThreadingHTTPServer((host, 0), self._handler())
         self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
 
     @property

@@ -9,7 +9,7 @@ from durabench.agents.nop import NopAgent
 from durabench.agents.oracle import OracleAgent
 from durabench.agents.registry import agent, agent_secret_env, get_agent, known_agents
 from durabench.agents.replay import ReplayAgent, ReplayCase, ReplayPlan
-from durabench.agents.transcript import TranscriptFacts, read_events
+from durabench.agents.transcript import McpServerState, TranscriptFacts, read_events
 
 __all__ = [
     "AGENT_HOME",
@@ -23,6 +23,7 @@ __all__ = [
     "CodexCliAgent",
     "ExecInput",
     "GeminiCliAgent",
+    "McpServerState",
     "NopAgent",
     "OracleAgent",
     "ReplayAgent",
