@@ -34,6 +34,7 @@ __all__ = [
     "leaked",
     "mcp_reply",
     "real_session",
+    "without_a_key",
 ]
 
 TASK = "tensor-gelu-001"
@@ -128,15 +129,21 @@ async def real_session(
     with ModelUpstream(answer) as api:
         monkeypatch.setenv(base_env, api.url + suffix)
         monkeypatch.setenv("SOURCEGRAPH_URL", api.url + "/sg")
-        request = RunRequest(
-            run_id=f"real-{uuid.uuid4().hex[:6]}",
-            suite="real",
-            agent=agent,
-            model=model,
-            infra_retries=0,
-        )
-        paths, result = await finished_run(request, client, home)
+        paths, result = await _run(agent, model, client, home)
     return Session(paths, result, api, key, mcp_token)
+
+
+async def _run(
+    agent: str, model: str, client: Client, home: Settings
+) -> tuple[RunPaths, RunResult]:
+    request = RunRequest(
+        run_id=f"real-{uuid.uuid4().hex[:6]}",
+        suite="real",
+        agent=agent,
+        model=model,
+        infra_retries=0,
+    )
+    return await finished_run(request, client, home)
 
 
 def assert_whole_session(session: Session, capfd: pytest.CaptureFixture[str]) -> None:
@@ -156,3 +163,28 @@ def assert_whole_session(session: Session, capfd: pytest.CaptureFixture[str]) ->
     for secret in (session.key, session.mcp_token):
         assert not leaked(session.paths.root, (secret,))
         assert secret not in out + err
+
+
+async def without_a_key(
+    agent: str,
+    model: str,
+    unset: tuple[str, ...],
+    *,
+    client: Client,
+    home: Settings,
+    monkeypatch: pytest.MonkeyPatch,
+) -> RunPaths:
+    """Run ``agent`` with none of ``unset`` on the worker: no key, no placeholder.
+
+    Both lanes must end as ``infra_auth`` (the CLI cannot log in: never the model's
+    fault) and the task be excluded.
+    """
+    for variable in unset:
+        monkeypatch.delenv(variable, raising=False)
+    paths, result = await _run(agent, model, client, home)
+    assert {a.lane: a.exit_class for a in result.attempts} == {
+        "baseline": "infra_auth",
+        FULL: "infra_auth",
+    }, [a.reason for a in result.attempts]
+    assert set(result.excluded) == {TASK}
+    return paths

@@ -18,7 +18,15 @@ import pytest
 from temporalio.client import Client
 
 from durabench.settings import Settings
-from tests.integration.real_sessions import FIX, FOUND, FULL, assert_whole_session, real_session
+from tests.integration.real_sessions import (
+    FIX,
+    FOUND,
+    FULL,
+    TASK,
+    assert_whole_session,
+    real_session,
+    without_a_key,
+)
 from tests.model_upstream import Received, Reply, openai_stream
 
 pytestmark = pytest.mark.docker
@@ -78,3 +86,19 @@ async def test_real_codex_cli_runs_a_whole_session_offline_through_the_gateway(
     assert (call["server"], call["tool"], call["status"]) == ("sourcegraph", "search", "completed")
     assert FOUND in json.dumps(call["result"])
     assert "mcp_tool_call" not in json.dumps(session.transcript("baseline"))
+
+
+async def test_real_codex_cli_without_a_key_is_infra_auth(
+    client: Client, home: Settings, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With no key on the worker the agent gets no placeholder: it cannot log in."""
+    paths = await without_a_key(
+        "codex-cli",
+        MODEL,
+        ("OPENAI_API_KEY", "CODEX_API_KEY", "OPENAI_BASE_URL"),
+        client=client,
+        home=home,
+        monkeypatch=monkeypatch,
+    )
+    stdout = (paths.attempt(TASK, "baseline", 1) / "agent" / "stdout.txt").read_text()
+    assert "Missing environment variable: `OPENAI_API_KEY`" in stdout  # what codex says

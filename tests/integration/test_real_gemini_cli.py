@@ -18,7 +18,15 @@ import pytest
 from temporalio.client import Client
 
 from durabench.settings import Settings
-from tests.integration.real_sessions import FIX, FOUND, FULL, assert_whole_session, real_session
+from tests.integration.real_sessions import (
+    FIX,
+    FOUND,
+    FULL,
+    TASK,
+    assert_whole_session,
+    real_session,
+    without_a_key,
+)
 from tests.model_upstream import Received, Reply, gemini_stream
 
 pytestmark = pytest.mark.docker
@@ -86,3 +94,19 @@ async def test_real_gemini_cli_runs_a_whole_session_offline_through_the_gateway(
     [answer] = [e for e in results if e["tool_id"] == use["tool_id"]]
     assert (answer["status"], answer["output"]) == ("success", FOUND)
     assert SEARCH not in json.dumps(session.transcript("baseline"))
+
+
+async def test_real_gemini_cli_without_a_key_is_infra_auth(
+    client: Client, home: Settings, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With no key on the worker the agent gets no placeholder: it cannot log in."""
+    paths = await without_a_key(
+        "gemini-cli",
+        MODEL,
+        ("GEMINI_API_KEY", "GOOGLE_API_KEY", "GOOGLE_GEMINI_BASE_URL"),
+        client=client,
+        home=home,
+        monkeypatch=monkeypatch,
+    )
+    stderr = (paths.attempt(TASK, "baseline", 1) / "agent" / "stderr.txt").read_text()
+    assert "you must specify the GEMINI_API_KEY environment variable" in stderr  # gemini's

@@ -8,6 +8,7 @@ a transcript's own figures must say the same, or every attempt gets a mismatch n
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -16,21 +17,21 @@ from durabench.agents.transcript import read_events
 from durabench.classify import classify
 from durabench.models.verdict import ClassifyInput, TokenUsage, TranscriptFormat
 
-HERE = Path(__file__).parent / "transcripts"
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 SENT = TokenUsage(input=2800, output=72, cache_read=400)
 
 
 @pytest.mark.parametrize(
     ("fmt", "name"),
     [
-        ("codex-cli", "codex-cli-0.169.0-mcp-session.jsonl"),
-        ("gemini-cli", "gemini-cli-0.61.0-mcp-session.jsonl"),
+        ("codex-cli", "codex-cli/0.169.0/mcp_session.jsonl"),
+        ("gemini-cli", "gemini-cli/0.61.0/mcp_session.jsonl"),
     ],
 )
 def test_a_real_session_reads_as_completed_with_the_tokens_the_api_sent(
     fmt: TranscriptFormat, name: str
 ) -> None:
-    events = read_events((HERE / name).read_text().splitlines())
+    events = read_events((FIXTURES / name).read_text().splitlines())
     data = ClassifyInput(
         transcript_format=fmt,
         events=events,
@@ -41,3 +42,25 @@ def test_a_real_session_reads_as_completed_with_the_tokens_the_api_sent(
     v = classify(data)
     assert (v.exit_class, v.last_message) == ("completed", "Fixed the GELU coefficient.")
     assert v.tokens == SENT
+
+
+@pytest.mark.parametrize(
+    ("fmt", "name"),
+    [
+        ("codex-cli", "codex-cli/0.169.0/no_key.json"),
+        ("gemini-cli", "gemini-cli/0.61.0/no_key.json"),
+    ],
+)
+def test_a_real_cli_without_a_key_is_infra_auth(fmt: TranscriptFormat, name: str) -> None:
+    """What each CLI printed with its key variable empty (no key on the worker, so no
+    placeholder): Codex fails its turn, Gemini exits 41 before any session. Neither is
+    the model's doing."""
+    fx = json.loads((FIXTURES / name).read_text())
+    data = ClassifyInput(
+        transcript_format=fmt,
+        events=read_events(fx["stdout"]),
+        exit_code=fx["exit_code"],
+        stderr_tail=fx["stderr_tail"],
+        requested_model="gemini-2.5-flash" if fmt == "gemini-cli" else "gpt-5-codex",
+    )
+    assert classify(data).exit_class == "infra_auth"
