@@ -54,7 +54,9 @@ def test_a_real_session_reads_as_completed_with_the_tokens_the_api_sent(
 def test_a_real_cli_without_a_key_is_infra_auth(fmt: TranscriptFormat, name: str) -> None:
     """What each CLI printed with its key variable empty (no key on the worker, so no
     placeholder): Codex fails its turn, Gemini exits 41 before any session. Neither is
-    the model's doing."""
+    the model's doing. Recorded by running each npm CLI on a host with durabench's own
+    ``config.toml`` / ``settings.json`` and command line (the same words in a sandbox:
+    ``test_real_*_without_a_key_is_infra_auth``)."""
     fx = json.loads((FIXTURES / name).read_text())
     data = ClassifyInput(
         transcript_format=fmt,
