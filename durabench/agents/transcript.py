@@ -57,6 +57,9 @@ class TranscriptFacts(BaseModel):
     retrying: str = ""
     """The model-API retry the session was in when it ended (status and error), or ``""``:
     a CLI killed or giving up while it retries measured the provider, not the model."""
+    awaiting_model: bool = False
+    """The transcript ends where the CLI had asked its model (the prompt or a tool result)
+    and no answer followed; only set by dialects whose CLI prints its retries elsewhere."""
     mcp_servers: tuple[McpServerState, ...] | None = None
     """The MCP servers the CLI reported at session start; ``None`` when the transcript
     carries no such report (Codex and Gemini print none)."""

@@ -13,7 +13,8 @@ Rules, in order (CLISpecBench run-eval):
 3. A model-side error signature: ``model_output_cap``, ``model_context_exhausted``. Then
    the gateway's record of how the session ended (``metered.py``). Then a session that
    ended (killed or giving up) while its CLI retried the model API is infra: the retry's
-   signature (a 429 is ``infra_rate_limit``), else ``infra_other``.
+   signature (a 429 is ``infra_rate_limit``), else ``infra_other``. Gemini CLI prints its
+   retries only on stderr: its last one counts when the transcript ends awaiting the model.
 4. An agent CLI that exited non-zero without a transcript never began a session, so the
    model was never asked: an infra signature in its stderr, else ``infra_other``.
 5. Killed by the time limit: ``model_timeout``.
@@ -26,11 +27,12 @@ Rules, in order (CLISpecBench run-eval):
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from typing import Any
 
 from durabench.agents.claude_transcript import parse_claude
 from durabench.agents.codex_transcript import parse_codex
-from durabench.agents.gemini_transcript import parse_gemini
+from durabench.agents.gemini_transcript import gemini_retry, parse_gemini
 from durabench.agents.transcript import TranscriptFacts
 from durabench.classify.mcp_report import mcp_mismatch
 from durabench.classify.metered import metered_end, metered_mcp, metered_mismatch, token_note
@@ -41,6 +43,8 @@ from durabench.models.verdict import ClassifyInput, ExitClass, Signals, Transcri
 __all__ = ["classify", "parse_transcript", "served_model_matches"]
 
 _PARSERS = {"claude-code": parse_claude, "codex-cli": parse_codex, "gemini-cli": parse_gemini}
+_STDERR_RETRIES: dict[str, Callable[[str], str]] = {"gemini-cli": gemini_retry}
+"""Dialects whose CLI announces its model-API retries on stderr, not in the transcript."""
 _STATUS_LINE = 300
 """A final message at most this long, on one line, may be a CLI's status, not the model's."""
 
@@ -72,6 +76,18 @@ def _cap_as_final_answer(
         return None
     caps = tuple(g for g in table.infra if g.exit_class == "infra_usage_cap")
     return _first_match(caps, [text])
+
+
+def _retrying(data: ClassifyInput, facts: TranscriptFacts) -> str:
+    """The retry the session ended in, or ``""``.
+
+    The transcript's, else the last its stderr announced while the transcript awaited the
+    model (a retry the model answered after is over).
+    """
+    read = _STDERR_RETRIES.get(data.transcript_format or "")
+    if facts.retrying or read is None or not facts.awaiting_model:
+        return facts.retrying
+    return read(data.stderr_tail)
 
 
 def _signals(
@@ -117,11 +133,8 @@ def _decide(
     metered = metered_end(data, facts)
     if metered is not None:
         return metered
-    if facts.retrying:
-        exit_class, why = _first_match(table.infra, [facts.retrying]) or (
-            "infra_other",
-            repr(facts.retrying),
-        )
+    if retrying := _retrying(data, facts):
+        exit_class, why = _first_match(table.infra, [retrying]) or ("infra_other", repr(retrying))
         return exit_class, f"the session ended while retrying the model API: {why}"
     if data.transcript_format and not facts.n_events and data.exit_code and not data.timed_out:
         lines = [line for line in data.stderr_tail.splitlines() if line.strip()]

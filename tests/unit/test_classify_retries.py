@@ -91,3 +91,80 @@ def test_the_parser_keeps_the_retry_the_session_ended_in(status: int | None, tex
     facts = parse_transcript("claude-code", [init(), say("x"), retry(status, "unknown")])
     assert text in facts.retrying
     assert parse_transcript("claude-code", [init(), retry(status, "x"), say("y")]).retrying == ""
+
+
+# Gemini CLI (0.61) prints nothing on stdout while it retries: its stream-json stops at
+# the prompt (or a tool result), and stderr says each retry, in these forms (from the
+# real CLI against a Gemini API answering 429 RESOURCE_EXHAUSTED, or 503).
+G = "gemini-2.5-flash"
+G_BACKOFF = (
+    "Attempt 2 failed with status {status}. Retrying with backoff... _ApiError: "
+    '{{"error":{{"code":{status},"message":"...","status":"{name}","details":[]}}}}\n'
+    "    at throwErrorIfNotOK (file:///opt/gemini/bundle/chunk.js:267833:24)\n"
+    "  status: {status}\n}}\n"
+)
+G_QUOTA = (
+    "Attempt 1 failed: You exceeded your current quota, please check your plan and billing "
+    "details. Please retry in 30s.\nSuggested retry after 30s.. Retrying after 33559ms...\n"
+)
+
+
+def gemini(*tail: dict[str, Any]) -> list[dict[str, Any]]:
+    start = [{"type": "init", "model": G}, {"type": "message", "role": "user", "content": "Fix"}]
+    return start + list(tail)
+
+
+def run_gemini(events: list[dict[str, Any]], stderr: str) -> tuple[str, str]:
+    data = ClassifyInput(
+        events=tuple(events),
+        transcript_format="gemini-cli",
+        requested_model=G,
+        exit_code=137,
+        timed_out=True,
+        wall_seconds=600.0,
+        files_changed=0,
+        stderr_tail=stderr,
+    )
+    verdict = classify(data)
+    return verdict.exit_class, verdict.reason
+
+
+@pytest.mark.parametrize(
+    ("stderr", "expected"),
+    [
+        (G_BACKOFF.format(status=429, name="RESOURCE_EXHAUSTED"), "infra_rate_limit"),
+        (G_QUOTA, "infra_rate_limit"),
+        (
+            "Attempt 3 failed with 429 error (no Retry-After header). Retrying with backoff...\n",
+            "infra_rate_limit",
+        ),
+        (G_BACKOFF.format(status=503, name="UNAVAILABLE"), "infra_other"),
+        ("Attempt 1 failed with 5xx error. Retrying with backoff...\n", "infra_other"),
+    ],
+    ids=["429", "quota-delay", "429-no-retry-after", "503", "5xx"],
+)
+def test_gemini_killed_while_its_stderr_says_it_retries_is_infra(
+    stderr: str, expected: str
+) -> None:
+    exit_class, reason = run_gemini(gemini(), "YOLO mode is enabled.\n" + stderr)
+    assert exit_class == expected, reason
+    assert "retrying the model API" in reason
+
+
+def test_gemini_killed_while_retrying_after_a_tool_result_is_infra() -> None:
+    events = gemini(
+        {"type": "tool_use", "tool_name": "run_shell_command", "tool_id": "t1"},
+        {"type": "tool_result", "tool_id": "t1", "status": "success", "output": "ok"},
+    )
+    stderr = G_BACKOFF.format(status=429, name="RESOURCE_EXHAUSTED")
+    assert run_gemini(events, stderr)[0] == "infra_rate_limit"
+
+
+def test_a_gemini_retry_the_model_answered_after_does_not_taint_the_session() -> None:
+    events = gemini({"type": "message", "role": "assistant", "content": "Looking", "delta": True})
+    stderr = G_BACKOFF.format(status=429, name="RESOURCE_EXHAUSTED")
+    assert run_gemini(events, stderr)[0] == "model_timeout"
+
+
+def test_gemini_killed_with_no_retry_on_stderr_is_the_models_timeout() -> None:
+    assert run_gemini(gemini(), "YOLO mode is enabled.\n")[0] == "model_timeout"
