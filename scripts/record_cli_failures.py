@@ -194,6 +194,11 @@ CODEX = Cli(
         "rate_limit_bare": _openai_error(
             429, "requests", "rate_limit_exceeded", "Rate limit reached for requests"
         ),
+        "rate_limit_stream": _openai_failed(
+            "rate_limit_exceeded",
+            f"Rate limit reached for {CODEX_MODEL} in organization org-recording on tokens per "
+            "min (TPM): Limit 30000, Used 30000, Requested 1200. Please try again in 20s.",
+        ),
         "usage_limit": _openai_error(
             429,
             "usage_limit_reached",
