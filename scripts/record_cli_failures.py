@@ -317,6 +317,12 @@ GEMINI = Cli(
                 "generate_content_free_tier_requests",
             ),
         ),
+        "usage_limit_long_delay": _gemini_error(
+            429,
+            "RESOURCE_EXHAUSTED",
+            "You exceeded your current quota, please check your plan and billing details.",
+            {"@type": "type.googleapis.com/google.rpc.RetryInfo", "retryDelay": "7200s"},
+        ),
         "overloaded": _gemini_error(
             503, "UNAVAILABLE", "The model is overloaded. Please try again later."
         ),

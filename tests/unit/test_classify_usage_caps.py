@@ -157,6 +157,26 @@ def test_gemini_s_daily_quota_is_a_cap_and_its_per_minute_quota_a_rate_limit() -
     assert classify_events(minute, fmt="gemini-cli", model="g")[0] == "infra_rate_limit"
 
 
+@pytest.mark.parametrize(
+    ("wait", "expected"),
+    [("7200s", "infra_usage_cap"), ("300s", "infra_usage_cap"), ("30s", "infra_rate_limit")],
+)
+def test_gemini_s_quota_error_is_a_cap_when_the_api_says_wait_five_minutes_or_more(
+    wait: str, expected: str
+) -> None:
+    # Gemini CLI 0.61 gives up at once on a quota delay over 300 s, and after its retries
+    # on a shorter one; either way it prints the API's message, the delay and its advice.
+    message = (
+        "[API Error: You exceeded your current quota, please check your plan and billing "
+        f"details.\nSuggested retry after {wait}.]\nPlease wait and try again later. To "
+        "increase your limits, request a quota increase through AI Studio, or switch to "
+        "another /auth method"
+    )
+    error = {"type": "unknown", "message": message}
+    events = [{"type": "init", "model": "g"}, {"type": "result", "status": "error", "error": error}]
+    assert classify_events(events, fmt="gemini-cli", model="g")[0] == expected
+
+
 def test_the_shared_usage_cap_cases_keep_their_reset_in_the_reason(
     shared_fixtures: Path,
 ) -> None:

@@ -47,6 +47,7 @@ EXPECTED: dict[str, dict[str, ExitClass]] = {
     "gemini-cli": _COMMON
     | {
         "usage_limit": "infra_usage_cap",  # RESOURCE_EXHAUSTED on a per-day quota
+        "usage_limit_long_delay": "infra_usage_cap",  # a quota retry delay over 5 minutes
         "key_invalid": "infra_auth",  # 400 API_KEY_INVALID, as Google refuses a bad key
     },
 }
