@@ -208,6 +208,9 @@ CODEX = Cli(
             resets_at=_RESET,
             resets_in_seconds=3 * 3600,
         ),
+        "usage_not_included": _openai_error(
+            429, "usage_not_included", None, "Your plan does not include Codex usage"
+        ),
         "quota_exceeded": _openai_error(
             429,
             "insufficient_quota",

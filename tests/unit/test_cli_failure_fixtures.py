@@ -41,6 +41,7 @@ EXPECTED: dict[str, dict[str, ExitClass]] = {
     | {
         "rate_limit_stream": "infra_rate_limit",  # response.failed rate_limit_exceeded
         "usage_limit": "infra_usage_cap",  # 429 usage_limit_reached, with its reset
+        "usage_not_included": "infra_auth",  # 429 usage_not_included: the plan has no Codex
         "quota_exceeded": "infra_usage_cap",  # 429 insufficient_quota: billing, no reset soon
         "prompt_too_long_stream": "model_context_exhausted",  # response.failed
     },
