@@ -14,6 +14,10 @@ from durabench.models.verdict import ClassifyInput, ExitClass, MeteredUsage, Tok
 
 __all__ = ["metered_end", "metered_mcp", "metered_mismatch", "token_note"]
 
+_STREAMED_RATE_LIMITS = ("rate_limit_exceeded", "rate_limit_error")
+"""Error types a stream that began with 200 can end in when the provider rate-limits it
+(OpenAI Responses' ``response.failed``, Anthropic's ``error`` event)."""
+
 
 def metered_mismatch(data: ClassifyInput) -> str:
     """Why the metered models show another model than the requested one, or ``""``."""
@@ -62,6 +66,8 @@ def metered_end(data: ClassifyInput, facts: TranscriptFacts) -> tuple[ExitClass,
             "infra_rate_limit",
             f"the model API refused its last request with 429 ({m.rate_limited} in all{wait})",
         )
+    if m.last_error in _STREAMED_RATE_LIMITS:
+        return "infra_rate_limit", f"the model API's last stream failed with {m.last_error}"
     if m.last_status == 529 or m.last_error == "overloaded_error":
         return "infra_other", f"the model API was overloaded at the end ({m.overloaded} in all)"
     if m.last_status in (401, 403):

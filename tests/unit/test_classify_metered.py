@@ -64,6 +64,15 @@ def test_a_session_killed_while_the_api_answered_429_is_a_rate_limit_not_a_timeo
     assert classify(_input(_metered(rate_limited=40))).exit_class == "completed"
 
 
+def test_a_rate_limit_inside_a_200_stream_at_the_end_is_a_rate_limit() -> None:
+    # The Responses API fails a started stream with response.failed, code
+    # rate_limit_exceeded: the status was 200 (Codex 0.169 retries it, recorded).
+    metered = _metered(last_status=200, last_error="rate_limit_exceeded")
+    verdict = classify(_input(metered, events=(INIT,), timed_out=True, exit_code=137))
+    assert verdict.exit_class == "infra_rate_limit", verdict.reason
+    assert "rate_limit_exceeded" in verdict.reason
+
+
 def test_overload_auth_and_an_unreachable_api_at_the_end_are_infra() -> None:
     ended = {"events": (INIT,), "exit_code": 1}
     assert classify(_input(_metered(last_status=529), **ended)).exit_class == "infra_other"
