@@ -82,10 +82,12 @@ def _retrying(data: ClassifyInput, facts: TranscriptFacts) -> str:
     """The retry the session ended in, or ``""``.
 
     The transcript's, else the last its stderr announced while the transcript awaited the
-    model (a retry the model answered after is over).
+    model (a retry the model answered after is over), unless the gateway saw the model
+    API's last answer (its record has decided any refusal by then: that retry was earlier).
     """
     read = _STDERR_RETRIES.get(data.transcript_format or "")
-    if facts.retrying or read is None or not facts.awaiting_model:
+    metered = data.metered is not None and data.metered.requests > 0
+    if facts.retrying or read is None or not facts.awaiting_model or metered:
         return facts.retrying
     return read(data.stderr_tail)
 

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from durabench.classify import classify, parse_transcript
-from durabench.models.verdict import ClassifyInput
+from durabench.models.verdict import ClassifyInput, MeteredUsage
 
 M = "claude-sonnet-4-5"
 
@@ -114,8 +114,11 @@ def gemini(*tail: dict[str, Any]) -> list[dict[str, Any]]:
     return start + list(tail)
 
 
-def run_gemini(events: list[dict[str, Any]], stderr: str) -> tuple[str, str]:
+def run_gemini(
+    events: list[dict[str, Any]], stderr: str, metered: MeteredUsage | None = None
+) -> tuple[str, str]:
     data = ClassifyInput(
+        metered=metered,
         events=tuple(events),
         transcript_format="gemini-cli",
         requested_model=G,
@@ -168,3 +171,10 @@ def test_a_gemini_retry_the_model_answered_after_does_not_taint_the_session() ->
 
 def test_gemini_killed_with_no_retry_on_stderr_is_the_models_timeout() -> None:
     assert run_gemini(gemini(), "YOLO mode is enabled.\n")[0] == "model_timeout"
+
+
+def test_a_stale_gemini_retry_on_stderr_yields_to_the_gateways_last_answer() -> None:
+    # The gateway saw the last request answered 200: the retry stderr shows was earlier.
+    stderr = G_BACKOFF.format(status=429, name="RESOURCE_EXHAUSTED")
+    ok = MeteredUsage(requests=5, asked_models=(G,), rate_limited=1, last_status=200)
+    assert run_gemini(gemini(), stderr, ok)[0] == "model_timeout"
