@@ -56,6 +56,7 @@ class Cli:
     env: Callable[[str], dict[str, str]]
     """The container's environment, given the API's base URL."""
     modes: dict[str, Script]
+    """Each failure mode's API: every request answered alike, in the provider's shape."""
     files: dict[str, str]
     """Files written under the agent's home before it runs (its settings)."""
 
