@@ -298,3 +298,28 @@ async def test_only_model_endpoints_are_passed_on(rig_of: Callable[..., Rig]) ->
             assert r.status_code in (403, 404), path  # 404: the path never left the client
     assert rig.upstream.received == []
     assert (await _messages(url, token)).status_code == 200
+
+
+async def test_a_second_worker_of_the_host_uses_the_first_gateway_then_serves_itself(
+    tmp_path: Path,
+) -> None:
+    """Grants are files: either worker's gateway serves either worker's agents."""
+    import socket
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    environ = {"ANTHROPIC_API_KEY": REAL}
+
+    def gateway() -> ModelGateway:
+        root, accounts = tmp_path / "gateway", tmp_path / "accounts.toml"
+        return ModelGateway(root, "unused", port, accounts, environ, bind_host="127.0.0.1")
+
+    first, second = gateway(), gateway()
+    url = await first.url()
+    assert await second.url() == url and second._server is None  # the first one serves
+    await first.aclose()
+    assert await second.url() == url and second._server is not None  # now it serves
+    async with httpx.AsyncClient() as client:
+        assert (await client.get(f"{url}/healthz")).json() == {"gateway": "durabench"}
+    await second.aclose()
