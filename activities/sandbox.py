@@ -261,7 +261,7 @@ class SandboxActivities:
             provider=agent.model_api,
             account=ref.account,
             ledger=str(self._attempt_dir(ref) / _LEDGER),
-            budget_tokens=self.settings.gateway_budget_tokens,
+            budget_tokens=ref.budget_tokens,
             mcp=mcp if mcp is not None and mcp.url_env and agent.uses_mcp else None,
         )
         url = await self.gateway.url()

@@ -114,18 +114,27 @@ def headline(result: RunResult) -> str | None:
     infra = Counter(
         a.exit_class for a in result.attempts if a.infra and a.task_id in result.excluded
     )
-    classes = ", ".join(f"{n} {cls}" for cls, n in infra.most_common())
+    n = sum(infra.values())
+    classes = f"{n} infra attempt{'' if n == 1 else 's'}: " + ", ".join(
+        f"{k} {cls}" for cls, k in infra.most_common()
+    )
+    retries = result.plan.request.infra_retries
+    tries = (
+        "with infra retries off (--infra-retries 0)"
+        if retries == 0
+        else f"after {retries} retr{'y' if retries == 1 else 'ies'} per arm"
+    )
     again = f"python -m starter run --rerun infra --from {result.plan.request.run_id}"
     if excluded < total:
         return (
             f"{excluded} of {total} pairs were excluded: an arm kept failing for "
-            f"infrastructure reasons ({classes}). They are not scored; rerun them with "
-            f"`{again}`."
+            f"infrastructure reasons {tries} ({classes}). They are not scored; rerun them "
+            f"with `{again}`."
         )
     cause = _INFRA_HINTS.get(infra.most_common(1)[0][0], "") if infra else ""
     return (
         f"Nothing was measured: in every pair an arm kept failing for infrastructure reasons "
-        f"after its retries ({classes}), so every pair was excluded and no agent was scored. "
+        f"{tries} ({classes}), so every pair was excluded and no agent was scored. "
         + (f"Most likely {cause}. " if cause else "")
         + f"Then rerun with `{again}`."
     )

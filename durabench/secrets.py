@@ -6,9 +6,10 @@ that travels through Temporal, passes through here first.
 
 An agent that means to leak a key can spell it otherwise, so each secret is scrubbed in
 the forms it takes without effort too (:func:`secret_forms`): URL-quoted, JSON-escaped,
-hex, reversed, and base64 at each of the three alignments it can start at. An agent set
-on hiding it (encrypting it, splitting it) still can: keys must leave through no file at
-all, which is the model gateway's work.
+hex, reversed, and base64 at each of the three alignments it can start at, also wrapped
+across lines (``base64`` wraps at 76 columns). An agent set on hiding it (encrypting it,
+splitting it) still can: keys must leave through no file at all, and with the model
+gateway only a stdio MCP server's token still enters a sandbox.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from __future__ import annotations
 import base64
 import functools
 import json
+import re
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from urllib.parse import quote
@@ -48,6 +50,18 @@ def secret_values(
     return tuple(sorted(values, key=len, reverse=True))
 
 
+def _base64_forms(raw: bytes) -> set[str]:
+    forms = set()
+    for shift in range(3):  # base64 of the secret wherever it starts in a longer text
+        encoded = base64.b64encode(bytes(shift) + raw).decode()
+        whole_groups = (shift + len(raw)) // 3  # 3-byte groups made of secret bytes alone
+        middle = encoded[(4 if shift else 0) : 4 * whole_groups]
+        if len(middle) >= _MIN_LEN:
+            forms.add(middle)
+            forms.add(middle.replace("+", "-").replace("/", "_"))  # url-safe alphabet
+    return forms
+
+
 @functools.lru_cache(maxsize=256)
 def secret_forms(secret: str) -> tuple[str, ...]:
     """``secret`` and the forms it takes when printed without effort, longest first."""
@@ -58,15 +72,21 @@ def secret_forms(secret: str) -> tuple[str, ...]:
         json.dumps(secret)[1:-1],
         raw.hex(),
         secret[::-1],
+        *_base64_forms(raw),
     }
-    for shift in range(3):  # base64 of the secret wherever it starts in a longer text
-        encoded = base64.b64encode(bytes(shift) + raw).decode()
-        whole_groups = (shift + len(raw)) // 3  # 3-byte groups made of secret bytes alone
-        middle = encoded[(4 if shift else 0) : 4 * whole_groups]
-        if len(middle) >= _MIN_LEN:
-            forms.add(middle)
-            forms.add(middle.replace("+", "-").replace("/", "_"))  # url-safe alphabet
     return tuple(sorted((f for f in forms if len(f) >= _MIN_LEN), key=len, reverse=True))
+
+
+@functools.lru_cache(maxsize=256)
+def _wrapped(secret: str) -> re.Pattern[str]:
+    """The base64 forms of ``secret`` with a line break allowed between any two letters."""
+    forms = sorted(_base64_forms(secret.encode()), key=len, reverse=True)
+    return re.compile("|".join(r"(?:\r?\n)?".join(map(re.escape, f)) for f in forms))
+
+
+@functools.lru_cache(maxsize=256)
+def _wrapped_bytes(secret: str) -> re.Pattern[bytes]:
+    return re.compile(_wrapped(secret).pattern.encode())
 
 
 def scrub_text(text: str, secrets: Iterable[str]) -> str:
@@ -74,14 +94,19 @@ def scrub_text(text: str, secrets: Iterable[str]) -> str:
     for value in secrets:
         for form in secret_forms(value):
             text = text.replace(form, REDACTED)
+        if "\n" in text:
+            text = _wrapped(value).sub(REDACTED, text)
     return text
 
 
 def scrub_bytes(data: bytes, needles: Iterable[bytes]) -> bytes:
     """``data`` with every needle (an encoded secret), in each of its forms, replaced."""
     for needle in needles:
-        for form in secret_forms(needle.decode("utf-8", errors="replace")):
+        value = needle.decode("utf-8", errors="replace")
+        for form in secret_forms(value):
             data = data.replace(form.encode(), REDACTED.encode())
+        if b"\n" in data:
+            data = _wrapped_bytes(value).sub(REDACTED.encode(), data)
     return data
 
 

@@ -131,6 +131,7 @@ def plan_table(plan: PlanSummary) -> Table:
         ("containers", f"{attempts}, {_at_once(plan)}"),
         ("agent-hours (upper bound)", f"{plan.estimated_agent_hours:.2f}"),
         ("infra retries", f"{req.infra_retries} per arm, backoff from {req.infra_backoff_sec:g} s"),
+        ("token budget", f"{req.budget_tokens:,} per attempt" if req.budget_tokens else "none"),
         ("results", plan.results_dir),
     ]
     if plan.account_slots is not None:

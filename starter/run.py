@@ -39,9 +39,13 @@ from worker import build_workers, run_workers
 from workflows import SuiteRunWorkflow, run_workflow_id
 from workflows.search_attributes import for_request
 
-__all__ = ["main", "run"]
+__all__ = ["NOTHING_MEASURED_EXIT", "main", "nothing_measured", "run"]
 
 RunHandle = WorkflowHandle[SuiteRunWorkflow, RunOutcome]
+
+NOTHING_MEASURED_EXIT = 3
+"""Exit status of a run that completed with every pair excluded: nothing was measured
+(1 is an error, 2 a usage error)."""
 
 
 def new_run_id(source: str) -> str:
@@ -135,6 +139,14 @@ def new_run_id(source: str) -> str:
     help="Seconds before the first infra retry, doubling [DURABENCH_INFRA_BACKOFF_SEC, 60].",
 )
 @click.option(
+    "--budget",
+    type=click.IntRange(min=1),
+    default=None,
+    metavar="TOKENS",
+    help="Tokens one attempt may use (input, output, cache), enforced by the model gateway "
+    "[DURABENCH_BUDGET_TOKENS, none].",
+)
+@click.option(
     "--approval-timeout",
     type=click.FloatRange(min=0, min_open=True),
     default=None,
@@ -208,6 +220,7 @@ def run(
     agent_opts: tuple[str, ...],
     infra_retries: int | None,
     infra_backoff: float | None,
+    budget: int | None,
     approval_timeout: float | None,
     service_url: str | None,
     service_api: str,
@@ -279,10 +292,34 @@ def run(
         infra_retries=settings.infra_retries if infra_retries is None else infra_retries,
         infra_backoff_sec=settings.infra_backoff_sec if infra_backoff is None else infra_backoff,
         approval_timeout_sec=approval_timeout or settings.approval_timeout_sec,
+        budget_tokens=settings.gateway_budget_tokens if budget is None else budget,
     )
     outcome = run_async(main)(request, yes=yes, detach=detach, resume=resume)
     if outcome is not None and outcome.status != "completed":
         raise click.ClickException(f"run {request.run_id} {outcome.status}: {outcome.reason}")
+    said = nothing_measured(outcome)
+    if said is not None:
+        click.echo(f"Error: {said}", err=True)
+        raise click.exceptions.Exit(NOTHING_MEASURED_EXIT)
+
+
+def nothing_measured(outcome: RunOutcome | None) -> str | None:
+    """Why a completed run measured nothing (every pair excluded), or ``None``."""
+    if outcome is None or outcome.status != "completed" or not outcome.results_dir:
+        return None
+    results = Path(outcome.results_dir) / "results.json"
+    if not results.exists():
+        return None
+    result = RunResult.model_validate_json(results.read_text())
+    tasks = {t.task_id for t in result.plan.tasks}
+    if not tasks or not tasks <= set(result.excluded):
+        return None
+    return (
+        f"Nothing was measured: all {len(tasks)} pair(s) of run {outcome.run_id} were "
+        f"excluded for infrastructure reasons; the report says why "
+        f"({outcome.report_path or results.parent}). Rerun them with "
+        f"`python -m starter run --rerun infra --from {outcome.run_id}`."
+    )
 
 
 def _parse_opts(pairs: tuple[str, ...]) -> dict[str, str]:

@@ -114,49 +114,127 @@ def anthropic_stream(
     return Reply(events=events, headers={"content-type": "text/event-stream"}, usage=sent)
 
 
-def openai_stream(model: str, text: str, *, input_tokens: int, cached: int, output: int) -> Reply:
-    """A streamed Responses reply: a message, then ``response.completed`` with usage."""
+def _openai_item(i: int, step: str | dict[str, Any]) -> dict[str, Any]:
+    """One finished output item: a message (a string) or a function call (a dict)."""
+    if isinstance(step, str):
+        text = {"type": "output_text", "text": step, "annotations": []}
+        return {
+            "type": "message",
+            "id": f"msg_{i}",
+            "role": "assistant",
+            "status": "completed",
+            "content": [text],
+        }
+    call = {
+        "type": "function_call",
+        "id": f"fc_{i}",
+        "call_id": step["call_id"],
+        "name": step["name"],
+        "arguments": json.dumps(step["arguments"]),
+        "status": "completed",
+    }
+    return call | ({"namespace": step["namespace"]} if step.get("namespace") else {})
+
+
+def openai_stream(
+    model: str,
+    output: str | list[str | dict[str, Any]],
+    *,
+    input_tokens: int,
+    cached: int,
+    output_tokens: int,
+) -> Reply:
+    """A streamed Responses reply, as Codex reads one: each output item added, its text
+    streamed, done, then ``response.completed`` with usage (``total_tokens`` included:
+    Codex refuses a usage without it).
+
+    ``output`` is a message's text, or a list of items: texts, and function calls as
+    ``{"call_id", "name", "arguments"}`` dicts (with ``namespace`` for a tool in a
+    namespace, as Codex offers an MCP server's tools).
+    """
+    items = [
+        _openai_item(i, s) for i, s in enumerate([output] if isinstance(output, str) else output)
+    ]
+    events: list[dict[str, Any]] = [
+        {"type": "response.created", "response": {"id": "resp_scripted", "model": model}}
+    ]
+    for i, item in enumerate(items):
+        empty = {"content": []} if item["type"] == "message" else {"arguments": ""}
+        added = {**item, **empty, "status": "in_progress"}
+        events.append({"type": "response.output_item.added", "output_index": i, "item": added})
+        if item["type"] == "message":
+            delta = item["content"][0]["text"]
+            events.append(
+                {
+                    "type": "response.output_text.delta",
+                    "item_id": item["id"],
+                    "output_index": i,
+                    "content_index": 0,
+                    "delta": delta,
+                }
+            )
+        events.append({"type": "response.output_item.done", "output_index": i, "item": item})
+    usage = {
+        "input_tokens": input_tokens,
+        "input_tokens_details": {"cached_tokens": cached},
+        "output_tokens": output_tokens,
+        "output_tokens_details": {"reasoning_tokens": 0},
+        "total_tokens": input_tokens + output_tokens,
+    }
     response = {
         "id": "resp_scripted",
         "model": model,
         "status": "completed",
-        "usage": {
-            "input_tokens": input_tokens,
-            "input_tokens_details": {"cached_tokens": cached},
-            "output_tokens": output,
-        },
+        "output": items,
+        "usage": usage,
     }
-    events = [
-        {"type": "response.output_text.delta", "delta": text},
-        {"type": "response.completed", "response": response},
-    ]
-    usage = {"input": input_tokens - cached, "output": output, "cache_read": cached}
-    return Reply(events=events, headers={"content-type": "text/event-stream"}, usage=usage)
+    events.append({"type": "response.completed", "response": response})
+    sent = {"input": input_tokens - cached, "output": output_tokens, "cache_read": cached}
+    return Reply(events=events, headers={"content-type": "text/event-stream"}, usage=sent)
 
 
-def gemini_stream(model: str, text: str, *, prompt: int, output: int) -> Reply:
-    """A streamed ``generateContent`` reply whose chunks carry cumulative usage."""
-    chunks = [
-        {
-            "candidates": [{"content": {"role": "model", "parts": [{"text": text}]}}],
-            "usageMetadata": {"promptTokenCount": prompt, "candidatesTokenCount": n},
-            "modelVersion": model,
+def gemini_stream(
+    model: str,
+    output: str | list[str | dict[str, Any]],
+    *,
+    prompt: int,
+    output_tokens: int,
+    cached: int = 0,
+) -> Reply:
+    """A streamed ``generateContent`` reply whose chunks carry cumulative usage.
+
+    ``output`` is a text, or a list of parts: texts, and function calls as
+    ``{"name", "args"}`` dicts. The last chunk says ``finishReason: STOP``: Gemini CLI
+    takes a stream without one for a broken one and retries it.
+    """
+    steps = [output] if isinstance(output, str) else output
+    parts = [{"text": p} if isinstance(p, str) else {"functionCall": p} for p in steps]
+    chunks = []
+    for n, part in enumerate(parts):
+        last = n == len(parts) - 1
+        usage = {
+            "promptTokenCount": prompt,
+            "candidatesTokenCount": output_tokens if last else n + 1,
+            "cachedContentTokenCount": cached,
+            "totalTokenCount": prompt + (output_tokens if last else n + 1),
         }
-        for n in (1, output)
-    ]
-    usage = {"input": prompt, "output": output}
+        candidate: dict[str, Any] = {"content": {"role": "model", "parts": [part]}, "index": 0}
+        candidate |= {"finishReason": "STOP"} if last else {}
+        chunks.append({"candidates": [candidate], "usageMetadata": usage, "modelVersion": model})
+    usage = {"input": prompt - cached, "output": output_tokens, "cache_read": cached}
     return Reply(events=chunks, headers={"content-type": "text/event-stream"}, usage=usage)
 
 
 class ModelUpstream:
     """A threaded HTTP server on loopback that answers by ``script``."""
 
-    def __init__(self, script: Callable[[Received], Reply]) -> None:
+    def __init__(self, script: Callable[[Received], Reply], host: str = "127.0.0.1") -> None:
+        """``host``: loopback, or a Docker network's host address (recording real CLIs)."""
         self.script = script
         self.received: list[Received] = []
         self.sent: dict[str, int] = {}
         self._lock = threading.Lock()
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
+        self._server = ThreadingHTTPServer((host, 0), self._handler())
         self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
 
     @property

@@ -157,6 +157,7 @@ class PairedTaskWorkflow:
                 model=pair.model,
                 agent_options=pair.agent_options,
                 service=pair.service,
+                budget_tokens=pair.budget_tokens,
             )
             self._arms[lane] = ArmProgress(lane=lane, attempt=attempt, state="running")
             if pair.accounts and workflow.patched("account-pool"):

@@ -372,6 +372,7 @@ class SuiteRunWorkflow:
             service=req.service,
             accounts=plan.account_slots is not None,
             lease_poll_sec=req.lease_poll_sec,
+            budget_tokens=req.budget_tokens,
         )
         self._running.add(task.task_id)
         await workflow.start_child_workflow(

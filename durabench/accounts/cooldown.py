@@ -15,7 +15,8 @@ Forms read (case-insensitive, anywhere in longer text; ANSI colour codes are ign
 - ``resets Jun 3 at 4pm (Europe/Berlin)``, ``resets Jun 3, 4pm (UTC)``,
   ``try again at Jun 3rd, 2025 4:15 PM``: a date and time; without a year, this year, or
   next year when that is more than a day before ``now``.
-- ``try again in 5 minutes``, ``resets in 2 hours``, ``try again in 1h 30m``: relative to ``now``.
+- ``try again in 5 minutes``, ``resets in 2 hours``, ``try again in 1h 30m``, ``retry
+  after 7200s`` (Gemini CLI's quota error): relative to ``now``.
 
 Zones: a time without a zone is read in UTC (agents run in containers on UTC; Codex prints
 container-local time). An unknown zone name is read as UTC too, rather than dropping a time
@@ -48,7 +49,7 @@ _ABSOLUTE = re.compile(
     re.IGNORECASE,
 )
 _RELATIVE = re.compile(
-    r"\b(?:again|resets?|retry|available)\s+in\s+"
+    r"\b(?:again|resets?|retry|available)\s+(?:in|after)\s+"
     r"((?:\d+\s*[a-z]+(?:\s*,\s*|\s+and\s+|\s*))+)",
     re.IGNORECASE,
 )

@@ -15,7 +15,7 @@ from durabench.agents.registry import (
     known_agents,
 )
 from durabench.agents.replay import ReplayAgent, ReplayCase, ReplayPlan
-from durabench.agents.transcript import TranscriptFacts, read_events
+from durabench.agents.transcript import McpServerState, TranscriptFacts, read_events
 
 __all__ = [
     "AGENT_HOME",
@@ -29,6 +29,7 @@ __all__ = [
     "CodexCliAgent",
     "ExecInput",
     "GeminiCliAgent",
+    "McpServerState",
     "NopAgent",
     "OracleAgent",
     "ReplayAgent",

@@ -3,14 +3,17 @@
 Quirks handled: API errors arrive as assistant turns whose model is ``<synthetic>`` and that
 carry ``is_api_error_message`` (or ``isApiErrorMessage``); a ``result`` can say
 ``subtype: success`` yet ``is_error: true``; ``modelUsage`` breaks tokens and cost down by
-model and wins over ``usage`` when present.
+model and wins over ``usage`` when present. Before each retry of a failed API request
+it prints ``{"type": "system", "subtype": "api_retry", "error_status": 429, "error":
+"rate_limit", ...}``; the last one with no model answer after it is the retry the session
+ended in. The ``init`` event's ``mcp_servers`` lists each MCP server with its status.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from durabench.agents.transcript import ErrorText, TranscriptFacts
+from durabench.agents.transcript import ErrorText, McpServerState, TranscriptFacts
 from durabench.models.verdict import TokenUsage
 
 __all__ = ["parse_claude"]
@@ -34,6 +37,26 @@ def _is_api_error(event: dict[str, Any], message: dict[str, Any]) -> bool:
 def _with_codes(text: str, event: dict[str, Any]) -> str:
     codes = [f"{k}={event[k]}" for k in ("error", "api_error_status") if event.get(k) is not None]
     return f"{text} ({', '.join(codes)})" if codes else text
+
+
+def _retry_text(event: dict[str, Any]) -> str:
+    status = event.get("error_status")
+    said = f"error_status={status}" if status is not None else "no HTTP status"
+    return (
+        f"API retry {event.get('attempt', '?')}/{event.get('max_retries', '?')}: "
+        f"{event.get('error') or 'unknown error'} ({said})"
+    )
+
+
+def _mcp_report(init: dict[str, Any]) -> tuple[McpServerState, ...] | None:
+    servers = init.get("mcp_servers")
+    if not isinstance(servers, list):
+        return None
+    return tuple(
+        McpServerState(name=str(s["name"]), status=str(s.get("status", "")))
+        for s in servers
+        if isinstance(s, dict) and s.get("name") is not None
+    )
 
 
 def _usage(result: dict[str, Any]) -> tuple[TokenUsage, float | None]:
@@ -65,17 +88,23 @@ def parse_claude(events: list[dict[str, Any]]) -> TranscriptFacts:
     """Facts of a Claude Code stream-json transcript."""
     served: str | None = None
     errors: list[ErrorText] = []
-    last, errored = "", False
+    last, errored, retrying = "", False, ""
     tokens, cost = TokenUsage(), None
+    mcp: tuple[McpServerState, ...] | None = None
     for i, event in enumerate(events):
         kind = event.get("type")
-        if kind == "system" and event.get("subtype") == "init" and event.get("model"):
-            served = str(event["model"])
+        if kind == "system" and event.get("subtype") == "init":
+            served = str(event["model"]) if event.get("model") else served
+            mcp = _mcp_report(event) if mcp is None else mcp
+        elif kind == "system" and event.get("subtype") == "api_retry":
+            retrying = _retry_text(event)
         elif kind == "assistant" and isinstance(event.get("message"), dict):
             message, text = event["message"], _texts(event["message"])
             if _is_api_error(event, message):
                 errors.append(ErrorText(index=i, text=_with_codes(text, event)))
-            elif text.strip():
+                continue
+            retrying = ""  # the model answered: that retry succeeded
+            if text.strip():
                 last = text
         elif kind == "result":
             tokens, cost = _usage(event)
@@ -85,7 +114,9 @@ def parse_claude(events: list[dict[str, Any]]) -> TranscriptFacts:
             )
             if errored:
                 errors.append(ErrorText(index=i, text=text or str(event.get("subtype"))))
-            elif text.strip():
+                continue
+            retrying = ""
+            if text.strip():
                 last = text
     return TranscriptFacts(
         n_events=len(events),
@@ -95,4 +126,6 @@ def parse_claude(events: list[dict[str, Any]]) -> TranscriptFacts:
         last_message=last.strip(),
         tokens=tokens,
         cost_usd=cost,
+        retrying=retrying,
+        mcp_servers=mcp,
     )

@@ -1,9 +1,16 @@
 """OpenAI's Codex CLI, headless: ``codex exec --json``.
 
-Codex reads MCP servers from ``$CODEX_HOME/config.toml`` and cannot expand ``${VAR}`` in
-it, so the file holds the endpoint (configuration, not a secret) and names the variable
-whose value is the auth header (``env_http_headers``); the activity sets that variable.
-The container is the sandbox, so Codex's own sandbox and approvals are off.
+Codex (0.169) ignores ``OPENAI_BASE_URL`` and sends no key from ``OPENAI_API_KEY`` with
+its built-in provider, and it tries a WebSocket to the Responses API before HTTP. So
+``$CODEX_HOME/config.toml`` names a provider of its own: the Responses API over HTTP
+with the key from ``OPENAI_API_KEY`` as a bearer; its ``base_url`` is passed with ``-c``
+from ``OPENAI_BASE_URL`` (the gateway's address) when the command runs, as the file
+cannot expand variables. A worker's ``CODEX_API_KEY`` reaches it as ``OPENAI_API_KEY``.
+
+Codex reads MCP servers from the same file, so it holds the endpoint (configuration,
+not a secret) and names the variable whose value is the auth header
+(``env_http_headers``); the activity sets that variable. The container is the sandbox,
+so Codex's own sandbox and approvals are off.
 """
 
 from __future__ import annotations
@@ -22,6 +29,22 @@ from durabench.models.verdict import TranscriptFormat
 __all__ = ["MCP_HEADER_ENV", "CodexCliAgent"]
 
 CODEX_HOME = f"{AGENT_HOME}/.codex"
+PROVIDER = "durabench"
+"""The model provider ``config.toml`` defines (``openai`` is built in and cannot be)."""
+PROVIDER_TOML = f"""model_provider = "{PROVIDER}"
+
+[model_providers.{PROVIDER}]
+name = "durabench model gateway"
+env_key = "OPENAI_API_KEY"
+wire_api = "responses"
+supports_websockets = false
+"""
+"""The provider: the Responses API over HTTP, the key from ``OPENAI_API_KEY``."""
+_OPENAI = "https://api.openai.com/v1"
+_BASE_URL = f'-c "model_providers.{PROVIDER}.base_url=\\"${{OPENAI_BASE_URL:-{_OPENAI}}}\\""'
+"""A ``-c`` option the shell completes: the base URL the agent was handed, as TOML."""
+_KEY = 'OPENAI_API_KEY="${OPENAI_API_KEY:-${CODEX_API_KEY:-}}"'
+"""The placeholder in the variable the provider reads, whichever one it came in."""
 MCP_HEADER_ENV = "DURABENCH_MCP_AUTH_HEADER"
 """Holds the MCP auth header's value (``token <secret>``), set inside the activity."""
 
@@ -65,10 +88,9 @@ class CodexCliAgent(CliAgent):
         return {"CODEX_HOME": CODEX_HOME}
 
     def config_files(self, ctx: AgentContext) -> dict[str, str]:
-        """``config.toml`` with the lane's MCP server; none on the baseline lane."""
-        if ctx.mcp is None:
-            return {}
-        return {f"{CODEX_HOME}/config.toml": _mcp_toml(ctx.mcp, ctx.mcp_url)}
+        """``config.toml``: the provider, and the lane's MCP server (none on the baseline)."""
+        mcp = "" if ctx.mcp is None else "\n" + _mcp_toml(ctx.mcp, ctx.mcp_url)
+        return {f"{CODEX_HOME}/config.toml": PROVIDER_TOML + mcp}
 
     def derived_env(self, ctx: AgentContext, mcp_values: Mapping[str, str]) -> dict[str, str]:
         """The auth header's value, which ``env_http_headers`` reads from a variable."""
@@ -78,8 +100,9 @@ class CodexCliAgent(CliAgent):
         return {MCP_HEADER_ENV: f"{server.auth_scheme} {mcp_values[server.token_env]}".strip()}
 
     def command_line(self, ctx: AgentContext) -> str:
-        """``codex exec --json --model M [-c model_reasoning_effort=E] ...``."""
+        """``codex exec --json --model M -c <base_url> [-c model_reasoning_effort=E] ...``."""
         args = ["codex", "exec", "--json", "--model", ctx.model]
-        args += ["-c", f"model_reasoning_effort={self.effort}"] if self.effort else []
-        args += ["--dangerously-bypass-approvals-and-sandbox", "--skip-git-repo-check"]
-        return f"{shlex.join(args)} -- {self.prompt(ctx)}"
+        effort = ["-c", f"model_reasoning_effort={self.effort}"] if self.effort else []
+        flags = ["--dangerously-bypass-approvals-and-sandbox", "--skip-git-repo-check"]
+        head = f"{_KEY} {shlex.join(args)} {_BASE_URL}"
+        return f"{head} {shlex.join([*effort, *flags])} -- {self.prompt(ctx)}"

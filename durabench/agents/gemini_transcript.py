@@ -1,27 +1,58 @@
 """Gemini CLI ``--output-format stream-json`` transcripts.
 
 The ``init`` event names the model; assistant ``message`` events may come as deltas, which
-are joined; the final ``result`` carries ``status``, an ``error`` and token ``stats``.
+are joined; the final ``result`` carries ``status``, an ``error`` and token ``stats``,
+whose ``input_tokens`` count the ``cached`` ones (0.61 also gives the rest as ``input``).
+
+While it retries a failed model request (0.61, seen against an API answering 429 or 503)
+the CLI prints nothing on stdout: the transcript stops at the prompt or a tool result
+(``awaiting_model``) and only stderr says ``Attempt N failed with status 429. Retrying
+with backoff...`` or, for a quota error whose delay the API named, ``Attempt N failed:
+<message>. Retrying after <ms>ms...``; :func:`gemini_retry` reads the last of those.
 """
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from durabench.agents.transcript import ErrorText, TranscriptFacts
 from durabench.models.verdict import TokenUsage
 
-__all__ = ["parse_gemini"]
+__all__ = ["gemini_retry", "parse_gemini"]
+
+_RETRY = re.compile(
+    r"Attempt (?P<n>\d+) failed(?P<how>.{0,600}?)"
+    r"Retrying (?:with backoff|after (?P<ms>\d+)ms)",
+    re.DOTALL,
+)
+
+
+def gemini_retry(stderr: str) -> str:
+    """The last model-API retry Gemini CLI's stderr announces, or ``""``.
+
+    Worded for the infra patterns: its status, or a rate limit for a quota error's delay.
+    """
+    found = list(_RETRY.finditer(stderr))
+    if not found:
+        return ""
+    last = found[-1]
+    how = " ".join(last["how"].split()).strip(" .:")
+    if last["ms"] is not None:  # only a quota error (429) is retried after a delay it names
+        return f"API retry {last['n']}: rate limit (quota), again after {last['ms']} ms: {how}"
+    return f"API retry {last['n']}: failed {how}".strip()
 
 
 def parse_gemini(events: list[dict[str, Any]]) -> TranscriptFacts:
     """Facts of a Gemini CLI stream-json transcript."""
     served: str | None = None
     errors: list[ErrorText] = []
-    last, errored = "", False
+    last, errored, awaiting = "", False, False
     tokens = TokenUsage()
     for i, event in enumerate(events):
         kind = event.get("type")
+        if kind in ("message", "tool_use", "tool_result", "result"):
+            awaiting = kind == "tool_result" or event.get("role") == "user"
         if kind == "init" and event.get("model"):
             served = str(event["model"])
         elif kind == "message" and event.get("role") == "assistant":
@@ -37,10 +68,12 @@ def parse_gemini(events: list[dict[str, Any]]) -> TranscriptFacts:
                 errors.append(ErrorText(index=i, text=str(message or "error")))
             stats = event.get("stats") if isinstance(event.get("stats"), dict) else None
             if stats:
+                cached = int(stats.get("cached", 0))
+                fresh = stats.get("input", int(stats.get("input_tokens", 0)) - cached)
                 tokens = TokenUsage(
-                    input=int(stats.get("input_tokens", 0)),
+                    input=max(int(fresh), 0),
                     output=int(stats.get("output_tokens", 0)),
-                    cache_read=int(stats.get("cached", 0)),
+                    cache_read=cached,
                 )
     return TranscriptFacts(
         n_events=len(events),
@@ -49,4 +82,5 @@ def parse_gemini(events: list[dict[str, Any]]) -> TranscriptFacts:
         errored=errored,
         last_message=last.strip(),
         tokens=tokens,
+        awaiting_model=awaiting,
     )

@@ -9,7 +9,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from durabench.models.verdict import TokenUsage
 
-__all__ = ["ErrorText", "TranscriptFacts", "read_events"]
+__all__ = ["ErrorText", "McpServerState", "TranscriptFacts", "read_events"]
 
 
 class ErrorText(BaseModel):
@@ -21,6 +21,18 @@ class ErrorText(BaseModel):
     """Position of the event in the transcript (0-based)."""
     text: str
     """The error's text, with any status or error code the event carried."""
+
+
+class McpServerState(BaseModel):
+    """An MCP server as the agent CLI reported it when its session began."""
+
+    model_config = ConfigDict(frozen=True)
+
+    name: str
+    """The server's name in the agent's MCP config."""
+    status: str
+    """Its state in the CLI's words (Claude Code: ``connected``, ``failed``,
+    ``needs-auth``, ``pending``)."""
 
 
 class TranscriptFacts(BaseModel):
@@ -42,6 +54,15 @@ class TranscriptFacts(BaseModel):
     """Tokens used."""
     cost_usd: float | None = None
     """Cost the agent reported."""
+    retrying: str = ""
+    """The model-API retry the session was in when it ended (status and error), or ``""``:
+    a CLI killed or giving up while it retries measured the provider, not the model."""
+    awaiting_model: bool = False
+    """The transcript ends where the CLI had asked its model (the prompt or a tool result)
+    and no answer followed; only set by dialects whose CLI prints its retries elsewhere."""
+    mcp_servers: tuple[McpServerState, ...] | None = None
+    """The MCP servers the CLI reported at session start; ``None`` when the transcript
+    carries no such report (Codex and Gemini print none)."""
 
 
 def read_events(lines: Iterable[str]) -> list[dict[str, object]]:

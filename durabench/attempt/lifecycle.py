@@ -317,6 +317,13 @@ class Attempt:
                 files_changed=facts.files_changed,
                 build_failed=facts.build_failed,
                 stderr_tail=stderr[-_STDERR_TAIL:],
+                mcp_servers=(self.config.mcp.name,) if self.config.mcp else (),
+                mcp_via_gateway=bool(
+                    self.config.mcp
+                    and self.config.mcp.url_env
+                    and self.agent.needs_network
+                    and self.agent.uses_mcp
+                ),
                 metered=metered,
                 expects_change=self.task.category != TEXT_CATEGORY,
             ),

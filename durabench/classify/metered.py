@@ -12,7 +12,11 @@ from durabench.agents.transcript import TranscriptFacts
 from durabench.model_names import served_model_matches
 from durabench.models.verdict import ClassifyInput, ExitClass, MeteredUsage, TokenUsage
 
-__all__ = ["metered_end", "metered_mismatch", "token_note"]
+__all__ = ["metered_end", "metered_mcp", "metered_mismatch", "token_note"]
+
+_STREAMED_RATE_LIMITS = ("rate_limit_exceeded", "rate_limit_error")
+"""Error types a stream that began with 200 can end in when the provider rate-limits it
+(OpenAI Responses' ``response.failed``, Anthropic's ``error`` event)."""
 
 
 def metered_mismatch(data: ClassifyInput) -> str:
@@ -26,6 +30,24 @@ def metered_mismatch(data: ClassifyInput) -> str:
         asked = ", ".join(m.asked_models[:3])
         return f"MODEL MISMATCH: requested {requested}; the agent asked the API only for {asked}"
     return ""
+
+
+def metered_mcp(data: ClassifyInput) -> str:
+    """Why the gateway's record shows the lane's MCP server never worked, or ``""``.
+
+    For every CLI, whether or not its transcript reports its MCP servers: an MCP lane
+    whose agent talked to its model through the gateway but never got an answer from
+    its MCP server there measured the agent without MCP.
+    """
+    m = data.metered
+    if not data.mcp_via_gateway or m is None or m.requests == 0 or m.mcp_answered:
+        return ""
+    tried = f"{m.mcp_requests} request(s), none answered" if m.mcp_requests else "no request"
+    return (
+        f"MCP NOT WORKING: the lane's MCP server got {tried} through the gateway while the "
+        f"agent sent {m.requests} to its model, so the session ran without MCP; check the "
+        "server's endpoint and token on the worker"
+    )
 
 
 def metered_end(data: ClassifyInput, facts: TranscriptFacts) -> tuple[ExitClass, str] | None:
@@ -44,6 +66,8 @@ def metered_end(data: ClassifyInput, facts: TranscriptFacts) -> tuple[ExitClass,
             "infra_rate_limit",
             f"the model API refused its last request with 429 ({m.rate_limited} in all{wait})",
         )
+    if m.last_error in _STREAMED_RATE_LIMITS:
+        return "infra_rate_limit", f"the model API's last stream failed with {m.last_error}"
     if m.last_status == 529 or m.last_error == "overloaded_error":
         return "infra_other", f"the model API was overloaded at the end ({m.overloaded} in all)"
     if m.last_status in (401, 403):

@@ -90,6 +90,10 @@ class GatewayApp:
         if body is None:
             await _reply(send, 413, _error("request_too_large", "request body too large"))
             return
+        if not PROVIDERS[grant.provider].passes("/" + rest):
+            message = f"durabench gateway: /{rest[:80]} is not a model endpoint it passes on"
+            await _reply(send, 403, _error("permission_error", message))
+            return
         request = _Request(grant.provider, "/" + rest, scope["method"], headers, query, body)
         await self._forward(grant, grant.provider, request, send)
 
@@ -106,6 +110,10 @@ class GatewayApp:
             await _reply(send, 401, _error("authentication_error", "no MCP server for this key"))
             return
         server = grant.mcp
+        if not rest.startswith(server.url_suffix) or ".." in rest:
+            message = f"durabench gateway: {rest[:80]} is not the MCP server's endpoint"
+            await _reply(send, 403, _error("permission_error", message))
+            return
         try:
             url, token = self.resolve_mcp(grant)
         except LookupError as exc:

@@ -85,6 +85,8 @@ class ModelGateway:
             self._loop, self._lock, self._url = loop, asyncio.Lock(), None
         assert self._lock is not None
         async with self._lock:
+            if self._url is not None and self._server is None and not await _is_gateway(self._url):
+                self._url = None  # the other worker's gateway we used is gone: serve here
             if self._url is None:
                 self._url = await self._start()
         return self._url

@@ -68,6 +68,8 @@ class AttemptRef(BaseModel):
     """Agent options from the run request."""
     service: ServiceTarget | None = None
     """The service that grades the attempt instead of the local verifier."""
+    budget_tokens: int | None = None
+    """Tokens the attempt may use, enforced by the model gateway; ``None``: no budget."""
     account: str | None = None
     """The account whose secret the agent gets (leased by the pair), or ``None`` for the
     worker's own environment."""
@@ -128,6 +130,8 @@ class PairInput(BaseModel):
     """Whether each attempt leases a slot of an agent account from the pool first."""
     lease_poll_sec: float = 15.0
     """While every slot of the agent's accounts is in use, how often an arm asks again."""
+    budget_tokens: int | None = None
+    """Tokens one attempt may use (the run's ``--budget``); ``None``: no budget."""
 
 
 class HostClaim(BaseModel):

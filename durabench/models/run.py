@@ -55,6 +55,9 @@ class RunRequest(BaseModel):
     """New attempts an arm gets after an ``infra_*`` attempt before its pair is excluded."""
     infra_backoff_sec: float = Field(default=60.0, ge=0)
     """Wait before the first infra retry; doubles with each further retry."""
+    budget_tokens: int | None = Field(default=None, gt=0)
+    """Tokens (input, output, cache) one attempt may use, enforced by the model gateway
+    (``--budget``); past it the attempt ends as ``model_budget``. ``None``: no budget."""
     lease_poll_sec: float = Field(default=15.0, gt=0)
     """While every slot of the agent's accounts is in use, how often a waiting arm asks
     the account pool again (jittered)."""

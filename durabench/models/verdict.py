@@ -146,6 +146,12 @@ class ClassifyInput(BaseModel):
     """Whether the workspace failed to build after the agent."""
     stderr_tail: str = ""
     """The end of the agent's stderr: why a CLI that never started a session stopped."""
+    mcp_via_gateway: bool = False
+    """Whether the lane's MCP server is reached through the model gateway (an HTTP server,
+    an agent that calls a model): then the gateway's record says whether it answered."""
+    mcp_servers: tuple[str, ...] | None = None
+    """MCP servers the lane's config gives the agent (empty on the baseline lane), checked
+    against the CLI's own report; ``None`` when the lane is unknown (not checked)."""
     metered: MeteredUsage | None = None
     """The gateway's record of the attempt's model traffic; ``None`` when none went
     through it (agents without a model, or runs before the gateway)."""

@@ -8,6 +8,7 @@ import os
 import shutil
 import subprocess
 import sys
+import uuid
 from pathlib import Path
 from typing import Any
 
@@ -79,6 +80,32 @@ async def approved_detached(
     return handle
 
 
+def gelu_task(home: Path, suite: str, task_id: str) -> Path:
+    """The pytorch gelu task, copied as ``suite/task_id`` under ``home``."""
+    source = next(t for t in load_suite("pytorch") if t.task_id == "tensor-gelu-001")
+    task = home / "suites" / suite / task_id
+    shutil.copytree(source.task_dir, task)
+    toml = task / "task.toml"
+    toml.write_text(toml.read_text().replace(source.task_id, task_id))
+    return task
+
+
+def replay_request(
+    prefix: str, suite: str, plan: Path, *, parallel: int, infra_retries: int = 1
+) -> RunRequest:
+    """A run of ``suite`` by the replay agent playing ``plan``, retrying infra quickly."""
+    return RunRequest(
+        run_id=f"{prefix}-{uuid.uuid4().hex[:6]}",
+        suite=suite,
+        agent="replay",
+        model="claude-haiku-4-5",
+        parallel=parallel,
+        agent_options={"plan": str(plan)},
+        infra_retries=infra_retries,
+        infra_backoff_sec=0.1,
+    )
+
+
 def stand_in_task(
     home: Path,
     suite: str,
@@ -88,11 +115,7 @@ def stand_in_task(
 ) -> Path:
     """The pytorch gelu task as ``suite/task_id`` under ``home``, whose image has stand-in
     agent CLIs on PATH (name to shell script) and recorded transcripts in /opt/stand-in/."""
-    source = next(t for t in load_suite("pytorch") if t.task_id == "tensor-gelu-001")
-    task = home / "suites" / suite / task_id
-    shutil.copytree(source.task_dir, task)
-    toml = task / "task.toml"
-    toml.write_text(toml.read_text().replace(source.task_id, task_id))
+    task = gelu_task(home, suite, task_id)
     env = task / "environment"
     for name, events in transcripts.items():
         (env / f"{name}.jsonl").write_text("".join(json.dumps(e) + "\n" for e in events))

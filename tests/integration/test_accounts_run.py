@@ -63,6 +63,10 @@ try:
     print(urllib.request.urlopen(request, timeout=60).status)
 except urllib.error.HTTPError as exc:
     print(exc.code)
+if os.environ.get("SOURCEGRAPH_URL"):  # the MCP lane: its server, as a real CLI starts it
+    token = {"authorization": "token " + os.environ["SOURCEGRAPH_ACCESS_TOKEN"]}
+    mcp = urllib.request.Request(os.environ["SOURCEGRAPH_URL"], data=b"{}", headers=token)
+    urllib.request.urlopen(mcp, timeout=60).read()
 ')
 if [ "$status" = 429 ]; then
   cat /opt/stand-in/capped.jsonl
@@ -140,9 +144,9 @@ async def test_a_usage_cap_cools_its_account_the_retry_reroutes_and_no_secret_is
     monkeypatch.setenv("TEAM_A_KEY", capped_secret)
     monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)  # only accounts hand out keys
     monkeypatch.setenv("SOURCEGRAPH_ACCESS_TOKEN", f"sgp-{uuid.uuid4().hex}")
-    monkeypatch.setenv("SOURCEGRAPH_URL", "https://sourcegraph.invalid")
     api = _api(capped_secret).__enter__()
     monkeypatch.setenv("ANTHROPIC_BASE_URL", api.url)
+    monkeypatch.setenv("SOURCEGRAPH_URL", api.url + "/sg")
     _write_suite(settings.home)
     _write_accounts(settings.home, token_file)
     request = RunRequest(
@@ -190,7 +194,8 @@ async def test_a_usage_cap_cools_its_account_the_retry_reroutes_and_no_secret_is
     # The agent held a placeholder (it printed it); the API got each account's real key.
     transcript = (paths.attempt(TASK, other, 1) / "agent" / "stdout.txt").read_text()
     assert f"key {TOKEN_PREFIX}" in transcript
-    assert sorted(r.headers["x-api-key"] for r in api.received) == sorted(
+    models = [r for r in api.received if not r.path.startswith("/sg")]
+    assert sorted(r.headers["x-api-key"] for r in models) == sorted(
         [capped_secret, spare_secret, spare_secret]
     )
     files = [p.read_bytes() for p in paths.root.rglob("*") if p.is_file()]

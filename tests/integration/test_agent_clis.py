@@ -67,7 +67,7 @@ env | grep '_BASE_URL=\\|SOURCEGRAPH_URL=' | sort > "$rec/urls"
 id -un > "$rec/user"
 ls /sys/class/net > "$rec/net"
 for f in /durabench/mcp.json "$HOME/.codex/config.toml" "$HOME/.gemini/settings.json"; do
-  [ -f "$f" ] && echo "$f"
+  [ -f "$f" ] && grep -qi mcp "$f" && echo "$f"
 done > "$rec/config-files"
 echo "a note from $(basename "$0")" > /workspace/NOTES.md
 """
@@ -115,7 +115,8 @@ EXPECTED_ARGV = {
         "--effort high --dangerously-skip-permissions"
     ),
     "codex-cli": (
-        "exec --json --model claude-haiku-4-5 -c model_reasoning_effort=high "
+        "exec --json --model claude-haiku-4-5 -c model_providers.durabench.base_url=URL "
+        "-c model_reasoning_effort=high "
         "--dangerously-bypass-approvals-and-sandbox --skip-git-repo-check"
     ),
     "gemini-cli": "--output-format stream-json --model claude-haiku-4-5 --yolo --prompt",
@@ -127,6 +128,10 @@ OWN_CONFIG = {
 }
 
 
+def _env(lines: str) -> dict[str, str]:
+    return dict(line.split("=", 1) for line in lines.splitlines() if "=" in line)
+
+
 def _scripted(received: Received) -> Reply:
     """The model API's answer to each stand-in (and the MCP server's, under /sg)."""
     if received.path.startswith("/sg/"):
@@ -134,8 +139,8 @@ def _scripted(received: Received) -> Reply:
     if received.path.startswith("/v1/messages"):
         return anthropic_stream(MODEL, [{"type": "text", "text": "ok"}], input_tokens=321)
     if received.path.startswith("/v1/responses"):
-        return openai_stream(MODEL, "ok", input_tokens=400, cached=100, output=33)
-    return gemini_stream(MODEL, "ok", prompt=222, output=11)
+        return openai_stream(MODEL, "ok", input_tokens=400, cached=100, output_tokens=33)
+    return gemini_stream(MODEL, "ok", prompt=222, output_tokens=11)
 
 
 OWN_KEY = {
@@ -187,6 +192,10 @@ async def test_cli_gets_its_command_line_user_mcp_config_and_only_placeholder_ke
     for lane in ("baseline", FULL):
         rec = paths.attempt("cli-001", lane, 1) / "agent" / "stand-in"
         argv = rec.joinpath("argv").read_text().split("\n---\n")[:-1]
+        urls = rec.joinpath("urls").read_text()
+        if agent == "codex-cli":  # the base URL it was handed, as a TOML string
+            base_url = f'model_providers.durabench.base_url="{_env(urls)["OPENAI_BASE_URL"]}"'
+            argv = [a.replace(base_url, "model_providers.durabench.base_url=URL") for a in argv]
         flags = shlex.split(EXPECTED_ARGV[agent])
         if agent == "claude-code" and lane == FULL:
             flags += ["--mcp-config", "/durabench/mcp.json"]
@@ -196,7 +205,6 @@ async def test_cli_gets_its_command_line_user_mcp_config_and_only_placeholder_ke
         assert sorted(rec.joinpath("net").read_text().split()) == ["eth0", "lo"]  # the gateway's
         names = set(rec.joinpath("env-names").read_text().split())
         keys = dict(line.split() for line in rec.joinpath("keys").read_text().splitlines())
-        urls = rec.joinpath("urls").read_text()
         configs = rec.joinpath("config-files").read_text().split()
         assert "200" in rec.joinpath("model-call").read_text()  # the gateway answered
         # The CLI got a placeholder where its key goes, and the gateway's address.
@@ -207,7 +215,7 @@ async def test_cli_gets_its_command_line_user_mcp_config_and_only_placeholder_ke
             assert keys["SOURCEGRAPH_ACCESS_TOKEN"] == keys[own_key]  # a placeholder too
             assert "/mcp" in urls and upstream.url not in urls
         else:
-            assert configs == []  # the baseline lane gets no MCP config at all
+            assert configs == []  # the baseline lane gets no MCP server at all
             assert not names & {"SOURCEGRAPH_ACCESS_TOKEN", "SOURCEGRAPH_URL"}
         assert set(keys) - {own_key, "SOURCEGRAPH_ACCESS_TOKEN"} == set()  # no other key
         attempt = next(a for a in result.attempts if a.lane == lane)
@@ -231,3 +239,101 @@ async def test_cli_gets_its_command_line_user_mcp_config_and_only_placeholder_ke
     for value in secrets.values():
         assert not [f for f in files if value.encode() in f]
         assert value not in histories and value not in out + err
+
+
+BUDGETED = r"""#!/bin/sh
+# A stand-in claude that keeps asking the model until it is refused.
+cat /opt/stand-in/init.jsonl
+python3 - <<'PY'
+import json, os, urllib.error, urllib.request
+url, key = os.environ["ANTHROPIC_BASE_URL"] + "/v1/messages", os.environ["ANTHROPIC_API_KEY"]
+body = json.dumps({"model": "claude-haiku-4-5", "stream": True, "messages": []}).encode()
+for n in range(10):
+    try:
+        urllib.request.urlopen(urllib.request.Request(url, data=body, headers={"x-api-key": key}))
+    except urllib.error.HTTPError as exc:
+        error = json.loads(exc.read())["error"]["message"]
+        print(json.dumps({"type": "result", "subtype": "error_during_execution",
+                          "is_error": True, "result": f"API Error: 400 {error}"}))
+        raise SystemExit(1)
+PY
+"""
+
+
+async def test_a_run_budget_ends_the_attempt_as_the_models_when_spent(
+    client: Client, settings: Settings, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    init = [{"type": "system", "subtype": "init", "model": MODEL}]
+    stand_in_task(settings.home, "budget", "cli-001", {"claude": BUDGETED}, {"init": init})
+    monkeypatch.setenv("ANTHROPIC_API_KEY", f"sk-{uuid.uuid4().hex}")
+    with ModelUpstream(_scripted) as upstream:  # 341 tokens an answer
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", upstream.url)
+        request = RunRequest(
+            run_id=f"budget-{uuid.uuid4().hex[:6]}",
+            suite="budget",
+            agent="claude-code",
+            model=MODEL,
+            config_mode="baseline_only",
+            allow_unpaired=True,  # one lane is enough here
+            budget_tokens=1000,
+            infra_retries=0,
+        )
+        _, result = await finished_run(request, client, settings)
+    (attempt,) = result.attempts
+    assert attempt.exit_class == "model_budget", attempt.reason
+    assert len(upstream.received) == 3  # 341, 682, 1,023 tokens: the fourth was refused
+    assert attempt.tokens.input + attempt.tokens.output == 1023
+
+
+FORGER = r"""#!/bin/sh
+# A stand-in claude that asks the API for a bigger model than it was told to use, then
+# prints a transcript claiming the requested model and next to no tokens.
+python3 - <<'PY'
+import json, os, urllib.request
+url, key = os.environ["ANTHROPIC_BASE_URL"] + "/v1/messages", os.environ["ANTHROPIC_API_KEY"]
+body = json.dumps({"model": "claude-opus-4-1", "stream": True, "messages": []}).encode()
+urllib.request.urlopen(urllib.request.Request(url, data=body, headers={"x-api-key": key})).read()
+PY
+echo a note > /workspace/NOTES.md
+cat /opt/stand-in/forged.jsonl
+"""
+
+
+async def test_a_rewritten_transcript_changes_nothing_that_is_counted(
+    client: Client, settings: Settings, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    forged = [
+        {"type": "system", "subtype": "init", "model": MODEL},
+        {
+            "type": "result",
+            "subtype": "success",
+            "is_error": False,
+            "result": "Done.",
+            "total_cost_usd": 0.000001,
+            "usage": {"input_tokens": 1, "output_tokens": 1},
+        },
+    ]
+    stand_in_task(settings.home, "forger", "cli-001", {"claude": FORGER}, {"forged": forged})
+    monkeypatch.setenv("ANTHROPIC_API_KEY", f"sk-{uuid.uuid4().hex}")
+
+    def opus(received: Received) -> Reply:
+        return anthropic_stream("claude-opus-4-1", [{"type": "text", "text": "ok"}])
+
+    with ModelUpstream(opus) as upstream:
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", upstream.url)
+        request = RunRequest(
+            run_id=f"forger-{uuid.uuid4().hex[:6]}",
+            suite="forger",
+            agent="claude-code",
+            model=MODEL,
+            config_mode="baseline_only",
+            allow_unpaired=True,
+            infra_retries=0,
+        )
+        _, result = await finished_run(request, client, settings)
+    (attempt,) = result.attempts
+    assert attempt.exit_class == "infra_other"  # never scored as the requested model
+    assert "asked the API only for claude-opus-4-1" in attempt.reason
+    assert attempt.served_model == "claude-opus-4-1"
+    assert (attempt.tokens.input, attempt.tokens.output) == (100, 20)  # what the API sent
+    assert attempt.cost_usd is None  # the transcript's figure is not believed

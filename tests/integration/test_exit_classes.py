@@ -17,11 +17,11 @@ import pytest
 from temporalio.client import Client
 
 from durabench.classify import load_table
-from durabench.models import RunRequest, RunResult
+from durabench.models import RunResult
 from durabench.settings import Settings
 from durabench.tasks import load_suite
 from starter.report import report_text
-from tests.integration.runs import finished_run
+from tests.integration.runs import finished_run, replay_request
 
 pytestmark = pytest.mark.docker
 
@@ -122,16 +122,7 @@ async def test_every_exit_class_with_retries_and_exclusions(
     monkeypatch.setenv("SOURCEGRAPH_ACCESS_TOKEN", SECRET)
     settings = settings.model_copy(update={"timeout_multiplier": 0.02})  # 300 s -> 6 s
     _write_suite(settings.home)
-    request = RunRequest(
-        run_id=f"classes-{uuid.uuid4().hex[:6]}",
-        suite="classes",
-        agent="replay",
-        model=MODEL,
-        parallel=6,
-        agent_options={"plan": str(_write_plan(tmp_path / "replay"))},
-        infra_retries=1,
-        infra_backoff_sec=0.1,
-    )
+    request = replay_request("classes", "classes", _write_plan(tmp_path / "replay"), parallel=6)
     paths, result = await finished_run(request, client, settings)
     got = {(a.task_id, a.lane, a.attempt): a.exit_class for a in result.attempts}
     assert got == {
@@ -162,9 +153,10 @@ async def test_every_exit_class_with_retries_and_exclusions(
     assert all(a.classifier_version == load_table().version for a in result.attempts)
     assert result.plan.mcp_env_missing == ()
 
-    # The MCP lane's agent got the token and printed it; nothing kept on disk holds it.
+    # An HTTP MCP server's token stays on the worker: no lane's sandbox gets it (the
+    # replay agent has no network and no gateway); nothing kept on disk holds it.
     full_out = paths.attempt("c6", FULL, 1) / "agent" / "stdout.txt"
-    assert "SOURCEGRAPH_ACCESS_TOKEN=[REDACTED]" in full_out.read_text()
+    assert "SOURCEGRAPH_ACCESS_TOKEN=\n" in full_out.read_text()
     base_out = paths.attempt("c1", "baseline", 1) / "agent" / "stdout.txt"
     assert "SOURCEGRAPH_ACCESS_TOKEN=\n" in base_out.read_text()  # baseline never gets it
     assert not [

@@ -11,10 +11,7 @@ installed once for the module (the test homes share its npm cache).
 from __future__ import annotations
 
 import json
-import shutil
 import uuid
-from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -22,35 +19,14 @@ from temporalio.client import Client
 
 from durabench.models import RunRequest
 from durabench.settings import Settings
-from durabench.tasks import load_suite
+from tests.integration.real_sessions import FIX, FULL, TASK, assert_whole_session, real_session
 from tests.integration.runs import finished_run
-from tests.model_upstream import ModelUpstream, Received, Reply, anthropic_stream
+from tests.model_upstream import Received, Reply, anthropic_stream
 
 pytestmark = pytest.mark.docker
 
 MODEL = "claude-haiku-4-5"
-TASK = "tensor-gelu-001"
-FULL = "sourcegraph_full"
-FIX = "sed -i 's/0.44715/0.044715/' /workspace/tinytensor/activations.py"
-FOUND = "activations.py:12: the cubic coefficient of GELU is 0.044715"
 SEARCH = "mcp__sourcegraph__search"
-
-
-@pytest.fixture(scope="module")
-def npm_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    if shutil.which("npm") is None:
-        pytest.skip("npm is not installed (CI installs it)")
-    return tmp_path_factory.mktemp("agent-tools")
-
-
-@pytest.fixture
-def home(settings: Settings, npm_cache: Path) -> Iterator[Settings]:
-    """The test's home, with the real task and the module's npm installs."""
-    settings.home.mkdir(parents=True, exist_ok=True)
-    (settings.home / "agent-tools").symlink_to(npm_cache)
-    source = next(t for t in load_suite("pytorch") if t.task_id == TASK)
-    shutil.copytree(source.task_dir, settings.home / "suites" / "real" / TASK)
-    yield settings
 
 
 def _tool_results(body: dict[str, Any]) -> list[str]:
@@ -91,83 +67,30 @@ def _model(received: Received) -> Reply:
     return anthropic_stream(model, [final], input_tokens=1200, output_tokens=12, cache_read=64)
 
 
-def _mcp(received: Received) -> Reply:
-    """A small MCP server over HTTP: initialize, tools/list, tools/call."""
-    if received.method != "POST":
-        return Reply(status=405)
-    body = received.body if isinstance(received.body, dict) else {}
-    method, rid = body.get("method"), body.get("id")
-    if rid is None:  # a notification
-        return Reply(status=202)
-    if method == "initialize":
-        result: dict[str, Any] = {
-            "protocolVersion": body.get("params", {}).get("protocolVersion", "2025-03-26"),
-            "capabilities": {"tools": {}},
-            "serverInfo": {"name": "search-stub", "version": "1.0"},
-        }
-    elif method == "tools/list":
-        schema = {"type": "object", "properties": {"query": {"type": "string"}}}
-        result = {
-            "tools": [{"name": "search", "description": "Search code", "inputSchema": schema}]
-        }
-    elif method == "tools/call":
-        result = {"content": [{"type": "text", "text": FOUND}]}
-    else:
-        result = {}
-    return Reply(body={"jsonrpc": "2.0", "id": rid, "result": result})
-
-
-def _api(received: Received) -> Reply:
-    return _mcp(received) if received.path.startswith("/sg/") else _model(received)
-
-
 async def test_real_claude_code_runs_a_whole_session_offline_through_the_gateway(
     client: Client,
     home: Settings,
     monkeypatch: pytest.MonkeyPatch,
     capfd: pytest.CaptureFixture[str],
 ) -> None:
-    key, mcp_token = f"sk-ant-{uuid.uuid4().hex}", f"sgp_{uuid.uuid4().hex}"
     monkeypatch.delenv("CLAUDE_CODE_OAUTH_TOKEN", raising=False)
-    monkeypatch.setenv("ANTHROPIC_API_KEY", key)
-    monkeypatch.setenv("SOURCEGRAPH_ACCESS_TOKEN", mcp_token)
-    with ModelUpstream(_api) as api:
-        monkeypatch.setenv("ANTHROPIC_BASE_URL", api.url)
-        monkeypatch.setenv("SOURCEGRAPH_URL", api.url + "/sg")
-        request = RunRequest(
-            run_id=f"real-{uuid.uuid4().hex[:6]}",
-            suite="real",
-            agent="claude-code",
-            model=MODEL,
-            infra_retries=0,
-        )
-        paths, result = await finished_run(request, client, home)
-
-    by_lane = {a.lane: a for a in result.attempts}
-    assert {lane: (a.exit_class, a.reward) for lane, a in by_lane.items()} == {
-        "baseline": ("completed", 1.0),
-        FULL: ("completed", 1.0),
-    }, [a.reason for a in result.attempts]
-    sent = {k: api.sent.get(k, 0) for k in ("input", "output", "cache_read", "cache_write")}
-    metered = {k: sum(getattr(a.tokens, k) for a in result.attempts) for k in sent}
-    assert metered == sent  # the gateway's meter is exactly what the API sent
-    models = [r for r in api.received if not r.path.startswith("/sg/")]
-    assert {r.headers.get("x-api-key") for r in models} == {key}  # the real key, outside
-    calls = [r.body for r in api.received if r.path.startswith("/sg/")]
-    assert any(c.get("method") == "tools/call" for c in calls if isinstance(c, dict))
-    transcript = (paths.attempt(TASK, FULL, 1) / "agent" / "stdout.txt").read_text()
-    assert FOUND in transcript  # the MCP lane reached its server and read its answer
-    events = [json.loads(line) for line in transcript.splitlines() if line.startswith("{")]
-    init = next(e for e in events if e.get("subtype") == "init")
+    session = await real_session(
+        "claude-code",
+        MODEL,
+        _model,
+        ("ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL", ""),
+        key=f"sk-ant-{uuid.uuid4().hex}",
+        client=client,
+        home=home,
+        monkeypatch=monkeypatch,
+    )
+    assert_whole_session(session, capfd)
+    models = session.model_requests()
+    assert {r.headers.get("x-api-key") for r in models} == {session.key}  # outside only
+    init = next(e for e in session.transcript(FULL) if e.get("subtype") == "init")
     assert [s.get("status") for s in init.get("mcp_servers", [])] == ["connected"]
-    baseline = (paths.attempt(TASK, "baseline", 1) / "agent" / "stdout.txt").read_text()
-    assert '"mcp_servers":[]' in baseline.replace(" ", "")
-
-    files = [p.read_bytes() for p in paths.root.rglob("*") if p.is_file()]
-    out, err = capfd.readouterr()
-    for secret in (key, mcp_token):
-        assert not [f for f in files if secret.encode() in f]
-        assert secret not in out + err
+    init = next(e for e in session.transcript("baseline") if e.get("subtype") == "init")
+    assert init["mcp_servers"] == []
 
 
 async def test_real_claude_code_without_a_key_is_infra(

@@ -150,6 +150,32 @@ def test_classify_dates_a_usage_cap_and_scrubs_its_reason(tmp_path: Path) -> Non
     assert SECRET not in verdict.reason
 
 
+@pytest.mark.parametrize(
+    ("lane", "reported", "expected"),
+    [
+        ("sourcegraph_full", '[{"name": "sourcegraph", "status": "failed"}]', "infra_other"),
+        ("sourcegraph_full", '[{"name": "sourcegraph", "status": "connected"}]', "model_no_code"),
+        ("baseline", '[{"name": "sourcegraph", "status": "connected"}]', "infra_other"),
+        ("baseline", "[]", "model_no_code"),
+    ],
+)
+def test_classify_checks_the_agent_s_mcp_report_against_the_lane(
+    tmp_path: Path, lane: str, reported: str, expected: str
+) -> None:
+    sb = MemorySandbox()
+    sb.files[f"{P.output}/stdout.txt"] = (
+        '{"type": "system", "subtype": "init", "model": "claude-haiku-4-5", '
+        f'"mcp_servers": {reported}}}\n'
+        '{"type": "result", "subtype": "success", "is_error": false, "result": "Looked."}\n'
+    ).encode()
+    attempt = _attempt(tmp_path, sb, lane=lane, agent="claude-code")
+    now = datetime(2026, 11, 26, 12, 0, tzinfo=UTC)
+    verdict = asyncio.run(
+        attempt.classify(_facts(attempt.ref, 0), now=now, cap_cooldown=timedelta(hours=1))
+    )
+    assert verdict.exit_class == expected, verdict.reason
+
+
 def test_collect_copies_logs_scrubbed_and_teardown_removes(tmp_path: Path) -> None:
     sb = MemorySandbox()
     sb.files[f"{P.output}/stdout.txt"] = f"token {SECRET}".encode()

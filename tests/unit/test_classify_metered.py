@@ -17,6 +17,7 @@ def _result(**usage: int) -> dict[str, Any]:
         "subtype": "success",
         "is_error": False,
         "result": "Done.",
+        "total_cost_usd": 0.0001,
         "usage": {"input_tokens": usage.get("input", 0), "output_tokens": usage.get("output", 0)},
     }
 
@@ -49,6 +50,9 @@ def test_tokens_and_served_model_come_from_the_meter_and_a_forged_transcript_is_
     assert verdict.tokens == TokenUsage(input=900, output=300)
     assert verdict.served_model == MODEL
     assert "the transcript reports 15 tokens, the gateway metered 1,200" in verdict.reason
+    assert verdict.cost_usd is None  # the CLI's cost is not believed when its tokens are not
+    honest = _metered(tokens=TokenUsage(input=10, output=5))
+    assert classify(_input(honest)).cost_usd == 0.0001
 
 
 def test_a_session_killed_while_the_api_answered_429_is_a_rate_limit_not_a_timeout() -> None:
@@ -58,6 +62,15 @@ def test_a_session_killed_while_the_api_answered_429_is_a_rate_limit_not_a_timeo
     assert "429 (40 in all, retry-after 30 s)" in verdict.reason
     # The same 429s behind a session that went on to finish are no reason to retry.
     assert classify(_input(_metered(rate_limited=40))).exit_class == "completed"
+
+
+def test_a_rate_limit_inside_a_200_stream_at_the_end_is_a_rate_limit() -> None:
+    # The Responses API fails a started stream with response.failed, code
+    # rate_limit_exceeded: the status was 200 (Codex 0.169 retries it, recorded).
+    metered = _metered(last_status=200, last_error="rate_limit_exceeded")
+    verdict = classify(_input(metered, events=(INIT,), timed_out=True, exit_code=137))
+    assert verdict.exit_class == "infra_rate_limit", verdict.reason
+    assert "rate_limit_exceeded" in verdict.reason
 
 
 def test_overload_auth_and_an_unreachable_api_at_the_end_are_infra() -> None:
@@ -91,3 +104,15 @@ def test_without_a_meter_the_transcript_decides_as_before() -> None:
     verdict = classify(_input(None))
     assert verdict.exit_class == "completed"
     assert verdict.tokens == TokenUsage(input=10, output=5) and verdict.metered is None
+
+
+def test_an_mcp_lane_whose_server_never_answered_through_the_gateway_is_infra() -> None:
+    lane = {"mcp_via_gateway": True, "mcp_servers": ("sourcegraph",)}
+    never = classify(_input(_metered(mcp_requests=0), **lane))
+    assert never.exit_class == "infra_other" and "got no request" in never.reason
+    failing = classify(_input(_metered(mcp_requests=3, mcp_answered=0), **lane))
+    assert "3 request(s), none answered" in failing.reason
+    working = classify(_input(_metered(mcp_requests=3, mcp_answered=2), **lane))
+    assert working.exit_class == "completed"
+    stdio = classify(_input(_metered(), mcp_servers=("local",)))  # not through the gateway
+    assert stdio.exit_class == "completed"

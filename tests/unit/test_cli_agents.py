@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import shlex
+import subprocess
 import tomllib
 from pathlib import Path
 
@@ -68,14 +69,26 @@ def test_codex_cli_command_line_and_config_toml() -> None:
     codex = _cli("codex-cli", effort="medium")
     [base] = codex.run_commands(_ctx())
     assert shlex.split(base.command)[:-1] == [
+        'OPENAI_API_KEY=${OPENAI_API_KEY:-${CODEX_API_KEY:-}}',
         "codex", "exec", "--json", "--model", "claude-haiku-4-5",
+        "-c", 'model_providers.durabench.base_url="${OPENAI_BASE_URL:-https://api.openai.com/v1}"',
         "-c", "model_reasoning_effort=medium",
         "--dangerously-bypass-approvals-and-sandbox", "--skip-git-repo-check", "--",
     ]  # fmt: skip
     assert base.command.endswith(f"-- {PROMPT}")
-    assert codex.config_files(_ctx()) == {}
-    [(path, text)] = codex.config_files(_ctx(FULL)).items()
+    # Its own provider on every lane: the Responses API over HTTP, the key as a bearer.
+    [(path, text)] = codex.config_files(_ctx()).items()
     assert path == base.env["CODEX_HOME"] + "/config.toml"
+    config = tomllib.loads(text)
+    assert config["model_provider"] == "durabench"
+    assert config["model_providers"]["durabench"] == {
+        "name": "durabench model gateway",
+        "env_key": "OPENAI_API_KEY",
+        "wire_api": "responses",
+        "supports_websockets": False,
+    }
+    assert "mcp_servers" not in config
+    [(path, text)] = codex.config_files(_ctx(FULL)).items()
     server = tomllib.loads(text)["mcp_servers"]["sourcegraph"]
     assert server == {
         "url": "https://sg.example/.api/mcp/v1",
@@ -88,14 +101,47 @@ def test_codex_cli_command_line_and_config_toml() -> None:
     assert codex.derived_env(_ctx(), {}) == {}
 
 
+def test_the_codex_and_gemini_command_lines_find_their_key_and_base_url() -> None:
+    """The shell puts the placeholder where each CLI reads it, whichever variable it
+    came in, and hands Codex the base URL it was given."""
+    for name, variable, other in (
+        ("codex-cli", "OPENAI_API_KEY", "CODEX_API_KEY"),
+        ("gemini-cli", "GEMINI_API_KEY", "GOOGLE_API_KEY"),
+    ):
+        [run] = _cli(name).run_commands(_ctx())
+        line = run.command.split(" -- ")[0].split(" --prompt ")[0]
+        probe = f"{line.split(' ', 1)[0]} sh -c 'echo \"${variable}\"'"
+        env = {other: "dbgw-placeholder", "PATH": "/usr/bin:/bin"}
+        out = subprocess.run(["sh", "-c", probe], env=env, capture_output=True, text=True)
+        assert out.stdout.strip() == "dbgw-placeholder", name
+    [run] = _cli("codex-cli").run_commands(_ctx())
+    words = run.command.split(" codex ", 1)[1].split(" -- ")[0]
+    env = {"OPENAI_BASE_URL": "http://gw:9/openai/v1", "PATH": "/usr/bin:/bin"}
+    out = subprocess.run(
+        ["sh", "-c", f"printf '%s\\n' {words}"], env=env, capture_output=True, text=True
+    )
+    assert 'model_providers.durabench.base_url="http://gw:9/openai/v1"' in out.stdout.split("\n")
+
+
 def test_gemini_cli_command_line_and_settings() -> None:
     gemini = _cli("gemini-cli")
     [base] = gemini.run_commands(_ctx())
     assert base.command == (
+        'GEMINI_API_KEY="${GEMINI_API_KEY:-${GOOGLE_API_KEY:-}}" '
         f"gemini --output-format stream-json --model claude-haiku-4-5 --yolo --prompt {PROMPT}"
     )
-    [(path, text)] = gemini.config_files(_ctx(FULL)).items()
+    # Every lane: the API key auth (not the "gateway" type it would pick and refuse),
+    # trusted (so --yolo holds), nothing reported home.
+    [(path, text)] = gemini.config_files(_ctx()).items()
     assert path == "/home/agent/.gemini/settings.json"
+    settings = json.loads(text)
+    assert settings["security"] == {
+        "auth": {"selectedType": "gemini-api-key"},
+        "folderTrust": {"enabled": False},
+    }
+    assert settings["privacy"]["usageStatisticsEnabled"] is False
+    assert "mcpServers" not in settings
+    [(path, text)] = gemini.config_files(_ctx(FULL)).items()
     entry = json.loads(text)["mcpServers"]["sourcegraph"]
     assert entry == {
         "httpUrl": "${SOURCEGRAPH_URL}/.api/mcp/v1",
@@ -114,7 +160,8 @@ def test_every_cli_runs_as_agent_after_a_root_setup(name: str) -> None:
     assert "/etc/passwd" in setup.command and f":{AGENT_UID}:{AGENT_UID}:" in setup.command
     assert "/workspace" in setup.command
     install = adapter.install_spec()
-    assert install.binary in adapter.run_commands(_ctx())[0].command.split()[0]
+    words = [w for w in adapter.run_commands(_ctx())[0].command.split() if "=" not in w]
+    assert words[0] == install.binary
     assert all("@" in p.lstrip("@") for p in install.packages)  # pinned
     pinned = _cli(name, version="1.2.3").install_spec()
     assert pinned.packages == (f"{adapter.package}@1.2.3",) and pinned.key != install.key

@@ -61,6 +61,7 @@ def utc(month: int, day: int, hour: int, minute: int = 0, year: int = 2025) -> d
         ("try again in 2 days 3 hours 38 minutes.", utc(6, 5, 17, 38)),
         ("retry in 1 hour and 45 mins", utc(6, 3, 15, 45)),
         ("try again in 90 seconds", datetime(2025, 6, 3, 14, 1, 30, tzinfo=UTC)),
+        ("Suggested retry after 7200s.", utc(6, 3, 16)),  # Gemini CLI's terminal quota
         # epoch seconds
         ("Claude AI usage limit reached|1748966400", utc(6, 3, 16)),
         ("Claude AI usage limit reached | 1749000000", utc(6, 4, 1, 20)),

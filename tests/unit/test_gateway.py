@@ -155,8 +155,10 @@ async def test_openai_and_gemini_streams_are_metered_from_their_own_usage(
 ) -> None:
     def script(received: Received) -> Reply:
         if received.path.startswith("/v1/responses"):
-            return openai_stream("gpt-5-codex", "ok", input_tokens=500, cached=300, output=40)
-        return gemini_stream("gemini-2.5-pro", "ok", prompt=70, output=9)
+            return openai_stream(
+                "gpt-5-codex", "ok", input_tokens=500, cached=300, output_tokens=40
+            )
+        return gemini_stream("gemini-2.5-pro", "ok", prompt=70, output_tokens=9)
 
     rig = rig_of(script)
     url = await rig.url()
@@ -243,9 +245,15 @@ async def test_the_mcp_server_gets_its_token_and_the_agent_only_the_placeholder(
     rig = rig_of(mcp)
     rig.gateway.environ = {**rig.gateway.environ, "SG_URL": rig.upstream.url + "/sg"}
     rig.gateway.environ = {**rig.gateway.environ, "SG_TOKEN": MCP_TOKEN}
-    server = McpServer(name="sourcegraph", url_env="SG_URL", token_env="SG_TOKEN")
+    server = McpServer(
+        name="sourcegraph", url_env="SG_URL", token_env="SG_TOKEN", url_suffix="/.api/mcp/v1"
+    )
     token = rig.grant(mcp=server.model_dump())
     async with httpx.AsyncClient() as client:
+        elsewhere = await client.post(  # the token is good for the MCP endpoint only
+            f"{await rig.url()}/mcp/.api/graphql", headers={"authorization": f"token {token}"}
+        )
+        assert elsewhere.status_code == 403
         r = await client.post(
             f"{await rig.url()}/mcp/.api/mcp/v1",
             headers={"authorization": f"token {token}"},
@@ -278,3 +286,40 @@ def test_an_openai_upstream_named_with_its_version_is_not_doubled() -> None:
     )
     assert openai.upstream({}) == "https://api.openai.com"
     assert PROVIDERS["anthropic"].upstream({"ANTHROPIC_BASE_URL": "http://a/v1"}) == "http://a/v1"
+
+
+async def test_only_model_endpoints_are_passed_on(rig_of: Callable[..., Rig]) -> None:
+    """Batches, files or admin APIs would spend the key where the meter cannot see."""
+    rig = rig_of()
+    token, url = rig.grant(), await rig.url()
+    async with httpx.AsyncClient() as client:
+        for path in ("/v1/messages/batches", "/v1/files", "/v1/organizations/me", "/v1/../x"):
+            r = await client.post(f"{url}/anthropic{path}", headers={"x-api-key": token})
+            assert r.status_code in (403, 404), path  # 404: the path never left the client
+    assert rig.upstream.received == []
+    assert (await _messages(url, token)).status_code == 200
+
+
+async def test_a_second_worker_of_the_host_uses_the_first_gateway_then_serves_itself(
+    tmp_path: Path,
+) -> None:
+    """Grants are files: either worker's gateway serves either worker's agents."""
+    import socket
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    environ = {"ANTHROPIC_API_KEY": REAL}
+
+    def gateway() -> ModelGateway:
+        root, accounts = tmp_path / "gateway", tmp_path / "accounts.toml"
+        return ModelGateway(root, "unused", port, accounts, environ, bind_host="127.0.0.1")
+
+    first, second = gateway(), gateway()
+    url = await first.url()
+    assert await second.url() == url and second._server is None  # the first one serves
+    await first.aclose()
+    assert await second.url() == url and second._server is not None  # now it serves
+    async with httpx.AsyncClient() as client:
+        assert (await client.get(f"{url}/healthz")).json() == {"gateway": "durabench"}
+    await second.aclose()

@@ -86,7 +86,7 @@ def test_headline_says_in_plain_words_when_infrastructure_decided() -> None:
     result = hand_result()
     some = headline(result)
     assert some is not None and some.startswith("1 of 5 pairs were excluded")
-    assert "(2 infra_usage_cap)" in some  # t4's; t3's rate limit was retried and counted
+    assert "after 2 retries per arm (2 infra attempts: 2 infra_usage_cap)" in some  # t4's
     assert "--rerun infra --from hand" in some and f"**{some}**" in render_markdown(
         result,
         result.scorecard,  # type: ignore[arg-type]
@@ -95,9 +95,23 @@ def test_headline_says_in_plain_words_when_infrastructure_decided() -> None:
     everything = result.model_copy(update={"excluded": dict.fromkeys(tasks, "infra")})
     none = headline(everything)
     assert none is not None and none.startswith("Nothing was measured")
-    assert "(2 infra_usage_cap, 1 infra_rate_limit)" in none
+    assert "(3 infra attempts: 2 infra_usage_cap, 1 infra_rate_limit)" in none
     assert "usage cap" in none  # the most common infra class names the likely cause
     assert headline(result.model_copy(update={"excluded": {}})) is None
+
+
+def test_headline_counts_right_without_retries() -> None:
+    result = hand_result()
+    request = result.plan.request.model_copy(update={"infra_retries": 0})
+    plan = result.plan.model_copy(update={"request": request, "tasks": result.plan.tasks[3:4]})
+    attempts = tuple(a for a in result.attempts if a.task_id == "t4" and a.attempt == 1)
+    one = result.model_copy(update={"plan": plan, "attempts": attempts})
+    said = headline(one)
+    assert said is not None and said.startswith("Nothing was measured")
+    assert "with infra retries off (--infra-retries 0) (1 infra attempt: 1 infra_usage_cap)" in (
+        said
+    )
+    assert "after its retries" not in said
 
 
 def test_what_the_read_limits_left_out_is_in_both_reports() -> None:

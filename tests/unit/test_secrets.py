@@ -43,6 +43,10 @@ def test_a_key_printed_without_effort_is_scrubbed_in_every_form(prefix: str) -> 
     for text in spelled:
         assert REDACTED in scrub_text(f"said: {text}", [key]), text
         assert REDACTED.encode() in scrub_bytes(f"said: {text}".encode(), [key.encode()])
+    wrapped = base64.encodebytes(f"{'x' * 50}{prefix}{key} and more".encode()).decode()
+    assert key.encode() not in base64.b64decode(wrapped.split("\n")[0])  # the break cuts it
+    assert REDACTED in scrub_text(f"said: {wrapped}", [key])
+    assert REDACTED.encode() in scrub_bytes(f"said: {wrapped}".encode(), [key.encode()])
     assert scrub_text("nothing secret here, 0123456789", [key]) == (
         "nothing secret here, 0123456789"
     )

@@ -19,7 +19,6 @@ import os
 import platform
 import re
 import shutil
-import subprocess
 import tempfile
 import time
 from pathlib import Path
@@ -32,6 +31,7 @@ from durabench.agents.base import CliInstall
 from durabench.errors import ImageBuildError
 from durabench.sandbox.docker.errors import map_docker_errors
 from durabench.sandbox.docker.images import build_context, lock_for
+from durabench.sandbox.docker.npm_run import LOGLEVEL, run_npm
 
 __all__ = ["TOOLS_DIR", "agent_image_tag", "ensure_agent_image", "install_tools"]
 
@@ -116,23 +116,12 @@ def install_tools(install: CliInstall, cache: Path, log_path: Path) -> Path:
     with tempfile.TemporaryDirectory(dir=cache, prefix=".installing-") as tmp:
         args = [npm, "install", "--prefix", tmp, "--no-audit", "--no-fund", *packages]
         with log_path.open("a") as log:
-            log.write(f"npm install {' '.join(packages)}\n")
+            log.write(f"npm install {' '.join(packages)} {LOGLEVEL}\n")
             log.flush()
-            try:
-                done = subprocess.run(
-                    args,
-                    stdout=log,
-                    stderr=subprocess.STDOUT,
-                    env=_npm_env(),
-                    timeout=_NPM_TIMEOUT_S,
-                    check=False,
-                )
-            except subprocess.TimeoutExpired:
-                done = None
-        if done is None or done.returncode != 0:
+            failed = run_npm(args, _npm_env(), log, _NPM_TIMEOUT_S)
+        if failed is not None:
             raise ImageBuildError(
-                f"npm install of {' '.join(packages)} failed; is the npm registry reachable "
-                f"from this worker? log: {log_path}"
+                f"npm install of {' '.join(packages)} failed: {failed}\nlog: {log_path}"
             )
         if not (Path(tmp) / "node_modules" / ".bin" / install.binary).exists():
             raise ImageBuildError(
