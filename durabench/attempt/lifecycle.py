@@ -24,6 +24,7 @@ from datetime import datetime, timedelta
 from pathlib import Path, PurePosixPath
 
 from durabench.accounts import cooldown_until
+from durabench.accounts.rate_limits import rate_limit_until
 from durabench.agents import read_events
 from durabench.atomic import atomic_write
 from durabench.attempt.limits import AttemptLimits
@@ -334,6 +335,8 @@ class Attempt:
         if verdict.exit_class == "infra_usage_cap":
             said = "\n".join((verdict.reason, stdout[-_STDERR_TAIL:], stderr[-_STDERR_TAIL:]))
             resets_at = cooldown_until(said, now, cap_cooldown)
+        elif verdict.exit_class == "infra_rate_limit" and metered is not None:
+            resets_at = rate_limit_until(metered, now)  # as the API said, via the gateway
         return verdict.model_copy(
             update={
                 "reason": scrub_text(verdict.reason, self.secrets),

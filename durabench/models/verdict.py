@@ -187,4 +187,5 @@ class Verdict(BaseModel):
     """Version of the pattern table that decided."""
     cap_resets_at: datetime | None = None
     """For ``infra_usage_cap``: when the cap resets, as its message names it (else after
-    the ``DURABENCH_USAGE_CAP_COOLDOWN_SEC`` default)."""
+    the ``DURABENCH_USAGE_CAP_COOLDOWN_SEC`` default). For ``infra_rate_limit``: when the
+    API said to come back (``retry-after``, reset headers, through the gateway), if it did."""

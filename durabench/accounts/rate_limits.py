@@ -1,0 +1,71 @@
+"""When a rate-limited account may be asked again, from what the API itself answered.
+
+The gateway keeps the last response's ``retry-after`` and rate-limit reset headers
+(Anthropic's ``anthropic-ratelimit-*-reset``, RFC 3339 times; OpenAI's
+``x-ratelimit-reset-*``, durations such as ``6m0s`` or ``1.5s``). A rate limit is short by
+nature, so what they say is capped at :data:`MAX_WAIT`.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from datetime import datetime, timedelta
+from email.utils import parsedate_to_datetime
+
+from durabench.models.verdict import MeteredUsage
+
+__all__ = ["MAX_WAIT", "rate_limit_until"]
+
+MAX_WAIT = timedelta(hours=1)
+"""The longest a rate limit cools an account; longer waits are usage caps."""
+_DURATION = re.compile(r"(?:(\d+)h)?(?:(\d+)m(?!s))?(?:(\d+(?:\.\d+)?)s)?(?:(\d+)ms)?")
+
+
+def rate_limit_until(metered: MeteredUsage, now: datetime) -> datetime | None:
+    """When the API said to come back, or ``None`` when it did not say."""
+    waits = [w for w in (_retry_after(metered.last_retry_after, now), *_resets(metered, now)) if w]
+    if not waits:
+        return None
+    return now + min(max(waits), MAX_WAIT)
+
+
+def _retry_after(value: str, now: datetime) -> timedelta | None:
+    value = value.strip()
+    if not value:
+        return None
+    try:
+        return timedelta(seconds=max(0.0, float(value)))
+    except ValueError:
+        pass
+    try:
+        return parsedate_to_datetime(value) - now
+    except (TypeError, ValueError):
+        return None
+
+
+def _resets(metered: MeteredUsage, now: datetime) -> list[timedelta]:
+    try:
+        headers = json.loads(metered.last_resets) if metered.last_resets else {}
+    except ValueError:
+        return []
+    waits = []
+    for name, value in headers.items() if isinstance(headers, dict) else ():
+        if not str(name).lower().endswith("reset") and "reset-" not in str(name).lower():
+            continue
+        wait = _when(str(value).strip(), now)
+        if wait is not None and wait > timedelta(0):
+            waits.append(wait)
+    return waits
+
+
+def _when(value: str, now: datetime) -> timedelta | None:
+    try:
+        return datetime.fromisoformat(value.replace("Z", "+00:00")) - now
+    except ValueError:
+        pass
+    match = _DURATION.fullmatch(value)
+    if not match or not any(match.groups()):
+        return None
+    h, m, s, ms = (float(g) if g else 0.0 for g in match.groups())
+    return timedelta(hours=h, minutes=m, seconds=s, milliseconds=ms)

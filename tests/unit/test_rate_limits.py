@@ -1,0 +1,38 @@
+"""A rate-limited account cools for as long as the API said, and no longer than an hour."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime, timedelta
+
+from durabench.accounts.rate_limits import MAX_WAIT, rate_limit_until
+from durabench.models import MeteredUsage
+
+NOW = datetime(2026, 11, 26, 15, 0, tzinfo=UTC)
+
+
+def _m(retry_after: str = "", **resets: str) -> MeteredUsage:
+    return MeteredUsage(
+        requests=3,
+        last_status=429,
+        last_retry_after=retry_after,
+        last_resets=json.dumps(resets) if resets else "",
+    )
+
+
+def test_retry_after_in_seconds_or_as_a_date() -> None:
+    assert rate_limit_until(_m("30"), NOW) == NOW + timedelta(seconds=30)
+    assert rate_limit_until(_m("Thu, 26 Nov 2026 15:02:00 GMT"), NOW) == NOW + timedelta(minutes=2)
+
+
+def test_reset_headers_of_anthropic_and_openai() -> None:
+    anthropic = _m(**{"anthropic-ratelimit-requests-reset": "2026-11-26T15:05:00Z"})
+    assert rate_limit_until(anthropic, NOW) == NOW + timedelta(minutes=5)
+    openai = _m(**{"x-ratelimit-reset-requests": "6m0s", "x-ratelimit-reset-tokens": "1.5s"})
+    assert rate_limit_until(openai, NOW) == NOW + timedelta(minutes=6)  # the later one
+
+
+def test_nothing_said_is_none_and_a_long_wait_is_capped() -> None:
+    assert rate_limit_until(_m(), NOW) is None
+    assert rate_limit_until(_m("junk"), NOW) is None
+    assert rate_limit_until(_m("86400"), NOW) == NOW + MAX_WAIT
