@@ -40,17 +40,33 @@ def load_task(task_dir: Path | str) -> TaskSpec:
     root = Path(task_dir).resolve()
     if not root.is_dir():
         raise TaskFormatError(f"{root}: not a directory; give the path of a task directory")
-    for rel in _REQUIRED:
-        if not (root / rel).is_file():
-            raise TaskFormatError(
-                f"{root}: missing {rel}; a Harbor task needs {', '.join(_REQUIRED)}"
-            )
+    if not (root / "task.toml").is_file():
+        raise TaskFormatError(_missing(root, "task.toml"))
     try:
         doc = tomllib.loads((root / "task.toml").read_text())
     except tomllib.TOMLDecodeError as exc:
         raise TaskFormatError(f"{root / 'task.toml'}: not valid TOML: {exc}") from exc
+    for rel in _REQUIRED:
+        if not (root / rel).is_file():
+            raise TaskFormatError(_missing(root, rel, _section(doc, "environment")))
     _check_copied_files(root)
     return _spec_from_toml(root, doc)
+
+
+def _missing(root: Path, rel: str, environment: dict[str, Any] | None = None) -> str:
+    """The message for a missing required file.
+
+    Harbor may run a task on a prebuilt ``[environment] docker_image`` with no Dockerfile;
+    durabench builds every image (on its base image, with its tools), so it says how.
+    """
+    image = (environment or {}).get("docker_image")
+    if rel == "environment/Dockerfile" and image:
+        return (
+            f"{root}: missing environment/Dockerfile; durabench does not run the prebuilt "
+            f"[environment] docker_image {image!r}: add an environment/Dockerfile holding "
+            f"'FROM {image}'"
+        )
+    return f"{root}: missing {rel}; a task directory needs {', '.join(_REQUIRED)}"
 
 
 def _check_copied_files(root: Path) -> None:

@@ -160,6 +160,16 @@ def test_a_harbor_name_that_is_not_org_slash_name_is_refused(tmp_path: Path, nam
     assert str(root / "task.toml") in str(err.value)
 
 
+def test_a_harbor_task_on_a_prebuilt_image_is_told_how_to_run_here(tmp_path: Path) -> None:
+    toml = "[task]\nname = 'acme/x'\n[environment]\ndocker_image = 'alpine:3'\n"
+    root = _harbor_task(tmp_path / "t", toml)
+    (root / "environment" / "Dockerfile").unlink()
+    with pytest.raises(TaskFormatError) as err:
+        load_task(root)
+    assert "docker_image" in str(err.value)
+    assert "FROM alpine:3" in str(err.value)
+
+
 def test_both_dialects_must_name_the_same_task(tmp_path: Path) -> None:
     root = _harbor_task(tmp_path / "t", "[task]\nid = 'a-1'\nname = 'acme/b-1'\n")
     with pytest.raises(TaskFormatError, match=r"'a-1'.*'acme/b-1'"):
