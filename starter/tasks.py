@@ -10,6 +10,7 @@ from rich.markup import escape
 from durabench.errors import ConfigError, TaskFormatError
 from durabench.models import TaskSpec
 from durabench.tasks import load_task, task_files
+from durabench.tasks.dialects import DIALECT_NAMES
 from starter.console import console, errors
 
 __all__ = ["describe_task", "tasks"]
@@ -18,8 +19,10 @@ __all__ = ["describe_task", "tasks"]
 def describe_task(t: TaskSpec) -> str:
     """What durabench read from a task directory, in a few lines."""
     yes = {True: "yes", False: "no"}
+    dialects = " and ".join(DIALECT_NAMES.get(d, d) for d in t.dialects)
     return (
         f"[bold]{t.task_id}[/]  ({t.task_dir})\n"
+        f"  task.toml read as {dialects}\n"
         f"  repo {t.repo or '-'} · category {t.category or '-'} · language {t.language or '-'}"
         f" · difficulty {t.difficulty or '-'}\n"
         f"  time limit {t.time_limit_sec:g} s · verifier: {t.verifier_command}"
@@ -31,7 +34,7 @@ def describe_task(t: TaskSpec) -> str:
 
 @click.group()
 def tasks() -> None:
-    """Work with Harbor-format task directories."""
+    """Work with task directories (CodeScaleBench's or Harbor's task.toml)."""
 
 
 @tasks.command()
@@ -39,8 +42,10 @@ def tasks() -> None:
 def check(task_dirs: tuple[str, ...]) -> None:
     """Validate task directories and print what durabench read from each.
 
-    A task is invalid when it is not in the Harbor format, its id is not an id, or a link
-    in it leads outside it (its files would carry host files into the sandbox).
+    Each task says which task.toml dialect was read: CodeScaleBench's, Harbor's, or both.
+    A task is invalid when its layout or task.toml is not one durabench reads, its id is not
+    an id, or a link in it leads outside it (its files would carry host files into the
+    sandbox).
     """
     invalid = 0
     for path in task_dirs:

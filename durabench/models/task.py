@@ -1,4 +1,4 @@
-"""A Harbor-format task, as read from its directory."""
+"""A task, as read from its directory (CodeScaleBench's or Harbor's ``task.toml``)."""
 
 from __future__ import annotations
 
@@ -16,11 +16,15 @@ class TaskSpec(BaseModel):
     model_config = ConfigDict(frozen=True)
 
     task_id: str
-    """``[task] id``: unique within a suite; used in workflow ids and paths."""
+    """``[task] id`` (or the name part of Harbor's ``[task] name``): unique within a suite;
+    used in workflow ids and paths."""
     task_dir: str
     """Absolute path of the task directory on the worker's host."""
+    dialects: tuple[str, ...] = ("codescalebench",)
+    """The ``task.toml`` dialects the file is valid in: ``codescalebench``, ``harbor`` or both
+    (:mod:`durabench.tasks.dialects`)."""
     description: str = ""
-    """``[metadata] description``."""
+    """``[metadata] description``, else Harbor's ``[task] description``."""
     repo: str = ""
     """``[task] repo``: the repository the task is about."""
     category: str = ""
@@ -30,7 +34,8 @@ class TaskSpec(BaseModel):
     difficulty: str = ""
     """``[task] difficulty``."""
     time_limit_sec: float = 600.0
-    """``[task] time_limit_sec``: the agent's time limit before the multiplier."""
+    """``[task] time_limit_sec`` or Harbor's ``[agent] timeout_sec``: the agent's time limit
+    before the multiplier."""
     verifier_command: str = "bash /tests/test.sh"
     """``[verification] command``: run in the container after the agent."""
     build_command: str | None = None

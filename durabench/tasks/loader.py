@@ -1,4 +1,7 @@
-"""Read a Harbor-format task directory into a :class:`TaskSpec`.
+"""Read a task directory into a :class:`TaskSpec`.
+
+``task.toml`` may be in CodeScaleBench's dialect, Harbor's, or both
+(:mod:`durabench.tasks.dialects`).
 
 A task directory holds ``task.toml``, ``instruction.md`` (``instruction_mcp.md`` for MCP
 lanes, optional), ``environment/Dockerfile`` (and variants such as ``Dockerfile.sg_only``),
@@ -14,6 +17,12 @@ from typing import Any
 from durabench.errors import ConfigError, TaskFormatError
 from durabench.ids import check_id
 from durabench.models.task import TaskSpec
+from durabench.tasks.dialects import (
+    HARBOR,
+    HARBOR_BUILD_TIMEOUT_SEC,
+    dialects_of,
+    harbor_name_problem,
+)
 from durabench.tasks.files import task_files
 
 __all__ = ["load_task"]
@@ -31,17 +40,33 @@ def load_task(task_dir: Path | str) -> TaskSpec:
     root = Path(task_dir).resolve()
     if not root.is_dir():
         raise TaskFormatError(f"{root}: not a directory; give the path of a task directory")
-    for rel in _REQUIRED:
-        if not (root / rel).is_file():
-            raise TaskFormatError(
-                f"{root}: missing {rel}; a Harbor task needs {', '.join(_REQUIRED)}"
-            )
+    if not (root / "task.toml").is_file():
+        raise TaskFormatError(_missing(root, "task.toml"))
     try:
         doc = tomllib.loads((root / "task.toml").read_text())
     except tomllib.TOMLDecodeError as exc:
         raise TaskFormatError(f"{root / 'task.toml'}: not valid TOML: {exc}") from exc
+    for rel in _REQUIRED:
+        if not (root / rel).is_file():
+            raise TaskFormatError(_missing(root, rel, _section(doc, "environment")))
     _check_copied_files(root)
     return _spec_from_toml(root, doc)
+
+
+def _missing(root: Path, rel: str, environment: dict[str, Any] | None = None) -> str:
+    """The message for a missing required file.
+
+    Harbor may run a task on a prebuilt ``[environment] docker_image`` with no Dockerfile;
+    durabench builds every image (on its base image, with its tools), so it says how.
+    """
+    image = (environment or {}).get("docker_image")
+    if rel == "environment/Dockerfile" and image:
+        return (
+            f"{root}: missing environment/Dockerfile; durabench does not run the prebuilt "
+            f"[environment] docker_image {image!r}: add an environment/Dockerfile holding "
+            f"'FROM {image}'"
+        )
+    return f"{root}: missing {rel}; a task directory needs {', '.join(_REQUIRED)}"
 
 
 def _check_copied_files(root: Path) -> None:
@@ -72,11 +97,32 @@ def _section(doc: dict[str, Any], name: str) -> dict[str, Any]:
 
 
 def _task_id(root: Path, task: dict[str, Any], meta: dict[str, Any]) -> str:
-    """``[task] id``, else ``[metadata] name``, else the directory's name; checked."""
+    """The task's id, checked by :mod:`durabench.ids`.
+
+    ``[task] id``, else the part after ``/`` of Harbor's ``[task] name``, else
+    ``[metadata] name``, else the directory's name. A Harbor name must be ``org/name``
+    (:mod:`durabench.tasks.dialects`), and with an id too it must name the same task.
+    """
+    toml = root / "task.toml"
+    harbor_name = task.get("name")
+    if harbor_name is not None:
+        problem = harbor_name_problem(harbor_name)
+        if problem is not None:
+            raise TaskFormatError(
+                f"{toml}: [task] name {harbor_name!r} is not a Harbor task name ({problem}); "
+                f"write it as org/name, such as 'myorg/{root.name}'"
+            )
     if task.get("id"):
-        value, where = str(task["id"]), f"{root / 'task.toml'}: [task] id"
+        value, where = str(task["id"]), f"{toml}: [task] id"
+        if harbor_name is not None and str(harbor_name).split("/")[1] != value:
+            raise TaskFormatError(
+                f"{toml}: [task] id {value!r} and [task] name {harbor_name!r} name different "
+                f"tasks (durabench reads the id, Harbor the name); make the name '<org>/{value}'"
+            )
+    elif harbor_name is not None:
+        value, where = str(harbor_name).split("/")[1], f"{toml}: [task] name"
     elif meta.get("name"):
-        value, where = str(meta["name"]), f"{root / 'task.toml'}: [metadata] name"
+        value, where = str(meta["name"]), f"{toml}: [metadata] name"
     else:
         value, where = root.name, f"{root}: the task id (its directory name, as task.toml has none)"
     try:
@@ -85,32 +131,50 @@ def _task_id(root: Path, task: dict[str, Any], meta: dict[str, Any]) -> str:
         raise TaskFormatError(str(exc)) from exc
 
 
+def _time_limit(root: Path, task: dict[str, Any], agent: dict[str, Any]) -> float:
+    """The agent's time limit in seconds, 600 if the task gives none.
+
+    ``[task] time_limit_sec`` (CodeScaleBench) or ``[agent] timeout_sec`` (Harbor); refused
+    when both are given and differ.
+    """
+    csb, harbor = task.get("time_limit_sec"), agent.get("timeout_sec")
+    if csb is not None and harbor is not None and float(csb) != float(harbor):
+        raise TaskFormatError(
+            f"{root / 'task.toml'}: [task] time_limit_sec = {csb} but [agent] timeout_sec = "
+            f"{harbor} (durabench reads the first, Harbor the second); make them equal"
+        )
+    return float(csb if csb is not None else harbor if harbor is not None else 600.0)
+
+
 def _spec_from_toml(root: Path, doc: dict[str, Any]) -> TaskSpec:
     task = _section(doc, "task")
     meta = _section(doc, "metadata")
     verification = _section(doc, "verification")
     verifier = _section(doc, "verifier")
     environment = _section(doc, "environment")
-    task_id = _task_id(root, task, meta)
+    dialects = dialects_of(doc)
+    build_default = HARBOR_BUILD_TIMEOUT_SEC if dialects == (HARBOR,) else 1800.0
     dockerfiles = tuple(
         sorted(p.name for p in (root / "environment").glob("Dockerfile*") if p.is_file())
     )
     try:
+        task_id = _task_id(root, task, meta)
         return TaskSpec(
             task_id=task_id,
             task_dir=str(root),
-            description=str(meta.get("description", "")),
+            dialects=dialects,
+            description=str(meta.get("description", task.get("description", ""))),
             repo=str(task.get("repo", "")),
-            category=str(task.get("category", "")),
+            category=str(task.get("category", meta.get("category", ""))),
             language=str(task.get("language", "")),
-            difficulty=str(task.get("difficulty", "")),
-            time_limit_sec=float(task.get("time_limit_sec", 600.0)),
+            difficulty=str(task.get("difficulty", meta.get("difficulty", ""))),
+            time_limit_sec=_time_limit(root, task, _section(doc, "agent")),
             verifier_command=str(verification.get("command", "bash /tests/test.sh")),
             build_command=str(verification["build_command"])
             if "build_command" in verification
             else None,
             verifier_timeout_sec=float(verifier.get("timeout_sec", 600.0)),
-            build_timeout_sec=float(environment.get("build_timeout_sec", 1800.0)),
+            build_timeout_sec=float(environment.get("build_timeout_sec", build_default)),
             dockerfiles=dockerfiles,
             has_mcp_instruction=(root / "instruction_mcp.md").is_file(),
             has_solution=(root / "solution" / "solve.sh").is_file(),

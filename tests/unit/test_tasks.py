@@ -1,5 +1,6 @@
 import os
 import shutil
+import tomllib
 from pathlib import Path
 
 import pytest
@@ -95,6 +96,112 @@ def test_shared_harbor_fixtures_load(shared_fixtures: Path) -> None:
     assert task.language == "cpp"
     assert "Dockerfile.sg_only" in task.dockerfiles
     assert task.has_mcp_instruction
+    every = sorted(p for p in (shared_fixtures / "harbor-tasks").iterdir() if p.is_dir())
+    assert len(every) >= 2
+    assert all(load_task(p).dialects == ("codescalebench",) for p in every)
+
+
+def _harbor_task(root: Path, toml: str) -> Path:
+    return _make_task(
+        root,
+        {
+            "task.toml": toml,
+            "instruction.md": "do it",
+            "environment/Dockerfile": "FROM scratch",
+            "tests/test.sh": "true",
+        },
+    )
+
+
+_HARBOR_TOML = """schema_version = "1.4"
+[task]
+name = "acme/hello-world"
+description = "say hello"
+[metadata]
+difficulty = "easy"
+category = "greeting"
+[agent]
+timeout_sec = 120.0
+[verifier]
+timeout_sec = 30.0
+[environment]
+build_timeout_sec = 99.0
+"""
+
+
+def test_a_harbor_task_toml_is_read_in_harbors_field_names(tmp_path: Path) -> None:
+    task = load_task(_harbor_task(tmp_path / "dir-name", _HARBOR_TOML))
+    assert task.dialects == ("harbor",)
+    assert task.task_id == "hello-world"
+    assert (task.description, task.difficulty, task.category) == ("say hello", "easy", "greeting")
+    assert task.time_limit_sec == 120
+    assert task.verifier_timeout_sec == 30
+    assert task.build_timeout_sec == 99
+
+
+def test_a_harbor_task_without_limits_gets_harbors_build_default(tmp_path: Path) -> None:
+    task = load_task(_harbor_task(tmp_path / "t", "[task]\nname = 'acme/x'\n"))
+    assert task.dialects == ("harbor",)
+    assert task.build_timeout_sec == 600
+    assert task.time_limit_sec == 600
+
+
+def test_a_harbor_task_with_no_task_section_is_named_by_its_directory(tmp_path: Path) -> None:
+    task = load_task(_harbor_task(tmp_path / "old-harbor", "[agent]\ntimeout_sec = 60\n"))
+    assert (task.task_id, task.dialects, task.time_limit_sec) == ("old-harbor", ("harbor",), 60)
+
+
+@pytest.mark.parametrize("name", ["hello", "acme/x/y", "acme/../x", "-acme/x", "acme/"])
+def test_a_harbor_name_that_is_not_org_slash_name_is_refused(tmp_path: Path, name: str) -> None:
+    root = _harbor_task(tmp_path / "t", f"[task]\nname = '{name}'\n")
+    with pytest.raises(TaskFormatError) as err:
+        load_task(root)
+    assert "[task] name" in str(err.value) and "org/name" in str(err.value)
+    assert str(root / "task.toml") in str(err.value)
+
+
+def test_a_harbor_task_on_a_prebuilt_image_is_told_how_to_run_here(tmp_path: Path) -> None:
+    toml = "[task]\nname = 'acme/x'\n[environment]\ndocker_image = 'alpine:3'\n"
+    root = _harbor_task(tmp_path / "t", toml)
+    (root / "environment" / "Dockerfile").unlink()
+    with pytest.raises(TaskFormatError) as err:
+        load_task(root)
+    assert "docker_image" in str(err.value)
+    assert "FROM alpine:3" in str(err.value)
+
+
+def test_both_dialects_must_name_the_same_task(tmp_path: Path) -> None:
+    root = _harbor_task(tmp_path / "t", "[task]\nid = 'a-1'\nname = 'acme/b-1'\n")
+    with pytest.raises(TaskFormatError, match=r"'a-1'.*'acme/b-1'"):
+        load_task(root)
+
+
+def test_both_dialects_must_give_the_same_time_limit(tmp_path: Path) -> None:
+    root = _harbor_task(
+        tmp_path / "t",
+        "[task]\nid = 'a-1'\nname = 'acme/a-1'\ntime_limit_sec = 300\n[agent]\ntimeout_sec = 600\n",
+    )
+    with pytest.raises(TaskFormatError, match=r"time_limit_sec.*timeout_sec"):
+        load_task(root)
+
+
+def test_every_bundled_task_is_valid_in_both_dialects() -> None:
+    for task in load_suite("pytorch"):
+        assert task.dialects == ("codescalebench", "harbor"), task.task_dir
+        doc = tomllib.loads((Path(task.task_dir) / "task.toml").read_text())
+        assert doc["task"]["name"] == f"durabench/{task.task_id}"
+        assert doc["agent"]["timeout_sec"] == doc["task"]["time_limit_sec"]
+        assert "build_timeout_sec" in doc["environment"]
+
+
+def test_tasks_check_says_which_dialect_it_read(tmp_path: Path) -> None:
+    good = load_suite("pytorch")[0].task_dir
+    harbor = _harbor_task(tmp_path / "t", _HARBOR_TOML)
+    result = CliRunner().invoke(tasks, ["check", good, str(harbor)])
+    assert result.exit_code == 0, result.output
+    lines = result.stdout.splitlines()
+    assert "task.toml read as CodeScaleBench and Harbor" in lines[1]
+    assert any(ln.strip() == "task.toml read as Harbor" for ln in lines)
 
 
 def _task_with_tests(root: Path) -> Path:
