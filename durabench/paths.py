@@ -83,6 +83,7 @@ class RunPaths(BaseModel):
             ├── build.log           the image build log
             ├── submission.patch    the workspace diff the agent left
             ├── final_message.txt   the agent's whole final message, scrubbed
+            ├── trajectory.json     the transcript in Harbor's ATIF (``harbor view``), scrubbed
             ├── durabench/          instruction.md, mcp.json as the agent saw them
             ├── agent/              agent logs: stdout.txt (transcript), stderr.txt, markers
             └── verifier/           reward.txt and verifier output
