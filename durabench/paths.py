@@ -11,11 +11,14 @@ from pydantic import BaseModel, ConfigDict
 
 from durabench.errors import ConfigError
 
-__all__ = ["FINAL_MESSAGE", "RunPaths", "SandboxPaths"]
+__all__ = ["FINAL_MESSAGE", "TRAJECTORY", "RunPaths", "SandboxPaths"]
 
 FINAL_MESSAGE = "final_message.txt"
 """The agent's whole final message, in the attempt's directory: the answer a service grades
 (``result.json`` keeps a display copy of its first 2,000 characters)."""
+
+TRAJECTORY = "trajectory.json"
+"""The transcript in Harbor's ATIF, in the attempt's directory, where ``harbor view`` looks."""
 
 
 class SandboxPaths(BaseModel):
@@ -142,6 +145,16 @@ class RunPaths(BaseModel):
     def attempt_results(self) -> list[Path]:
         """Every attempt's result.json, in a stable order."""
         return sorted(self.root.glob("tasks/*/*/attempt-*/result.json"))
+
+    def attempt_trajectories(self) -> set[tuple[str, str, int]]:
+        """The attempts (task, lane, number) that kept a trajectory."""
+        found = set()
+        for path in self.root.glob(f"tasks/*/*/attempt-*/{TRAJECTORY}"):
+            attempt, lane, task = path.parent.name, path.parent.parent.name, path.parents[2].name
+            number = attempt.removeprefix("attempt-")
+            if number.isdigit():
+                found.add((task, lane, int(number)))
+        return found
 
 
 def _inside(base: Path, parts: list[tuple[str, str]]) -> Path:

@@ -17,10 +17,7 @@ from durabench.agents.trajectory_steps import claude_steps, codex_steps, gemini_
 from durabench.agents.transcript import TranscriptFacts
 from durabench.models.verdict import TranscriptFormat
 
-__all__ = ["TRAJECTORY_FILE", "trajectory_of"]
-
-TRAJECTORY_FILE = "trajectory.json"
-"""Its name in the attempt's directory, where ``harbor view`` looks for it."""
+__all__ = ["trajectory_of"]
 
 _DIALECTS: dict[
     str,
@@ -33,6 +30,11 @@ _DIALECTS: dict[
     "codex-cli": (codex_steps, parse_codex),
     "gemini-cli": (gemini_steps, parse_gemini),
 }
+
+_NOTES = (
+    "Written by durabench from the agent CLI's transcript. Tokens and cost are the CLI's own "
+    "figures; the scored ones come from the model gateway (result.json)."
+)
 
 
 def _session(events: list[dict[str, Any]]) -> str | None:
@@ -91,5 +93,6 @@ def trajectory_of(
             total_cost_usd=facts.cost_usd,
             total_steps=len(steps),
         ),
+        notes=_NOTES,
         extra={"durabench_attempt": attempt_id, "transcript_format": fmt},
     )

@@ -25,7 +25,7 @@ from pathlib import Path, PurePosixPath
 
 from durabench.accounts import cooldown_until
 from durabench.agents import read_events
-from durabench.agents.trajectory import TRAJECTORY_FILE, trajectory_of
+from durabench.agents.trajectory import trajectory_of
 from durabench.atomic import atomic_write
 from durabench.attempt.limits import AttemptLimits
 from durabench.attempt.reward import parse_reward
@@ -45,7 +45,7 @@ from durabench.models import (
     VerifyOutput,
 )
 from durabench.models.task import TEXT_CATEGORY
-from durabench.paths import FINAL_MESSAGE
+from durabench.paths import FINAL_MESSAGE, TRAJECTORY
 from durabench.sandbox import Sandbox
 from durabench.sandbox.detached import REAP_SCRIPT, run_step, wrap_step
 from durabench.sandbox.tarball import pack, unpack
@@ -405,9 +405,7 @@ class Attempt:
             version=self.ref.agent_options.get("version"),
         )
         if trajectory is not None:
-            atomic_write(
-                self.store / TRAJECTORY_FILE, scrub_text(trajectory.to_json(), self.secrets)
-            )
+            atomic_write(self.store / TRAJECTORY, scrub_text(trajectory.to_json(), self.secrets))
 
     def _keep(self, target: Path, files: Mapping[str, bytes]) -> None:
         needles = [s.encode() for s in self.secrets]

@@ -9,11 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from durabench.agents.trajectory import TRAJECTORY_FILE
 from durabench.attempt import Attempt, AttemptSetup, parse_reward
 from durabench.errors import RewardFileMissing, RewardParseError
 from durabench.models import AttemptRef, ClassifyAttemptInput, TaskRef
-from durabench.paths import FINAL_MESSAGE, SandboxPaths
+from durabench.paths import FINAL_MESSAGE, TRAJECTORY, SandboxPaths
 from durabench.sandbox import ExecResult
 from durabench.sandbox.detached import REAP_SCRIPT
 from durabench.secrets import REDACTED
@@ -283,7 +282,7 @@ def test_collect_writes_the_transcript_as_a_scrubbed_atif_trajectory(tmp_path: P
     _claude_ends_with(sb, f"Fixed it; the key was {SECRET}")
     sb.files[str(P.instruction)] = b"fix the gelu"
     asyncio.run(_attempt(tmp_path, sb, agent="claude-code").collect())
-    text = (tmp_path / TRAJECTORY_FILE).read_text()
+    text = (tmp_path / TRAJECTORY).read_text()
     assert SECRET not in text
     doc = json.loads(text)
     assert doc["schema_version"] == "ATIF-v1.4"
@@ -299,4 +298,4 @@ def test_collect_writes_no_trajectory_for_an_agent_without_a_transcript(tmp_path
     sb.files[f"{P.output}/stdout.txt"] = b'{"type": "oracle"}\n'
     asyncio.run(_attempt(tmp_path, sb).collect())
     assert (tmp_path / "agent" / "stdout.txt").exists()
-    assert not (tmp_path / TRAJECTORY_FILE).exists()
+    assert not (tmp_path / TRAJECTORY).exists()
