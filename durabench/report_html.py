@@ -9,7 +9,13 @@ from urllib.parse import quote
 from durabench.models.results import AttemptResult, RunResult
 from durabench.models.scorecard import PairedComparison, Scorecard
 from durabench.paths import TRAJECTORY
-from durabench.report import cell_text, comparison_lines, left_out, signal_names
+from durabench.report import (
+    cell_text,
+    comparison_lines,
+    left_out,
+    signal_names,
+    totals_table,
+)
 
 __all__ = ["render_html"]
 
@@ -160,18 +166,8 @@ def render_html(
         parts += [_delta(c), "<ul>"]
         parts += [f"<li>{escape(line[2:])}</li>" for line in comparison_lines(c)]
         parts += ["</ul>"]
-    totals = [
-        [
-            escape(t.lane),
-            str(t.attempts),
-            f"{t.input_tokens:,}",
-            f"{t.output_tokens:,}",
-            f"{t.cache_read_tokens:,}",
-            f"{t.cost_usd:.2f}",
-        ]
-        for t in card.totals
-    ]
-    header = ["lane", "attempts", "input tokens", "output tokens", "cache read", "cost (USD)"]
+    header, rows = totals_table(card)
+    totals = [[escape(cell) for cell in row] for row in rows]
     parts += ["<h2>Tokens and cost</h2>", _table("totals", header, totals)]
     messages = [
         [

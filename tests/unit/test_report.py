@@ -155,3 +155,19 @@ def test_run_paths_find_the_attempts_with_a_trajectory(tmp_path: Path) -> None:
     (kept / "trajectory.json").write_text("{}")
     paths.attempt("t1", "mcp", 1).mkdir(parents=True)
     assert paths.attempt_trajectories() == {("t1", "baseline", 2)}
+
+
+def test_both_reports_render_the_same_totals_table_unreported_cost_included() -> None:
+    from durabench.report import totals_table
+    from durabench.report_html import render_html
+
+    result = hand_result()
+    assert result.scorecard is not None
+    header, rows = totals_table(result.scorecard)
+    assert rows[-1] == ["all", "13", "13,000", "1,300", "0", "6.00 (1 unreported)"]
+    md = render_markdown(result, result.scorecard)
+    html = render_html(result, result.scorecard)
+    assert "| " + " | ".join(header) + " |" in md
+    for row in rows:
+        assert "| " + " | ".join(row) + " |" in md
+        assert "".join(f"<td>{cell}</td>" for cell in row) in html
