@@ -17,8 +17,9 @@ FINAL_MESSAGE = "final_message.txt"
 """The agent's whole final message, in the attempt's directory: the answer a service grades
 (``result.json`` keeps a display copy of its first 2,000 characters)."""
 
-TRAJECTORY = "trajectory.json"
-"""The transcript in Harbor's ATIF, in the attempt's directory, where ``harbor view`` looks."""
+TRAJECTORY = "agent/trajectory.json"
+"""The transcript in Harbor's ATIF, under the attempt's directory where a Harbor trial keeps
+it (``<trial>/agent/trajectory.json``, read by ``harbor view``)."""
 
 
 class SandboxPaths(BaseModel):
@@ -86,9 +87,9 @@ class RunPaths(BaseModel):
             ├── build.log           the image build log
             ├── submission.patch    the workspace diff the agent left
             ├── final_message.txt   the agent's whole final message, scrubbed
-            ├── trajectory.json     the transcript in Harbor's ATIF (``harbor view``), scrubbed
             ├── durabench/          instruction.md, mcp.json as the agent saw them
-            ├── agent/              agent logs: stdout.txt (transcript), stderr.txt, markers
+            ├── agent/              agent logs: stdout.txt (transcript), stderr.txt, markers,
+            │                       trajectory.json (the transcript in Harbor's ATIF)
             └── verifier/           reward.txt and verifier output
     """
 
@@ -150,7 +151,7 @@ class RunPaths(BaseModel):
         """The attempts (task, lane, number) that kept a trajectory."""
         found = set()
         for path in self.root.glob(f"tasks/*/*/attempt-*/{TRAJECTORY}"):
-            attempt, lane, task = path.parent.name, path.parent.parent.name, path.parents[2].name
+            attempt, lane, task = (path.parents[n].name for n in (1, 2, 3))
             number = attempt.removeprefix("attempt-")
             if number.isdigit():
                 found.add((task, lane, int(number)))

@@ -63,7 +63,7 @@ in ``final_message.txt`` (a service grades that)."""
 """Characters of the agent's stderr the classifier reads (its last words)."""
 _STDERR_BYTES = 64 << 10
 """Bytes of stderr read to find those last words."""
-_DURABENCH_LOG = re.compile(r"(stdout\.txt|stderr\.txt|step-[^/]*)(/|$)")
+_DURABENCH_LOG = re.compile(r"(stdout\.txt|stderr\.txt|trajectory\.json|step-[^/]*)(/|$)")
 """Names of the files durabench writes beside the agent's own logs on the host."""
 _REWARD_BYTES = 4096
 """A reward is one number; a larger file is no reward."""

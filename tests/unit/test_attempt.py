@@ -282,6 +282,7 @@ def test_collect_writes_the_transcript_as_a_scrubbed_atif_trajectory(tmp_path: P
     _claude_ends_with(sb, f"Fixed it; the key was {SECRET}")
     sb.files[str(P.instruction)] = b"fix the gelu"
     asyncio.run(_attempt(tmp_path, sb, agent="claude-code").collect())
+    assert TRAJECTORY == "agent/trajectory.json"  # where Harbor's trials keep it
     text = (tmp_path / TRAJECTORY).read_text()
     assert SECRET not in text
     doc = json.loads(text)
@@ -296,6 +297,7 @@ def test_collect_writes_the_transcript_as_a_scrubbed_atif_trajectory(tmp_path: P
 def test_collect_writes_no_trajectory_for_an_agent_without_a_transcript(tmp_path: Path) -> None:
     sb = MemorySandbox()
     sb.files[f"{P.output}/stdout.txt"] = b'{"type": "oracle"}\n'
+    sb.files[f"{P.agent_logs}/trajectory.json"] = b'{"forged": "by the agent"}'
     asyncio.run(_attempt(tmp_path, sb).collect())
     assert (tmp_path / "agent" / "stdout.txt").exists()
     assert not (tmp_path / TRAJECTORY).exists()

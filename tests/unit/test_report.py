@@ -142,17 +142,17 @@ def test_html_links_each_attempt_s_directory_and_only_trajectories_that_exist() 
     html = render_html(result, result.scorecard, trajectories=kept)
     where = f"tasks/{first.task_id}/{first.lane}/attempt-{first.attempt}"
     assert f'<a href="{where}/">{first.attempt}</a>' in html
-    assert f'<a href="{where}/trajectory.json">trajectory</a>' in html
+    assert f'<a href="{where}/agent/trajectory.json">trajectory</a>' in html
     other = f"tasks/{second.task_id}/{second.lane}/attempt-{second.attempt}"
     assert f'<a href="{other}/">' in html
-    assert f'<a href="{other}/trajectory.json">' not in html
+    assert f'<a href="{other}/agent/trajectory.json">' not in html
 
 
 def test_run_paths_find_the_attempts_with_a_trajectory(tmp_path: Path) -> None:
     paths = RunPaths(root=tmp_path)
     kept = paths.attempt("t1", "baseline", 2)
-    kept.mkdir(parents=True)
-    (kept / "trajectory.json").write_text("{}")
+    (kept / "agent").mkdir(parents=True)
+    (kept / "agent" / "trajectory.json").write_text("{}")
     paths.attempt("t1", "mcp", 1).mkdir(parents=True)
     assert paths.attempt_trajectories() == {("t1", "baseline", 2)}
 
