@@ -11,11 +11,15 @@ from pydantic import BaseModel, ConfigDict
 
 from durabench.errors import ConfigError
 
-__all__ = ["FINAL_MESSAGE", "RunPaths", "SandboxPaths"]
+__all__ = ["FINAL_MESSAGE", "TRAJECTORY", "RunPaths", "SandboxPaths"]
 
 FINAL_MESSAGE = "final_message.txt"
 """The agent's whole final message, in the attempt's directory: the answer a service grades
 (``result.json`` keeps a display copy of its first 2,000 characters)."""
+
+TRAJECTORY = "agent/trajectory.json"
+"""The transcript in Harbor's ATIF, under the attempt's directory where a Harbor trial keeps
+it (``<trial>/agent/trajectory.json``, read by ``harbor view``)."""
 
 
 class SandboxPaths(BaseModel):
@@ -84,7 +88,8 @@ class RunPaths(BaseModel):
             ├── submission.patch    the workspace diff the agent left
             ├── final_message.txt   the agent's whole final message, scrubbed
             ├── durabench/          instruction.md, mcp.json as the agent saw them
-            ├── agent/              agent logs: stdout.txt (transcript), stderr.txt, markers
+            ├── agent/              agent logs: stdout.txt (transcript), stderr.txt, markers,
+            │                       trajectory.json (the transcript in Harbor's ATIF)
             └── verifier/           reward.txt and verifier output
     """
 
@@ -141,6 +146,16 @@ class RunPaths(BaseModel):
     def attempt_results(self) -> list[Path]:
         """Every attempt's result.json, in a stable order."""
         return sorted(self.root.glob("tasks/*/*/attempt-*/result.json"))
+
+    def attempt_trajectories(self) -> set[tuple[str, str, int]]:
+        """The attempts (task, lane, number) that kept a trajectory."""
+        found = set()
+        for path in self.root.glob(f"tasks/*/*/attempt-*/{TRAJECTORY}"):
+            attempt, lane, task = (path.parents[n].name for n in (1, 2, 3))
+            number = attempt.removeprefix("attempt-")
+            if number.isdigit():
+                found.add((task, lane, int(number)))
+        return found
 
 
 def _inside(base: Path, parts: list[tuple[str, str]]) -> Path:

@@ -15,6 +15,7 @@ __all__ = [
     "service_score",
     "signal_names",
     "summarize_lanes",
+    "totals_table",
 ]
 
 
@@ -187,16 +188,28 @@ def _header(result: RunResult) -> list[str]:
     return [*lines, "", f"**{said}**"] if said else lines
 
 
+def totals_table(card: Scorecard) -> tuple[list[str], list[list[str]]]:
+    """The tokens-and-cost table, header and rows as plain text: both reports render it."""
+    header = ["lane", "attempts", "input tokens", "output tokens", "cache read", "cost (USD)"]
+    rows = [
+        [
+            t.lane,
+            str(t.attempts),
+            f"{t.input_tokens:,}",
+            f"{t.output_tokens:,}",
+            f"{t.cache_read_tokens:,}",
+            f"{t.cost_usd:.2f}"
+            + (f" ({t.cost_unreported} unreported)" if t.cost_unreported else ""),
+        ]
+        for t in card.totals
+    ]
+    return header, rows
+
+
 def _totals(card: Scorecard) -> list[str]:
-    lines = ["| lane | attempts | input tokens | output tokens | cache read | cost (USD) |"]
-    lines.append("|---|---|---|---|---|---|")
-    for t in card.totals:
-        unknown = f" ({t.cost_unreported} unreported)" if t.cost_unreported else ""
-        lines.append(
-            f"| {t.lane} | {t.attempts} | {t.input_tokens:,} | {t.output_tokens:,} | "
-            f"{t.cache_read_tokens:,} | {t.cost_usd:.2f}{unknown} |"
-        )
-    return lines
+    header, rows = totals_table(card)
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    return lines + ["| " + " | ".join(row) + " |" for row in rows]
 
 
 def _messages(result: RunResult) -> list[str]:

@@ -2,11 +2,20 @@
 
 from __future__ import annotations
 
+from collections.abc import Container
 from html import escape
+from urllib.parse import quote
 
-from durabench.models.results import RunResult
+from durabench.models.results import AttemptResult, RunResult
 from durabench.models.scorecard import PairedComparison, Scorecard
-from durabench.report import cell_text, comparison_lines, left_out, signal_names
+from durabench.paths import TRAJECTORY
+from durabench.report import (
+    cell_text,
+    comparison_lines,
+    left_out,
+    signal_names,
+    totals_table,
+)
 
 __all__ = ["render_html"]
 
@@ -119,8 +128,24 @@ def _cells_table(result: RunResult, card: Scorecard) -> str:
     return out
 
 
-def render_html(result: RunResult, card: Scorecard) -> str:
-    """The run's ``report.html``."""
+def _attempt_links(a: AttemptResult, trajectories: Container[tuple[str, str, int]]) -> str:
+    """The attempt's number, linking its directory, and its trajectory when one was kept."""
+    where = f"tasks/{quote(a.task_id)}/{quote(a.lane)}/attempt-{a.attempt}"
+    out = f'<a href="{where}/">{a.attempt}</a>'
+    if (a.task_id, a.lane, a.attempt) in trajectories:
+        out += f' · <a href="{where}/{TRAJECTORY}">trajectory</a>'
+    return out
+
+
+def render_html(
+    result: RunResult,
+    card: Scorecard,
+    trajectories: Container[tuple[str, str, int]] = frozenset(),
+) -> str:
+    """The run's ``report.html``; links are relative to the run's directory.
+
+    ``trajectories`` are the attempts (task, lane, number) that kept a ``trajectory.json``.
+    """
     req = result.plan.request
     title = f"durabench run {req.run_id}"
     lanes = escape(", ".join(result.plan.lanes))
@@ -141,24 +166,14 @@ def render_html(result: RunResult, card: Scorecard) -> str:
         parts += [_delta(c), "<ul>"]
         parts += [f"<li>{escape(line[2:])}</li>" for line in comparison_lines(c)]
         parts += ["</ul>"]
-    totals = [
-        [
-            escape(t.lane),
-            str(t.attempts),
-            f"{t.input_tokens:,}",
-            f"{t.output_tokens:,}",
-            f"{t.cache_read_tokens:,}",
-            f"{t.cost_usd:.2f}",
-        ]
-        for t in card.totals
-    ]
-    header = ["lane", "attempts", "input tokens", "output tokens", "cache read", "cost (USD)"]
+    header, rows = totals_table(card)
+    totals = [[escape(cell) for cell in row] for row in rows]
     parts += ["<h2>Tokens and cost</h2>", _table("totals", header, totals)]
     messages = [
         [
             escape(a.task_id),
             escape(a.lane),
-            str(a.attempt),
+            _attempt_links(a, trajectories),
             escape(a.exit_class),
             ('<span class="warn">⚠ false completion</span> ' if a.signals.false_completion else "")
             + escape(", ".join(signal_names(a)) or "-"),

@@ -105,7 +105,8 @@ def write_reports(paths: RunPaths, result: RunResult) -> None:
         raise ValueError("results without a scorecard cannot be reported")
     atomic_write(paths.results, result.model_dump_json(indent=2))
     atomic_write(paths.report_md, render_markdown(result, result.scorecard))
-    atomic_write(paths.report_html, render_html(result, result.scorecard))
+    html = render_html(result, result.scorecard, paths.attempt_trajectories())
+    atomic_write(paths.report_html, html)
 
 
 def load_results(paths: RunPaths, threshold: float | None = None) -> RunResult:

@@ -32,13 +32,14 @@ def report_text(settings: Settings, run_id: str, fmt: str, threshold: float | No
     Raises:
         ConfigError: the run has no results.
     """
-    result = load_results(RunPaths.for_run(settings.runs_dir, run_id), threshold)
+    paths = RunPaths.for_run(settings.runs_dir, run_id)
+    result = load_results(paths, threshold)
     if result.scorecard is None:  # load_results always scores; kept for the type checker
         raise ConfigError(f"run {run_id} has no scorecard")
     if fmt == "json":
         return result.model_dump_json(indent=2) + "\n"
     if fmt == "html":
-        return render_html(result, result.scorecard)
+        return render_html(result, result.scorecard, paths.attempt_trajectories())
     return render_markdown(result, result.scorecard)
 
 

@@ -26,6 +26,7 @@ from pathlib import Path, PurePosixPath
 from durabench.accounts import cooldown_until
 from durabench.accounts.rate_limits import rate_limit_until
 from durabench.agents import read_events
+from durabench.agents.trajectory import trajectory_of
 from durabench.atomic import atomic_write
 from durabench.attempt.limits import AttemptLimits
 from durabench.attempt.reward import parse_reward
@@ -45,7 +46,7 @@ from durabench.models import (
     VerifyOutput,
 )
 from durabench.models.task import TEXT_CATEGORY
-from durabench.paths import FINAL_MESSAGE
+from durabench.paths import FINAL_MESSAGE, TRAJECTORY
 from durabench.sandbox import Sandbox
 from durabench.sandbox.detached import REAP_SCRIPT, run_step, wrap_step
 from durabench.sandbox.tarball import pack, unpack
@@ -63,10 +64,18 @@ in ``final_message.txt`` (a service grades that)."""
 """Characters of the agent's stderr the classifier reads (its last words)."""
 _STDERR_BYTES = 64 << 10
 """Bytes of stderr read to find those last words."""
-_DURABENCH_LOG = re.compile(r"(stdout\.txt|stderr\.txt|step-[^/]*)(/|$)")
+_DURABENCH_LOG = re.compile(r"(stdout\.txt|stderr\.txt|trajectory\.json|step-[^/]*)(/|$)")
 """Names of the files durabench writes beside the agent's own logs on the host."""
 _REWARD_BYTES = 4096
 """A reward is one number; a larger file is no reward."""
+
+
+def _kept_text(path: Path) -> str:
+    """A kept file's text; ``""`` when it was not kept."""
+    try:
+        return path.read_text(encoding="utf-8", errors="replace")
+    except (FileNotFoundError, IsADirectoryError):
+        return ""
 
 
 class Attempt:
@@ -378,7 +387,28 @@ class Attempt:
             budget -= sum(len(data) for data in files.values())
             cut += read.cut
             await asyncio.to_thread(self._keep, self.store / name, files)
+        await asyncio.to_thread(self._keep_trajectory)
         return CollectOutput(cut=tuple(cut))
+
+    def _keep_trajectory(self) -> None:
+        """Write the kept (scrubbed) transcript as ``trajectory.json``, in Harbor's ATIF.
+
+        People and ``harbor view`` read it; an agent that prints no transcript gets none.
+        """
+        kept = self.store / "agent" / "stdout.txt"
+        instruction = self.store / "durabench" / self.paths.instruction.name
+        lines, said = _kept_text(kept).splitlines(), _kept_text(instruction)
+        trajectory = trajectory_of(
+            self.agent.transcript_format(self.ctx),
+            read_events(lines),
+            agent=self.ref.agent,
+            model=self.ref.model,
+            attempt_id=f"{self.ref.task.task_id}/{self.ref.lane}/attempt-{self.ref.attempt}",
+            instruction=said.strip(),
+            version=self.ref.agent_options.get("version"),
+        )
+        if trajectory is not None:
+            atomic_write(self.store / TRAJECTORY, scrub_text(trajectory.to_json(), self.secrets))
 
     def _keep(self, target: Path, files: Mapping[str, bytes]) -> None:
         needles = [s.encode() for s in self.secrets]

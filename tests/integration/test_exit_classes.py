@@ -18,6 +18,7 @@ from temporalio.client import Client
 
 from durabench.classify import load_table
 from durabench.models import RunResult
+from durabench.paths import TRAJECTORY
 from durabench.settings import Settings
 from durabench.tasks import load_suite
 from starter.report import report_text
@@ -172,5 +173,12 @@ async def test_every_exit_class_with_retries_and_exclusions(
     assert "⚠ claims_complete, false_completion" in md  # c1 MCP lane: claims done, no file
     html = paths.report_html.read_text()
     assert 'id="rewards-chart"' in html and 'id="delta-chart"' in html
+
+    # Each attempt's transcript is kept as an ATIF trajectory, linked from the report.
+    trajectory = json.loads((paths.attempt("c1", "baseline", 1) / TRAJECTORY).read_text())
+    assert trajectory["schema_version"] == "ATIF-v1.4"
+    assert trajectory["steps"][0]["source"] == "user"  # the instruction opens it
+    assert trajectory["agent"]["model_name"] == SERVED
+    assert f'<a href="tasks/c1/baseline/attempt-1/{TRAJECTORY}">trajectory</a>' in html
     scored = RunResult.model_validate_json(report_text(settings, request.run_id, "json", None))
     assert scored.scorecard is not None and scored.scorecard.comparison is not None

@@ -12,7 +12,7 @@ import pytest
 from durabench.attempt import Attempt, AttemptSetup, parse_reward
 from durabench.errors import RewardFileMissing, RewardParseError
 from durabench.models import AttemptRef, ClassifyAttemptInput, TaskRef
-from durabench.paths import FINAL_MESSAGE, SandboxPaths
+from durabench.paths import FINAL_MESSAGE, TRAJECTORY, SandboxPaths
 from durabench.sandbox import ExecResult
 from durabench.sandbox.detached import REAP_SCRIPT
 from durabench.secrets import REDACTED
@@ -275,3 +275,29 @@ def test_a_text_task_answered_is_completed_and_unanswered_is_no_code(tmp_path: P
         assert not verdict.signals.false_completion  # no change was asked for
     assert classes[0][0] == "completed" and "answered" in classes[0][1]
     assert classes[1] == ("model_no_code", "ended on its own without an answer")
+
+
+def test_collect_writes_the_transcript_as_a_scrubbed_atif_trajectory(tmp_path: Path) -> None:
+    sb = MemorySandbox()
+    _claude_ends_with(sb, f"Fixed it; the key was {SECRET}")
+    sb.files[str(P.instruction)] = b"fix the gelu"
+    asyncio.run(_attempt(tmp_path, sb, agent="claude-code").collect())
+    assert TRAJECTORY == "agent/trajectory.json"  # where Harbor's trials keep it
+    text = (tmp_path / TRAJECTORY).read_text()
+    assert SECRET not in text
+    doc = json.loads(text)
+    assert doc["schema_version"] == "ATIF-v1.4"
+    assert doc["agent"]["name"] == "claude-code"
+    assert [(s["source"], s["message"]) for s in doc["steps"]] == [
+        ("user", "fix the gelu"),
+        ("agent", f"Fixed it; the key was {REDACTED}"),
+    ]
+
+
+def test_collect_writes_no_trajectory_for_an_agent_without_a_transcript(tmp_path: Path) -> None:
+    sb = MemorySandbox()
+    sb.files[f"{P.output}/stdout.txt"] = b'{"type": "oracle"}\n'
+    sb.files[f"{P.agent_logs}/trajectory.json"] = b'{"forged": "by the agent"}'
+    asyncio.run(_attempt(tmp_path, sb).collect())
+    assert (tmp_path / "agent" / "stdout.txt").exists()
+    assert not (tmp_path / TRAJECTORY).exists()

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
+from durabench.paths import RunPaths
 from durabench.report import headline, render_markdown
 from tests.unit.results_set import hand_result
 
@@ -127,3 +130,44 @@ def test_what_the_read_limits_left_out_is_in_both_reports() -> None:
     where = f"{first.task_id} / {first.lane} / attempt {first.attempt}"
     assert f"## Left out by the read limits\n\n- {where}: {note}" in md
     assert "huge.log: 64.0 GiB" in render_html(result, result.scorecard)
+
+
+def test_html_links_each_attempt_s_directory_and_only_trajectories_that_exist() -> None:
+    from durabench.report_html import render_html
+
+    result = hand_result()
+    assert result.scorecard is not None
+    first, second = result.attempts[0], result.attempts[1]
+    kept = {(first.task_id, first.lane, first.attempt)}
+    html = render_html(result, result.scorecard, trajectories=kept)
+    where = f"tasks/{first.task_id}/{first.lane}/attempt-{first.attempt}"
+    assert f'<a href="{where}/">{first.attempt}</a>' in html
+    assert f'<a href="{where}/agent/trajectory.json">trajectory</a>' in html
+    other = f"tasks/{second.task_id}/{second.lane}/attempt-{second.attempt}"
+    assert f'<a href="{other}/">' in html
+    assert f'<a href="{other}/agent/trajectory.json">' not in html
+
+
+def test_run_paths_find_the_attempts_with_a_trajectory(tmp_path: Path) -> None:
+    paths = RunPaths(root=tmp_path)
+    kept = paths.attempt("t1", "baseline", 2)
+    (kept / "agent").mkdir(parents=True)
+    (kept / "agent" / "trajectory.json").write_text("{}")
+    paths.attempt("t1", "mcp", 1).mkdir(parents=True)
+    assert paths.attempt_trajectories() == {("t1", "baseline", 2)}
+
+
+def test_both_reports_render_the_same_totals_table_unreported_cost_included() -> None:
+    from durabench.report import totals_table
+    from durabench.report_html import render_html
+
+    result = hand_result()
+    assert result.scorecard is not None
+    header, rows = totals_table(result.scorecard)
+    assert rows[-1] == ["all", "13", "13,000", "1,300", "0", "6.00 (1 unreported)"]
+    md = render_markdown(result, result.scorecard)
+    html = render_html(result, result.scorecard)
+    assert "| " + " | ".join(header) + " |" in md
+    for row in rows:
+        assert "| " + " | ".join(row) + " |" in md
+        assert "".join(f"<td>{cell}</td>" for cell in row) in html
