@@ -206,6 +206,9 @@ class PoolState(BaseModel):
     """How often leases are checked for holders that ended without releasing them."""
     max_history_events: int = Field(default=10_000, ge=100)
     """History length at which the pool continues as new."""
+    max_updates: int = Field(default=1_000, ge=2, le=1_800)
+    """Updates after which the pool continues as new: the server refuses more than 2,000
+    in one workflow run, and those that arrive while the pool winds down must fit."""
 
 
 class VanishedInput(BaseModel):

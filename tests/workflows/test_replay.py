@@ -36,4 +36,5 @@ def test_every_workflow_and_the_retry_path_have_a_recorded_history() -> None:
         "agent_run_host_failover.json",
         "paired_task_accounts.json",
         "account_pool.json",
+        "account_pool_update_count.json",
     }
