@@ -65,6 +65,12 @@ BATCHED_STARTS = "batched-pair-starts"
 per workflow task)."""
 
 
+CANCEL_ON_REQUEST = "cancel-pairs-on-any-cancel"
+"""Patch: a cancel that reaches the run as an activity's or a child's error (it landed
+while ``plan_page`` ran) cancels the pairs in flight too (before it, only a cancel that
+arrived as ``asyncio.CancelledError`` did, and the others' pairs ran on)."""
+
+
 def run_workflow_id(run_id: str) -> str:
     """``run/<run_id>``."""
     return f"run/{run_id}"
@@ -258,10 +264,23 @@ class SuiteRunWorkflow:
                     SuiteRunInput(request=request, carried=self._carry(resume_at))
                 )
             await workflow.wait_condition(lambda: not self._running)
-        except asyncio.CancelledError:
-            await self._cancel_in_flight()
+        except (Exception, asyncio.CancelledError) as err:  # not eviction: that must pass
+            if self._cancel_requested(err):
+                await self._cancel_in_flight()
             raise
         return await self._report()
+
+    @staticmethod
+    def _cancel_requested(err: BaseException) -> bool:
+        """Whether the run itself was cancelled, however the cancel reached it.
+
+        A cancel that lands while an activity runs arrives as that activity's error, not
+        as ``asyncio.CancelledError``: what decides is the workflow's own cancel request.
+        """
+        if isinstance(err, asyncio.CancelledError):
+            return True
+        requested = workflow.cancellation_reason() is not None
+        return requested and workflow.patched(CANCEL_ON_REQUEST)
 
     async def _plan_and_approve(self, data: SuiteRunInput) -> RunOutcome | None:
         request = data.request

@@ -57,6 +57,8 @@ class Recorder:
     attempts: list[AttemptResult] = field(default_factory=list)
     plan_gate: asyncio.Event | None = None
     """When set, planning waits for it."""
+    page_gate: asyncio.Event | None = None
+    """When set, reading any page of the plan but the first waits for it."""
     agent_gate: asyncio.Event | None = None
     """When set, agents run until it is set."""
     in_agent: int = 0
@@ -101,6 +103,9 @@ class Recorder:
 
         @activity.defn(name="plan_page")
         async def plan_page(page: PlanPageInput) -> PlanPage:
+            rec.calls.append(f"plan_page@{page.offset}")
+            if rec.page_gate is not None and page.offset > 0:
+                await rec.page_gate.wait()
             ids = rec.task_ids[page.offset : page.offset + page.limit]
             return PlanPage(tasks=tuple(TaskRef(task_id=t, task_dir=f"/tasks/{t}") for t in ids))
 

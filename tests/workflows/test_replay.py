@@ -37,4 +37,6 @@ def test_every_workflow_and_the_retry_path_have_a_recorded_history() -> None:
         "paired_task_accounts.json",
         "account_pool.json",
         "account_pool_update_count.json",
+        "suite_run_cancelled.json",
+        "agent_run_cancelled.json",
     }
