@@ -238,12 +238,17 @@ class SandboxActivities:
     @activity.defn(name="classify_attempt")
     @scrubbed
     async def classify_attempt(self, data: ClassifyAttemptInput) -> Verdict:
-        """Read the transcript in the sandbox and classify the attempt's exit."""
-        return await self._attempt(data.ref).classify(
-            data,
-            now=datetime.fromtimestamp(time.time(), tz=UTC),
-            cap_cooldown=timedelta(seconds=self.settings.usage_cap_cooldown_sec),
-        )
+        """Read the transcript in the sandbox and classify the attempt's exit.
+
+        It heartbeats: a long transcript takes a while to read, and it is scheduled with
+        the heartbeat timeout of every container phase.
+        """
+        async with heartbeating(f"classifying {data.ref.task.task_id} {data.ref.lane}"):
+            return await self._attempt(data.ref).classify(
+                data,
+                now=datetime.fromtimestamp(time.time(), tz=UTC),
+                cap_cooldown=timedelta(seconds=self.settings.usage_cap_cooldown_sec),
+            )
 
     @activity.defn(name="collect_artifacts")
     @scrubbed

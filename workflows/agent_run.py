@@ -49,6 +49,8 @@ with workflow.unsafe.imports_passed_through():
     )
     from durabench.service.payloads import EvaluateAttemptInput
     from workflows.policies import (
+        AFTER_AGENT,
+        AFTER_AGENT_BOUND,
         CLAIM_RETRY,
         HEARTBEAT,
         MAX_LOSSES,
@@ -108,6 +110,7 @@ class AgentRunWorkflow:
         result_type: type[T],
         timeout: timedelta,
         retry: RetryPolicy = RETRY,
+        bound: timedelta | None = None,
     ) -> T:
         ref: AttemptRef = arg.ref if hasattr(arg, "ref") else arg
         started = workflow.now()
@@ -119,6 +122,7 @@ class AgentRunWorkflow:
                 task_queue=self.host_queue or None,
                 schedule_to_start_timeout=self.host_timeout,
                 start_to_close_timeout=timeout,
+                schedule_to_close_timeout=bound,
                 heartbeat_timeout=HEARTBEAT,
                 retry_policy=retry,
                 summary=f"{name} · {ref.task.task_id} · {ref.lane} · attempt {ref.attempt}",
@@ -333,7 +337,15 @@ class AgentRunWorkflow:
             files_changed=agent.files_changed,
             build_failed=fields.get("build_failed", False),
         )
-        verdict = await self._phase("classify_attempt", facts, Verdict, timedelta(minutes=5))
+        # The agent has run: giving up here would have the pair pay for a new session.
+        verdict = await self._phase(
+            "classify_attempt",
+            facts,
+            Verdict,
+            timedelta(minutes=5),
+            retry=AFTER_AGENT,
+            bound=AFTER_AGENT_BOUND,
+        )
         fields.update(verdict.model_dump(include=_VERDICT_FIELDS))
         return fields
 
@@ -371,7 +383,11 @@ class AgentRunWorkflow:
 
 
 async def record_attempt(ref: AttemptRef, **fields: Any) -> AttemptResult:
-    """Build the attempt's result from ``fields`` and persist it (``result.json``)."""
+    """Build the attempt's result from ``fields`` and persist it (``result.json``).
+
+    It retries for hours: a workflow that failed here would have the pair start a new
+    attempt, and pay for a new session, for want of a file write.
+    """
     result = AttemptResult(
         run_id=ref.run_id,
         task_id=ref.task.task_id,
@@ -383,7 +399,11 @@ async def record_attempt(ref: AttemptRef, **fields: Any) -> AttemptResult:
         **fields,
     )
     await workflow.execute_activity(
-        "record_attempt", result, start_to_close_timeout=SHORT, retry_policy=RETRY
+        "record_attempt",
+        result,
+        start_to_close_timeout=SHORT,
+        schedule_to_close_timeout=AFTER_AGENT_BOUND,
+        retry_policy=AFTER_AGENT,
     )
     return result
 

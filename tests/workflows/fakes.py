@@ -71,6 +71,8 @@ class Recorder:
     """``task/lane`` to the exit class of attempt 1, 2, ... (the last one repeats)."""
     cap_resets_at: datetime | None = None
     """When a usage cap the fake classifier reports resets."""
+    failures: Counter[str] = field(default_factory=Counter)
+    """``activity/task/lane`` to how many more times that activity fails (transiently)."""
     on_account: Counter[str] = field(default_factory=Counter)
     """Agents running now, per account."""
     max_on_account: Counter[str] = field(default_factory=Counter)
@@ -79,6 +81,13 @@ class Recorder:
     def exit_class(self, ref: AttemptRef) -> str:
         plan = self.classes.get(f"{ref.task.task_id}/{ref.lane}", ["completed"])
         return plan[min(ref.attempt, len(plan)) - 1]
+
+    def fail_if_told(self, name: str, task_id: str, lane: str) -> None:
+        """Raise a retryable error if ``failures`` says ``name`` fails once more here."""
+        key = f"{name}/{task_id}/{lane}"
+        if self.failures[key] > 0:
+            self.failures[key] -= 1
+            raise RuntimeError(f"{name} failed (transient, {self.failures[key]} to go)")
 
     def sandbox_activities(self) -> list[Callable[..., Any]]:
         """The sandbox's activities only, beside the real plan and result activities."""
@@ -168,6 +177,7 @@ class Recorder:
         @activity.defn(name="classify_attempt")
         async def classify_attempt(data: ClassifyAttemptInput) -> Verdict:
             rec.calls.append("classify_attempt")
+            rec.fail_if_told("classify_attempt", data.ref.task.task_id, data.ref.lane)
             exit_class = rec.exit_class(data.ref)
             message = rec.messages.get(f"{data.ref.task.task_id}/{data.ref.lane}", "")
             return Verdict(
@@ -190,6 +200,7 @@ class Recorder:
 
         @activity.defn(name="record_attempt")
         async def record_attempt(result: AttemptResult) -> None:
+            rec.fail_if_told("record_attempt", result.task_id, result.lane)
             rec.attempts.append(result)
 
         @activity.defn(name="write_report")
