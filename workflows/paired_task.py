@@ -48,6 +48,13 @@ with workflow.unsafe.imports_passed_through():
 __all__ = ["PairedTaskWorkflow", "attempt_workflow_id", "pair_workflow_id"]
 
 
+ARMS_SETTLE = "pair-arms-settle"
+"""Patch: the pair waits for both arms to end, whatever one of them does, before it tells
+the run (before it, the first arm to fail or be cancelled ended the pair at once: it
+reported cancelled while the other lane was still being torn down, and its failure
+cancelled the other arm's session)."""
+
+
 def pair_workflow_id(run_id: str, task_id: str) -> str:
     """``run/<run_id>/task/<task_id>``."""
     return f"run/{run_id}/task/{task_id}"
@@ -106,15 +113,10 @@ class PairedTaskWorkflow:
     async def run(self, pair: PairInput) -> PairResult:
         """Run every arm to a non-infra end or to the end of its retries."""
         self._task_id = pair.task.task_id
-        # The run waits for this signal: it is sent however the pair ends.
-        done = PairDone(task_id=pair.task.task_id, by_class={}, excluded=True)
-        try:
-            arms = await asyncio.gather(*(self._arm(pair, lane) for lane in pair.lanes))
-        except (Exception, asyncio.CancelledError) as err:  # not eviction: that must pass
-            if _cancelled(err):  # the arms tore their containers down before this
-                done = PairDone(task_id=pair.task.task_id, by_class={}, cancelled=True)
-            await self._tell_run(done)
-            raise
+        if workflow.patched(ARMS_SETTLE):
+            arms = await self._settled_arms(pair)
+        else:
+            arms = await self._arms_until_first_failure(pair)
         exhausted = [arm[-1] for arm in arms if arm[-1].infra]
         await self._tell_run(
             PairDone(
@@ -132,6 +134,46 @@ class PairedTaskWorkflow:
                 for a in exhausted
             ),
         )
+
+    async def _settled_arms(self, pair: PairInput) -> list[list[AttemptResult]]:
+        """Every arm's attempts, once every arm has ended.
+
+        Cancelled, the pair reports so only after both lanes are torn down. An arm that
+        failed leaves the other to finish its session; then the run hears the pair ended
+        excluded (with what the other arm did) and the pair fails with the arm's error.
+        """
+        task_id = pair.task.task_id
+        try:
+            ended = await asyncio.gather(
+                *(self._arm(pair, lane) for lane in pair.lanes), return_exceptions=True
+            )
+        except asyncio.CancelledError:  # raised once every arm has ended
+            await self._tell_run(PairDone(task_id=task_id, by_class={}, cancelled=True))
+            raise
+        failures = [e for e in ended if isinstance(e, BaseException)]
+        if not failures:
+            return [arm for arm in ended if not isinstance(arm, BaseException)]
+        cancelled = any(_cancelled(e) for e in failures)
+        done = [a for arm in ended if not isinstance(arm, BaseException) for a in arm]
+        by_class = {} if cancelled else dict(Counter(a.exit_class for a in done))
+        await self._tell_run(
+            PairDone(
+                task_id=task_id, by_class=by_class, excluded=not cancelled, cancelled=cancelled
+            )
+        )
+        raise failures[0]
+
+    async def _arms_until_first_failure(self, pair: PairInput) -> list[list[AttemptResult]]:
+        """The path of histories from before ``pair-arms-settle``."""
+        # The run waits for this signal: it is sent however the pair ends.
+        done = PairDone(task_id=pair.task.task_id, by_class={}, excluded=True)
+        try:
+            return list(await asyncio.gather(*(self._arm(pair, lane) for lane in pair.lanes)))
+        except (Exception, asyncio.CancelledError) as err:  # not eviction: that must pass
+            if _cancelled(err):  # the arms tore their containers down before this
+                done = PairDone(task_id=pair.task.task_id, by_class={}, cancelled=True)
+            await self._tell_run(done)
+            raise
 
     async def _tell_run(self, done: PairDone) -> None:
         """Signal the run (whichever of its workflow runs is current) that this pair ended."""

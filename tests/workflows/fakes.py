@@ -15,7 +15,7 @@ from typing import Any
 
 from temporalio import activity
 
-from durabench.errors import ImageBuildError, RewardFileMissing
+from durabench.errors import ConfigError, ImageBuildError, RewardFileMissing
 from durabench.models import (
     AgentRunOutput,
     AttemptRef,
@@ -73,6 +73,11 @@ class Recorder:
     """When a usage cap the fake classifier reports resets."""
     failures: Counter[str] = field(default_factory=Counter)
     """``activity/task/lane`` to how many more times that activity fails (transiently)."""
+    broken: set[str] = field(default_factory=set)
+    """``activity/task/lane`` where that activity always fails, non-retryably."""
+    gates: dict[str, asyncio.Event] = field(default_factory=dict)
+    """``activity/task/lane`` to an event that activity (``run_agent``, ``teardown_sandbox``)
+    waits for there."""
     on_account: Counter[str] = field(default_factory=Counter)
     """Agents running now, per account."""
     max_on_account: Counter[str] = field(default_factory=Counter)
@@ -85,9 +90,17 @@ class Recorder:
     def fail_if_told(self, name: str, task_id: str, lane: str) -> None:
         """Raise a retryable error if ``failures`` says ``name`` fails once more here."""
         key = f"{name}/{task_id}/{lane}"
+        if key in self.broken:
+            raise ConfigError(f"{name} is broken for {task_id} {lane}")
         if self.failures[key] > 0:
             self.failures[key] -= 1
             raise RuntimeError(f"{name} failed (transient, {self.failures[key]} to go)")
+
+    async def gate(self, name: str, task_id: str, lane: str) -> None:
+        """Wait for the event ``gates`` has for ``name`` there, if any."""
+        event = self.gates.get(f"{name}/{task_id}/{lane}")
+        if event is not None:
+            await event.wait()
 
     def sandbox_activities(self) -> list[Callable[..., Any]]:
         """The sandbox's activities only, beside the real plan and result activities."""
@@ -159,6 +172,7 @@ class Recorder:
                 await asyncio.sleep(0.1)
                 if rec.agent_gate is not None:
                     await rec.agent_gate.wait()
+                await rec.gate("run_agent", ref.task.task_id, ref.lane)
             finally:
                 rec.in_agent -= 1
                 rec.on_account[account] -= 1
@@ -194,6 +208,7 @@ class Recorder:
 
         @activity.defn(name="teardown_sandbox")
         async def teardown_sandbox(ref: AttemptRef) -> None:
+            await rec.gate("teardown_sandbox", ref.task.task_id, ref.lane)
             key = (ref.task.task_id, ref.lane)
             rec.torn_down.append(key)
             rec.live.discard(key)
