@@ -286,8 +286,14 @@ async def main(
     client: Client | None = None,
     settings: Settings | None = None,
 ) -> RunOutcome | None:
-    """Start the run; unless ``detach``, work on it in-process until it ends."""
+    """Start the run; unless ``detach``, work on it in-process until it ends.
+
+    With ``yes`` the approval goes with the request: the run takes it once its plan is
+    made, whether or not this process is still there.
+    """
     settings = settings or Settings.from_env()
+    if yes:
+        request = request.model_copy(update={"approved_by": f"{getpass.getuser()} (--yes)"})
     if not detach:
         docker_client().close()  # the in-process worker needs Docker: say so now, with the fix
     client = client or await connect(settings)
@@ -297,7 +303,10 @@ async def main(
         f"Run [bold]{request.run_id}[/] {verb}; Web UI: {ui_url(settings, request.run_id)}"
     )
     if detach:
-        _print_approval_hint(settings, request.run_id)
+        if yes and not resumed:
+            console.print("Approved with --yes: the run starts once its plan is made.")
+        else:  # a run that ran already keeps its own request: approve it as usual
+            _print_approval_hint(settings, request.run_id)
         console.print("Detached: workers started with `python worker.py` carry the run.")
         return None
     return await work_on(client, settings, handle, yes=yes)

@@ -65,6 +65,10 @@ BATCHED_STARTS = "batched-pair-starts"
 per workflow task)."""
 
 
+APPROVED_WITH_REQUEST = "approved-with-request"
+"""Patch: a request's ``approved_by`` (``starter run --yes``) approves the plan once made
+(before it, ``--yes`` was sent as an update by an attached starter only)."""
+
 CANCEL_ON_REQUEST = "cancel-pairs-on-any-cancel"
 """Patch: a cancel that reaches the run as an activity's or a child's error (it landed
 while ``plan_page`` ran) cancels the pairs in flight too (before it, only a cancel that
@@ -292,6 +296,8 @@ class SuiteRunWorkflow:
             retry_policy=RETRY,
         )
         self._set_phase("awaiting_approval")
+        if request.approved_by is not None and workflow.patched(APPROVED_WITH_REQUEST):
+            self.approve(Approval(approver=request.approved_by))
         decided = lambda: self._approval is not None or self._rejection is not None  # noqa: E731
         if workflow.patched(APPROVAL_TIMEOUT):
             timeout = timedelta(seconds=request.approval_timeout_sec)
