@@ -45,12 +45,16 @@ SWEEP_PERIOD_S = 600.0
 """How often a worker removes orphaned containers from its daemon."""
 
 
-def build_workers(client: Client, settings: Settings) -> list[Worker]:
-    """The shared-queue worker and this host's queue worker."""
+def build_workers(client: Client, settings: Settings, deployment: str) -> list[Worker]:
+    """The shared-queue worker and this host's queue worker.
+
+    ``deployment`` (:func:`starter.client.deployment_of`) labels every container made, so
+    a sweep of another deployment sharing the Docker daemon leaves them alone.
+    """
     # Stable across restarts: a restarted worker picks up its attempts' container phases.
     host_queue = f"{settings.task_queue}/host/{settings.host_id}"
     identity = f"{os.getpid()}@{settings.host_id}"
-    sandbox = SandboxActivities(settings, host_queue)
+    sandbox = SandboxActivities(settings, host_queue, deployment)
     plan, results = PlanActivities(settings, client), ResultActivities(settings)
     service = ServiceActivities(settings)
     accounts = AccountActivities(client, settings)
@@ -141,7 +145,7 @@ async def sweep_every(client: Client, host: str, period_s: float, stop: asyncio.
 
 async def main() -> None:
     """Connect (starting the embedded server if needed) and work until SIGINT/SIGTERM."""
-    from starter.client import connect
+    from starter.client import connect, deployment_of
 
     configure_logging("info")
     settings = Settings.from_env()
@@ -151,7 +155,7 @@ async def main() -> None:
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, stop.set)
-    workers = build_workers(client, settings)
+    workers = build_workers(client, settings, await deployment_of(client))
     log.info(
         "worker started",
         task_queue=settings.task_queue,

@@ -51,6 +51,7 @@ from durabench.sandbox.docker.capacity import (
     HostCapacity,
     attempt_key,
 )
+from durabench.sandbox.docker.cleanup import DEPLOYMENT_LABEL
 from durabench.settings import Settings
 
 __all__ = ["SandboxActivities"]
@@ -78,9 +79,10 @@ def _log_volumes(paths: SandboxPaths, size_mb: int) -> dict[str, int]:
 class SandboxActivities:
     """Container phases; built in ``worker.py`` with its settings and host task queue."""
 
-    def __init__(self, settings: Settings, host_queue: str) -> None:
+    def __init__(self, settings: Settings, host_queue: str, deployment: str = "") -> None:
         self.settings = settings
         self.host_queue = host_queue
+        self.deployment = deployment
         self._capacity: HostCapacity | None = None
         self.secrets = KnownSecrets(settings.accounts_file)
         self._limits = AttemptLimits.of(
@@ -121,6 +123,7 @@ class SandboxActivities:
                 **ref.labels,
                 HOST_LABEL: self.settings.host_id,
                 PLACEMENT_LABEL: str(ref.placement),
+                DEPLOYMENT_LABEL: self.deployment,
             },
             network=(self.settings.sandbox_network or "none")
             if setup.agent.needs_network

@@ -30,7 +30,7 @@ from durabench.models import (
 from durabench.planning import UNPAIRED_ENV
 from durabench.sandbox import docker_client
 from durabench.settings import Settings
-from starter.client import connect
+from starter.client import connect, deployment_of
 from starter.console import console, plan_table, result_tables, ui_url
 from starter.live import follow
 from starter.options import checked_run_id, run_async
@@ -317,7 +317,8 @@ async def work_on(
 ) -> RunOutcome:
     """Run this machine's workers for the run and show it until it ends."""
     stop = asyncio.Event()
-    workers = asyncio.create_task(run_workers(build_workers(client, settings), stop))
+    built = build_workers(client, settings, await deployment_of(client))
+    workers = asyncio.create_task(run_workers(built, stop))
     try:
         return await _follow(client, handle, settings, yes=yes)
     finally:
