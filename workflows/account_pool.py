@@ -32,7 +32,7 @@ with workflow.unsafe.imports_passed_through():
     )
     from workflows.policies import RETRY, SHORT
 
-__all__ = ["AccountPoolWorkflow", "pool_workflow_id"]
+__all__ = ["AccountPoolWorkflow", "pool_workflow_id", "vanished"]
 
 UPDATE_COUNT = "pool-continue-as-new-by-updates"
 """Patch: the pool continues as new after ``max_updates`` updates too (before it, only
@@ -42,6 +42,19 @@ by history length or when the server suggested it)."""
 def pool_workflow_id(task_queue: str) -> str:
     """The pool's workflow id for the deployment whose shared queue is ``task_queue``."""
     return f"{task_queue}/accounts"
+
+
+async def vanished(holders: tuple[tuple[str, str], ...], summary: str) -> list[tuple[str, str]]:
+    """Which of ``(workflow id, run id)`` no longer run (run id ``""``: the latest run)."""
+    gone: list[tuple[str, str]] = await workflow.execute_activity(
+        "vanished_holders",
+        VanishedInput(holders=holders),
+        result_type=list[tuple[str, str]],
+        start_to_close_timeout=SHORT,
+        retry_policy=RETRY,
+        summary=summary,
+    )
+    return gone
 
 
 @workflow.defn
@@ -83,15 +96,8 @@ class AccountPoolWorkflow:
 
     async def _reap(self) -> None:
         holders = tuple(sorted({(x.holder_workflow_id, x.holder_run_id) for x in self.pool.leases}))
-        vanished: list[tuple[str, str]] = await workflow.execute_activity(
-            "vanished_holders",
-            VanishedInput(holders=holders),
-            result_type=list[tuple[str, str]],
-            start_to_close_timeout=SHORT,
-            retry_policy=RETRY,
-            summary=f"check {len(holders)} lease holders",
-        )
-        for lease in self.pool.expire((v[0], v[1]) for v in vanished):
+        gone = await vanished(holders, f"check {len(holders)} lease holders")
+        for lease in self.pool.expire((v[0], v[1]) for v in gone):
             workflow.logger.warning(
                 "lease of %s by %s expired: its holder ended without releasing it",
                 lease.account_id,

@@ -48,6 +48,7 @@ with workflow.unsafe.imports_passed_through():
         TaskRef,
     )
     from durabench.service.payloads import ScoreRunInput
+    from workflows.pair_ends import PAIR_ENDS, watch_carried, watch_child
     from workflows.paired_task import PairedTaskWorkflow, pair_workflow_id
     from workflows.policies import RETRY, SHORT
     from workflows.search_attributes import RUN_STATUS
@@ -99,6 +100,9 @@ class SuiteRunWorkflow:
         self._control_seq = 0
         self._parallel = data.request.parallel
         self._start = 0
+        self._ended_abnormally: list[str] = []
+        self._watch_ends = False
+        self._watchers: list[asyncio.Task[None]] = []
         if data.carried is not None:
             # Restored before any handler runs: a pair_done signal that reaches this run in its
             # first activation must find its pair among those in flight.
@@ -166,6 +170,15 @@ class SuiteRunWorkflow:
             self._done += int(not done.cancelled)
             self._by_class.update(done.by_class)
             self._excluded += int(done.excluded)
+
+    def _pair_ended(self, task_id: str, how: str) -> None:
+        """A pair ended without ``pair_done``: it is done, excluded and named as such."""
+        if task_id in self._running:
+            workflow.logger.error("pair %s ended without telling the run: %s", task_id, how)
+            self._running.discard(task_id)
+            self._done += 1
+            self._excluded += 1
+            self._ended_abnormally.append(task_id)
 
     @workflow.signal
     async def pause(self, control: Control | None = None) -> None:
@@ -244,6 +257,7 @@ class SuiteRunWorkflow:
             approved_at=self._approval.approved_at if self._approval else None,
             paused=self._paused,
             parallel=self._parallel,
+            ended_abnormally=tuple(self._ended_abnormally),
         )
 
     def _set_phase(self, phase: RunPhase) -> None:
@@ -255,10 +269,20 @@ class SuiteRunWorkflow:
         """Plan, wait for approval, fan out (continuing as new as needed), report."""
         request = data.request
         start = self._start
+        self._watch_ends = workflow.patched(PAIR_ENDS)
         if data.carried is None:
             rejected = await self._plan_and_approve(data)
             if rejected is not None:
                 return rejected
+        elif self._watch_ends:
+            carried = watch_carried(
+                self._run_id,
+                data.carried.in_flight,
+                lambda: self._running,
+                timedelta(seconds=request.pair_check_sec),
+                self._pair_ended,
+            )
+            self._watchers.append(asyncio.create_task(carried))
         self._set_phase("running")
         try:
             resume_at = await self._fan_out(start)
@@ -329,6 +353,7 @@ class SuiteRunWorkflow:
         self._paused = carried.paused
         self._control_seq = carried.control_seq
         self._parallel = carried.parallel or carried.plan.request.parallel
+        self._ended_abnormally = list(carried.ended_abnormally)
         return carried.next_index
 
     def _carry(self, next_index: int) -> CarriedState:
@@ -345,6 +370,7 @@ class SuiteRunWorkflow:
             paused=self._paused,
             control_seq=self._control_seq,
             parallel=self._parallel,
+            ended_abnormally=tuple(self._ended_abnormally),
         )
 
     async def _fan_out(self, start: int) -> int | None:
@@ -399,7 +425,7 @@ class SuiteRunWorkflow:
             lease_poll_sec=req.lease_poll_sec,
         )
         self._running.add(task.task_id)
-        await workflow.start_child_workflow(
+        handle = await workflow.start_child_workflow(
             PairedTaskWorkflow.run,
             pair,
             id=pair_workflow_id(req.run_id, task.task_id),
@@ -408,6 +434,9 @@ class SuiteRunWorkflow:
             # Pairs outlive continue-as-new; cancelling the run cancels them explicitly.
             parent_close_policy=ParentClosePolicy.ABANDON,
         )
+        if self._watch_ends:
+            watch = watch_child(task.task_id, handle, self._pair_ended)
+            self._watchers.append(asyncio.create_task(watch))
 
     async def _service_scores(self, plan: PlanSummary) -> None:
         """Each lane's final score from the service; a failure leaves it out of the report."""

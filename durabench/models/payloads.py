@@ -322,6 +322,8 @@ class CarriedState(BaseModel):
     """Pauses and resumes so far (orders the signals pairs get)."""
     parallel: int | None = None
     """Parallel slots as last set (``None``: as planned)."""
+    ended_abnormally: tuple[str, ...] = ()
+    """Task ids of pairs that ended without telling the run."""
 
 
 class SuiteRunInput(BaseModel):
@@ -380,6 +382,9 @@ class ProgressOutput(BaseModel):
     """No new pair or attempt starts until the run is resumed."""
     parallel: int = 0
     """Pairs in flight at most (``set_parallel`` changes it)."""
+    ended_abnormally: tuple[str, ...] = ()
+    """Task ids of pairs that ended without telling the run (terminated, reset away):
+    counted done and excluded."""
 
 
 class ArmProgress(BaseModel):
