@@ -35,12 +35,15 @@ from durabench.sandbox import docker_client
 from durabench.settings import Settings
 from workflows import WORKFLOWS
 
-__all__ = ["build_workers", "main", "run_workers"]
+__all__ = ["SWEEP_PERIOD_S", "build_workers", "main", "run_workers", "sweep_every"]
 
 log = get_logger("durabench.worker")
 
 GRACE = timedelta(seconds=20)
 """How long in-flight activities get to finish when the worker is told to stop."""
+CANCEL_NOTICE = timedelta(seconds=5)
+"""The longest a heartbeat of a container phase is held back (the SDK's default: 80% of
+the 30 s heartbeat timeout), so a cancelled phase hears of it within about 10 s."""
 SWEEP_PERIOD_S = 600.0
 """How often a worker removes orphaned containers from its daemon."""
 
@@ -97,6 +100,9 @@ def build_workers(client: Client, settings: Settings, deployment: str) -> list[W
         # Slack for teardowns of attempts that moved away, and for attempts of runs from
         # before host claims: work queued behind a full worker would look like a lost host.
         max_concurrent_activities=2 * settings.max_sandboxes + 4,
+        # A cancel reaches an activity with a heartbeat's answer: container phases beat
+        # every 10 s, and the workflow waits for their cancel before its teardown.
+        max_heartbeat_throttle_interval=CANCEL_NOTICE,
     )
     return [shared, host]
 

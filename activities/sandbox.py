@@ -10,10 +10,12 @@ from ``claim_host``), so a container's work never lands on another machine's Doc
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import time
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 import docker
 from temporalio import activity
@@ -200,14 +202,31 @@ class SandboxActivities:
     @activity.defn(name="provision_sandbox")
     @scrubbed
     async def provision_sandbox(self, data: ProvisionInput) -> ProvisionOutput:
-        """Start the container; place instruction, MCP config and agent files; set it up."""
+        """Start the container; place instruction, MCP config and agent files; set it up.
+
+        Cancelled, it undoes its own work before it reports so: the container may still be
+        in the making (Docker calls run in threads), and a teardown that ran before it
+        appeared would leave it behind.
+        """
         ref = data.ref
         attempt = self._attempt(ref, data.image)
         async with heartbeating(f"provisioning {ref.container_name}"):
-            out = await attempt.provision(os.environ)
+            provisioning = asyncio.ensure_future(attempt.provision(os.environ))
+            try:
+                out = await asyncio.shield(provisioning)
+            except asyncio.CancelledError:
+                await self._undo_provision(ref, provisioning)
+                raise
             await asyncio.to_thread(self.capacity.provisioned, attempt_key(ref.labels))
         log.debug("container started", container=ref.container_name, **ref.labels)
         return out
+
+    async def _undo_provision(self, ref: AttemptRef, provisioning: asyncio.Future[Any]) -> None:
+        """Let a cancelled provision's Docker work end, then remove what it made."""
+        with contextlib.suppress(Exception, asyncio.CancelledError):
+            await provisioning
+        await get_backend(_BACKEND)(SandboxSpec(name=ref.container_name, image="unused")).stop()
+        log.debug("cancelled provision undone", container=ref.container_name, **ref.labels)
 
     @activity.defn(name="run_agent")
     @scrubbed

@@ -34,7 +34,7 @@ from starter.client import connect, deployment_of
 from starter.console import console, plan_table, result_tables, ui_url
 from starter.live import follow
 from starter.options import checked_run_id, run_async
-from worker import build_workers, run_workers
+from worker import SWEEP_PERIOD_S, build_workers, run_workers, sweep_every
 from workflows import SuiteRunWorkflow, run_workflow_id
 from workflows.search_attributes import for_request
 
@@ -319,11 +319,14 @@ async def work_on(
     stop = asyncio.Event()
     built = build_workers(client, settings, await deployment_of(client))
     workers = asyncio.create_task(run_workers(built, stop))
+    # As python worker.py does: leftovers of this host (a crash, a cancel) are removed.
+    sweeper = asyncio.create_task(sweep_every(client, settings.host_id, SWEEP_PERIOD_S, stop))
     try:
         return await _follow(client, handle, settings, yes=yes)
     finally:
         stop.set()
         await workers
+        await sweeper
 
 
 async def _start(client: Client, settings: Settings, request: RunRequest) -> tuple[RunHandle, bool]:

@@ -29,6 +29,7 @@ from temporalio.exceptions import (
     TimeoutError,
     TimeoutType,
 )
+from temporalio.workflow import ActivityCancellationType
 
 with workflow.unsafe.imports_passed_through():
     from durabench.models import (
@@ -67,6 +68,11 @@ T = TypeVar("T")
 
 _SLACK = timedelta(minutes=5)
 
+WAIT_CANCEL = "container-phases-wait-for-cancel"
+"""Patch: a cancelled container phase is waited for until it has ended (its work undone)
+before collect and teardown run (before it, TRY_CANCEL went on at once, and a container
+still being made appeared after its teardown)."""
+
 
 def host_lost(err: ActivityError) -> bool:
     """Whether no worker took the activity from its host queue in time: the host is gone."""
@@ -94,6 +100,7 @@ class AgentRunWorkflow:
         self.left_behind: list[workflow.ActivityHandle[None]] = []
         self.current_placement = 0
         self.losses = 0
+        self.wait_cancel = False
 
     @workflow.query
     def placement(self) -> int:
@@ -125,6 +132,9 @@ class AgentRunWorkflow:
                 schedule_to_close_timeout=bound,
                 heartbeat_timeout=HEARTBEAT,
                 retry_policy=retry,
+                cancellation_type=ActivityCancellationType.WAIT_CANCELLATION_COMPLETED
+                if self.wait_cancel
+                else ActivityCancellationType.TRY_CANCEL,
                 summary=f"{name} · {ref.task.task_id} · {ref.lane} · attempt {ref.attempt}",
             )
             return cast(T, result)
@@ -136,6 +146,7 @@ class AgentRunWorkflow:
     @workflow.run
     async def run(self, ref: AttemptRef) -> AttemptResult:
         """Run the phases; always collect and tear the container down; record the result."""
+        self.wait_cancel = workflow.patched(WAIT_CANCEL)
         if workflow.patched("host-failover"):
             return await self._run_placed(ref)
         return await self._run_pinned(ref)

@@ -102,6 +102,24 @@ class Recorder:
         if event is not None:
             await event.wait()
 
+    async def slow_provision(self, ref: AttemptRef) -> None:
+        """With a ``provision_sandbox`` gate: heartbeat until it is set; cancelled, undo.
+
+        Undoing (the real activity lets Docker's create end, then removes the container)
+        waits for the ``undo_provision`` gate, then records ``provision_undone``.
+        """
+        gate = self.gates.get(f"provision_sandbox/{ref.task.task_id}/{ref.lane}")
+        if gate is None:
+            return
+        try:
+            while not gate.is_set():
+                activity.heartbeat("provisioning")
+                await asyncio.sleep(0.1)
+        except asyncio.CancelledError:
+            await self.gate("undo_provision", ref.task.task_id, ref.lane)
+            self.calls.append("provision_undone")
+            raise
+
     def sandbox_activities(self) -> list[Callable[..., Any]]:
         """The sandbox's activities only, beside the real plan and result activities."""
         real = {"plan_run", "plan_page", "record_run", "record_attempt", "write_report"}
@@ -154,6 +172,7 @@ class Recorder:
         async def provision_sandbox(data: ProvisionInput) -> ProvisionOutput:
             key = (data.ref.task.task_id, data.ref.lane)
             rec.calls.append("provision_sandbox")
+            await rec.slow_provision(data.ref)
             rec.provisioned.append(key)
             rec.live.add(key)
             rec.max_live_pairs = max(rec.max_live_pairs, len({t for t, _ in rec.live}))

@@ -39,4 +39,5 @@ def test_every_workflow_and_the_retry_path_have_a_recorded_history() -> None:
         "account_pool_update_count.json",
         "suite_run_cancelled.json",
         "agent_run_cancelled.json",
+        "agent_run_cancelled_waits.json",
     }
