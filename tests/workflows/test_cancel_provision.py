@@ -8,21 +8,17 @@ appeared after it. Container phases now wait for their cancellation to complete.
 from __future__ import annotations
 
 import asyncio
-import uuid
-from datetime import timedelta
 from typing import Any
 
 import pytest
 from temporalio.api.enums.v1 import EventType
-from temporalio.client import Client, WorkflowFailureError, WorkflowHandle
+from temporalio.client import WorkflowFailureError, WorkflowHandle
 from temporalio.service import RPCError, RPCStatusCode
-from temporalio.worker import Worker
 
 from starter.approve import approve_main
-from tests.workflows.fakes import Recorder
 from tests.workflows.harness import Env, start_run, until
 from tests.workflows.test_pair_arms import _events
-from workflows import WORKFLOWS, attempt_workflow_id
+from workflows import attempt_workflow_id
 
 CLOSED = {
     EventType.EVENT_TYPE_ACTIVITY_TASK_CANCELED,
@@ -31,34 +27,25 @@ CLOSED = {
 }
 
 
-async def test_teardown_waits_for_a_cancelled_provision_to_undo_its_work(client: Client) -> None:
-    queue = f"wf-{uuid.uuid4().hex[:8]}"
-    rec = Recorder(queue=queue, task_ids=["t1"])
+@pytest.mark.parametrize("env", [["t1"]], indirect=True)
+async def test_teardown_waits_for_a_cancelled_provision_to_undo_its_work(env: Env) -> None:
+    rec = env.rec
     rec.gates["provision_sandbox/t1/baseline"] = asyncio.Event()  # never set: it runs on
     undo = rec.gates["undo_provision/t1/baseline"] = asyncio.Event()
-    async with Worker(
-        client,
-        task_queue=queue,
-        workflows=list(WORKFLOWS),
-        activities=rec.activities(),
-        max_heartbeat_throttle_interval=timedelta(milliseconds=200),  # cancels reach it soon
-        default_heartbeat_throttle_interval=timedelta(milliseconds=200),
-    ):
-        env = Env(client, rec)
-        request, handle = await start_run(env, parallel=1)
-        await approve_main(request.run_id, "ann", client=client)
-        attempt = client.get_workflow_handle(
-            attempt_workflow_id(request.run_id, "t1", "baseline", 1)
-        )
-        await until(lambda: "provision_sandbox" in rec.calls, "provisioning starts")
-        await handle.cancel()
-        asked = EventType.EVENT_TYPE_ACTIVITY_TASK_CANCEL_REQUESTED
-        # The commands of the task that asked to cancel are in the history with the ask.
-        await until(lambda: _asked(attempt, asked), "the attempt asked to cancel provisioning")
-        undo.set()  # the provision's undo, held until then, ends
-        with pytest.raises(WorkflowFailureError):
-            await handle.result()
-        events = await _events(attempt)
+    request, handle = await start_run(env, parallel=1)
+    await approve_main(request.run_id, "ann", client=env.client)
+    attempt = env.client.get_workflow_handle(
+        attempt_workflow_id(request.run_id, "t1", "baseline", 1)
+    )
+    await until(lambda: "provision_sandbox" in rec.calls, "provisioning starts")
+    await handle.cancel()
+    asked = EventType.EVENT_TYPE_ACTIVITY_TASK_CANCEL_REQUESTED
+    # The commands of the task that asked to cancel are in the history with the ask.
+    await until(lambda: _asked(attempt, asked), "the attempt asked to cancel provisioning")
+    undo.set()  # the provision's undo, held until then, ends
+    with pytest.raises(WorkflowFailureError):
+        await handle.result()
+    events = await _events(attempt)
     requested = next(i for i, e in enumerate(events) if e.event_type == asked)
     ended = next(i for i, e in enumerate(events[requested:]) if e.event_type in CLOSED)
     scheduled = EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED
