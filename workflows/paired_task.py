@@ -55,6 +55,11 @@ reported cancelled while the other lane was still being torn down, and its failu
 cancelled the other arm's session)."""
 
 
+HAND_CANCEL = "attempt-cancelled-by-hand"
+"""Patch: an attempt cancelled on its own (not with its pair) is recorded ``infra_other``
+and the pair goes on (before it, the pair ended as if cancelled, without a trace)."""
+
+
 def pair_workflow_id(run_id: str, task_id: str) -> str:
     """``run/<run_id>/task/<task_id>``."""
     return f"run/{run_id}/task/{task_id}"
@@ -335,7 +340,10 @@ class PairedTaskWorkflow:
             )
         except ChildWorkflowError as err:
             if isinstance(err.cause, CancelledError):
-                raise  # the run is being cancelled: no new attempt
+                if workflow.cancellation_reason() is not None or not workflow.patched(HAND_CANCEL):
+                    raise  # the run is being cancelled: no new attempt
+                reason = "the attempt was cancelled on its own (by an operator); its pair goes on"
+                return await record_attempt(ref, exit_class="infra_other", reason=reason)
             return await record_attempt(
                 ref, exit_class="infra_other", reason=f"the attempt's workflow failed: {err.cause}"
             )

@@ -99,8 +99,9 @@ class Recorder:
     async def gate(self, name: str, task_id: str, lane: str) -> None:
         """Wait for the event ``gates`` has for ``name`` there, if any."""
         event = self.gates.get(f"{name}/{task_id}/{lane}")
-        if event is not None:
-            await event.wait()
+        while event is not None and not event.is_set():
+            activity.heartbeat("waiting")  # so a cancel reaches it
+            await asyncio.sleep(0.1)
 
     async def slow_provision(self, ref: AttemptRef) -> None:
         """With a ``provision_sandbox`` gate: heartbeat until it is set; cancelled, undo.
