@@ -118,6 +118,7 @@ class PairedTaskWorkflow:
     async def run(self, pair: PairInput) -> PairResult:
         """Run every arm to a non-infra end or to the end of its retries."""
         self._task_id = pair.task.task_id
+        self._set_paused(pair.paused, pair.control_seq)  # a newer signal may have come first
         if workflow.patched(ARMS_SETTLE):
             arms = await self._settled_arms(pair)
         else:

@@ -51,29 +51,19 @@ with workflow.unsafe.imports_passed_through():
     from workflows.pair_ends import PAIR_ENDS, watch_carried, watch_child
     from workflows.paired_task import PairedTaskWorkflow, pair_workflow_id
     from workflows.policies import RETRY, SHORT
+    from workflows.run_patches import (
+        APPROVAL_TIMEOUT,
+        APPROVED_WITH_REQUEST,
+        BATCHED_STARTS,
+        CANCEL_ON_REQUEST,
+        CONTROL_AFTER_START,
+    )
     from workflows.search_attributes import RUN_STATUS
 
 __all__ = ["PAGE_SIZE", "SuiteRunWorkflow", "run_workflow_id"]
 
 PAGE_SIZE = 100
 """Tasks read from the plan per ``plan_page`` call."""
-
-APPROVAL_TIMEOUT = "approval-timeout"
-"""Patch: an unapproved run ends after ``approval_timeout_sec`` (before it, it waited forever)."""
-
-BATCHED_STARTS = "batched-pair-starts"
-"""Patch: free slots are filled in one workflow task (histories before it start one pair
-per workflow task)."""
-
-
-APPROVED_WITH_REQUEST = "approved-with-request"
-"""Patch: a request's ``approved_by`` (``starter run --yes``) approves the plan once made
-(before it, ``--yes`` was sent as an update by an attached starter only)."""
-
-CANCEL_ON_REQUEST = "cancel-pairs-on-any-cancel"
-"""Patch: a cancel that reaches the run as an activity's or a child's error (it landed
-while ``plan_page`` ran) cancels the pairs in flight too (before it, only a cancel that
-arrived as ``asyncio.CancelledError`` did, and the others' pairs ran on)."""
 
 
 def run_workflow_id(run_id: str) -> str:
@@ -423,6 +413,8 @@ class SuiteRunWorkflow:
             service=req.service,
             accounts=plan.account_slots is not None,
             lease_poll_sec=req.lease_poll_sec,
+            paused=self._paused,
+            control_seq=self._control_seq,
         )
         self._running.add(task.task_id)
         handle = await workflow.start_child_workflow(
@@ -437,6 +429,9 @@ class SuiteRunWorkflow:
         if self._watch_ends:
             watch = watch_child(task.task_id, handle, self._pair_ended)
             self._watchers.append(asyncio.create_task(watch))
+        seq = self._control_seq
+        if seq != pair.control_seq and workflow.patched(CONTROL_AFTER_START):
+            await handle.signal("pause" if self._paused else "resume", seq)
 
     async def _service_scores(self, plan: PlanSummary) -> None:
         """Each lane's final score from the service; a failure leaves it out of the report."""

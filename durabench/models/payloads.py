@@ -128,6 +128,10 @@ class PairInput(BaseModel):
     """Whether each attempt leases a slot of an agent account from the pool first."""
     lease_poll_sec: float = 15.0
     """While every slot of the agent's accounts is in use, how often an arm asks again."""
+    paused: bool = False
+    """The run was paused when it started the pair (no retry starts until ``resume``)."""
+    control_seq: int = 0
+    """The run's count of pauses and resumes then (orders the signals the pair gets)."""
 
 
 class HostClaim(BaseModel):
