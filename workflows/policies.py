@@ -39,11 +39,13 @@ AFTER_AGENT = RetryPolicy(
     backoff_coefficient=2.0,
     maximum_interval=timedelta(minutes=5),
     maximum_attempts=0,
-    non_retryable_error_types=non_retryable_names(),
+    non_retryable_error_types=[*non_retryable_names(), "ValidationError"],
 )
 """Classifying and recording an attempt whose agent has run: cheap and idempotent, while
 giving up hands the pair an ``infra_other`` to retry, i.e. a new paid session. They retry
-until :data:`AFTER_AGENT_BOUND` has passed (schedule-to-close)."""
+until :data:`AFTER_AGENT_BOUND` has passed (schedule-to-close). A verdict or result that
+cannot be built (pydantic's ``ValidationError``) fails the same way every time: it is not
+retried, rather than hold the host and the account for hours."""
 
 AFTER_AGENT_BOUND = timedelta(hours=6)
 """Schedule-to-close of :data:`AFTER_AGENT` activities: only an outage of hours gives up."""
