@@ -78,6 +78,7 @@ def build_workers(client: Client, settings: Settings, deployment: str) -> list[W
             service.evaluate_attempt,
             service.score_run,
             accounts.lease_account,
+            accounts.await_lease,
             accounts.release_account,
             accounts.vanished_holders,
         ],

@@ -27,6 +27,7 @@ with workflow.unsafe.imports_passed_through():
         ArmProgress,
         AttemptRef,
         AttemptResult,
+        AwaitLeaseInput,
         Lease,
         LeaseGrant,
         LeaseRequest,
@@ -41,6 +42,7 @@ with workflow.unsafe.imports_passed_through():
         BUSY_POLL_MAX,
         COOLING_POLL,
         DEFAULT_COOLDOWN,
+        HEARTBEAT,
         POOL_RETRY,
         SHORT,
     )
@@ -54,6 +56,14 @@ the run (before it, the first arm to fail or be cancelled ended the pair at once
 reported cancelled while the other lane was still being torn down, and its failure
 cancelled the other arm's session)."""
 
+
+BUSY_IN_ACTIVITY = "busy-wait-in-activity"
+"""Patch: while every slot is in use, an arm asks the pool from one heartbeating
+``await_lease`` activity (before it, on a durable timer per ask: its history grew by a
+dozen events for every ask)."""
+
+BUSY_WAIT = timedelta(hours=1)
+"""How long one ``await_lease`` asks before it answers busy (the arm then looks again)."""
 
 HAND_CANCEL = "attempt-cancelled-by-hand"
 """Patch: an attempt cancelled on its own (not with its pair) is recorded ``infra_other``
@@ -281,6 +291,8 @@ class PairedTaskWorkflow:
                 retry_policy=POOL_RETRY,
                 summary=f"lease an account · {label}",
             )
+            if grant.busy and grant.lease is None and workflow.patched(BUSY_IN_ACTIVITY):
+                grant = await self._await_lease(ref, req, poll_sec, grant.why, label)
             if grant.lease is not None:
                 return grant.lease
             note = grant.why
@@ -299,6 +311,44 @@ class PairedTaskWorkflow:
             if self._paused:
                 self._arms[ref.lane] = self._arms[ref.lane].model_copy(update={"state": "paused"})
                 await workflow.wait_condition(lambda: not self._paused)
+
+    async def _await_lease(
+        self, ref: AttemptRef, req: LeaseRequest, poll_sec: float, why: str, label: str
+    ) -> LeaseGrant:
+        """Ask from one activity until a slot is free; a pause stops the asking.
+
+        A lease granted as the pause came is the same lease (same ``lease_id``) the arm
+        gets when it asks again after ``resume``.
+        """
+        self._waiting(ref, why, None)
+        asking = workflow.start_activity(
+            "await_lease",
+            AwaitLeaseInput(
+                request=req,
+                poll_sec=poll_sec,
+                max_poll_sec=BUSY_POLL_MAX.total_seconds(),
+                max_wait_sec=BUSY_WAIT.total_seconds(),
+            ),
+            result_type=LeaseGrant,
+            start_to_close_timeout=BUSY_WAIT + SHORT,
+            heartbeat_timeout=HEARTBEAT,
+            retry_policy=POOL_RETRY,
+            summary=f"wait for a free slot · {label}",
+        )
+        await workflow.wait_condition(lambda: asking.done() or self._paused)
+        if not asking.done():
+            asking.cancel()
+        try:
+            grant: LeaseGrant = await asking
+        except ActivityError as err:
+            if not isinstance(err.cause, CancelledError) or not self._paused:
+                raise
+            grant = LeaseGrant(busy=True, why="the run was paused while the arm waited")
+        if self._paused:  # ask again (the same lease) once the run is resumed
+            self._arms[ref.lane] = self._arms[ref.lane].model_copy(update={"state": "paused"})
+            await workflow.wait_condition(lambda: not self._paused)
+            return LeaseGrant(busy=True, why=grant.why)
+        return grant
 
     def _waiting(self, ref: AttemptRef, note: str, until: datetime | None) -> None:
         self._arms[ref.lane] = ArmProgress(

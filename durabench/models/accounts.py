@@ -178,6 +178,21 @@ class LeaseGrant(BaseModel):
     """Why no lease was granted."""
 
 
+class AwaitLeaseInput(BaseModel):
+    """Input of ``await_lease``: ask the pool until a slot is free, from one activity."""
+
+    model_config = ConfigDict(frozen=True)
+
+    request: LeaseRequest
+    """The lease asked for (its ``lease_id`` keeps every ask the same lease)."""
+    poll_sec: float = Field(gt=0)
+    """First wait between asks; it doubles up to ``max_poll_sec`` (jittered)."""
+    max_poll_sec: float = Field(gt=0)
+    """Longest wait between asks."""
+    max_wait_sec: float = Field(gt=0)
+    """Answer (still busy) after this long, so the workflow looks again now and then."""
+
+
 class ReleaseRequest(BaseModel):
     """Input of the pool's ``release`` update."""
 

@@ -83,6 +83,7 @@ async def _workers(clients: list[Client], settings: Settings, rec: Recorder) -> 
                     results.record_attempt,
                     results.write_report,
                     accounts.lease_account,
+                    accounts.await_lease,
                     accounts.release_account,
                     accounts.vanished_holders,
                     *rec.sandbox_activities(),
