@@ -41,4 +41,5 @@ def test_every_workflow_and_the_retry_path_have_a_recorded_history() -> None:
         "agent_run_cancelled.json",
         "agent_run_cancelled_waits.json",
         "paired_task_busy_account.json",
+        "paired_task_await_lease.json",
     }
