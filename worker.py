@@ -36,22 +36,29 @@ from durabench.sandbox import docker_client
 from durabench.settings import Settings
 from workflows import WORKFLOWS
 
-__all__ = ["build_workers", "main", "run_workers"]
+__all__ = ["SWEEP_PERIOD_S", "build_workers", "main", "run_workers", "sweep_every"]
 
 log = get_logger("durabench.worker")
 
 GRACE = timedelta(seconds=20)
 """How long in-flight activities get to finish when the worker is told to stop."""
+CANCEL_NOTICE = timedelta(seconds=5)
+"""The longest a heartbeat of a container phase is held back (the SDK's default: 80% of
+the 30 s heartbeat timeout), so a cancelled phase hears of it within about 10 s."""
 SWEEP_PERIOD_S = 600.0
 """How often a worker removes orphaned containers from its daemon."""
 
 
-def build_workers(client: Client, settings: Settings) -> list[Worker]:
-    """The shared-queue worker and this host's queue worker."""
+def build_workers(client: Client, settings: Settings, deployment: str) -> list[Worker]:
+    """The shared-queue worker and this host's queue worker.
+
+    ``deployment`` (:func:`starter.client.deployment_of`) labels every container made, so
+    a sweep of another deployment sharing the Docker daemon leaves them alone.
+    """
     # Stable across restarts: a restarted worker picks up its attempts' container phases.
     host_queue = f"{settings.task_queue}/host/{settings.host_id}"
     identity = f"{os.getpid()}@{settings.host_id}"
-    sandbox = SandboxActivities(settings, host_queue)
+    sandbox = SandboxActivities(settings, host_queue, deployment)
     plan, results = PlanActivities(settings, client), ResultActivities(settings)
     service = ServiceActivities(settings)
     accounts = AccountActivities(client, settings)
@@ -72,6 +79,7 @@ def build_workers(client: Client, settings: Settings) -> list[Worker]:
             service.evaluate_attempt,
             service.score_run,
             accounts.lease_account,
+            accounts.await_lease,
             accounts.release_account,
             accounts.vanished_holders,
         ],
@@ -94,6 +102,9 @@ def build_workers(client: Client, settings: Settings) -> list[Worker]:
         # Slack for teardowns of attempts that moved away, and for attempts of runs from
         # before host claims: work queued behind a full worker would look like a lost host.
         max_concurrent_activities=2 * settings.max_sandboxes + 4,
+        # A cancel reaches an activity with a heartbeat's answer: container phases beat
+        # every 10 s, and the workflow waits for their cancel before its teardown.
+        max_heartbeat_throttle_interval=CANCEL_NOTICE,
     )
     return [shared, host]
 
@@ -143,7 +154,7 @@ async def sweep_every(client: Client, host: str, period_s: float, stop: asyncio.
 
 async def main() -> None:
     """Connect (starting the embedded server if needed) and work until SIGINT/SIGTERM."""
-    from starter.client import connect
+    from starter.client import connect, deployment_of
 
     configure_logging("info")
     settings = Settings.from_env()
@@ -153,7 +164,7 @@ async def main() -> None:
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, stop.set)
-    workers = build_workers(client, settings)
+    workers = build_workers(client, settings, await deployment_of(client))
     log.info(
         "worker started",
         task_queue=settings.task_queue,

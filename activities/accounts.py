@@ -8,6 +8,7 @@ the pool reclaims when its holder ends.
 from __future__ import annotations
 
 import asyncio
+import random
 import time
 from datetime import UTC, datetime
 
@@ -23,10 +24,12 @@ from temporalio.exceptions import ApplicationError
 from temporalio.service import RPCError, RPCStatusCode
 
 from activities.boundary import KnownSecrets, scrubbed
+from activities.heartbeat import heartbeating
 from durabench.accounts import Pool, load_accounts, pool_accounts
 from durabench.errors import AccountError
 from durabench.models import (
     AccountHealth,
+    AwaitLeaseInput,
     LeaseGrant,
     LeaseRequest,
     PoolAccounts,
@@ -133,6 +136,25 @@ class AccountActivities:
             if exc.status == RPCStatusCode.NOT_FOUND:
                 raise ApplicationError(_NOT_RUNNING, type="PoolNotRunning") from None
             raise
+
+    @activity.defn(name="await_lease")
+    @scrubbed
+    async def await_lease(self, data: AwaitLeaseInput) -> LeaseGrant:
+        """Ask the pool until a slot is free, it answers other than busy, or time is up.
+
+        The asks and waits happen here, heartbeating, so a long wait for a slot adds a
+        few events to the pair's history instead of a dozen for every ask.
+        """
+        deadline = time.monotonic() + data.max_wait_sec
+        wait = data.poll_sec
+        while True:
+            grant = await self.lease_account(data.request)
+            if grant.lease is not None or not grant.busy or time.monotonic() >= deadline:
+                return grant
+            pause = min(wait, data.max_poll_sec) * random.uniform(0.5, 1.5)  # noqa: S311
+            async with heartbeating(f"every slot in use: asking again in {pause:.0f} s"):
+                await asyncio.sleep(min(pause, max(deadline - time.monotonic(), 0.0)))
+            wait *= 2
 
     @activity.defn(name="release_account")
     @scrubbed

@@ -10,11 +10,13 @@ from ``claim_host``), so a container's work never lands on another machine's Doc
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import time
 from collections.abc import Mapping
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 import docker
 from temporalio import activity
@@ -53,6 +55,7 @@ from durabench.sandbox.docker.capacity import (
     HostCapacity,
     attempt_key,
 )
+from durabench.sandbox.docker.cleanup import DEPLOYMENT_LABEL
 from durabench.settings import Settings
 
 __all__ = ["SandboxActivities"]
@@ -82,9 +85,10 @@ def _log_volumes(paths: SandboxPaths, size_mb: int) -> dict[str, int]:
 class SandboxActivities:
     """Container phases; built in ``worker.py`` with its settings and host task queue."""
 
-    def __init__(self, settings: Settings, host_queue: str) -> None:
+    def __init__(self, settings: Settings, host_queue: str, deployment: str = "") -> None:
         self.settings = settings
         self.host_queue = host_queue
+        self.deployment = deployment
         self._capacity: HostCapacity | None = None
         self.secrets = KnownSecrets(settings.accounts_file)
         self._limits = AttemptLimits.of(
@@ -134,6 +138,7 @@ class SandboxActivities:
                 **ref.labels,
                 HOST_LABEL: self.settings.host_id,
                 PLACEMENT_LABEL: str(ref.placement),
+                DEPLOYMENT_LABEL: self.deployment,
             },
             network=self.settings.gateway_network if setup.agent.needs_network else "none",
             memory_mb=self.settings.sandbox_memory_mb,
@@ -208,7 +213,12 @@ class SandboxActivities:
     @activity.defn(name="provision_sandbox")
     @scrubbed
     async def provision_sandbox(self, data: ProvisionInput) -> ProvisionOutput:
-        """Start the container; place instruction, MCP config and agent files; set it up."""
+        """Start the container; place instruction, MCP config and agent files; set it up.
+
+        Cancelled, it undoes its own work before it reports so: the container may still be
+        in the making (Docker calls run in threads), and a teardown that ran before it
+        appeared would leave it behind.
+        """
         ref = data.ref
         setup, _ = check_attempt_inputs(ref, self.settings, os.environ)
         environ: Mapping[str, str] = os.environ
@@ -218,10 +228,22 @@ class SandboxActivities:
             environ = {**os.environ, mcp.url_env: f"{await self.gateway.url()}/mcp"}
         attempt = self._attempt(ref, data.image, environ)
         async with heartbeating(f"provisioning {ref.container_name}"):
-            out = await attempt.provision(os.environ)
+            provisioning = asyncio.ensure_future(attempt.provision(os.environ))
+            try:
+                out = await asyncio.shield(provisioning)
+            except asyncio.CancelledError:
+                await self._undo_provision(ref, provisioning)
+                raise
             await asyncio.to_thread(self.capacity.provisioned, attempt_key(ref.labels))
         log.debug("container started", container=ref.container_name, **ref.labels)
         return out
+
+    async def _undo_provision(self, ref: AttemptRef, provisioning: asyncio.Future[Any]) -> None:
+        """Let a cancelled provision's Docker work end, then remove what it made."""
+        with contextlib.suppress(Exception, asyncio.CancelledError):
+            await provisioning
+        await get_backend(_BACKEND)(SandboxSpec(name=ref.container_name, image="unused")).stop()
+        log.debug("cancelled provision undone", container=ref.container_name, **ref.labels)
 
     @activity.defn(name="run_agent")
     @scrubbed
@@ -280,14 +302,20 @@ class SandboxActivities:
     @activity.defn(name="classify_attempt")
     @scrubbed
     async def classify_attempt(self, data: ClassifyAttemptInput) -> Verdict:
-        """Read the transcript in the sandbox and classify the attempt's exit."""
+        """Read the transcript in the sandbox and classify the attempt's exit.
+
+        It heartbeats: a long transcript takes a while to read, and it is scheduled with
+        the heartbeat timeout of every container phase. The gateway's ledger of the
+        attempt's model traffic goes in with it.
+        """
         ledger = self._attempt_dir(data.ref) / _LEDGER
-        return await self._attempt(data.ref).classify(
-            data,
-            metered=await asyncio.to_thread(read_ledger, ledger),
-            now=datetime.fromtimestamp(time.time(), tz=UTC),
-            cap_cooldown=timedelta(seconds=self.settings.usage_cap_cooldown_sec),
-        )
+        async with heartbeating(f"classifying {data.ref.task.task_id} {data.ref.lane}"):
+            return await self._attempt(data.ref).classify(
+                data,
+                metered=await asyncio.to_thread(read_ledger, ledger),
+                now=datetime.fromtimestamp(time.time(), tz=UTC),
+                cap_cooldown=timedelta(seconds=self.settings.usage_cap_cooldown_sec),
+            )
 
     @activity.defn(name="collect_artifacts")
     @scrubbed

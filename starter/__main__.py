@@ -1,5 +1,5 @@
 """``python -m starter``."""
 
-from starter.main import cli
+from starter.main import main
 
-cli()
+main()

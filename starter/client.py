@@ -10,6 +10,7 @@ from temporalio.api.operatorservice.v1 import (
     AddSearchAttributesRequest,
     ListSearchAttributesRequest,
 )
+from temporalio.api.workflowservice.v1 import GetClusterInfoRequest
 from temporalio.client import Client
 from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.service import RPCError, TLSConfig
@@ -19,7 +20,13 @@ from durabench.settings import Settings
 from starter.embedded import ensure_server
 from workflows.search_attributes import SEARCH_ATTRIBUTES
 
-__all__ = ["connect", "connect_when_ready", "ensure_search_attributes", "tls_config"]
+__all__ = [
+    "connect",
+    "connect_when_ready",
+    "deployment_of",
+    "ensure_search_attributes",
+    "tls_config",
+]
 
 API_KEY_ENV = "TEMPORAL_API_KEY"
 """Read when connecting and handed to the client only; never stored or logged."""
@@ -40,6 +47,16 @@ async def ensure_search_attributes(client: Client) -> None:
         await ops.add_search_attributes(
             AddSearchAttributesRequest(namespace=client.namespace, search_attributes=missing)
         )
+
+
+async def deployment_of(client: Client) -> str:
+    """``<namespace>@<cluster id>``: the Temporal deployment ``client`` talks to.
+
+    Containers are labelled with it, so a sweep removes only its own deployment's: to
+    another user's server on the same Docker host, this one's workflows do not exist.
+    """
+    info = await client.workflow_service.get_cluster_info(GetClusterInfoRequest())
+    return f"{client.namespace}@{info.cluster_id}"
 
 
 def _starting(exc: BaseException) -> bool:

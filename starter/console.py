@@ -178,6 +178,8 @@ def progress_line(p: ProgressOutput) -> str:
     classes = ", ".join(f"{k} {v}" for k, v in sorted(p.by_class.items())) or "none yet"
     running = ", ".join(p.running) or "-"
     excluded = f"; {p.excluded} excluded" if p.excluded else ""
+    if p.ended_abnormally:  # terminated or reset away: the operator should know which
+        excluded += f" (ended without finishing: {', '.join(p.ended_abnormally)})"
     done = f"{p.done}/{p.total} pairs done{excluded}"
     phase = f"{p.phase} (paused)" if p.paused else p.phase
     return f"{phase}: {done}; attempts: {classes}; in flight: {running}"

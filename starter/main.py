@@ -1,6 +1,11 @@
-"""Registers the commands; each lives in its own module."""
+"""Registers the commands; each lives in its own module. :func:`main` runs them."""
 
 from __future__ import annotations
+
+import logging
+import os
+import sys
+import traceback
 
 import click
 
@@ -56,3 +61,34 @@ COMMANDS = (
 
 for command in COMMANDS:
     cli.add_command(command)
+
+
+def main() -> None:
+    """``python -m starter`` and the ``durabench`` script: the command, then a hard exit.
+
+    The Temporal client's Rust runtime keeps threads of its own. An interpreter that tears
+    itself down while one of them still works for Python (a call the command did not wait
+    for, a connection closing) hangs, aborts or dies of SIGSEGV after the command has
+    printed its result. Once the command is done nothing is left to clean up, so the
+    output is flushed and the process leaves with the command's code, skipping teardown.
+    """
+    try:
+        cli()
+        code = 0
+    except SystemExit as exc:
+        code = _exit_code(exc.code)
+    except BaseException:  # noqa: BLE001 - a bug: shown, then the same clean exit
+        traceback.print_exc()
+        code = 1
+    logging.shutdown()
+    for stream in (sys.stdout, sys.stderr):
+        stream.flush()
+    os._exit(code)
+
+
+def _exit_code(code: str | int | None) -> int:
+    """``SystemExit.code`` as a process exit code (a message is printed, and is 1)."""
+    if code is None or isinstance(code, int):
+        return code or 0
+    print(code, file=sys.stderr)
+    return 1

@@ -30,12 +30,12 @@ from durabench.models import (
 from durabench.planning import UNPAIRED_ENV, check_request
 from durabench.sandbox import docker_client
 from durabench.settings import Settings
-from starter.client import connect
+from starter.client import connect, deployment_of
 from starter.console import approval_hint, console, plan_table, result_tables, ui_url
 from starter.live import follow
 from starter.options import checked_run_id, run_async
 from starter.same_run import check_same_request
-from worker import build_workers, run_workers
+from worker import SWEEP_PERIOD_S, build_workers, run_workers, sweep_every
 from workflows import SuiteRunWorkflow, run_workflow_id
 from workflows.search_attributes import for_request
 
@@ -343,10 +343,14 @@ async def main(
 ) -> RunOutcome | None:
     """Start the run; unless ``detach``, work on it in-process until it ends.
 
-    ``resume``: a running run of the same id carries on even if its flags differ.
+    ``resume``: a running run of the same id carries on even if its flags differ. With
+    ``yes`` the approval goes with the request: the run takes it once its plan is made,
+    whether or not this process is still there.
     """
     settings = settings or Settings.from_env()
     check_request(request, settings, here=not detach)  # a typo: refused before any run
+    if yes:
+        request = request.model_copy(update={"approved_by": f"{getpass.getuser()} (--yes)"})
     if not detach:
         docker_client().close()  # the in-process worker needs Docker: say so now, with the fix
     client = client or await connect(settings)
@@ -356,7 +360,10 @@ async def main(
         f"Run [bold]{request.run_id}[/] {verb}; Web UI: {ui_url(settings, request.run_id)}"
     )
     if detach:
-        _print_approval_hint(settings, request.run_id)
+        if yes and not resumed:
+            console.print("Approved with --yes: the run starts once its plan is made.")
+        else:  # a run that ran already keeps its own request: approve it as usual
+            _print_approval_hint(settings, request.run_id)
         console.print("Detached: workers started with `python worker.py` carry the run.")
         return None
     return await work_on(client, settings, handle, yes=yes)
@@ -367,12 +374,16 @@ async def work_on(
 ) -> RunOutcome:
     """Run this machine's workers for the run and show it until it ends."""
     stop = asyncio.Event()
-    workers = asyncio.create_task(run_workers(build_workers(client, settings), stop))
+    built = build_workers(client, settings, await deployment_of(client))
+    workers = asyncio.create_task(run_workers(built, stop))
+    # As python worker.py does: leftovers of this host (a crash, a cancel) are removed.
+    sweeper = asyncio.create_task(sweep_every(client, settings.host_id, SWEEP_PERIOD_S, stop))
     try:
         return await _follow(client, handle, settings, yes=yes)
     finally:
         stop.set()
         await workers
+        await sweeper
 
 
 async def _start(

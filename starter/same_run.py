@@ -34,12 +34,16 @@ async def started_request(client: Client, handle: WorkflowHandle[Any, Any]) -> R
     raise ConfigError(f"workflow {handle.id} is not a durabench run; choose another --run-id")
 
 
+_NOT_FLAGS = frozenset({"approved_by"})
+"""Fields that say who ran the command, not what the run is: never a difference."""
+
+
 def differences(there: RunRequest, here: RunRequest) -> list[str]:
     """``"<field> <value there> there, <value here> here"`` for each field that differs."""
     return [
         f"{name.replace('_', ' ')} {getattr(there, name)} there, {getattr(here, name)} here"
         for name in RunRequest.model_fields
-        if getattr(there, name) != getattr(here, name)
+        if name not in _NOT_FLAGS and getattr(there, name) != getattr(here, name)
     ]
 
 

@@ -4,7 +4,10 @@ A container belongs to one placement of one attempt (its labels name them). It i
 when that attempt's workflow is not running any more, or runs a later placement (it moved
 off a host that was lost), as Temporal tells: a crashed worker, a terminated run, a lost
 host that came back or a teardown that never happened leaves nothing behind after a sweep.
-Workers sweep their daemon when they start and every ten minutes.
+Workers sweep their daemon when they start and every ten minutes (the containers their
+host made); ``starter sweep`` looks at every container of its deployment (the Temporal
+namespace and cluster it talks to): one daemon may serve several deployments, whose
+workflows this one's server does not know, and their containers are left alone.
 """
 
 from __future__ import annotations
@@ -24,7 +27,7 @@ from durabench.sandbox.docker.cleanup import (
     remove_container,
     unused_task_images,
 )
-from starter.client import connect
+from starter.client import connect, deployment_of
 from starter.console import console
 from starter.options import run_async
 from workflows import attempt_workflow_id
@@ -60,15 +63,22 @@ async def owned(client: Client, container: LabelledContainer) -> bool:
 
 
 async def remove_orphans(
-    client: Client, docker: DockerClient, dry_run: bool = False, host: str | None = None
+    client: Client,
+    docker: DockerClient,
+    dry_run: bool = False,
+    host: str | None = None,
+    deployment: str | None = None,
 ) -> list[tuple[LabelledContainer, bool]]:
     """Durabench's containers on ``docker``, each with whether it is (or would be) removed.
 
-    With ``host``, only the containers that worker host made.
+    With ``host``, only the containers that worker host made; with ``deployment``, only
+    those of that deployment (:func:`starter.client.deployment_of`).
     """
     out = []
     for c in await asyncio.to_thread(list_containers, docker):
         if host is not None and c.host != host:
+            continue
+        if deployment is not None and c.deployment != deployment:
             continue
         orphan = not await owned(client, c)
         if orphan and not dry_run:
@@ -82,19 +92,20 @@ async def sweep_main(
 ) -> list[str]:
     """Remove (or with ``dry_run`` only list) orphaned containers; return their names."""
     client = client or await connect()
+    deployment = await deployment_of(client)
     docker = docker_client()
     try:
-        table = Table(title="durabench containers")
+        table = Table(title=f"durabench containers of {deployment}")
         for col in ("container", "status", "attempt workflow", "action"):
             table.add_column(col)
         removed = []
-        for c, orphan in await remove_orphans(client, docker, dry_run):
+        for c, orphan in await remove_orphans(client, docker, dry_run, deployment=deployment):
             wf = attempt_workflow_id(c.run_id, c.task_id, c.lane, c.attempt)
             action = "would remove" if dry_run else "removed"
             table.add_row(c.name, c.status, wf, action if orphan else "keep (running)")
             if orphan:
                 removed.append(c.name)
-        console.print(table if table.row_count else "No durabench containers.")
+        console.print(table if table.row_count else f"No durabench containers of {deployment}.")
         if images:
             tags = await asyncio.to_thread(unused_task_images, docker)
             for tag in tags:
@@ -111,5 +122,9 @@ async def sweep_main(
 @click.option("--dry-run", is_flag=True, help="Only list what would be removed.")
 @click.option("--images", is_flag=True, help="Also remove task images no container uses.")
 def sweep(dry_run: bool, images: bool) -> None:
-    """Remove containers whose attempt is no longer running (checked against Temporal)."""
+    """Remove containers whose attempt is no longer running (checked against Temporal).
+
+    Only this deployment's (Temporal namespace and cluster): other users' containers on
+    the same Docker host, and containers made before deployment labels, are left alone.
+    """
     run_async(sweep_main)(dry_run=dry_run, images=images)

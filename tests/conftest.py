@@ -22,7 +22,7 @@ from starter.embedded import dev_server_args, wait_for_port
 SHARED_FIXTURES = Path(__file__).resolve().parents[2] / "shared" / "fixtures"
 
 
-def _free_port() -> int:
+def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return int(s.getsockname()[1])
@@ -73,7 +73,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 @pytest.fixture(scope="session")
 def temporal_address(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """A real ``temporal server start-dev`` (in-memory, headless, loopback) for the session."""
-    port = _free_port()
+    port = free_port()
     log = tmp_path_factory.mktemp("temporal") / "server.log"
     with log.open("wb") as out:
         proc = subprocess.Popen(

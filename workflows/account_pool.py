@@ -6,7 +6,9 @@ cap resets if it hit one. A holder that ends without releasing (terminated, rese
 found every ``reap_every_sec`` by ``vanished_holders`` and its lease reclaimed. The pool
 keeps no secret: accounts are ids, slots and expiry dates, synced from ``accounts.toml``
 by ``starter run`` and ``starter accounts sync``. It continues as new before its history
-grows large, carrying its state.
+grows large, or after ``max_updates`` updates (the server refuses more than 2,000 in one
+workflow run, and not every server suggests continue-as-new before that), carrying its
+state.
 
 Id: ``<task queue>/accounts`` (:func:`pool_workflow_id`), on the shared task queue: one
 pool per deployment.
@@ -30,12 +32,29 @@ with workflow.unsafe.imports_passed_through():
     )
     from workflows.policies import RETRY, SHORT
 
-__all__ = ["AccountPoolWorkflow", "pool_workflow_id"]
+__all__ = ["AccountPoolWorkflow", "pool_workflow_id", "vanished"]
+
+UPDATE_COUNT = "pool-continue-as-new-by-updates"
+"""Patch: the pool continues as new after ``max_updates`` updates too (before it, only
+by history length or when the server suggested it)."""
 
 
 def pool_workflow_id(task_queue: str) -> str:
     """The pool's workflow id for the deployment whose shared queue is ``task_queue``."""
     return f"{task_queue}/accounts"
+
+
+async def vanished(holders: tuple[tuple[str, str], ...], summary: str) -> list[tuple[str, str]]:
+    """Which of ``(workflow id, run id)`` no longer run (run id ``""``: the latest run)."""
+    gone: list[tuple[str, str]] = await workflow.execute_activity(
+        "vanished_holders",
+        VanishedInput(holders=holders),
+        result_type=list[tuple[str, str]],
+        start_to_close_timeout=SHORT,
+        retry_policy=RETRY,
+        summary=summary,
+    )
+    return gone
 
 
 @workflow.defn
@@ -46,10 +65,13 @@ class AccountPoolWorkflow:
     def __init__(self, state: PoolState) -> None:
         # Here, not in run: an update may arrive in the same task as the start.
         self.pool = Pool(state)
+        self.updates = 0
+        self.count_updates = False
 
     @workflow.run
     async def run(self, state: PoolState) -> None:
         """Reclaim leases of vanished holders now and then; continue as new when long."""
+        self.count_updates = workflow.patched(UPDATE_COUNT)
         while not self._history_long():
             try:
                 await workflow.wait_condition(
@@ -68,19 +90,14 @@ class AccountPoolWorkflow:
     def _history_long(self) -> bool:
         info = workflow.info()
         limit = self.pool.state.max_history_events
+        if self.count_updates and self.updates >= self.pool.state.max_updates:
+            return True
         return info.is_continue_as_new_suggested() or info.get_current_history_length() >= limit
 
     async def _reap(self) -> None:
         holders = tuple(sorted({(x.holder_workflow_id, x.holder_run_id) for x in self.pool.leases}))
-        vanished: list[tuple[str, str]] = await workflow.execute_activity(
-            "vanished_holders",
-            VanishedInput(holders=holders),
-            result_type=list[tuple[str, str]],
-            start_to_close_timeout=SHORT,
-            retry_policy=RETRY,
-            summary=f"check {len(holders)} lease holders",
-        )
-        for lease in self.pool.expire((v[0], v[1]) for v in vanished):
+        gone = await vanished(holders, f"check {len(holders)} lease holders")
+        for lease in self.pool.expire((v[0], v[1]) for v in gone):
             workflow.logger.warning(
                 "lease of %s by %s expired: its holder ended without releasing it",
                 lease.account_id,
@@ -95,6 +112,7 @@ class AccountPoolWorkflow:
     @workflow.update
     def set_accounts(self, accounts: PoolAccounts) -> PoolState:
         """Take the accounts as synced from ``accounts.toml``; leases are kept."""
+        self.updates += 1
         self.pool.set_accounts(accounts.accounts, accounts.checked)
         return self.pool.state
 
@@ -106,6 +124,7 @@ class AccountPoolWorkflow:
         workflow may have in flight, and releases must always get through. A request
         with the ``lease_id`` of a lease held already gets that lease back.
         """
+        self.updates += 1
         return self.pool.grant(req, req.lease_id or str(workflow.uuid4()), workflow.now())
 
     @lease.validator
@@ -119,6 +138,7 @@ class AccountPoolWorkflow:
     @workflow.update
     def release(self, req: ReleaseRequest) -> None:
         """End a lease; a usage cap puts its account in cooldown until the cap resets."""
+        self.updates += 1
         lease = self.pool.release(req, workflow.now())
         if lease is not None and req.cool_until is not None:
             workflow.logger.warning(

@@ -29,6 +29,7 @@ from temporalio.exceptions import (
     TimeoutError,
     TimeoutType,
 )
+from temporalio.workflow import ActivityCancellationType
 
 with workflow.unsafe.imports_passed_through():
     from durabench.models import (
@@ -49,6 +50,8 @@ with workflow.unsafe.imports_passed_through():
     )
     from durabench.service.payloads import EvaluateAttemptInput
     from workflows.policies import (
+        AFTER_AGENT,
+        AFTER_AGENT_BOUND,
         CLAIM_RETRY,
         HEARTBEAT,
         MAX_LOSSES,
@@ -64,6 +67,11 @@ __all__ = ["AgentRunWorkflow", "failure_reason", "host_lost", "record_attempt"]
 T = TypeVar("T")
 
 _SLACK = timedelta(minutes=5)
+
+WAIT_CANCEL = "container-phases-wait-for-cancel"
+"""Patch: a cancelled container phase is waited for until it has ended (its work undone)
+before collect and teardown run (before it, TRY_CANCEL went on at once, and a container
+still being made appeared after its teardown)."""
 
 
 def host_lost(err: ActivityError) -> bool:
@@ -92,6 +100,7 @@ class AgentRunWorkflow:
         self.left_behind: list[workflow.ActivityHandle[None]] = []
         self.current_placement = 0
         self.losses = 0
+        self.wait_cancel = False
 
     @workflow.query
     def placement(self) -> int:
@@ -108,6 +117,7 @@ class AgentRunWorkflow:
         result_type: type[T],
         timeout: timedelta,
         retry: RetryPolicy = RETRY,
+        bound: timedelta | None = None,
     ) -> T:
         ref: AttemptRef = arg.ref if hasattr(arg, "ref") else arg
         started = workflow.now()
@@ -119,8 +129,12 @@ class AgentRunWorkflow:
                 task_queue=self.host_queue or None,
                 schedule_to_start_timeout=self.host_timeout,
                 start_to_close_timeout=timeout,
+                schedule_to_close_timeout=bound,
                 heartbeat_timeout=HEARTBEAT,
                 retry_policy=retry,
+                cancellation_type=ActivityCancellationType.WAIT_CANCELLATION_COMPLETED
+                if self.wait_cancel
+                else ActivityCancellationType.TRY_CANCEL,
                 summary=f"{name} · {ref.task.task_id} · {ref.lane} · attempt {ref.attempt}",
             )
             return cast(T, result)
@@ -132,6 +146,7 @@ class AgentRunWorkflow:
     @workflow.run
     async def run(self, ref: AttemptRef) -> AttemptResult:
         """Run the phases; always collect and tear the container down; record the result."""
+        self.wait_cancel = workflow.patched(WAIT_CANCEL)
         if workflow.patched("host-failover"):
             return await self._run_placed(ref)
         return await self._run_pinned(ref)
@@ -333,7 +348,15 @@ class AgentRunWorkflow:
             files_changed=agent.files_changed,
             build_failed=fields.get("build_failed", False),
         )
-        verdict = await self._phase("classify_attempt", facts, Verdict, timedelta(minutes=5))
+        # The agent has run: giving up here would have the pair pay for a new session.
+        verdict = await self._phase(
+            "classify_attempt",
+            facts,
+            Verdict,
+            timedelta(minutes=5),
+            retry=AFTER_AGENT,
+            bound=AFTER_AGENT_BOUND,
+        )
         fields.update(verdict.model_dump(include=_VERDICT_FIELDS))
         return fields
 
@@ -371,7 +394,11 @@ class AgentRunWorkflow:
 
 
 async def record_attempt(ref: AttemptRef, **fields: Any) -> AttemptResult:
-    """Build the attempt's result from ``fields`` and persist it (``result.json``)."""
+    """Build the attempt's result from ``fields`` and persist it (``result.json``).
+
+    It retries for hours: a workflow that failed here would have the pair start a new
+    attempt, and pay for a new session, for want of a file write.
+    """
     result = AttemptResult(
         run_id=ref.run_id,
         task_id=ref.task.task_id,
@@ -383,7 +410,11 @@ async def record_attempt(ref: AttemptRef, **fields: Any) -> AttemptResult:
         **fields,
     )
     await workflow.execute_activity(
-        "record_attempt", result, start_to_close_timeout=SHORT, retry_policy=RETRY
+        "record_attempt",
+        result,
+        start_to_close_timeout=SHORT,
+        schedule_to_close_timeout=AFTER_AGENT_BOUND,
+        retry_policy=AFTER_AGENT,
     )
     return result
 

@@ -27,6 +27,7 @@ with workflow.unsafe.imports_passed_through():
         ArmProgress,
         AttemptRef,
         AttemptResult,
+        AwaitLeaseInput,
         Lease,
         LeaseGrant,
         LeaseRequest,
@@ -41,11 +42,32 @@ with workflow.unsafe.imports_passed_through():
         BUSY_POLL_MAX,
         COOLING_POLL,
         DEFAULT_COOLDOWN,
+        HEARTBEAT,
         POOL_RETRY,
         SHORT,
     )
 
 __all__ = ["PairedTaskWorkflow", "attempt_workflow_id", "pair_workflow_id"]
+
+
+ARMS_SETTLE = "pair-arms-settle"
+"""Patch: the pair waits for both arms to end, whatever one of them does, before it tells
+the run (before it, the first arm to fail or be cancelled ended the pair at once: it
+reported cancelled while the other lane was still being torn down, and its failure
+cancelled the other arm's session)."""
+
+
+BUSY_IN_ACTIVITY = "busy-wait-in-activity"
+"""Patch: while every slot is in use, an arm asks the pool from one heartbeating
+``await_lease`` activity (before it, on a durable timer per ask: its history grew by a
+dozen events for every ask)."""
+
+BUSY_WAIT = timedelta(hours=1)
+"""How long one ``await_lease`` asks before it answers busy (the arm then looks again)."""
+
+HAND_CANCEL = "attempt-cancelled-by-hand"
+"""Patch: an attempt cancelled on its own (not with its pair) is recorded ``infra_other``
+and the pair goes on (before it, the pair ended as if cancelled, without a trace)."""
 
 
 def pair_workflow_id(run_id: str, task_id: str) -> str:
@@ -106,15 +128,11 @@ class PairedTaskWorkflow:
     async def run(self, pair: PairInput) -> PairResult:
         """Run every arm to a non-infra end or to the end of its retries."""
         self._task_id = pair.task.task_id
-        # The run waits for this signal: it is sent however the pair ends.
-        done = PairDone(task_id=pair.task.task_id, by_class={}, excluded=True)
-        try:
-            arms = await asyncio.gather(*(self._arm(pair, lane) for lane in pair.lanes))
-        except (Exception, asyncio.CancelledError) as err:  # not eviction: that must pass
-            if _cancelled(err):  # the arms tore their containers down before this
-                done = PairDone(task_id=pair.task.task_id, by_class={}, cancelled=True)
-            await self._tell_run(done)
-            raise
+        self._set_paused(pair.paused, pair.control_seq)  # a newer signal may have come first
+        if workflow.patched(ARMS_SETTLE):
+            arms = await self._settled_arms(pair)
+        else:
+            arms = await self._arms_until_first_failure(pair)
         exhausted = [arm[-1] for arm in arms if arm[-1].infra]
         await self._tell_run(
             PairDone(
@@ -132,6 +150,46 @@ class PairedTaskWorkflow:
                 for a in exhausted
             ),
         )
+
+    async def _settled_arms(self, pair: PairInput) -> list[list[AttemptResult]]:
+        """Every arm's attempts, once every arm has ended.
+
+        Cancelled, the pair reports so only after both lanes are torn down. An arm that
+        failed leaves the other to finish its session; then the run hears the pair ended
+        excluded (with what the other arm did) and the pair fails with the arm's error.
+        """
+        task_id = pair.task.task_id
+        try:
+            ended = await asyncio.gather(
+                *(self._arm(pair, lane) for lane in pair.lanes), return_exceptions=True
+            )
+        except asyncio.CancelledError:  # raised once every arm has ended
+            await self._tell_run(PairDone(task_id=task_id, by_class={}, cancelled=True))
+            raise
+        failures = [e for e in ended if isinstance(e, BaseException)]
+        if not failures:
+            return [arm for arm in ended if not isinstance(arm, BaseException)]
+        cancelled = any(_cancelled(e) for e in failures)
+        done = [a for arm in ended if not isinstance(arm, BaseException) for a in arm]
+        by_class = {} if cancelled else dict(Counter(a.exit_class for a in done))
+        await self._tell_run(
+            PairDone(
+                task_id=task_id, by_class=by_class, excluded=not cancelled, cancelled=cancelled
+            )
+        )
+        raise failures[0]
+
+    async def _arms_until_first_failure(self, pair: PairInput) -> list[list[AttemptResult]]:
+        """The path of histories from before ``pair-arms-settle``."""
+        # The run waits for this signal: it is sent however the pair ends.
+        done = PairDone(task_id=pair.task.task_id, by_class={}, excluded=True)
+        try:
+            return list(await asyncio.gather(*(self._arm(pair, lane) for lane in pair.lanes)))
+        except (Exception, asyncio.CancelledError) as err:  # not eviction: that must pass
+            if _cancelled(err):  # the arms tore their containers down before this
+                done = PairDone(task_id=pair.task.task_id, by_class={}, cancelled=True)
+            await self._tell_run(done)
+            raise
 
     async def _tell_run(self, done: PairDone) -> None:
         """Signal the run (whichever of its workflow runs is current) that this pair ended."""
@@ -234,6 +292,8 @@ class PairedTaskWorkflow:
                 retry_policy=POOL_RETRY,
                 summary=f"lease an account · {label}",
             )
+            if grant.busy and grant.lease is None and workflow.patched(BUSY_IN_ACTIVITY):
+                grant = await self._await_lease(ref, req, poll_sec, grant.why, label)
             if grant.lease is not None:
                 return grant.lease
             note = grant.why
@@ -252,6 +312,44 @@ class PairedTaskWorkflow:
             if self._paused:
                 self._arms[ref.lane] = self._arms[ref.lane].model_copy(update={"state": "paused"})
                 await workflow.wait_condition(lambda: not self._paused)
+
+    async def _await_lease(
+        self, ref: AttemptRef, req: LeaseRequest, poll_sec: float, why: str, label: str
+    ) -> LeaseGrant:
+        """Ask from one activity until a slot is free; a pause stops the asking.
+
+        A lease granted as the pause came is the same lease (same ``lease_id``) the arm
+        gets when it asks again after ``resume``.
+        """
+        self._waiting(ref, why, None)
+        asking = workflow.start_activity(
+            "await_lease",
+            AwaitLeaseInput(
+                request=req,
+                poll_sec=poll_sec,
+                max_poll_sec=BUSY_POLL_MAX.total_seconds(),
+                max_wait_sec=BUSY_WAIT.total_seconds(),
+            ),
+            result_type=LeaseGrant,
+            start_to_close_timeout=BUSY_WAIT + SHORT,
+            heartbeat_timeout=HEARTBEAT,
+            retry_policy=POOL_RETRY,
+            summary=f"wait for a free slot · {label}",
+        )
+        await workflow.wait_condition(lambda: asking.done() or self._paused)
+        if not asking.done():
+            asking.cancel()
+        try:
+            grant: LeaseGrant = await asking
+        except ActivityError as err:
+            if not isinstance(err.cause, CancelledError) or not self._paused:
+                raise
+            grant = LeaseGrant(busy=True, why="the run was paused while the arm waited")
+        if self._paused:  # ask again (the same lease) once the run is resumed
+            self._arms[ref.lane] = self._arms[ref.lane].model_copy(update={"state": "paused"})
+            await workflow.wait_condition(lambda: not self._paused)
+            return LeaseGrant(busy=True, why=grant.why)
+        return grant
 
     def _waiting(self, ref: AttemptRef, note: str, until: datetime | None) -> None:
         self._arms[ref.lane] = ArmProgress(
@@ -294,7 +392,10 @@ class PairedTaskWorkflow:
             )
         except ChildWorkflowError as err:
             if isinstance(err.cause, CancelledError):
-                raise  # the run is being cancelled: no new attempt
+                if workflow.cancellation_reason() is not None or not workflow.patched(HAND_CANCEL):
+                    raise  # the run is being cancelled: no new attempt
+                reason = "the attempt was cancelled on its own (by an operator); its pair goes on"
+                return await record_attempt(ref, exit_class="infra_other", reason=reason)
             return await record_attempt(
                 ref, exit_class="infra_other", reason=f"the attempt's workflow failed: {err.cause}"
             )

@@ -9,6 +9,8 @@ from temporalio.common import RetryPolicy
 from durabench.errors import non_retryable_names
 
 __all__ = [
+    "AFTER_AGENT",
+    "AFTER_AGENT_BOUND",
     "BUSY_POLL_MAX",
     "CLAIM_RETRY",
     "COOLING_POLL",
@@ -31,6 +33,22 @@ RETRY = RetryPolicy(
     non_retryable_error_types=non_retryable_names(),
 )
 """Transient failures (Docker hiccups, a lost worker) retry; the leaves of NON_RETRYABLE don't."""
+
+AFTER_AGENT = RetryPolicy(
+    initial_interval=timedelta(seconds=1),
+    backoff_coefficient=2.0,
+    maximum_interval=timedelta(minutes=5),
+    maximum_attempts=0,
+    non_retryable_error_types=[*non_retryable_names(), "ValidationError"],
+)
+"""Classifying and recording an attempt whose agent has run: cheap and idempotent, while
+giving up hands the pair an ``infra_other`` to retry, i.e. a new paid session. They retry
+until :data:`AFTER_AGENT_BOUND` has passed (schedule-to-close). A verdict or result that
+cannot be built (pydantic's ``ValidationError``) fails the same way every time: it is not
+retried, rather than hold the host and the account for hours."""
+
+AFTER_AGENT_BOUND = timedelta(hours=6)
+"""Schedule-to-close of :data:`AFTER_AGENT` activities: only an outage of hours gives up."""
 
 REATTACH = RetryPolicy(
     initial_interval=timedelta(seconds=2),

@@ -48,21 +48,22 @@ with workflow.unsafe.imports_passed_through():
         TaskRef,
     )
     from durabench.service.payloads import ScoreRunInput
+    from workflows.pair_ends import PAIR_ENDS, watch_carried, watch_child
     from workflows.paired_task import PairedTaskWorkflow, pair_workflow_id
     from workflows.policies import RETRY, SHORT
+    from workflows.run_patches import (
+        APPROVAL_TIMEOUT,
+        APPROVED_WITH_REQUEST,
+        BATCHED_STARTS,
+        CANCEL_ON_REQUEST,
+        CONTROL_AFTER_START,
+    )
     from workflows.search_attributes import RUN_STATUS
 
 __all__ = ["PAGE_SIZE", "SuiteRunWorkflow", "run_workflow_id"]
 
 PAGE_SIZE = 100
 """Tasks read from the plan per ``plan_page`` call."""
-
-APPROVAL_TIMEOUT = "approval-timeout"
-"""Patch: an unapproved run ends after ``approval_timeout_sec`` (before it, it waited forever)."""
-
-BATCHED_STARTS = "batched-pair-starts"
-"""Patch: free slots are filled in one workflow task (histories before it start one pair
-per workflow task)."""
 
 
 def run_workflow_id(run_id: str) -> str:
@@ -89,6 +90,9 @@ class SuiteRunWorkflow:
         self._control_seq = 0
         self._parallel = data.request.parallel
         self._start = 0
+        self._ended_abnormally: list[str] = []
+        self._watch_ends = False
+        self._watchers: list[asyncio.Task[None]] = []
         if data.carried is not None:
             # Restored before any handler runs: a pair_done signal that reaches this run in its
             # first activation must find its pair among those in flight.
@@ -156,6 +160,15 @@ class SuiteRunWorkflow:
             self._done += int(not done.cancelled)
             self._by_class.update(done.by_class)
             self._excluded += int(done.excluded)
+
+    def _pair_ended(self, task_id: str, how: str) -> None:
+        """A pair ended without ``pair_done``: it is done, excluded and named as such."""
+        if task_id in self._running:
+            workflow.logger.error("pair %s ended without telling the run: %s", task_id, how)
+            self._running.discard(task_id)
+            self._done += 1
+            self._excluded += 1
+            self._ended_abnormally.append(task_id)
 
     @workflow.signal
     async def pause(self, control: Control | None = None) -> None:
@@ -234,6 +247,7 @@ class SuiteRunWorkflow:
             approved_at=self._approval.approved_at if self._approval else None,
             paused=self._paused,
             parallel=self._parallel,
+            ended_abnormally=tuple(self._ended_abnormally),
         )
 
     def _set_phase(self, phase: RunPhase) -> None:
@@ -245,10 +259,20 @@ class SuiteRunWorkflow:
         """Plan, wait for approval, fan out (continuing as new as needed), report."""
         request = data.request
         start = self._start
+        self._watch_ends = workflow.patched(PAIR_ENDS)
         if data.carried is None:
             rejected = await self._plan_and_approve(data)
             if rejected is not None:
                 return rejected
+        elif self._watch_ends:
+            carried = watch_carried(
+                self._run_id,
+                data.carried.in_flight,
+                lambda: self._running,
+                timedelta(seconds=request.pair_check_sec),
+                self._pair_ended,
+            )
+            self._watchers.append(asyncio.create_task(carried))
         self._set_phase("running")
         try:
             resume_at = await self._fan_out(start)
@@ -258,10 +282,23 @@ class SuiteRunWorkflow:
                     SuiteRunInput(request=request, carried=self._carry(resume_at))
                 )
             await workflow.wait_condition(lambda: not self._running)
-        except asyncio.CancelledError:
-            await self._cancel_in_flight()
+        except (Exception, asyncio.CancelledError) as err:  # not eviction: that must pass
+            if self._cancel_requested(err):
+                await self._cancel_in_flight()
             raise
         return await self._report()
+
+    @staticmethod
+    def _cancel_requested(err: BaseException) -> bool:
+        """Whether the run itself was cancelled, however the cancel reached it.
+
+        A cancel that lands while an activity runs arrives as that activity's error, not
+        as ``asyncio.CancelledError``: what decides is the workflow's own cancel request.
+        """
+        if isinstance(err, asyncio.CancelledError):
+            return True
+        requested = workflow.cancellation_reason() is not None
+        return requested and workflow.patched(CANCEL_ON_REQUEST)
 
     async def _plan_and_approve(self, data: SuiteRunInput) -> RunOutcome | None:
         request = data.request
@@ -273,6 +310,8 @@ class SuiteRunWorkflow:
             retry_policy=RETRY,
         )
         self._set_phase("awaiting_approval")
+        if request.approved_by is not None and workflow.patched(APPROVED_WITH_REQUEST):
+            self.approve(Approval(approver=request.approved_by))
         decided = lambda: self._approval is not None or self._rejection is not None  # noqa: E731
         if workflow.patched(APPROVAL_TIMEOUT):
             timeout = timedelta(seconds=request.approval_timeout_sec)
@@ -304,6 +343,7 @@ class SuiteRunWorkflow:
         self._paused = carried.paused
         self._control_seq = carried.control_seq
         self._parallel = carried.parallel or carried.plan.request.parallel
+        self._ended_abnormally = list(carried.ended_abnormally)
         return carried.next_index
 
     def _carry(self, next_index: int) -> CarriedState:
@@ -320,6 +360,7 @@ class SuiteRunWorkflow:
             paused=self._paused,
             control_seq=self._control_seq,
             parallel=self._parallel,
+            ended_abnormally=tuple(self._ended_abnormally),
         )
 
     async def _fan_out(self, start: int) -> int | None:
@@ -373,9 +414,11 @@ class SuiteRunWorkflow:
             accounts=plan.account_slots is not None,
             lease_poll_sec=req.lease_poll_sec,
             budget_tokens=req.budget_tokens,
+            paused=self._paused,
+            control_seq=self._control_seq,
         )
         self._running.add(task.task_id)
-        await workflow.start_child_workflow(
+        handle = await workflow.start_child_workflow(
             PairedTaskWorkflow.run,
             pair,
             id=pair_workflow_id(req.run_id, task.task_id),
@@ -384,6 +427,12 @@ class SuiteRunWorkflow:
             # Pairs outlive continue-as-new; cancelling the run cancels them explicitly.
             parent_close_policy=ParentClosePolicy.ABANDON,
         )
+        if self._watch_ends:
+            watch = watch_child(task.task_id, handle, self._pair_ended)
+            self._watchers.append(asyncio.create_task(watch))
+        seq = self._control_seq
+        if seq != pair.control_seq and workflow.patched(CONTROL_AFTER_START):
+            await handle.signal("pause" if self._paused else "resume", seq)
 
     async def _service_scores(self, plan: PlanSummary) -> None:
         """Each lane's final score from the service; a failure leaves it out of the report."""

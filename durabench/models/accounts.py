@@ -178,6 +178,21 @@ class LeaseGrant(BaseModel):
     """Why no lease was granted."""
 
 
+class AwaitLeaseInput(BaseModel):
+    """Input of ``await_lease``: ask the pool until a slot is free, from one activity."""
+
+    model_config = ConfigDict(frozen=True)
+
+    request: LeaseRequest
+    """The lease asked for (its ``lease_id`` keeps every ask the same lease)."""
+    poll_sec: float = Field(gt=0)
+    """First wait between asks; it doubles up to ``max_poll_sec`` (jittered)."""
+    max_poll_sec: float = Field(gt=0)
+    """Longest wait between asks."""
+    max_wait_sec: float = Field(gt=0)
+    """Answer (still busy) after this long, so the workflow looks again now and then."""
+
+
 class ReleaseRequest(BaseModel):
     """Input of the pool's ``release`` update."""
 
@@ -206,6 +221,9 @@ class PoolState(BaseModel):
     """How often leases are checked for holders that ended without releasing them."""
     max_history_events: int = Field(default=10_000, ge=100)
     """History length at which the pool continues as new."""
+    max_updates: int = Field(default=1_000, ge=2, le=1_800)
+    """Updates after which the pool continues as new: the server refuses more than 2,000
+    in one workflow run, and those that arrive while the pool winds down must fit."""
 
 
 class VanishedInput(BaseModel):

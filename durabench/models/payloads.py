@@ -132,6 +132,10 @@ class PairInput(BaseModel):
     """While every slot of the agent's accounts is in use, how often an arm asks again."""
     budget_tokens: int | None = None
     """Tokens one attempt may use (the run's ``--budget``); ``None``: no budget."""
+    paused: bool = False
+    """The run was paused when it started the pair (no retry starts until ``resume``)."""
+    control_seq: int = 0
+    """The run's count of pauses and resumes then (orders the signals the pair gets)."""
 
 
 class HostClaim(BaseModel):
@@ -326,6 +330,8 @@ class CarriedState(BaseModel):
     """Pauses and resumes so far (orders the signals pairs get)."""
     parallel: int | None = None
     """Parallel slots as last set (``None``: as planned)."""
+    ended_abnormally: tuple[str, ...] = ()
+    """Task ids of pairs that ended without telling the run."""
 
 
 class SuiteRunInput(BaseModel):
@@ -384,6 +390,9 @@ class ProgressOutput(BaseModel):
     """No new pair or attempt starts until the run is resumed."""
     parallel: int = 0
     """Pairs in flight at most (``set_parallel`` changes it)."""
+    ended_abnormally: tuple[str, ...] = ()
+    """Task ids of pairs that ended without telling the run (terminated, reset away):
+    counted done and excluded."""
 
 
 class ArmProgress(BaseModel):

@@ -27,6 +27,7 @@ from durabench.gateway import TOKEN_PREFIX
 from durabench.models import RunRequest
 from durabench.settings import Settings
 from starter.accounts import status_main
+from starter.client import deployment_of
 from tests.integration.runs import finished_run, stand_in_task
 from tests.model_upstream import ModelUpstream, Received, Reply
 from worker import build_workers, run_workers
@@ -181,7 +182,9 @@ async def test_a_usage_cap_cools_its_account_the_retry_reroutes_and_no_secret_is
     assert capped.cap_resets_at == RESETS.replace(second=0, microsecond=0)
 
     stop_workers = asyncio.Event()
-    workers = asyncio.create_task(run_workers(build_workers(client, settings), stop_workers))
+    workers = asyncio.create_task(
+        run_workers(build_workers(client, settings, await deployment_of(client)), stop_workers)
+    )
     try:  # the pool answers through a worker: a status check needs one running
         health = {h.id: h for h in await status_main(client=client, settings=settings)}
     finally:

@@ -13,10 +13,11 @@ from temporalio.client import Client, WorkflowFailureError
 
 from durabench.models import AttemptRef, RunRequest, TaskRef
 from durabench.sandbox import DockerSandbox, SandboxSpec, docker_client
-from durabench.sandbox.docker.cleanup import list_containers
+from durabench.sandbox.docker.cleanup import DEPLOYMENT_LABEL, list_containers
 from durabench.settings import Settings
 from durabench.tasks import load_suite
 from starter.approve import approve_main
+from starter.client import deployment_of
 from starter.resume import resume_main
 from starter.run import main as run_main
 from starter.sweep import sweep_main
@@ -30,9 +31,10 @@ def _ref(run_id: str) -> AttemptRef:
     return AttemptRef(run_id=run_id, task=task, lane="baseline", agent="nop", model="none")
 
 
-async def _container(settings: Settings, ref: AttemptRef) -> DockerSandbox:
+async def _container(settings: Settings, ref: AttemptRef, deployment: str) -> DockerSandbox:
+    labels = {**ref.labels, DEPLOYMENT_LABEL: deployment}
     sandbox = DockerSandbox(
-        SandboxSpec(name=ref.container_name, image=settings.base_image, labels=ref.labels)
+        SandboxSpec(name=ref.container_name, image=settings.base_image, labels=labels)
     )
     await sandbox.start()
     return sandbox
@@ -54,7 +56,11 @@ async def test_sweep_removes_only_containers_whose_attempt_is_not_running(
     handle = await client.start_workflow(
         "AgentRunWorkflow", live, id=live_wf, task_queue=f"nobody-{uuid.uuid4().hex[:6]}"
     )
-    boxes = [await _container(settings, orphan), await _container(settings, live)]
+    deployment = await deployment_of(client)  # a sweep takes only its deployment's
+    boxes = [
+        await _container(settings, orphan, deployment),
+        await _container(settings, live, deployment),
+    ]
     try:
         # Other runs' leftovers may be swept too; these two must go the right way.
         listed = await sweep_main(dry_run=True, client=client)

@@ -29,6 +29,7 @@ from durabench.paths import RunPaths
 from durabench.sandbox.docker.cleanup import list_containers, listed_containers
 from durabench.settings import Settings
 from durabench.tasks import load_suite
+from starter.client import deployment_of
 from starter.sweep import owned, remove_orphans
 from tests.integration.runs import approved_detached, worker_process
 from workflows import attempt_workflow_id
@@ -177,7 +178,9 @@ async def test_sticky_hosts_hold_their_limits_and_a_dead_host_s_attempts_move(
     assert set(left) <= {"host-a"} and len(left.get("host-a", [])) == len(moved)
     docker_client = docker.from_env()
     try:
-        swept = await remove_orphans(client, docker_client)
+        # Only this deployment's: the workers labelled what they made with it.
+        deployment = await deployment_of(client)
+        swept = await remove_orphans(client, docker_client, deployment=deployment)
     finally:
         docker_client.close()
     assert {c.name for c, orphan in swept if orphan} >= set(left["host-a"])

@@ -15,7 +15,7 @@ from typing import Any
 
 from temporalio import activity
 
-from durabench.errors import ImageBuildError, RewardFileMissing
+from durabench.errors import ConfigError, ImageBuildError, RewardFileMissing
 from durabench.models import (
     AgentRunOutput,
     AttemptRef,
@@ -57,6 +57,8 @@ class Recorder:
     attempts: list[AttemptResult] = field(default_factory=list)
     plan_gate: asyncio.Event | None = None
     """When set, planning waits for it."""
+    page_gate: asyncio.Event | None = None
+    """When set, reading any page of the plan but the first waits for it."""
     agent_gate: asyncio.Event | None = None
     """When set, agents run until it is set."""
     in_agent: int = 0
@@ -69,6 +71,13 @@ class Recorder:
     """``task/lane`` to the exit class of attempt 1, 2, ... (the last one repeats)."""
     cap_resets_at: datetime | None = None
     """When a usage cap the fake classifier reports resets."""
+    failures: Counter[str] = field(default_factory=Counter)
+    """``activity/task/lane`` to how many more times that activity fails (transiently)."""
+    broken: set[str] = field(default_factory=set)
+    """``activity/task/lane`` where that activity always fails, non-retryably."""
+    gates: dict[str, asyncio.Event] = field(default_factory=dict)
+    """``activity/task/lane`` to an event that activity (``run_agent``, ``teardown_sandbox``)
+    waits for there."""
     on_account: Counter[str] = field(default_factory=Counter)
     """Agents running now, per account."""
     max_on_account: Counter[str] = field(default_factory=Counter)
@@ -77,6 +86,40 @@ class Recorder:
     def exit_class(self, ref: AttemptRef) -> str:
         plan = self.classes.get(f"{ref.task.task_id}/{ref.lane}", ["completed"])
         return plan[min(ref.attempt, len(plan)) - 1]
+
+    def fail_if_told(self, name: str, task_id: str, lane: str) -> None:
+        """Raise a retryable error if ``failures`` says ``name`` fails once more here."""
+        key = f"{name}/{task_id}/{lane}"
+        if key in self.broken:
+            raise ConfigError(f"{name} is broken for {task_id} {lane}")
+        if self.failures[key] > 0:
+            self.failures[key] -= 1
+            raise RuntimeError(f"{name} failed (transient, {self.failures[key]} to go)")
+
+    async def gate(self, name: str, task_id: str, lane: str) -> None:
+        """Wait for the event ``gates`` has for ``name`` there, if any."""
+        event = self.gates.get(f"{name}/{task_id}/{lane}")
+        while event is not None and not event.is_set():
+            activity.heartbeat("waiting")  # so a cancel reaches it
+            await asyncio.sleep(0.1)
+
+    async def slow_provision(self, ref: AttemptRef) -> None:
+        """With a ``provision_sandbox`` gate: heartbeat until it is set; cancelled, undo.
+
+        Undoing (the real activity lets Docker's create end, then removes the container)
+        waits for the ``undo_provision`` gate, then records ``provision_undone``.
+        """
+        gate = self.gates.get(f"provision_sandbox/{ref.task.task_id}/{ref.lane}")
+        if gate is None:
+            return
+        try:
+            while not gate.is_set():
+                activity.heartbeat("provisioning")
+                await asyncio.sleep(0.1)
+        except asyncio.CancelledError:
+            await self.gate("undo_provision", ref.task.task_id, ref.lane)
+            self.calls.append("provision_undone")
+            raise
 
     def sandbox_activities(self) -> list[Callable[..., Any]]:
         """The sandbox's activities only, beside the real plan and result activities."""
@@ -101,6 +144,9 @@ class Recorder:
 
         @activity.defn(name="plan_page")
         async def plan_page(page: PlanPageInput) -> PlanPage:
+            rec.calls.append(f"plan_page@{page.offset}")
+            if rec.page_gate is not None and page.offset > 0:
+                await rec.page_gate.wait()
             ids = rec.task_ids[page.offset : page.offset + page.limit]
             return PlanPage(tasks=tuple(TaskRef(task_id=t, task_dir=f"/tasks/{t}") for t in ids))
 
@@ -127,6 +173,7 @@ class Recorder:
         async def provision_sandbox(data: ProvisionInput) -> ProvisionOutput:
             key = (data.ref.task.task_id, data.ref.lane)
             rec.calls.append("provision_sandbox")
+            await rec.slow_provision(data.ref)
             rec.provisioned.append(key)
             rec.live.add(key)
             rec.max_live_pairs = max(rec.max_live_pairs, len({t for t, _ in rec.live}))
@@ -145,6 +192,7 @@ class Recorder:
                 await asyncio.sleep(0.1)
                 if rec.agent_gate is not None:
                     await rec.agent_gate.wait()
+                await rec.gate("run_agent", ref.task.task_id, ref.lane)
             finally:
                 rec.in_agent -= 1
                 rec.on_account[account] -= 1
@@ -163,6 +211,7 @@ class Recorder:
         @activity.defn(name="classify_attempt")
         async def classify_attempt(data: ClassifyAttemptInput) -> Verdict:
             rec.calls.append("classify_attempt")
+            rec.fail_if_told("classify_attempt", data.ref.task.task_id, data.ref.lane)
             exit_class = rec.exit_class(data.ref)
             message = rec.messages.get(f"{data.ref.task.task_id}/{data.ref.lane}", "")
             return Verdict(
@@ -179,12 +228,14 @@ class Recorder:
 
         @activity.defn(name="teardown_sandbox")
         async def teardown_sandbox(ref: AttemptRef) -> None:
+            await rec.gate("teardown_sandbox", ref.task.task_id, ref.lane)
             key = (ref.task.task_id, ref.lane)
             rec.torn_down.append(key)
             rec.live.discard(key)
 
         @activity.defn(name="record_attempt")
         async def record_attempt(result: AttemptResult) -> None:
+            rec.fail_if_told("record_attempt", result.task_id, result.lane)
             rec.attempts.append(result)
 
         @activity.defn(name="write_report")

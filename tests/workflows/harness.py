@@ -8,6 +8,7 @@ import sysconfig
 import uuid
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -45,7 +46,11 @@ async def env(client: Client, request: pytest.FixtureRequest) -> AsyncIterator[E
     task_ids = getattr(request, "param", ["t1", "t2", "t3", "t4"])
     rec = Recorder(queue=queue, task_ids=task_ids)
     async with Worker(
-        client, task_queue=queue, workflows=list(WORKFLOWS), activities=rec.activities()
+        client,
+        task_queue=queue,
+        workflows=list(WORKFLOWS),
+        activities=rec.activities(),
+        max_heartbeat_throttle_interval=timedelta(seconds=1),  # cancels reach activities soon
     ):
         yield Env(client, rec)
 

@@ -10,9 +10,11 @@ compete for two ``claude-code`` accounts of 2 and 1 slots.
 from __future__ import annotations
 
 import asyncio
+import os
 import uuid
 from collections.abc import AsyncIterator
 from contextlib import AsyncExitStack, asynccontextmanager
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -32,6 +34,7 @@ from tests.workflows.harness import until
 from workflows import (
     WORKFLOWS,
     AccountPoolWorkflow,
+    PairedTaskWorkflow,
     SuiteRunWorkflow,
     pool_workflow_id,
     run_workflow_id,
@@ -80,6 +83,7 @@ async def _workers(clients: list[Client], settings: Settings, rec: Recorder) -> 
                     results.record_attempt,
                     results.write_report,
                     accounts.lease_account,
+                    accounts.await_lease,
                     accounts.release_account,
                     accounts.vanished_holders,
                     *rec.sandbox_activities(),
@@ -144,6 +148,21 @@ async def _terminate(handle: WorkflowHandle[Any, Any]) -> None:
         pass
 
 
+async def _record_a_busy_wait(client: Client, run_id: str) -> None:
+    """With DURABENCH_RECORD_HISTORIES=DIR, keep a pair that waited for a busy account."""
+    record = os.environ.get("DURABENCH_RECORD_HISTORIES")  # how tests/histories got it
+    if not record:
+        return
+    async for wf in client.list_workflows(f'WorkflowType = "{PairedTaskWorkflow.__name__}"'):
+        if not wf.id.startswith(f"run/{run_id}/task/"):
+            continue
+        history = await client.get_workflow_handle(wf.id, run_id=wf.run_id).fetch_history()
+        timers = [e for e in history.events if e.HasField("timer_started_event_attributes")]
+        if any(b"wait for an account" in e.user_metadata.summary.data for e in timers):
+            Path(record, "paired_task_busy_account.json").write_text(history.to_json())
+            return
+
+
 async def test_two_workers_two_runs_never_exceed_an_accounts_slots(
     client: Client,
     temporal_address: str,
@@ -176,6 +195,7 @@ async def test_two_workers_two_runs_never_exceed_an_accounts_slots(
             plans = [await h.query(SuiteRunWorkflow.plan) for h in handles]
         run_ids = [o.run_id for o in outcomes]
         identities = await _activity_identities(client, run_ids)
+        await _record_a_busy_wait(client, run_ids[0])
     finally:
         await _terminate(pool)
 

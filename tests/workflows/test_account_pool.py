@@ -76,6 +76,7 @@ def _worker(client: Client, queue: str, rec: Recorder, tmp_path: Path) -> Worker
         activities=[
             *rec.activities(),
             accounts.lease_account,
+            accounts.await_lease,
             accounts.release_account,
             accounts.vanished_holders,
         ],

@@ -36,4 +36,10 @@ def test_every_workflow_and_the_retry_path_have_a_recorded_history() -> None:
         "agent_run_host_failover.json",
         "paired_task_accounts.json",
         "account_pool.json",
+        "account_pool_update_count.json",
+        "suite_run_cancelled.json",
+        "agent_run_cancelled.json",
+        "agent_run_cancelled_waits.json",
+        "paired_task_busy_account.json",
+        "paired_task_await_lease.json",
     }

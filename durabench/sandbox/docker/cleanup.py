@@ -14,6 +14,7 @@ import docker.errors
 from durabench.sandbox.docker.errors import map_docker_errors
 
 __all__ = [
+    "DEPLOYMENT_LABEL",
     "LabelledContainer",
     "list_containers",
     "listed_containers",
@@ -22,6 +23,10 @@ __all__ = [
 ]
 
 TASK_IMAGE_REPO_PREFIX = "durabench-task/"
+
+DEPLOYMENT_LABEL = "durabench.deployment"
+"""``<namespace>@<cluster id>`` of the Temporal whose attempt made the container: one
+Docker daemon may serve several deployments, and each sweeps only its own."""
 
 
 class LabelledContainer(NamedTuple):
@@ -37,6 +42,9 @@ class LabelledContainer(NamedTuple):
     """Which placement of its attempt (a move to another host makes a new one)."""
     host: str = ""
     """The worker host that made it (``durabench.host``)."""
+    deployment: str = ""
+    """The deployment it belongs to (:data:`DEPLOYMENT_LABEL`); empty if made before
+    containers were labelled with one."""
 
 
 def listed_containers(client: docker.DockerClient, label: str) -> list[dict[str, Any]]:
@@ -66,6 +74,7 @@ def list_containers(client: docker.DockerClient) -> list[LabelledContainer]:
                 attempt=int(labels.get("durabench.attempt", "0") or 0),
                 placement=int(labels.get("durabench.placement", "0") or 0),
                 host=labels.get("durabench.host", ""),
+                deployment=labels.get(DEPLOYMENT_LABEL, ""),
             )
         )
     return sorted(out)
