@@ -66,7 +66,8 @@ except urllib.error.HTTPError as exc:
     print(exc.code)
 if os.environ.get("SOURCEGRAPH_URL"):  # the MCP lane: its server, as a real CLI starts it
     token = {"authorization": "token " + os.environ["SOURCEGRAPH_ACCESS_TOKEN"]}
-    mcp = urllib.request.Request(os.environ["SOURCEGRAPH_URL"], data=b"{}", headers=token)
+    url = os.environ["SOURCEGRAPH_URL"] + "/.api/mcp/v1"
+    mcp = urllib.request.Request(url, data=b"{}", headers=token)
     urllib.request.urlopen(mcp, timeout=60).read()
 ')
 if [ "$status" = 429 ]; then

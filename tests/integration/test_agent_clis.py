@@ -250,7 +250,8 @@ url, key = os.environ["ANTHROPIC_BASE_URL"] + "/v1/messages", os.environ["ANTHRO
 body = json.dumps({"model": "claude-haiku-4-5", "stream": True, "messages": []}).encode()
 for n in range(10):
     try:
-        urllib.request.urlopen(urllib.request.Request(url, data=body, headers={"x-api-key": key}))
+        request = urllib.request.Request(url, data=body, headers={"x-api-key": key})
+        urllib.request.urlopen(request).read()  # the whole answer, as a CLI reads it
     except urllib.error.HTTPError as exc:
         error = json.loads(exc.read())["error"]["message"]
         print(json.dumps({"type": "result", "subtype": "error_during_execution",
