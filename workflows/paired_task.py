@@ -357,11 +357,22 @@ class PairedTaskWorkflow:
         )
 
     async def _release(self, lease: Lease, result: AttemptResult | None) -> None:
-        """Give the slot back; a usage cap cools the account until the cap resets."""
+        """Give the slot back; a usage cap cools the account until the cap resets.
+
+        A rate limit cools it too, until the time the API named (through the gateway):
+        a retry on the same account sooner would only be refused again.
+        """
         capped = result is not None and result.exit_class == "infra_usage_cap"
         cool_until = None
         if capped and result is not None:  # an older worker's verdict may name no time
             cool_until = result.cap_resets_at or workflow.now() + DEFAULT_COOLDOWN
+        elif (
+            result is not None
+            and result.exit_class == "infra_rate_limit"
+            and result.cap_resets_at is not None
+            and workflow.patched("cool-rate-limited-accounts")
+        ):
+            capped, cool_until = True, result.cap_resets_at
         req = ReleaseRequest(
             lease_id=lease.lease_id,
             cool_until=cool_until,

@@ -71,6 +71,8 @@ class Recorder:
     """``task/lane`` to the exit class of attempt 1, 2, ... (the last one repeats)."""
     cap_resets_at: datetime | None = None
     """When a usage cap the fake classifier reports resets."""
+    rate_limit_resets_at: datetime | None = None
+    """When a rate-limited verdict says the API named to come back (``None``: it did not)."""
     failures: Counter[str] = field(default_factory=Counter)
     """``activity/task/lane`` to how many more times that activity fails (transiently)."""
     broken: set[str] = field(default_factory=set)
@@ -219,7 +221,10 @@ class Recorder:
                 reason=f"fake {exit_class}",
                 classifier_version=0,
                 last_message=message,
-                cap_resets_at=rec.cap_resets_at if exit_class == "infra_usage_cap" else None,
+                cap_resets_at={
+                    "infra_usage_cap": rec.cap_resets_at,
+                    "infra_rate_limit": rec.rate_limit_resets_at,
+                }.get(exit_class),
             )
 
         @activity.defn(name="collect_artifacts")

@@ -118,6 +118,29 @@ async def test_a_capped_account_cools_the_retry_goes_elsewhere_and_all_cooling_w
     assert {c.account_id for c in state.cooldowns} == {"a", "b"}
 
 
+async def test_a_rate_limited_account_cools_until_the_time_the_api_named(
+    client: Client, tmp_path: Path
+) -> None:
+    """The retry on the only account waits for the API's reset, not a burnt attempt."""
+    queue = f"wf-{uuid.uuid4().hex[:8]}"
+    rec = Recorder(queue=queue, task_ids=["t1"])
+    rec.classes["t1/baseline"] = ["infra_rate_limit", "completed"]
+    rec.rate_limit_resets_at = datetime.fromtimestamp(time.time() + 8, tz=UTC)
+    async with _worker(client, queue, rec, tmp_path):
+        pool = await _start_pool(client, queue, PoolState(accounts=(_account("a"),)))
+        run_id = f"r-{uuid.uuid4().hex[:8]}"
+        result = await client.execute_workflow(
+            PairedTaskWorkflow.run,
+            _pair_on_accounts(run_id, infra_retries=1),
+            id=pair_workflow_id(run_id, "t1"),
+            task_queue=queue,
+        )
+        state = await pool.query(AccountPoolWorkflow.snapshot)
+    assert [a.exit_class for a in result.attempts] == ["infra_rate_limit", "completed"]
+    assert result.attempts[1].timings[0].started_at >= rec.rate_limit_resets_at
+    assert [c.account_id for c in state.cooldowns] == ["a"]
+
+
 async def test_a_lease_whose_holder_vanished_is_reclaimed_and_state_survives_continue_as_new(
     client: Client, tmp_path: Path
 ) -> None:
