@@ -1,4 +1,4 @@
-"""A 10,000-task suite stays under Temporal's 10,240-event history warning in every workflow.
+"""A 2,000-task suite stays under Temporal's 10,240-event history warning in every workflow.
 
 The run is the real ``SuiteRunWorkflow`` on a real dev server. Pairs are instant: a stand-in
 registered as ``PairedTaskWorkflow`` that only signals ``pair_done``. The pair and attempt
@@ -6,7 +6,9 @@ workflows have histories whose length does not depend on the suite size (the rec
 histories and the continue-as-new test cover them); only the run's grows with the suite, and
 that is what this test measures.
 
-``DURABENCH_SCALE_TASKS`` changes the size (default 10,000, about seven minutes on 2 cores).
+It runs across four continue-as-new segments (500 pairs each), which is what bounds the run's
+history. ``DURABENCH_SCALE_TASKS`` changes the size; the 10,000-task proof is
+``bench/scale.py`` (about seven minutes on 2 cores), not a CI test.
 """
 
 from __future__ import annotations
@@ -27,7 +29,7 @@ from workflows import SuiteRunWorkflow, run_workflow_id
 HISTORY_WARNING = 10_240
 """Temporal's default per-workflow history event count warning."""
 
-TASKS = int(os.environ.get("DURABENCH_SCALE_TASKS", "10000"))
+TASKS = int(os.environ.get("DURABENCH_SCALE_TASKS", "2000"))
 
 _started: Counter[str] = Counter()
 """Pair workflow ids started, by first execution (replays of a cached stub do not count)."""
@@ -46,7 +48,7 @@ class InstantPair:
         await parent.signal("pair_done", done)
 
 
-async def test_ten_thousand_tasks_keep_every_history_under_the_warning(client: Client) -> None:
+async def test_thousands_of_tasks_keep_every_history_under_the_warning(client: Client) -> None:
     queue = f"scale-{uuid.uuid4().hex[:8]}"
     rec = Recorder(queue=queue, task_ids=[f"t{i:05d}" for i in range(TASKS)])
     request = RunRequest(run_id=f"r-{uuid.uuid4().hex[:8]}", suite="s", parallel=200)
