@@ -56,7 +56,7 @@ def metered_end(data: ClassifyInput, facts: TranscriptFacts) -> tuple[ExitClass,
     if m is None or m.requests == 0:
         return None
     if m.budget_spent:
-        return "model_budget", f"the attempt's token budget was spent ({_total(m.tokens):,} tokens)"
+        return "model_budget", f"the attempt's token budget was spent ({m.tokens.total:,} tokens)"
     ended_badly = data.timed_out or data.exit_code != 0 or facts.errored
     if not ended_badly:
         return None
@@ -82,11 +82,7 @@ def token_note(transcript: TokenUsage, metered: MeteredUsage | None) -> str:
     """A note when the transcript's token figures differ from the gateway's, else ``""``."""
     if metered is None or metered.requests == 0:
         return ""
-    said, seen = _total(transcript), _total(metered.tokens)
+    said, seen = transcript.total, metered.tokens.total
     if said == seen or said == 0:
         return ""
     return f"; the transcript reports {said:,} tokens, the gateway metered {seen:,}"
-
-
-def _total(t: TokenUsage) -> int:
-    return t.input + t.output + t.cache_read + t.cache_write

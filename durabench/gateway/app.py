@@ -223,8 +223,7 @@ class GatewayApp:
         used = read_ledger(ledger)
         if used is None:
             return None
-        t = used.tokens
-        total = t.input + t.output + t.cache_read + t.cache_write
+        total = used.tokens.total
         if total < grant.budget_tokens:
             return None
         return (

@@ -63,6 +63,11 @@ class TokenUsage(BaseModel):
     cache_write: int = 0
     """Input tokens written to the prompt cache."""
 
+    @property
+    def total(self) -> int:
+        """Every token counted: input, output and both cache kinds (what a budget spends)."""
+        return self.input + self.output + self.cache_read + self.cache_write
+
 
 class MeteredUsage(BaseModel):
     """An attempt's model traffic as the gateway saw it: the meter of record.

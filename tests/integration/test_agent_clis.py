@@ -143,6 +143,12 @@ def _scripted(received: Received) -> Reply:
     return gemini_stream(MODEL, "ok", prompt=222, output_tokens=11)
 
 
+BASE_URL = {
+    "claude-code": "ANTHROPIC_BASE_URL",
+    "codex-cli": "OPENAI_BASE_URL",
+    "gemini-cli": "GOOGLE_GEMINI_BASE_URL",
+}
+BASE_PATH = {"claude-code": "/anthropic\n", "codex-cli": "/openai/v1\n", "gemini-cli": "/gemini\n"}
 OWN_KEY = {
     "claude-code": ("ANTHROPIC_API_KEY", "x-api-key", ""),
     "codex-cli": ("OPENAI_API_KEY", "authorization", "Bearer "),
@@ -209,7 +215,7 @@ async def test_cli_gets_its_command_line_user_mcp_config_and_only_placeholder_ke
         assert "200" in rec.joinpath("model-call").read_text()  # the gateway answered
         # The CLI got a placeholder where its key goes, and the gateway's address.
         assert keys[own_key].startswith(TOKEN_PREFIX)
-        assert "/anthropic" in urls or "/openai/v1" in urls or "/gemini" in urls
+        assert f"{BASE_URL[agent]}=http://" in urls and BASE_PATH[agent] in urls
         if lane == FULL:
             assert OWN_CONFIG[agent] in configs
             assert keys["SOURCEGRAPH_ACCESS_TOKEN"] == keys[own_key]  # a placeholder too
