@@ -75,8 +75,6 @@ class StepState(NamedTuple):
 
     started: bool
     end: StepEnd | None
-    process: StepProcess | None = None
-    """Who runs it (``None`` from markers of before this was recorded)."""
     wiped: bool = False
     """Launched, but its markers are gone: the sandbox restarted since (or is stopped)."""
 
@@ -169,20 +167,28 @@ async def _exists(sandbox: Sandbox, path: PurePosixPath) -> bool:
 async def step_state(
     sandbox: Sandbox, markers: PurePosixPath, n: int, launched: PurePosixPath | None = None
 ) -> StepState:
-    """Read a step's markers (and with ``launched``, its launch record if they are gone)."""
-    try:
-        started = await sandbox.read_file(
-            str(markers / f"step-{n}.started"), max_bytes=_MARKER_BYTES
-        )
-    except FileNotFoundError:
-        wiped = launched is not None and await _exists(sandbox, launched / f"step-{n}")
-        return StepState(started=False, end=None, wiped=wiped)
-    process = _parse_process(started)
+    """Read a step's markers: one read while it runs (``.done`` says so).
+
+    With ``launched``, a step whose markers are both gone has its launch record read.
+    """
     try:
         done = await sandbox.read_file(str(markers / f"step-{n}.done"), max_bytes=_MARKER_BYTES)
-    except FileNotFoundError:  # between the two writes
-        return StepState(started=True, end=None, process=process)
-    return StepState(started=True, end=_parse_end(done), process=process)
+        return StepState(started=True, end=_parse_end(done))
+    except FileNotFoundError:
+        pass
+    if await _exists(sandbox, markers / f"step-{n}.started"):
+        return StepState(started=True, end=None)
+    wiped = launched is not None and await _exists(sandbox, launched / f"step-{n}")
+    return StepState(started=False, end=None, wiped=wiped)
+
+
+async def _step_process(sandbox: Sandbox, markers: PurePosixPath, n: int) -> StepProcess | None:
+    """The step's root shell, as ``.started`` names it (``None`` in the old format)."""
+    try:
+        text = await sandbox.read_file(str(markers / f"step-{n}.started"), max_bytes=_MARKER_BYTES)
+    except FileNotFoundError:
+        return None
+    return _parse_process(text)
 
 
 _ALIVE = (
@@ -257,13 +263,14 @@ async def run_step(
     while state.end is None:
         if state.wiped:
             raise _lost(sandbox, n, "is gone with its markers: the sandbox restarted or stopped")
-        if state.process is not None and time.monotonic() - checked >= _CHECK_EVERY_S:
+        if state.started and time.monotonic() - checked >= _CHECK_EVERY_S:
             checked = time.monotonic()
-            if await _gone(sandbox, state.process):
-                pid = state.process.pid
+            process = await _step_process(sandbox, markers, n)
+            if process is not None and await _gone(sandbox, process):
                 state = await step_state(sandbox, markers, n, launched)  # it may just have ended
                 if state.end is None:
-                    raise _lost(sandbox, n, f"no longer runs (its root shell, pid {pid}, died)")
+                    why = f"no longer runs (its root shell, pid {process.pid}, died)"
+                    raise _lost(sandbox, n, why)
                 break
         await asyncio.sleep(wait_s)
         wait_s = min(wait_s * 2, poll_s)
