@@ -29,7 +29,12 @@ from temporalio.service import RPCError, RPCStatusCode
 
 from durabench.logs import get_logger
 
-__all__ = ["OrphanedAttempt", "end_orphaned_attempts", "worker_identity"]
+__all__ = [
+    "OrphanedAttempt",
+    "end_orphaned_attempts",
+    "started_by_dead_peer",
+    "worker_identity",
+]
 
 log = get_logger("durabench.worker")
 
@@ -86,8 +91,13 @@ async def end_orphaned_attempts(
     return ended
 
 
-def _orphaned(identity_was: str, host_id: str, identity: str) -> bool:
-    return identity_was.endswith(f"@{host_id}") and identity_was != identity
+def started_by_dead_peer(started_by: str, host_id: str, identity: str) -> bool:
+    """Whether ``started_by`` is another worker of ``host_id`` than ``identity``.
+
+    One worker polls a host's queue at a time, so another one of the host is dead (or
+    shutting down: its attempts re-attach on the new worker all the same).
+    """
+    return started_by.endswith(f"@{host_id}") and started_by != identity
 
 
 async def _end_in(
@@ -105,7 +115,7 @@ async def _end_in(
     for pending in desc.raw_description.pending_activities:
         was = pending.last_worker_identity
         started = pending.state == PendingActivityState.PENDING_ACTIVITY_STATE_STARTED
-        if not started or not _orphaned(was, host_id, identity):
+        if not started or not started_by_dead_peer(was, host_id, identity):
             continue
         attempt = client.get_async_activity_handle(
             workflow_id=workflow_id, run_id=desc.run_id, activity_id=pending.activity_id

@@ -23,7 +23,7 @@ from temporalio.common import RetryPolicy
 from temporalio.worker import Worker
 
 with workflow.unsafe.imports_passed_through():
-    from starter.orphans import LOST, end_orphaned_attempts, worker_identity
+    from starter.orphans import LOST, end_orphaned_attempts, started_by_dead_peer, worker_identity
     from tests.workflows.harness import until
 
 HEARTBEAT = timedelta(hours=1)
@@ -103,8 +103,11 @@ async def test_a_restarted_worker_takes_over_its_hosts_attempts_at_once(
     assert started[0].identity == identity
 
 
-async def test_attempts_of_other_hosts_and_its_own_are_left_alone(client: Client) -> None:
-    host = f"h-{uuid.uuid4().hex[:6]}"
-    identity = worker_identity(host)
-    assert await end_orphaned_attempts(client, host, identity) == []
-    assert worker_identity(host) != identity and identity.endswith(f"@{host}")
+def test_only_other_workers_of_its_own_host_are_taken_for_dead() -> None:
+    me = worker_identity("h1")
+    assert me.endswith("@h1") and worker_identity("h1") != me  # unique per process start
+    assert started_by_dead_peer("123-abc@h1", "h1", me)
+    assert started_by_dead_peer("123@h1", "h1", me)  # a worker from before random suffixes
+    assert not started_by_dead_peer(me, "h1", me)  # its own
+    assert not started_by_dead_peer("123-abc@h12", "h1", me)  # another host's
+    assert not started_by_dead_peer("123-abc@h1", "1", me)
