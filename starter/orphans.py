@@ -83,8 +83,9 @@ async def end_orphaned_attempts(
         async with gate:
             return await _end_in(client, workflow_id, run_id, host_id, identity)
 
-    found = await asyncio.gather(*(one(w, r) for w, r in ids))
-    ended = [o for per in found for o in per]
+    async with asyncio.TaskGroup() as group:
+        found = [group.create_task(one(w, r)) for w, r in ids]
+    ended = [o for task in found for o in task.result()]
     for o in ended:
         log.info("ended an orphaned attempt for a retry", workflow=o.workflow_id,
                  activity=o.activity, dead_worker=o.worker)  # fmt: skip
