@@ -3,8 +3,8 @@
 A worker killed (kill -9, OOM, power) mid-activity leaves the activity's attempt started
 on the server with nobody to finish it; Temporal would notice only when its heartbeat
 timeout (30 s) or start-to-close timeout ran out, and the attempt would stand still that
-long. The next worker of the same host knows better: any attempt started by another
-worker of its host (identities end ``@<host id>``, one worker per host id) is an orphan.
+long. The next worker of the same host knows better: an attempt started by another
+worker of its host (identities end ``@<host id>``) whose process is gone is an orphan.
 Before it polls, it fails each with a retryable ``WorkerLost`` that asks for a retry at
 once, so the retry (a re-attach, for ``run_agent``) lands on it within a second.
 
@@ -18,6 +18,7 @@ from __future__ import annotations
 import asyncio
 import os
 import secrets
+from collections.abc import Callable
 from datetime import timedelta
 from typing import NamedTuple
 
@@ -92,13 +93,33 @@ async def end_orphaned_attempts(
     return ended
 
 
-def started_by_dead_peer(started_by: str, host_id: str, identity: str) -> bool:
-    """Whether ``started_by`` is another worker of ``host_id`` than ``identity``.
+def _pid_alive(pid: int) -> bool:
+    """Whether a process ``pid`` runs on this machine (one we may not signal included)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
 
-    One worker polls a host's queue at a time, so another one of the host is dead (or
-    shutting down: its attempts re-attach on the new worker all the same).
+
+def started_by_dead_peer(
+    started_by: str, host_id: str, identity: str, alive: Callable[[int], bool] = _pid_alive
+) -> bool:
+    """Whether ``started_by`` is a dead worker of ``host_id`` (``identity`` being this one).
+
+    Another worker of the host whose pid still runs here may be alive (``worker.py`` and
+    the in-process worker of ``starter run`` share a home's host id): it is left to its
+    heartbeats. A pid that is this process's own was an earlier life of it (a restarted
+    container numbers its processes alike).
     """
-    return started_by.endswith(f"@{host_id}") and started_by != identity
+    if not started_by.endswith(f"@{host_id}") or started_by == identity:
+        return False
+    pid = started_by.removesuffix(f"@{host_id}").split("-", 1)[0]
+    if not pid.isdigit() or int(pid) == os.getpid():
+        return True
+    return not alive(int(pid))
 
 
 async def _end_in(

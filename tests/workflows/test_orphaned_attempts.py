@@ -103,11 +103,15 @@ async def test_a_restarted_worker_takes_over_its_hosts_attempts_at_once(
     assert started[0].identity == identity
 
 
-def test_only_other_workers_of_its_own_host_are_taken_for_dead() -> None:
+def test_only_dead_workers_of_its_own_host_are_taken_for_dead() -> None:
     me = worker_identity("h1")
     assert me.endswith("@h1") and worker_identity("h1") != me  # unique per process start
-    assert started_by_dead_peer("123-abc@h1", "h1", me)
-    assert started_by_dead_peer("123@h1", "h1", me)  # a worker from before random suffixes
-    assert not started_by_dead_peer(me, "h1", me)  # its own
-    assert not started_by_dead_peer("123-abc@h12", "h1", me)  # another host's
-    assert not started_by_dead_peer("123-abc@h1", "1", me)
+    dead, alive = (lambda pid: False), (lambda pid: True)
+    assert started_by_dead_peer("123-abc@h1", "h1", me, dead)
+    assert started_by_dead_peer("123@h1", "h1", me, dead)  # a worker from before suffixes
+    assert not started_by_dead_peer("123-abc@h1", "h1", me, alive)  # a live peer's own
+    assert not started_by_dead_peer(me, "h1", me, dead)  # its own
+    assert not started_by_dead_peer("123-abc@h12", "h1", me, dead)  # another host's
+    assert not started_by_dead_peer("123-abc@h1", "1", me, dead)
+    earlier_life = f"{os.getpid()}-000000@h1"  # a restarted container: the same pid
+    assert started_by_dead_peer(earlier_life, "h1", me, alive)
