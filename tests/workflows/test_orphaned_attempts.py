@@ -28,6 +28,9 @@ with workflow.unsafe.imports_passed_through():
 
 HEARTBEAT = timedelta(hours=1)
 """Longer than the test could ever wait: only a take-over lets the attempt end."""
+BOUND = 1200
+"""Polls (0.1 s apart, ~2 minutes) the test waits at most: room for a loaded server, and
+a thirtieth of the heartbeat timeout."""
 
 
 @workflow.defn(name="AgentRunWorkflow")
@@ -79,7 +82,7 @@ async def test_a_restarted_worker_takes_over_its_hosts_attempts_at_once(
                 query = f"WorkflowId = '{handle.id}' AND ExecutionStatus = 'Running'"
                 return bool([w async for w in client.list_workflows(query)])
 
-            await until(listed, "the attempt is listed as running")
+            await until(listed, "the attempt is listed as running", BOUND)
         finally:
             os.kill(doomed.pid, signal.SIGKILL)
             doomed.wait()
@@ -90,7 +93,7 @@ async def test_a_restarted_worker_takes_over_its_hosts_attempts_at_once(
         assert [(o.workflow_id, o.activity) for o in ended] == [(handle.id, "run_agent")]
         async with Worker(client, task_queue=host_queue, activities=[reattach], identity=identity):
             outcome = asyncio.ensure_future(handle.result())
-            await until(outcome.done, "the attempt ended after the take-over")
+            await until(outcome.done, "the attempt ended after the take-over", BOUND)
     assert outcome.result() == "re-attached"
     history = await handle.fetch_history()
     started = [
