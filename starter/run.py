@@ -35,7 +35,7 @@ from starter.console import approval_hint, console, plan_table, result_tables, u
 from starter.live import follow
 from starter.options import checked_run_id, run_async
 from starter.same_run import check_same_request
-from worker import SWEEP_PERIOD_S, build_workers, run_workers, sweep_every
+from worker import SWEEP_PERIOD_S, run_workers, start_host, sweep_every
 from workflows import SuiteRunWorkflow, run_workflow_id
 from workflows.search_attributes import for_request
 
@@ -374,7 +374,7 @@ async def work_on(
 ) -> RunOutcome:
     """Run this machine's workers for the run and show it until it ends."""
     stop = asyncio.Event()
-    built = build_workers(client, settings, await deployment_of(client))
+    built = await start_host(client, settings, await deployment_of(client))
     workers = asyncio.create_task(run_workers(built, stop))
     # As python worker.py does: leftovers of this host (a crash, a cancel) are removed.
     sweeper = asyncio.create_task(sweep_every(client, settings.host_id, SWEEP_PERIOD_S, stop))

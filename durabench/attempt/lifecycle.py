@@ -111,7 +111,8 @@ class Attempt:
         container_id = await sandbox.start()
         await self._root(
             f"mkdir -p {paths.agent_logs} {paths.steps} {paths.output} {paths.verifier_logs}"
-            f" && chmod 777 {paths.agent_logs} && chmod 700 {paths.steps} {paths.output}"
+            f" {paths.launches} && chmod 777 {paths.agent_logs}"
+            f" && chmod 700 {paths.steps} {paths.output} {paths.launches}"
         )
         instruction = instruction_for(config, self.task)
         text = (Path(self.task.task_dir) / instruction).read_text()
@@ -176,6 +177,10 @@ class Attempt:
         ``env`` holds the agent's secrets: it goes to the agent process and nowhere else.
         A retry re-attaches to steps that already started instead of running them again;
         their output is the agent's transcript (stdout).
+
+        Raises:
+            AgentLost: a step died without recording its end (its sandbox restarted, or
+                its process was killed from outside): the attempt ends ``infra_other``.
         """
         steps, output = self.paths.steps, self.paths.output
         out = f">>{output}/stdout.txt 2>>{output}/stderr.txt"
@@ -187,7 +192,8 @@ class Attempt:
             False,
         )
         for n, step in enumerate(self.agent.run_commands(self.ctx)):
-            script = wrap_step(step.command, steps, n, budget - wall, out, step.user)
+            launched = self.paths.launches
+            script = wrap_step(step.command, steps, n, budget - wall, out, step.user, launched)
             end, again = await run_step(
                 self.sandbox,
                 script,
@@ -195,6 +201,7 @@ class Attempt:
                 n,
                 cwd=str(self.paths.workspace),
                 env={**step.env, **env},
+                launched=launched,
             )
             reattached = reattached or again
             wall += end.elapsed_s

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from durabench.attempt import Attempt, AttemptSetup, parse_reward
-from durabench.errors import RewardFileMissing, RewardParseError
+from durabench.errors import NON_RETRYABLE, AgentLost, RewardFileMissing, RewardParseError
 from durabench.models import AttemptRef, ClassifyAttemptInput, TaskRef
 from durabench.paths import FINAL_MESSAGE, TRAJECTORY, SandboxPaths
 from durabench.sandbox import ExecResult
@@ -90,6 +90,37 @@ def test_a_retried_agent_phase_reattaches_and_never_runs_the_agent_twice(tmp_pat
     again = asyncio.run(attempt.run_agent({}))
     assert again.reattached and again.exit_code == 0
     assert len([c for c in sb.calls if c.detached]) == 1
+
+
+def _dead_shell(sb: MemorySandbox, call: Call) -> ExecResult | None:
+    """The step's root shell (pid 42) is gone: the liveness probe says so (exit 3)."""
+    if "/proc/42/stat" in call.cmd[-1]:
+        return ExecResult(3, "", "", False)
+    return None
+
+
+def test_a_reattached_step_whose_shell_died_ends_the_attempt_as_lost(tmp_path: Path) -> None:
+    sb = MemorySandbox(handler=_dead_shell)
+    _workspace(sb)
+    attempt = _attempt(tmp_path, sb)
+    asyncio.run(attempt.provision({}))
+    sb.files[f"{P.steps}/step-0.started"] = b"5 42 1234 0e21345a-320e-4bbf-8efc-f3d207f2b747\n"
+    sb.files[f"{P.steps}/step-0.done"] = b"running\n"  # and it never will be anything else
+    with pytest.raises(AgentLost, match="pid 42") as err:
+        asyncio.run(attempt.run_agent({}))
+    assert type(err.value) in NON_RETRYABLE  # the attempt ends infra_other, not retried
+    assert not [c for c in sb.calls if c.detached]  # never started again
+
+
+def test_a_step_launched_before_a_restart_is_lost_not_run_again(tmp_path: Path) -> None:
+    sb = MemorySandbox(handler=_agent_fixes_the_bug)
+    _workspace(sb)
+    attempt = _attempt(tmp_path, sb)
+    asyncio.run(attempt.provision({}))
+    sb.files[f"{P.launches}/step-0"] = b"42\n"  # the markers went with the restart
+    with pytest.raises(AgentLost, match="restarted"):
+        asyncio.run(attempt.run_agent({}))
+    assert not [c for c in sb.calls if c.detached]
 
 
 def _verifier(reward: bytes | None) -> object:
