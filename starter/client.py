@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import Mapping
 
 from temporalio.api.enums.v1 import IndexedValueType
@@ -13,6 +14,7 @@ from temporalio.api.operatorservice.v1 import (
 from temporalio.api.workflowservice.v1 import GetClusterInfoRequest
 from temporalio.client import Client
 from temporalio.contrib.pydantic import pydantic_data_converter
+from temporalio.runtime import LogForwardingConfig, LoggingConfig, Runtime, TelemetryConfig
 from temporalio.service import RPCError, TLSConfig
 
 from durabench.errors import ConfigError
@@ -26,6 +28,7 @@ __all__ = [
     "connect_when_ready",
     "deployment_of",
     "ensure_search_attributes",
+    "forward_core_logs",
 ]
 
 
@@ -98,6 +101,22 @@ async def connect_when_ready(
             await asyncio.sleep(0.5)
 
 
+def forward_core_logs() -> None:
+    """Send the SDK core's log lines (Rust) to Python's logging, to be rendered like ours.
+
+    Without it the core writes its warnings to stderr in a shape of its own, so JSON logs
+    would not be JSON throughout. Only a process's first runtime can be chosen: where one
+    exists already (a test session, a host program), it is kept.
+    """
+    try:
+        Runtime.prevent_default()  # type: ignore[no-untyped-call]  # refused once one exists
+    except RuntimeError:
+        return
+    forwarding = LogForwardingConfig(logger=logging.getLogger("temporalio.core"))
+    logs = LoggingConfig(filter=LoggingConfig.default.filter, forwarding=forwarding)
+    Runtime.set_default(Runtime(telemetry=TelemetryConfig(logging=logs)))
+
+
 async def connect(settings: Settings | None = None) -> Client:
     """A client for durabench's Temporal, starting the embedded server if needed.
 
@@ -106,6 +125,7 @@ async def connect(settings: Settings | None = None) -> Client:
     """
     settings = settings or load_settings()
     options = connect_options(settings)
+    forward_core_logs()
     address = await ensure_server(settings)
     try:
         return await connect_when_ready(
