@@ -3,12 +3,17 @@
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
 from durabench.errors import ConfigError
 from durabench.settings import Settings
+from tests.starter_cli import one_error
+
+REPO = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture
@@ -101,4 +106,24 @@ def test_explicit_settings_read_nothing_from_the_environment(
     Path(".env").write_text("DURABENCH_INFRA_RETRIES=6\n")
     settings = Settings(home=home)
     assert (settings.sandbox_pids, settings.infra_retries) == (1024, 2)
-    assert Settings.from_env().home == home and os.environ["DURABENCH_SANDBOX_PIDS"] == "9"
+    read = Settings.from_env()
+    assert (read.home, read.sandbox_pids, read.infra_retries) == (home, 9, 6)
+
+
+@pytest.mark.parametrize("command", [["status"], ["worker"]])
+def test_the_cli_and_the_worker_refuse_a_bad_file_value_in_one_line(
+    home: Path, command: list[str]
+) -> None:
+    (home / "config.toml").write_text("max_sandboxes = 0\n")
+    proc = subprocess.run(
+        [sys.executable, "-m", "starter", *command],
+        cwd=REPO,
+        env={**os.environ, "DURABENCH_HOME": str(home)},
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    line = one_error(proc)
+    assert f"max_sandboxes = 0 in {home / 'config.toml'}" in line
+    assert "greater than or equal to 1" in line
