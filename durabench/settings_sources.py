@@ -114,9 +114,6 @@ class ConfigFileSource(EnvSettingsSource):
     def _load_env_vars(self) -> Mapping[str, str | None]:
         return {name.lower(): value.text for name, value in self.values.items()}
 
-    def __repr__(self) -> str:
-        return f"ConfigFileSource(path={self.path!s})"
-
 
 def _where(name: str, config: ConfigFileSource) -> str:
     """Which source gave ``name`` its value, as the user wrote it."""
