@@ -170,9 +170,10 @@ async def sweep_every(client: Client, host: str, period_s: float, stop: asyncio.
 async def main() -> None:
     """Connect (starting the embedded server if needed) and work until SIGINT/SIGTERM."""
     from starter.client import connect, deployment_of
+    from starter.temporal_profile import load_settings
 
     configure_logging("info")
-    settings = Settings.from_env()
+    settings = load_settings()
     docker_client().close()  # fail now, with the fix, rather than in every attempt
     client = await connect(settings)
     stop = asyncio.Event()

@@ -35,6 +35,7 @@ from starter.console import approval_hint, console, plan_table, result_tables, u
 from starter.live import follow
 from starter.options import checked_run_id, run_async
 from starter.same_run import check_same_request
+from starter.temporal_profile import load_settings
 from worker import SWEEP_PERIOD_S, run_workers, start_host, sweep_every
 from workflows import SuiteRunWorkflow, run_workflow_id
 from workflows.search_attributes import for_request
@@ -242,7 +243,7 @@ def run(
     (ALLOW_UNPAIRED_SINGLE_CONFIG=true bypasses, recorded in the plan).
     """
     try:
-        settings = Settings.from_env()
+        settings = load_settings()
     except ConfigError as exc:
         raise click.ClickException(str(exc)) from exc
     if (rerun is None) != (rerun_of is None):
@@ -347,7 +348,7 @@ async def main(
     ``yes`` the approval goes with the request: the run takes it once its plan is made,
     whether or not this process is still there.
     """
-    settings = settings or Settings.from_env()
+    settings = settings or load_settings()
     check_request(request, settings, here=not detach)  # a typo: refused before any run
     if yes:
         request = request.model_copy(update={"approved_by": f"{getpass.getuser()} (--yes)"})
