@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import ClassVar
 
 from durabench.agents.base import Agent, AgentContext, CliInstall, ExecInput
+from durabench.agents.cli_version import VERSION_OUTPUT_BYTES
 from durabench.errors import ConfigError
 from durabench.models.task import TaskSpec
 
@@ -125,6 +126,12 @@ class CliAgent(Agent):
         dirs = shlex.join([AGENT_HOME, str(ctx.paths.workspace)])
         own = f'chown -R "$(id -u {AGENT_USER}):$(id -g {AGENT_USER})" {dirs}'
         return [ExecInput(command=f"{_ADD_USER}; mkdir -p {AGENT_HOME} && {own}", user="0")]
+
+    def version_command(self, ctx: AgentContext) -> ExecInput:
+        """``<binary> --version`` as the agent runs, its output capped (it is hostile input)."""
+        env = {"HOME": AGENT_HOME, **self.env(ctx)}
+        command = f"{self.binary} --version 2>/dev/null | head -c {VERSION_OUTPUT_BYTES}"
+        return ExecInput(command=command, user=AGENT_USER, env=env)
 
     def run_commands(self, ctx: AgentContext) -> list[ExecInput]:
         """The CLI, headless, as the ``agent`` user, prompt from the lane's instruction."""
