@@ -21,6 +21,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from durabench.agents import Agent, agent_class, get_agent
+from durabench.cli_choice import CliChoice, choose_cli
 from durabench.configs import get_config, missing_mcp_env
 from durabench.earlier_runs import counterparts, read_plan, rerun_task_ids
 from durabench.errors import ConfigError
@@ -155,6 +156,15 @@ def _answer_warnings(request: RunRequest, agent: Agent) -> tuple[str, ...]:
     )
 
 
+def _left_out(cli: CliChoice, request: RunRequest) -> tuple[str, ...]:
+    """Options the routed CLI version does not take, said so before approval."""
+    return tuple(
+        f"{request.agent} {cli.version} (the routing table's version for {request.model}) "
+        f"has no --{name}: left out of this run"
+        for name in cli.left_out
+    )
+
+
 def check_request(request: RunRequest, settings: Settings, *, here: bool = True) -> None:
     """The checks of :func:`make_plan` that need no earlier run, service or agent option.
 
@@ -215,6 +225,10 @@ def make_plan(
     else:
         selection, specs = _tasks(request, settings, listed)
     check_model_name(request.model)
+    cli = choose_cli(
+        agent_class(request.agent), request.model, request.agent_options, request.category
+    )
+    request = request.model_copy(update={"agent_options": cli.options})
     lanes = lanes_of(request)
     configs = [get_config(lane) for lane in lanes]
     agent = get_agent(request.agent, request.agent_options)
@@ -249,7 +263,9 @@ def make_plan(
             for name in missing_mcp_env(c.mcp, os.environ)
         ),
         unpaired=unpaired,
-        warnings=_answer_warnings(request, agent),
+        warnings=(*_answer_warnings(request, agent), *_left_out(cli, request)),
         selection_file=selection,
         counterparts=pairs,
+        cli_version=cli.version,
+        cli_version_note=cli.note,
     )

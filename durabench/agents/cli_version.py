@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping
 
-__all__ = ["VERSION_OUTPUT_BYTES", "plain_version", "transcript_version"]
+__all__ = ["VERSION_OUTPUT_BYTES", "is_plain_version", "plain_version", "transcript_version"]
 
 VERSION_OUTPUT_BYTES = 4096
 """Bytes of ``--version`` output read: a version is a line, not a file."""
@@ -21,6 +21,17 @@ _TOKEN = re.compile(r"(?<![0-9.])v?([0-9]+(?:\.[0-9]+){1,3}(?:[-+][0-9A-Za-z.-]+
 _VERSION_KEYS = ("claude_code_version",)
 """Keys an init event names its CLI's version under (Claude Code's; Codex and Gemini
 print none, so their version comes from ``--version``)."""
+
+
+_PLAIN_VERSION = re.compile(r"[0-9]+(\.[0-9]+){0,3}([-+][0-9A-Za-z.-]+)?")
+"""A version npm installs from its registry (``2.1.332``, ``1.0.0-beta.2``): never a URL,
+a path, a git spec or a tag such as ``latest``, which npm would fetch from anywhere or
+resolve anew (a cached install is keyed by the spec, so a tag would stay stale)."""
+
+
+def is_plain_version(version: str) -> bool:
+    """Whether ``version`` names one release for good (see :data:`_PLAIN_VERSION`)."""
+    return _PLAIN_VERSION.fullmatch(version) is not None
 
 
 def plain_version(text: str) -> str | None:

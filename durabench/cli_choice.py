@@ -1,0 +1,69 @@
+"""The agent CLI version a run's lanes run, chosen once, when the plan is made.
+
+In order: ``--agent-opt version=V``; the routing table for the model
+(:mod:`durabench.configs.cli_routes`), whose version goes into the run's agent options
+with the options it lacks left out; the adapter's own version. Both lanes take the same
+options, so a pinned version is the one both run. An official run always pins it: a
+published number names the version it measured, never whatever CLI a task image carries.
+A staging run on the adapter's version uses a task image's own CLI where it has one; the
+attempt records which version ran either way.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import NamedTuple
+
+from durabench.agents import Agent, CliAgent
+from durabench.configs import cli_route
+
+__all__ = ["CliChoice", "choose_cli"]
+
+
+class CliChoice(NamedTuple):
+    """The CLI version a run's lanes run, why, and the agent options that make it so."""
+
+    version: str | None
+    """The version; ``None`` for an agent that is no CLI (oracle, replay, nop)."""
+    note: str
+    """Where the version comes from, in words the plan shows."""
+    options: dict[str, str]
+    """The run's agent options: with ``version`` when it is pinned."""
+    left_out: tuple[str, ...]
+    """Options the routed version does not take, left out of the run."""
+
+
+def choose_cli(
+    agent: type[Agent], model: str, options: Mapping[str, str], category: str
+) -> CliChoice:
+    """The CLI version ``agent`` runs for ``model`` in a run of ``category``."""
+    if not issubclass(agent, CliAgent):
+        return CliChoice(None, "", dict(options), ())
+    pinned = options.get("version")
+    if pinned:
+        return CliChoice(pinned, "--agent-opt version", dict(options), ())
+    route = cli_route(agent.name, model)
+    if route is not None:
+        kept = {k: v for k, v in options.items() if k not in route.lacks}
+        why = f"; {route.why}" if route.why else ""
+        return CliChoice(
+            route.version,
+            f"routing table: {model} runs {agent.name} {route.version}{why}",
+            kept | {"version": route.version},
+            tuple(k for k in options if k in route.lacks),
+        )
+    if category == "official":
+        return CliChoice(
+            agent.version,
+            f"{agent.name}'s own version, installed in every lane (an official run never "
+            "uses a task image's own CLI)",
+            {**options, "version": agent.version},
+            (),
+        )
+    return CliChoice(
+        agent.version,
+        f"{agent.name}'s own version; a task image's own `{agent.binary}` runs instead where "
+        "it has one (each result records which ran; pin one with --agent-opt version=V)",
+        dict(options),
+        (),
+    )
