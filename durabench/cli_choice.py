@@ -16,8 +16,10 @@ from typing import NamedTuple
 
 from durabench.agents import Agent, CliAgent
 from durabench.configs import cli_route
+from durabench.earlier_runs import OtherVersion
+from durabench.errors import ConfigError
 
-__all__ = ["CliChoice", "choose_cli"]
+__all__ = ["CliChoice", "choose_cli", "other_versions", "rerun_options"]
 
 
 class CliChoice(NamedTuple):
@@ -67,3 +69,37 @@ def choose_cli(
         dict(options),
         (),
     )
+
+
+def rerun_options(
+    agent: type[Agent], options: Mapping[str, str], ran: tuple[str, ...], original: str
+) -> dict[str, str]:
+    """A rerun's agent options: pinned to the one CLI version its original run ran.
+
+    Raises:
+        ConfigError: the original ran several versions, or not the one its options pin.
+    """
+    pinned = options.get("version")
+    if not issubclass(agent, CliAgent) or not ran or (pinned and ran == (pinned,)):
+        return dict(options)
+    if len(ran) > 1 or pinned:
+        said = " and ".join(ran) + (f", not the {pinned} it pinned" if pinned else "")
+        raise ConfigError(
+            f"run {original} ran {agent.name} {said}: a rerun would mix CLI versions with "
+            "it. Run its tasks anew (paired) with one --agent-opt version=V"
+        )
+    return {**options, "version": ran[0]}
+
+
+def other_versions(
+    agent: str, version: str | None, other: Mapping[str, OtherVersion], shown: int
+) -> str:
+    """Counterparts that ran another CLI version than ``version``, named (up to ``shown``)."""
+    if not other:
+        return ""
+    named = [
+        f"{task} in run {o.run_id} ran {agent} {o.version or 'an unrecorded version'}"
+        for task, o in sorted(other.items())
+    ]
+    more = f" and {len(named) - shown} more" if len(named) > shown else ""
+    return f"{'; '.join(named[:shown])}{more}; this run would run {version}"
