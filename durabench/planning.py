@@ -22,7 +22,7 @@ import os
 from collections.abc import Sequence
 from pathlib import Path
 
-from durabench.agents import Agent, agent_class, get_agent
+from durabench.agents import Agent, CliAgent, agent_class, get_agent
 from durabench.cli_choice import CliChoice, choose_cli, other_versions, rerun_options
 from durabench.configs import get_config, missing_mcp_env
 from durabench.earlier_runs import counterparts, read_plan, rerun_task_ids, versions_ran
@@ -201,8 +201,11 @@ def check_request(request: RunRequest, settings: Settings, *, here: bool = True)
     if request.rerun_of is not None or request.rerun is not None:
         return  # a rerun takes its model, agent and tasks from the earlier run
     check_model_name(request.model)
-    if agent_class(request.agent).requires_model and request.model == "none":
+    agent = agent_class(request.agent)
+    if agent.requires_model and request.model == "none":
         raise _model_missing(request.agent)
+    if issubclass(agent, CliAgent):  # a version must name one release, for every run
+        agent.check_version(request.agent_options.get("version"))
     if request.dataset_file:
         read_dataset_file(Path(request.dataset_file))
     elif request.selection or request.benchmarks_dir:

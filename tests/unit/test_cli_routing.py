@@ -7,10 +7,11 @@ from pathlib import Path
 
 import pytest
 
+from durabench.agents import get_agent
 from durabench.configs import CLI_ROUTES_FILE, cli_route, load_cli_routes
 from durabench.errors import ConfigError
 from durabench.models import RunRequest
-from durabench.planning import make_plan
+from durabench.planning import check_request, make_plan
 from durabench.settings import Settings
 
 LEGACY_MODEL = "claude-3-5-sonnet-20241022"
@@ -59,12 +60,16 @@ def test_an_unlisted_model_runs_the_adapters_version_pinned_only_when_official(
     assert "task image's own `claude`" in staging.cli_version_note
     official = make_plan(_request(category="official"), Settings(home=tmp_path))
     assert official.request.agent_options == {"version": "2.1.332"}  # never the image's
+    install = get_agent("claude-code", official.request.agent_options).install_spec()
+    assert install.pinned  # installed even where a task image has a `claude` of its own
     assert official.cli_version == "2.1.332" and "official" in official.cli_version_note
 
 
 @pytest.mark.parametrize("version", ["latest", "next", "^2.1.0", "2.x"])
 def test_an_official_run_refuses_a_version_that_names_nothing(tmp_path: Path, version: str) -> None:
     request = _request(category="official", agent_options={"version": version})
+    with pytest.raises(ConfigError, match="is not a plain version"):
+        check_request(request, Settings(home=tmp_path))  # before `starter run` starts it
     with pytest.raises(ConfigError, match="is not a plain version"):
         make_plan(request, Settings(home=tmp_path))
 
