@@ -99,3 +99,28 @@ def test_the_plan_shows_the_cli_version_both_lanes_run(tmp_path: Path) -> None:
     table = out.export_text()
     row = next(line for line in table.splitlines() if "agent CLI version" in line)
     assert f"│ {_legacy_version()} (routing table: {LEGACY_MODEL}" in row
+
+
+def test_a_team_registry_adds_routes_ahead_of_the_built_in_ones(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from durabench.configs.cli_routes import _routes
+    from durabench.configs.registry import REGISTRY_ENV, _registry
+
+    team = tmp_path / "registry.json"
+    routes = [
+        {"agent": "codex-cli", "models": ["gpt-4.1-2025-04-14"], "version": "0.20.0"},
+        {"agent": "claude-code", "models": [LEGACY_MODEL], "version": "1.0.100"},
+    ]
+    team.write_text(json.dumps({"configs": [], "cli_routes": routes}))
+    monkeypatch.setenv(REGISTRY_ENV, str(team))
+    _routes.cache_clear()
+    _registry.cache_clear()
+    try:
+        assert cli_route("codex-cli", "gpt-4.1-2025-04-14").version == "0.20.0"  # type: ignore[union-attr]
+        assert cli_route("claude-code", LEGACY_MODEL).version == "1.0.100"  # type: ignore[union-attr]
+        assert cli_route("codex-cli", "gpt-5-codex") is None
+    finally:
+        monkeypatch.delenv(REGISTRY_ENV)
+        _routes.cache_clear()
+        _registry.cache_clear()
