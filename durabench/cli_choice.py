@@ -1,12 +1,12 @@
 """The agent CLI version a run's lanes run, chosen once, when the plan is made.
 
 In order: ``--agent-opt version=V``; the routing table for the model
-(:mod:`durabench.configs.cli_routes`), whose version goes into the run's agent options
-with the options it lacks left out; the adapter's own version. Both lanes take the same
-options, so a pinned version is the one both run. An official run always pins it: a
-published number names the version it measured, never whatever CLI a task image carries.
-A staging run on the adapter's version uses a task image's own CLI where it has one; the
-attempt records which version ran either way.
+(:mod:`durabench.configs.cli_routes`), whose version goes into the run's agent options;
+the adapter's own version. Options the table says a version lacks are left out. Both
+lanes take the same options, so a pinned version is the one both run. An official run
+always pins it: a published number names the version it measured, never whatever CLI a
+task image carries. A staging run on the adapter's version uses a task image's own CLI
+where it has one; the attempt records which version ran either way.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from typing import NamedTuple
 
 from durabench.agents import Agent, CliAgent
-from durabench.configs import cli_route
+from durabench.configs import cli_lacks, cli_route
 from durabench.earlier_runs import OtherVersion
 from durabench.errors import ConfigError
 
@@ -43,17 +43,12 @@ def choose_cli(
         return CliChoice(None, "", dict(options), ())
     pinned = options.get("version")
     if pinned:
-        return CliChoice(pinned, "--agent-opt version", dict(options), ())
+        return _without(pinned, "--agent-opt version", options, cli_lacks(agent.name, pinned))
     route = cli_route(agent.name, model)
     if route is not None:
-        kept = {k: v for k, v in options.items() if k not in route.lacks}
         why = f"; {route.why}" if route.why else ""
-        return CliChoice(
-            route.version,
-            f"routing table: {model} runs {agent.name} {route.version}{why}",
-            kept | {"version": route.version},
-            tuple(k for k in options if k in route.lacks),
-        )
+        note = f"routing table: {model} runs {agent.name} {route.version}{why}"
+        return _without(route.version, note, options, route.lacks)
     if category == "official":
         return CliChoice(
             agent.version,
@@ -68,6 +63,16 @@ def choose_cli(
         "it has one (each result records which ran; pin one with --agent-opt version=V)",
         dict(options),
         (),
+    )
+
+
+def _without(
+    version: str, note: str, options: Mapping[str, str], lacks: tuple[str, ...]
+) -> CliChoice:
+    """``version`` pinned, and the options it lacks left out."""
+    kept = {k: v for k, v in options.items() if k not in lacks}
+    return CliChoice(
+        version, note, kept | {"version": version}, tuple(k for k in options if k in lacks)
     )
 
 

@@ -176,8 +176,8 @@ def _answer_warnings(request: RunRequest, agent: Agent) -> tuple[str, ...]:
 def _left_out(cli: CliChoice, request: RunRequest) -> tuple[str, ...]:
     """Options the routed CLI version does not take, said so before approval."""
     return tuple(
-        f"{request.agent} {cli.version} (the routing table's version for {request.model}) "
-        f"has no --{name}: left out of this run"
+        f"{request.agent} {cli.version} has no --{name}: left out of this run "
+        "(durabench/configs/cli_routes.json)"
         for name in cli.left_out
     )
 

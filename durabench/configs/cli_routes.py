@@ -21,7 +21,7 @@ from durabench.configs.registry import REGISTRY_ENV
 from durabench.errors import ConfigError
 from durabench.models.config import CliRoute
 
-__all__ = ["CLI_ROUTES_FILE", "cli_route", "load_cli_routes"]
+__all__ = ["CLI_ROUTES_FILE", "cli_lacks", "cli_route", "load_cli_routes"]
 
 CLI_ROUTES_FILE = Path(__file__).resolve().parent / "cli_routes.json"
 
@@ -82,3 +82,12 @@ def _routes() -> tuple[CliRoute, ...]:
 def cli_route(agent: str, model: str) -> CliRoute | None:
     """The route of ``agent`` running ``model``, or ``None`` when no route lists it."""
     return next((r for r in _routes() if r.agent == agent and model in r.models), None)
+
+
+def cli_lacks(agent: str, version: str) -> tuple[str, ...]:
+    """The options ``agent`` at ``version`` does not take, as the routing table says."""
+    return tuple(
+        dict.fromkeys(
+            o for r in _routes() if (r.agent, r.version) == (agent, version) for o in r.lacks
+        )
+    )

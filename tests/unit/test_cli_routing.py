@@ -52,6 +52,14 @@ def test_an_explicit_version_overrides_the_routing_table(tmp_path: Path) -> None
     assert plan.cli_version == "2.0.14" and "--agent-opt version" in plan.cli_version_note
 
 
+def test_a_pinned_legacy_version_leaves_out_the_options_it_lacks_too(tmp_path: Path) -> None:
+    legacy = _legacy_version()
+    request = _request(agent_options={"version": legacy, "effort": "high"})
+    plan = make_plan(request, Settings(home=tmp_path))
+    assert plan.request.agent_options == {"version": legacy}
+    assert any(f"claude-code {legacy} has no --effort" in w for w in plan.warnings)
+
+
 def test_an_unlisted_model_runs_the_adapters_version_pinned_only_when_official(
     tmp_path: Path,
 ) -> None:
