@@ -2,9 +2,9 @@
 
 A single-config run (``--baseline-only`` / ``--full-only``) only makes sense next to the
 other lane of the same tasks, already run with the same model and category; otherwise it
-produces numbers nobody can compare; so does a counterpart that ran another version of the
-agent CLI. The plan checks that here, from the results directories,
-before anything is approved. Reruns take their tasks from the same place.
+produces numbers nobody can compare, and so does a counterpart that ran another version
+of the agent CLI. The plan checks that here, from the results directories, before anything
+is approved. Reruns take their tasks (and the CLI version they ran) from the same place.
 """
 
 from __future__ import annotations

@@ -183,10 +183,11 @@ def _left_out(cli: CliChoice, request: RunRequest) -> tuple[str, ...]:
 
 
 def check_request(request: RunRequest, settings: Settings, *, here: bool = True) -> None:
-    """The checks of :func:`make_plan` that need no earlier run, service or agent option.
+    """The checks of :func:`make_plan` that need no earlier run, service or worker state.
 
     The CLI makes them before it starts a run, so that a typo (a suite, agent, config or
-    model name; a selection file) is refused in one line and leaves no failed run behind.
+    model name; a selection file; a CLI version such as `latest`) is refused in one line and
+    leaves no failed run behind.
     The plan activity checks everything again on a worker, with what only it can see.
 
     ``here``: this process's worker plans the run, so suites and configs are checked as
