@@ -7,7 +7,7 @@ from collections.abc import Iterable, Mapping
 
 from durabench.models.results import AttemptResult, LaneSummary, RunResult
 from durabench.models.scorecard import Cell, PairedComparison, Scorecard
-from durabench.run_versions import lane_cli_versions, lane_images, mixed_pairs
+from durabench.run_versions import version_lines
 
 __all__ = [
     "cell_text",
@@ -17,7 +17,6 @@ __all__ = [
     "signal_names",
     "summarize_lanes",
     "totals_table",
-    "version_lines",
 ]
 
 
@@ -189,27 +188,6 @@ def _header(result: RunResult) -> list[str]:
     lines += version_lines(result)
     said = headline(result)
     return [*lines, "", f"**{said}**"] if said else lines
-
-
-def version_lines(result: RunResult) -> list[str]:
-    """The agent CLI version and image each lane ran, and tasks whose attempts mixed them."""
-    lanes, attempts = result.plan.lanes, result.attempts
-    versions, images = lane_cli_versions(attempts, lanes), lane_images(attempts, lanes)
-    lines = []
-    if any(versions.values()):
-        named = (f"{lane} {', '.join(versions[lane]) or 'not named'}" for lane in lanes)
-        lines.append(f"- agent CLI version: {'; '.join(named)}")
-    if any(images.values()):
-        ran = (f"{lane} {', '.join(images[lane]) or 'not recorded'}" for lane in lanes)
-        lines.append(f"- agent image: {'; '.join(ran)}")
-    mixed = mixed_pairs(attempts)
-    if mixed:
-        said = ", ".join(f"{task} ({', '.join(v)})" for task, v in mixed.items())
-        lines.append(
-            f"- **{len(mixed)} task(s) ran different CLI versions across attempts: {said}; "
-            "their lanes are not compared on equal terms**"
-        )
-    return lines
 
 
 def totals_table(card: Scorecard) -> tuple[list[str], list[list[str]]]:

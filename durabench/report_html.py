@@ -15,8 +15,8 @@ from durabench.report import (
     left_out,
     signal_names,
     totals_table,
-    version_lines,
 )
+from durabench.run_versions import version_lines
 
 __all__ = ["render_html"]
 

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from durabench.models.results import AttemptResult
+from durabench.models.results import AttemptResult, RunResult
 
-__all__ = ["lane_cli_versions", "lane_images", "mixed_pairs", "short_image_id"]
+__all__ = ["lane_cli_versions", "lane_images", "mixed_pairs", "short_image_id", "version_lines"]
 
 _ID_CHARS = 12
 """Hex characters of an image id shown: enough to tell images apart, as ``docker`` does."""
@@ -53,3 +53,24 @@ def mixed_pairs(attempts: Iterable[AttemptResult]) -> dict[str, tuple[str, ...]]
         if a.cli_version:
             by_task.setdefault(a.task_id, set()).add(a.cli_version)
     return {task: tuple(sorted(v)) for task, v in sorted(by_task.items()) if len(v) > 1}
+
+
+def version_lines(result: RunResult) -> list[str]:
+    """The agent CLI version and image each lane ran, and tasks whose attempts mixed them."""
+    lanes, attempts = result.plan.lanes, result.attempts
+    versions, images = lane_cli_versions(attempts, lanes), lane_images(attempts, lanes)
+    lines = []
+    if any(versions.values()):
+        named = (f"{lane} {', '.join(versions[lane]) or 'not named'}" for lane in lanes)
+        lines.append(f"- agent CLI version: {'; '.join(named)}")
+    if any(images.values()):
+        ran = (f"{lane} {', '.join(images[lane]) or 'not recorded'}" for lane in lanes)
+        lines.append(f"- agent image: {'; '.join(ran)}")
+    mixed = mixed_pairs(attempts)
+    if mixed:
+        said = ", ".join(f"{task} ({', '.join(v)})" for task, v in mixed.items())
+        lines.append(
+            f"- **{len(mixed)} task(s) ran different CLI versions across attempts: {said}; "
+            "their lanes are not compared on equal terms**"
+        )
+    return lines
