@@ -16,6 +16,7 @@ from durabench.errors import ConfigError
 from durabench.models.results import RunResult
 from durabench.paths import RunPaths
 from durabench.results_io import atomic_write, load_results
+from durabench.run_versions import lane_cli_versions, lane_images, mixed_pairs
 
 __all__ = ["Dashboard", "DashboardEntry", "publish", "refusal"]
 
@@ -49,6 +50,12 @@ class DashboardEntry(BaseModel):
     """Pairs not scored."""
     cost_usd: float
     """Total cost of the run."""
+    cli_versions: dict[str, tuple[str, ...]] = {}
+    """The agent CLI versions each lane ran (empty: no CLI, or entries from before)."""
+    agent_images: dict[str, tuple[str, ...]] = {}
+    """The images each lane's agent ran in, by short id."""
+    mixed_cli_versions: tuple[str, ...] = ()
+    """Tasks whose attempts ran more than one CLI version."""
 
 
 class Dashboard(BaseModel):
@@ -95,6 +102,9 @@ def _entry(result: RunResult) -> DashboardEntry:
         mcnemar_p=comp.mcnemar_p if comp else None,
         excluded_pairs=len(result.excluded),
         cost_usd=card.totals[-1].cost_usd if card else 0.0,
+        cli_versions=lane_cli_versions(result.attempts, result.plan.lanes),
+        agent_images=lane_images(result.attempts, result.plan.lanes),
+        mixed_cli_versions=tuple(mixed_pairs(result.attempts)),
     )
 
 

@@ -123,6 +123,11 @@ def plan_table(plan: PlanSummary) -> Table:
         ("model", req.model),
         ("suite" if not plan.selection_file else "selection", source),
         ("agent", req.agent),
+        *(
+            [("agent CLI version", escape(f"{plan.cli_version} ({plan.cli_version_note})"))]
+            if plan.cli_version
+            else []
+        ),
         ("config mode", f"{req.config_mode} ({', '.join(plan.lanes)})"),
         ("parallel slots", str(req.parallel)),
         ("category", req.category),

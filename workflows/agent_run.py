@@ -244,7 +244,12 @@ class AgentRunWorkflow:
             PreparedImage,
             timedelta(seconds=ref.task.build_timeout_sec) + _SLACK,
         )
-        fields.update(image=image.image, dockerfile=image.dockerfile)
+        fields.update(
+            image=image.image,
+            dockerfile=image.dockerfile,
+            task_image_id=image.task_image_id,
+            agent_image_id=image.agent_image_id,
+        )
         prov = await self._phase(
             "provision_sandbox",
             ProvisionInput(ref=ref, image=image.image),
@@ -255,6 +260,7 @@ class AgentRunWorkflow:
             instruction_file=prov.instruction_file,
             mcp_config=prov.mcp_config,
             mcp_env_missing=prov.mcp_env_missing,
+            cli_version=prov.cli_version,
         )
         fields.update(await self._agent_verify_classify(ref))
 
@@ -358,6 +364,8 @@ class AgentRunWorkflow:
             bound=AFTER_AGENT_BOUND,
         )
         fields.update(verdict.model_dump(include=_VERDICT_FIELDS))
+        if verdict.cli_version:  # the transcript's word over ``--version``'s
+            fields["cli_version"] = verdict.cli_version
         return fields
 
     async def _collect(self, ref: AttemptRef) -> CollectOutput | None:

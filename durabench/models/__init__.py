@@ -17,6 +17,7 @@ from durabench.models.accounts import (
     VanishedInput,
 )
 from durabench.models.config import (
+    CliRoute,
     LaneConfig,
     McpServer,
 )
@@ -110,6 +111,7 @@ __all__ = [
     "Cell",
     "ClassifyAttemptInput",
     "ClassifyInput",
+    "CliRoute",
     "CollectOutput",
     "ConfigMode",
     "Control",

@@ -85,7 +85,14 @@ class AttemptResult(BaseModel):
     classifier_version: int | None = None
     """Version of the pattern table that classified the attempt."""
     image: str = ""
-    """Task image tag."""
+    """The image the agent ran in (the task image, or it with the CLI installed)."""
+    task_image_id: str = ""
+    """The task image's id (``sha256:...``); empty in results from before it was kept."""
+    agent_image_id: str = ""
+    """The id of the image the agent ran in; empty in results from before it was kept."""
+    cli_version: str | None = None
+    """The agent CLI version that ran: its transcript's word, else ``<cli> --version`` in
+    the sandbox; ``None`` for an agent that is no CLI or a CLI that named none."""
     dockerfile: str = ""
     """Dockerfile variant the image was built from."""
     instruction_file: str = ""

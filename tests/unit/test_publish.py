@@ -33,6 +33,12 @@ def test_publish_adds_runs_and_rebuilds_the_file(tmp_path: Path) -> None:
     assert entry.mean_delta == pytest.approx(1 / 6)
     assert (entry.pairs_compared, entry.excluded_pairs, entry.mcnemar_p) == (3, 1, 1.0)
     assert entry.ci == (-0.5, 1.0) and entry.cost_usd == 6.0
+    assert entry.cli_versions == {
+        "baseline": ("2.1.332",),
+        "sourcegraph_full": ("2.0.14", "2.1.332"),
+    }
+    assert entry.mixed_cli_versions == ("t3",)
+    assert entry.agent_images["sourcegraph_full"] == ("sha256:aaaaaaaaaaaa", "sha256:bbbbbbbbbbbb")
     assert built.runs == again.runs
 
 

@@ -84,6 +84,9 @@ class Recorder:
     """Agents running now, per account."""
     max_on_account: Counter[str] = field(default_factory=Counter)
     """The most agents that ran at once, per account."""
+    cli_versions: dict[str, tuple[str | None, str | None]] = field(default_factory=dict)
+    """``task/lane`` to the CLI version ``--version`` printed and the one the transcript
+    named (default: neither)."""
 
     def exit_class(self, ref: AttemptRef) -> str:
         plan = self.classes.get(f"{ref.task.task_id}/{ref.lane}", ["completed"])
@@ -169,7 +172,12 @@ class Recorder:
             rec.calls.append("prepare_image")
             if ref.task.task_id == BUILD_FAILS:
                 raise ImageBuildError("image for task failed to build; build log: /x/build.log")
-            return PreparedImage(image=f"img-{ref.task.task_id}", dockerfile="Dockerfile")
+            return PreparedImage(
+                image=f"img-{ref.task.task_id}",
+                dockerfile="Dockerfile",
+                task_image_id=f"sha256:task-{ref.task.task_id}",
+                agent_image_id=f"sha256:agent-{ref.task.task_id}",
+            )
 
         @activity.defn(name="provision_sandbox")
         async def provision_sandbox(data: ProvisionInput) -> ProvisionOutput:
@@ -179,8 +187,12 @@ class Recorder:
             rec.provisioned.append(key)
             rec.live.add(key)
             rec.max_live_pairs = max(rec.max_live_pairs, len({t for t, _ in rec.live}))
+            printed, _ = rec.cli_versions.get(f"{key[0]}/{key[1]}", (None, None))
             return ProvisionOutput(
-                container_id="c", instruction_file="instruction.md", mcp_config=False
+                container_id="c",
+                instruction_file="instruction.md",
+                mcp_config=False,
+                cli_version=printed,
             )
 
         @activity.defn(name="run_agent")
@@ -225,6 +237,9 @@ class Recorder:
                     "infra_usage_cap": rec.cap_resets_at,
                     "infra_rate_limit": rec.rate_limit_resets_at,
                 }.get(exit_class),
+                cli_version=rec.cli_versions.get(
+                    f"{data.ref.task.task_id}/{data.ref.lane}", (None, None)
+                )[1],
             )
 
         @activity.defn(name="collect_artifacts")
