@@ -16,6 +16,15 @@ from durabench.models.accounts import (
     ReleaseRequest,
     VanishedInput,
 )
+from durabench.models.audit import (
+    DIGESTED_FILES,
+    AttemptDigest,
+    AuditCheck,
+    AuditReport,
+    Finding,
+    Ledger,
+    LedgerAttempt,
+)
 from durabench.models.config import (
     LaneConfig,
     McpServer,
@@ -94,6 +103,7 @@ from durabench.models.verdict import (
 )
 
 __all__ = [
+    "DIGESTED_FILES",
     "INFRA_CLASSES",
     "AccountHealth",
     "AccountSpec",
@@ -102,8 +112,11 @@ __all__ = [
     "AgentRunOutput",
     "Approval",
     "ArmProgress",
+    "AttemptDigest",
     "AttemptRef",
     "AttemptResult",
+    "AuditCheck",
+    "AuditReport",
     "AwaitLeaseInput",
     "CarriedState",
     "Category",
@@ -117,12 +130,15 @@ __all__ = [
     "Counterpart",
     "ExcludedAttempt",
     "ExitClass",
+    "Finding",
     "HostClaim",
     "LaneConfig",
     "LaneSummary",
     "Lease",
     "LeaseGrant",
     "LeaseRequest",
+    "Ledger",
+    "LedgerAttempt",
     "McpServer",
     "MeteredUsage",
     "PairDone",

@@ -118,7 +118,7 @@ class Disk:
 
 @pytest.fixture
 async def disk(client: Client, settings: Settings) -> AsyncIterator[Disk]:
-    rec = Recorder(queue=settings.task_queue, task_ids=[])
+    rec = Recorder(queue=settings.task_queue, task_ids=[], runs_dir=settings.runs_dir)
     plan, results = PlanActivities(settings), ResultActivities(settings)
     service = ServiceActivities(settings)
     real = [plan.plan_run, plan.plan_page, plan.record_run]
