@@ -3,7 +3,8 @@
 Attempt workflow ids are deterministic (``run/<run>/task/<task>/<lane>/<n>``), so each
 planned lane is read attempt by attempt until one does not exist (and on past any attempt
 number found on disk). Each history gives how the attempt ended and what its
-``record_attempt`` returned: the digest of what it wrote.
+``record_attempt`` returned: the digest of what it wrote. An attempt whose workflow failed
+or was cancelled by hand is recorded by its pair instead, so the pair's history is read too.
 """
 
 from __future__ import annotations
@@ -16,8 +17,8 @@ from temporalio.api.history.v1 import HistoryEvent
 from temporalio.client import Client, WorkflowExecutionStatus
 from temporalio.service import RPCError, RPCStatusCode
 
-from durabench.models import AttemptDigest, Ledger, LedgerAttempt, RunPlan
-from workflows import attempt_workflow_id, run_workflow_id
+from durabench.models import AttemptDigest, AttemptResult, Ledger, LedgerAttempt, RunPlan
+from workflows import attempt_workflow_id, pair_workflow_id, run_workflow_id
 
 __all__ = ["LedgerGone", "read_ledger"]
 
@@ -61,19 +62,22 @@ async def read_ledger(
             f"history of {run_workflow_id(run_id)} (its retention removed it, or the run "
             "was made on another server)"
         ) from None
-    beyond: dict[tuple[str, str], int] = {}
+    beyond: dict[str, dict[str, int]] = {}
     for task_id, lane, n in on_disk:
-        beyond[(task_id, lane)] = max(n, beyond.get((task_id, lane), 0))
+        lanes = beyond.setdefault(task_id, {})
+        lanes[lane] = max(n, lanes.get(lane, 0))
     for task in plan.tasks:
         for lane in plan.lanes:
-            beyond.setdefault((task.task_id, lane), 0)
+            beyond.setdefault(task.task_id, {}).setdefault(lane, 0)
     gate = asyncio.Semaphore(_AT_ONCE)
     async with asyncio.TaskGroup() as tg:
-        arms = [tg.create_task(_arm(client, gate, run_id, *k, last)) for k, last in beyond.items()]
+        tasks = [
+            tg.create_task(_task(client, gate, run_id, t, lanes)) for t, lanes in beyond.items()
+        ]
     status = desc.status or WorkflowExecutionStatus.RUNNING
     return Ledger(
         run_ended=_status_word(status),
-        attempts=tuple(a for arm in arms for a in arm.result()),
+        attempts=tuple(a for task in tasks for a in task.result()),
     )
 
 
@@ -82,54 +86,75 @@ def _status_word(status: WorkflowExecutionStatus) -> str:
     return words.get(status, status.name.lower().replace("_", " "))
 
 
-async def _arm(
-    client: Client, gate: asyncio.Semaphore, run_id: str, task_id: str, lane: str, last: int
+_Recorded = dict[tuple[str, int], AttemptDigest | None]
+"""(lane, attempt) to what a completed ``record_attempt`` returned for it in one history
+(``None``: nothing, a history from before digests)."""
+
+
+async def _task(
+    client: Client, gate: asyncio.Semaphore, run_id: str, task_id: str, lanes: dict[str, int]
 ) -> list[LedgerAttempt]:
-    """Attempts 1, 2, ... of one lane, until one is missing past ``last``."""
+    """The attempts of one task's lanes; ``lanes`` maps each to its last attempt on disk."""
+    async with gate:
+        by_pair = await _history(client, pair_workflow_id(run_id, task_id))
+    recorded = await _recorded(client, by_pair or [])
     found: list[LedgerAttempt] = []
-    n = 1
-    while True:
-        async with gate:
-            entry = await _attempt(client, run_id, task_id, lane, n)
-        if entry is not None:
-            found.append(entry)
-        elif n > last:
-            return found
-        n += 1
+    for lane, last in lanes.items():
+        n = 1
+        while True:
+            async with gate:
+                events = await _history(client, attempt_workflow_id(run_id, task_id, lane, n))
+            if events is not None:
+                own = await _recorded(client, events)
+                found.append(_entry(task_id, lane, n, events, own | recorded))
+            elif n > last:
+                break
+            n += 1
+    return found
 
 
-async def _attempt(
-    client: Client, run_id: str, task_id: str, lane: str, n: int
-) -> LedgerAttempt | None:
-    handle = client.get_workflow_handle(attempt_workflow_id(run_id, task_id, lane, n))
+def _entry(
+    task_id: str, lane: str, n: int, events: list[HistoryEvent], recorded: _Recorded
+) -> LedgerAttempt:
+    return LedgerAttempt(
+        task_id=task_id,
+        lane=lane,
+        attempt=n,
+        ended=_ENDS.get(events[-1].event_type, "running") if events else "running",
+        recorded=(lane, n) in recorded,
+        digest=recorded.get((lane, n)),
+    )
+
+
+async def _history(client: Client, workflow_id: str) -> list[HistoryEvent] | None:
+    """The workflow's history events; ``None`` if there is no such workflow."""
     events: list[HistoryEvent] = []
     try:
-        async for event in handle.fetch_history_events():
+        async for event in client.get_workflow_handle(workflow_id).fetch_history_events():
             events.append(event)
     except RPCError as exc:
         if exc.status == RPCStatusCode.NOT_FOUND:
             return None
         raise
-    ended = _ENDS.get(events[-1].event_type, "running") if events else "running"
-    digest = await _digest(client, events)
-    return LedgerAttempt(task_id=task_id, lane=lane, attempt=n, ended=ended, digest=digest)
+    return events
 
 
-async def _digest(client: Client, events: list[HistoryEvent]) -> AttemptDigest | None:
-    """What ``record_attempt`` returned; ``None`` if it never completed, or returned nothing."""
-    scheduled = {
-        e.event_id
-        for e in events
-        if e.event_type == EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED
-        and e.activity_task_scheduled_event_attributes.activity_type.name == "record_attempt"
-    }
+async def _recorded(client: Client, events: list[HistoryEvent]) -> _Recorded:
+    """Each ``record_attempt`` in ``events`` that completed: its attempt, and its digest."""
+    scheduled: dict[int, tuple[str, int]] = {}
+    out: _Recorded = {}
     for e in events:
-        done = e.activity_task_completed_event_attributes
-        if (
-            e.event_type == EventType.EVENT_TYPE_ACTIVITY_TASK_COMPLETED
-            and done.scheduled_event_id in scheduled
-            and done.result.payloads
-        ):
-            (value,) = await client.data_converter.decode(done.result.payloads)
-            return None if value is None else AttemptDigest.model_validate(value)
-    return None
+        if e.event_type == EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED:
+            call = e.activity_task_scheduled_event_attributes
+            if call.activity_type.name == "record_attempt":
+                (value,) = await client.data_converter.decode(call.input.payloads)
+                result = AttemptResult.model_validate(value)
+                scheduled[e.event_id] = (result.lane, result.attempt)
+        elif e.event_type == EventType.EVENT_TYPE_ACTIVITY_TASK_COMPLETED:
+            done = e.activity_task_completed_event_attributes
+            key = scheduled.get(done.scheduled_event_id)
+            if key is not None:
+                values = await client.data_converter.decode(done.result.payloads)
+                value = values[0] if values else None
+                out[key] = None if value is None else AttemptDigest.model_validate(value)
+    return out

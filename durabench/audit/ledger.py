@@ -37,14 +37,14 @@ def check_ledger(
         on_disk = attempts.get(key)
         if entry.digest is not None:
             out += _against(key, entry.digest, on_disk)
-        elif on_disk is not None and entry.ended == "completed":
+        elif on_disk is not None and entry.recorded:
             notes.append(f"{where(key)}: its history predates digests; its files were not checked")
         elif on_disk is not None:
             out.append(
                 _ledger(
                     key,
-                    f"its workflow ended {entry.ended} without recording a result, "
-                    "yet result.json exists: it was written after the fact",
+                    f"its workflow ended {entry.ended} and nothing recorded it, yet "
+                    "result.json exists: it was written after the fact",
                 )
             )
     for key in sorted(attempts.keys() - seen):

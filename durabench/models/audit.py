@@ -57,8 +57,11 @@ class LedgerAttempt(BaseModel):
     """The attempt number."""
     ended: str
     """How the workflow ended (``completed``, ``cancelled``, ...; ``running``)."""
+    recorded: bool
+    """Whether a ``record_attempt`` of it completed (in its history, or its pair's when its
+    workflow failed or was cancelled by hand)."""
     digest: AttemptDigest | None
-    """What its ``record_attempt`` returned; ``None`` when nothing was recorded, or the
+    """What that ``record_attempt`` returned; ``None`` when nothing was recorded, or the
     history is from before digests."""
 
 

@@ -98,8 +98,9 @@ class Disk:
     settings: Settings
     rec: Recorder
 
-    async def run(self, **request: Any) -> RunOutcome:
-        req = RunRequest(run_id=f"r-{uuid.uuid4().hex[:6]}", infra_backoff_sec=0.1, **request)
+    async def run(self, run_id: str | None = None, **request: Any) -> RunOutcome:
+        run_id = run_id or f"r-{uuid.uuid4().hex[:6]}"
+        req = RunRequest(run_id=run_id, infra_backoff_sec=0.1, **request)
         await run_main(req, detach=True, client=self.client, settings=self.settings)
         handle = self.client.get_workflow_handle_for(
             SuiteRunWorkflow.run, run_workflow_id(req.run_id)

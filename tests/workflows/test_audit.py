@@ -9,9 +9,11 @@ user types it.
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import json
 import shutil
+import uuid
 from collections.abc import Callable
 
 import pytest
@@ -23,7 +25,7 @@ from durabench.models import AttemptDigest, AuditReport
 from durabench.paths import RunPaths
 from starter.audit import audit_main
 from tests.starter_cli import one_error, starter_async
-from tests.workflows.harness import Disk
+from tests.workflows.harness import Disk, until
 from workflows import attempt_workflow_id
 
 TASK = "tensor-gelu-001"
@@ -155,6 +157,29 @@ async def test_a_changed_run_fails_its_audit_naming_the_change(disk: Disk, case:
     for line in expected:
         assert any(got.startswith(line) for got in lines), (line, lines)
     assert lines[-1].startswith(f"Run {paths.root.name}: ")
+
+
+async def test_an_attempt_its_pair_recorded_is_in_the_ledger(disk: Disk) -> None:
+    """An attempt cancelled by hand is recorded by its pair: the digest is in the pair's."""
+    agent = disk.rec.gates[f"run_agent/{TASK}/baseline"] = asyncio.Event()
+    run_id = f"r-{uuid.uuid4().hex[:6]}"
+    running = asyncio.create_task(disk.run(run_id, suite="pytorch", model="m-1"))
+    await until(lambda: (TASK, "baseline") in disk.rec.live, "the baseline agent runs")
+    await disk.client.get_workflow_handle(attempt_workflow_id(run_id, TASK, "baseline", 1)).cancel()
+    paths = RunPaths.for_run(disk.settings.runs_dir, run_id)
+    cancelled = paths.attempt(TASK, "baseline", 1) / "result.json"
+    await until(cancelled.exists, "the pair records the cancelled attempt")
+    agent.set()
+    assert (await running).status == "completed"
+    assert "cancelled" in json.loads(cancelled.read_text())["reason"]
+
+    report = await audit_main(run_id, client=disk.client, settings=disk.settings)
+    assert (report.findings, report.notes) == ((), ())
+    cancelled.write_text(cancelled.read_text().replace("cancelled", "finished"))
+    report = await audit_main(run_id, client=disk.client, settings=disk.settings)
+    assert report.lines()[0].startswith(
+        f"[ledger] {TASK}/baseline/attempt-1: result.json changed after the attempt was recorded"
+    )
 
 
 async def test_without_history_the_files_alone_are_checked(
