@@ -66,10 +66,10 @@ async def _ledger(
 
 def print_audit(report: AuditReport) -> None:
     """The findings, one a line, then the notes and a verdict."""
-    for finding in report.findings:
-        console.print(finding.line(), markup=False, highlight=False)
+    for finding in report.findings:  # one line each, for grep, even on a narrow terminal
+        console.print(finding.line(), markup=False, soft_wrap=True)
     for note in report.notes:
-        console.print(f"note: {note}", markup=False, highlight=False)
+        console.print(f"note: {note}", markup=False, soft_wrap=True)
     checked = "files only" if report.ledger_skipped else "files and history"
     if report.clean:
         console.print(f"Run {report.run_id} audits clean ({checked}).", markup=False)

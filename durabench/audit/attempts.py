@@ -7,7 +7,7 @@ from collections.abc import Iterable, Mapping
 
 from durabench.audit.disk import AttemptKey, DiskAttempt, where
 from durabench.model_names import served_model_matches
-from durabench.models.audit import Finding
+from durabench.models.audit import AuditCheck, Finding
 from durabench.models.results import AttemptResult
 from durabench.models.run import RunPlan
 
@@ -76,36 +76,23 @@ def _pairs(where_: str, message: str) -> Finding:
 
 def check_attempts(plan: RunPlan, results: Iterable[AttemptResult]) -> list[Finding]:
     """Served model, exit class against signals, and versions, attempt by attempt."""
-    out: list[Finding] = []
-    for a in results:
-        at = where(AttemptKey(a.task_id, a.lane, a.attempt))
-        out += [Finding(check="served_model", where=at, message=m) for m in _model(plan, a)]
-        if a.exit_class == "completed" and a.reward is None and not a.verifier_error:
-            out.append(
-                Finding(
-                    check="exit_class",
-                    where=at,
-                    message="completed without a "
-                    "verifier result: no reward and no verifier error recorded",
-                )
-            )
-        if a.classifier_version is None and a.exit_class != "infra_other":
-            out.append(
-                Finding(
-                    check="versions",
-                    where=at,
-                    message=f"ended {a.exit_class} with no classifier version recorded",
-                )
-            )
-        if a.durabench_version is None:
-            out.append(
-                Finding(
-                    check="versions",
-                    where=at,
-                    message="result.json records no durabench version: it was written "
-                    "before versions were recorded, or not by a worker",
-                )
-            )
+    return [
+        Finding(check=check, where=where(AttemptKey(a.task_id, a.lane, a.attempt)), message=m)
+        for a in results
+        for check, m in _attempt(plan, a)
+    ]
+
+
+def _attempt(plan: RunPlan, a: AttemptResult) -> list[tuple[AuditCheck, str]]:
+    out: list[tuple[AuditCheck, str]] = [("served_model", m) for m in _model(plan, a)]
+    if a.exit_class == "completed" and a.reward is None and not a.verifier_error:
+        why = "completed without a verifier result: no reward and no verifier error recorded"
+        out.append(("exit_class", why))
+    if a.classifier_version is None and a.exit_class != "infra_other":  # else: the pipeline's
+        out.append(("versions", f"ended {a.exit_class} with no classifier version recorded"))
+    if a.durabench_version is None:
+        why = "result.json records no durabench version: it was written before versions were "
+        out.append(("versions", why + "recorded, or not by a worker"))
     return out
 
 

@@ -1,4 +1,4 @@
-"""The whole audit of one run: files first, then the ledger when history is there."""
+"""The whole audit of one run: against its ledger when history is there, then its files."""
 
 from __future__ import annotations
 
