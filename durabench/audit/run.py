@@ -2,14 +2,19 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from pathlib import Path
 
+from pydantic import ValidationError
+
 from durabench.audit.attempts import check_attempts, check_pairs
-from durabench.audit.disk import read_attempts
+from durabench.audit.disk import DiskAttempt, read_attempts, where
 from durabench.audit.ledger import check_ledger
 from durabench.audit.published import check_published, read_stored
 from durabench.earlier_runs import read_plan
+from durabench.errors import ConfigError
 from durabench.models.audit import AuditReport, Finding, Ledger
+from durabench.models.results import AttemptResult, RunResult
 from durabench.paths import RunPaths
 from durabench.results_io import with_service_grade
 
@@ -32,7 +37,13 @@ def audit_run(
     Raises:
         ConfigError: there is no such run under ``runs_dir``.
     """
-    plan = read_plan(runs_dir, run_id)
+    try:
+        plan = read_plan(runs_dir, run_id)
+    except ValidationError as exc:
+        raise ConfigError(
+            f"plan.json of run {run_id} is not a plan ({exc.errors()[0]['msg']}): the run's "
+            "files are damaged, and nothing in them can be checked; restore it from a backup"
+        ) from exc
     paths = RunPaths.for_run(runs_dir, run_id)
     attempts, findings = read_attempts(paths)
     notes: list[str] = []
@@ -41,26 +52,18 @@ def audit_run(
         findings += held
     else:
         notes.append(f"ledger check skipped: {skipped}; only the files were checked")
-    graded = [
-        with_service_grade(a.directory / "result.json", a.result)
-        for a in attempts.values()
-        if a.result is not None
-    ]
-    findings += check_pairs(plan, attempts) + check_attempts(plan, graded)
+    graded, ungraded = _graded(attempts.values())
+    findings += ungraded + check_pairs(plan, attempts) + check_attempts(plan, graded)
     stored, unread = read_stored(paths)
     findings += unread
     if stored is not None:
         if stored.durabench_version is None:
+            why = "records no durabench version: built before versions were recorded, or not "
             findings.append(
-                Finding(
-                    check="versions",
-                    where="results.json",
-                    message="records no durabench version: built before versions were "
-                    "recorded, or not by durabench",
-                )
+                Finding(check="versions", where="results.json", message=why + "by durabench")
             )
-        if len(graded) == len(attempts):  # every result.json reads: the run can be rebuilt
-            findings += check_published(paths, stored, dashboard)
+        if len(graded) == len(attempts):  # every attempt reads: the run can be rebuilt
+            findings += _published(paths, stored, dashboard)
     return AuditReport(
         run_id=run_id,
         clean=not findings,
@@ -68,3 +71,25 @@ def audit_run(
         findings=tuple(findings),
         notes=tuple(notes),
     )
+
+
+def _graded(attempts: Iterable[DiskAttempt]) -> tuple[list[AttemptResult], list[Finding]]:
+    """The attempts as scored (a service's grade as reward), and those that cannot be."""
+    graded: list[AttemptResult] = []
+    findings: list[Finding] = []
+    for a in attempts:
+        try:
+            if a.result is not None:
+                graded.append(with_service_grade(a.directory / "result.json", a.result))
+        except ValidationError as exc:
+            why = f"eval.json is not a grading ({exc.errors()[0]['msg']}): grade it again"
+            findings.append(Finding(check="results", where=where(a.key), message=why))
+    return graded, findings
+
+
+def _published(paths: RunPaths, stored: RunResult, dashboard: Path | None) -> list[Finding]:
+    try:
+        return check_published(paths, stored, dashboard)
+    except ValidationError as exc:  # a lane's service score file, read by the rebuild
+        why = f"cannot be built again from the run's files ({exc.errors()[0]['msg']})"
+        return [Finding(check="results", where="results.json", message=why)]

@@ -10,6 +10,7 @@ import pytest
 
 from durabench.atomic import atomic_write
 from durabench.audit import audit_run, digest_attempt
+from durabench.errors import ConfigError
 from durabench.models import AttemptResult, AuditReport, Ledger, LedgerAttempt
 from durabench.paths import RunPaths
 from durabench.results_io import build_results, write_reports
@@ -191,3 +192,16 @@ def test_the_ledger_tells_old_histories_from_unrecorded_files(tmp_path: Path) ->
     assert _audit(tmp_path, running).lines() == (
         "[pairs] run: the run's workflow is running, not completed: audit a run that finished",
     )
+
+
+def test_damaged_files_are_findings_not_crashes(tmp_path: Path) -> None:
+    paths = _write(tmp_path, _attempts())
+    (paths.attempt("t1", "baseline", 1) / "result.json").write_text("{not json")
+    (paths.attempt("t2", "baseline", 1) / "eval.json").write_text("[]")
+    lines = _audit(tmp_path).lines()
+    assert lines[0].startswith("[results] t1/baseline/attempt-1: result.json is not an attempt ")
+    assert lines[0].endswith(": restore it or remove the attempt")
+    assert lines[1].startswith("[results] t2/baseline/attempt-1: eval.json is not a grading (")
+    paths.plan.write_text("{}")
+    with pytest.raises(ConfigError, match="plan.json of run hand is not a plan"):
+        _audit(tmp_path)
