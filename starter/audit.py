@@ -32,8 +32,11 @@ async def audit_main(
     client: Client | None = None,
     settings: Settings | None = None,
     dashboard: Path | None = None,
+    publishing: bool = False,
 ) -> AuditReport:
     """Audit ``run_id`` (its dashboard entry in ``dashboard``, default the home's).
+
+    ``publishing``: the entry is about to be rebuilt, so it is not checked.
 
     Raises:
         ConfigError: there is no such run here.
@@ -41,13 +44,8 @@ async def audit_main(
     settings = settings or Settings.from_env()
     plan = read_plan(settings.runs_dir, run_id)
     ledger, skipped = await _ledger(client, settings, plan)
-    return audit_run(
-        settings.runs_dir,
-        run_id,
-        ledger,
-        skipped=skipped,
-        dashboard=dashboard or settings.home / "dashboard.json",
-    )
+    board = None if publishing else dashboard or settings.home / "dashboard.json"
+    return audit_run(settings.runs_dir, run_id, ledger, skipped=skipped, dashboard=board)
 
 
 async def _ledger(

@@ -32,7 +32,7 @@ async def publish_main(
     """
     settings = settings or Settings.from_env()
     target = dashboard or settings.home / "dashboard.json"
-    report = await audit_main(run_id, client=client, settings=settings, dashboard=target)
+    report = await audit_main(run_id, client=client, settings=settings, publishing=True)
     if not report.clean or report.notes:
         print_audit(report)
     built = publish_run(settings.runs_dir, target, run_id, report, force=force)

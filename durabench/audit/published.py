@@ -126,7 +126,8 @@ def _dashboard(dashboard: Path | None, rebuilt: RunResult) -> list[Finding]:
             published = entry.model_copy(update={"ledger_checked": None, "forced": ()})
             changed = _changed(published, entry_of(rebuilt), "the entry", "the attempts")
             if changed:
-                return [_finding(str(dashboard), f"the run's entry differs in {changed}")]
+                why = f"the run's entry differs in {changed}; `starter publish` rebuilds it"
+                return [_finding(str(dashboard), why)]
     return []
 
 
