@@ -2,7 +2,8 @@
 
 Publishing a run adds its id to the file's list and rebuilds every entry from the runs'
 ``results.json``, then replaces the file atomically: readers never see half a dashboard.
-Runs that measured the wrong model, or measured nothing, are refused.
+Runs that measured the wrong model, or measured nothing, are refused; so is a run that
+fails its audit (``starter audit``), unless forced, and then the entry keeps the findings.
 """
 
 from __future__ import annotations
@@ -13,12 +14,13 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict
 
 from durabench.errors import ConfigError
+from durabench.models.audit import AuditReport
 from durabench.models.results import RunResult
 from durabench.paths import RunPaths
 from durabench.results_io import atomic_write, load_results
 from durabench.run_versions import lane_cli_versions, lane_images, mixed_pairs
 
-__all__ = ["Dashboard", "DashboardEntry", "publish", "refusal"]
+__all__ = ["Dashboard", "DashboardEntry", "entry_of", "publish", "refusal"]
 
 
 class DashboardEntry(BaseModel):
@@ -56,6 +58,11 @@ class DashboardEntry(BaseModel):
     """The images each lane's agent ran in, by short id."""
     mixed_cli_versions: tuple[str, ...] = ()
     """Tasks whose attempts ran more than one CLI version."""
+    ledger_checked: bool | None = None
+    """Whether its audit held the attempts against their Temporal history (``False``: the
+    history was gone, only the files were checked; ``None``: published before audits)."""
+    forced: tuple[str, ...] = ()
+    """The audit's findings, when the run was published anyway (``--force``)."""
 
 
 class Dashboard(BaseModel):
@@ -85,7 +92,8 @@ def refusal(result: RunResult) -> str | None:
     return None
 
 
-def _entry(result: RunResult) -> DashboardEntry:
+def entry_of(result: RunResult) -> DashboardEntry:
+    """The entry ``result`` makes, before its audit is noted on it."""
     req, card = result.plan.request, result.scorecard
     comp = card.comparison if card else None
     ci = (comp.ci_low, comp.ci_high) if comp and comp.ci_low is not None else None
@@ -108,23 +116,36 @@ def _entry(result: RunResult) -> DashboardEntry:
     )
 
 
-def publish(runs_dir: Path, dashboard: Path, run_id: str) -> Dashboard:
-    """Add ``run_id`` to ``dashboard`` and rebuild it.
+def publish(
+    runs_dir: Path, dashboard: Path, run_id: str, audit: AuditReport, force: bool = False
+) -> Dashboard:
+    """Add ``run_id`` to ``dashboard`` and rebuild it, given the run's ``audit``.
 
     Raises:
-        ConfigError: the run has no results or is refused; the message says why.
+        ConfigError: the run has no results or is refused, or failed its audit and
+            ``force`` is off; the message says why.
     """
     result = load_results(RunPaths.for_run(runs_dir, run_id))
     why = refusal(result)
     if why:
         raise ConfigError(f"run {run_id} is not published: {why}")
+    if audit.findings and not force:
+        raise ConfigError(
+            f"run {run_id} is not published: its audit found {len(audit.findings)} "
+            f"problem(s), first {audit.findings[0].line()}; see `python -m starter audit "
+            f"{run_id}`, or publish it anyway with --force (the findings go into its entry)"
+        )
     old = Dashboard.model_validate_json(dashboard.read_text()) if dashboard.exists() else None
     previous = {e.run_id: e for e in old.runs} if old else {}
-    entries = {run_id: _entry(result)}
+    noted = {"ledger_checked": not audit.ledger_skipped, "forced": audit.lines()}
+    entries = {run_id: entry_of(result).model_copy(update=noted)}
     for other, entry in previous.items():
         if other != run_id:
             paths = RunPaths.for_run(runs_dir, other)
-            entries[other] = _entry(load_results(paths)) if paths.results.exists() else entry
+            if paths.results.exists():  # its numbers afresh; its audit as it was published
+                kept = {"ledger_checked": entry.ledger_checked, "forced": entry.forced}
+                entry = entry_of(load_results(paths)).model_copy(update=kept)
+            entries[other] = entry
     built = Dashboard(
         generated_at=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         runs=tuple(entries[k] for k in sorted(entries)),

@@ -16,6 +16,15 @@ from durabench.models.accounts import (
     ReleaseRequest,
     VanishedInput,
 )
+from durabench.models.audit import (
+    DIGESTED_FILES,
+    AttemptDigest,
+    AuditCheck,
+    AuditReport,
+    Finding,
+    Ledger,
+    LedgerAttempt,
+)
 from durabench.models.config import (
     CliRoute,
     LaneConfig,
@@ -95,6 +104,7 @@ from durabench.models.verdict import (
 )
 
 __all__ = [
+    "DIGESTED_FILES",
     "INFRA_CLASSES",
     "AccountHealth",
     "AccountSpec",
@@ -103,8 +113,11 @@ __all__ = [
     "AgentRunOutput",
     "Approval",
     "ArmProgress",
+    "AttemptDigest",
     "AttemptRef",
     "AttemptResult",
+    "AuditCheck",
+    "AuditReport",
     "AwaitLeaseInput",
     "CarriedState",
     "Category",
@@ -119,12 +132,15 @@ __all__ = [
     "Counterpart",
     "ExcludedAttempt",
     "ExitClass",
+    "Finding",
     "HostClaim",
     "LaneConfig",
     "LaneSummary",
     "Lease",
     "LeaseGrant",
     "LeaseRequest",
+    "Ledger",
+    "LedgerAttempt",
     "McpServer",
     "MeteredUsage",
     "PairDone",

@@ -125,6 +125,9 @@ class AttemptResult(BaseModel):
     left_out: tuple[str, ...] = ()
     """What the worker's read limits left out of the sandbox's files (a file too large, too
     many files), in words: the attempt's logs or diff are incomplete by that much."""
+    durabench_version: str | None = None
+    """The durabench of the worker that wrote ``result.json`` (``None``: written before
+    versions were recorded)."""
 
     @property
     def infra(self) -> bool:
@@ -192,3 +195,5 @@ class RunResult(BaseModel):
     """Best/Mean per cell, exclusions, the paired comparison, token and cost totals."""
     service_scores: dict[str, float] = Field(default_factory=dict)
     """Lane to the benchmark service's final score, for a run graded by a service."""
+    durabench_version: str | None = None
+    """The durabench that built this file (``None``: built before versions were recorded)."""

@@ -11,6 +11,7 @@ from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
+from pathlib import Path
 from typing import Any
 
 from temporalio import activity
@@ -37,6 +38,7 @@ from durabench.models import (
     Verdict,
     VerifyOutput,
 )
+from durabench.paths import RunPaths
 
 BUILD_FAILS = "t-build-fails"
 VERIFY_FAILS = "t-verify-fails"
@@ -87,6 +89,9 @@ class Recorder:
     cli_versions: dict[str, tuple[str | None, str | None]] = field(default_factory=dict)
     """``task/lane`` to the CLI version ``--version`` printed and the one the transcript
     named (default: neither)."""
+    runs_dir: Path | None = None
+    """When set, collecting writes an attempt's files there as the real collection does:
+    its reward, transcript and diff."""
 
     def exit_class(self, ref: AttemptRef) -> str:
         plan = self.classes.get(f"{ref.task.task_id}/{ref.lane}", ["completed"])
@@ -125,6 +130,22 @@ class Recorder:
             await self.gate("undo_provision", ref.task.task_id, ref.lane)
             self.calls.append("provision_undone")
             raise
+
+    def keep_files(self, ref: AttemptRef, runs_dir: Path) -> None:
+        """What a collection leaves in the attempt's directory: reward, transcript, diff."""
+        where = RunPaths.for_run(runs_dir, ref.run_id).attempt(
+            ref.task.task_id, ref.lane, ref.attempt
+        )
+        reward = self.rewards.get(f"{ref.task.task_id}/{ref.lane}", 1.0)
+        files = {
+            "agent/stdout.txt": f'{{"type": "result", "lane": "{ref.lane}"}}\n',
+            "submission.patch": f"--- a/{ref.task.task_id}\n+++ b/{ref.task.task_id}\n",
+        }
+        if ref.service is None:  # a service grades instead of the verifier
+            files["verifier/reward.txt"] = f"{reward}\n"
+        for name, text in files.items():
+            (where / name).parent.mkdir(parents=True, exist_ok=True)
+            (where / name).write_text(text)
 
     def sandbox_activities(self) -> list[Callable[..., Any]]:
         """The sandbox's activities only, beside the real plan and result activities."""
@@ -245,6 +266,8 @@ class Recorder:
         @activity.defn(name="collect_artifacts")
         async def collect_artifacts(ref: AttemptRef) -> None:
             rec.calls.append("collect_artifacts")
+            if rec.runs_dir is not None:
+                rec.keep_files(ref, rec.runs_dir)
 
         @activity.defn(name="teardown_sandbox")
         async def teardown_sandbox(ref: AttemptRef) -> None:
