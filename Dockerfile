@@ -13,6 +13,7 @@ COPY pyproject.toml README.md worker.py ./
 COPY durabench ./durabench
 COPY workflows ./workflows
 COPY activities ./activities
+COPY runtime ./runtime
 COPY starter ./starter
 RUN pip install --no-cache-dir .
 

@@ -32,7 +32,7 @@ from durabench.models import (
     RunRequest,
     SuiteRunInput,
 )
-from starter.embedded import dev_server_args, wait_for_port
+from runtime.embedded import dev_server_args, wait_for_port
 from tests.workflows.fakes import Recorder
 from workflows import SuiteRunWorkflow, run_workflow_id
 

@@ -34,7 +34,7 @@ from temporalio.worker import Worker
 
 from durabench.logs import configure_logging
 from durabench.models import AttemptRef, AttemptResult
-from starter.orphans import end_orphaned_attempts, worker_identity
+from runtime.orphans import end_orphaned_attempts, worker_identity
 from workflows import WORKFLOWS, SuiteRunWorkflow
 
 HOST = "bench"

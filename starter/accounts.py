@@ -18,10 +18,10 @@ from durabench.accounts import load_accounts, pool_accounts
 from durabench.errors import ConfigError
 from durabench.models import AccountHealth, PoolState
 from durabench.settings import Settings
-from starter.client import connect
+from runtime.client import connect
+from runtime.temporal_profile import load_settings
 from starter.console import console
 from starter.options import run_async
-from starter.temporal_profile import load_settings
 
 __all__ = ["accounts", "status_main", "sync_main"]
 

@@ -16,7 +16,7 @@ from temporalio.service import RPCError
 
 from durabench.errors import ConfigError
 from durabench.models import Approval, ProgressOutput, Rejection, RunOutcome
-from starter.client import connect
+from runtime.client import connect
 from starter.console import ANSWER_WITHIN, console, no_worker
 from starter.options import run_async, run_id_argument
 from workflows import SuiteRunWorkflow, run_workflow_id

@@ -18,7 +18,7 @@ from durabench.errors import ConfigError
 from durabench.models import AuditReport, Ledger, RunPlan
 from durabench.paths import RunPaths
 from durabench.settings import Settings
-from starter.client import connect
+from runtime.client import connect
 from starter.console import console
 from starter.ledger import LedgerGone, read_ledger
 from starter.options import run_async, run_id_argument

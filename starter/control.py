@@ -14,8 +14,8 @@ import click
 from temporalio.client import Client, WorkflowFailureError
 
 from durabench.models import Control
+from runtime.client import connect
 from starter.approve import answering, running_handle
-from starter.client import connect
 from starter.console import console
 from starter.options import run_async, run_id_argument
 from workflows import SuiteRunWorkflow

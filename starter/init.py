@@ -12,10 +12,10 @@ import click
 from temporalio.service import RPCError
 
 from durabench.settings import Settings
-from starter.client import connect_when_ready
+from runtime.client import connect_when_ready
+from runtime.temporal_profile import connect_options, load_settings
 from starter.console import console
 from starter.options import run_async
-from starter.temporal_profile import connect_options, load_settings
 
 __all__ = ["init", "init_main"]
 

@@ -18,11 +18,11 @@ from durabench.errors import ConfigError
 from durabench.models import Control, RunOutcome
 from durabench.sandbox import docker_client
 from durabench.settings import Settings
-from starter.client import connect
+from runtime.client import connect
+from runtime.temporal_profile import load_settings
 from starter.console import console
 from starter.options import run_async, run_id_argument
 from starter.run import work_on
-from starter.temporal_profile import load_settings
 from workflows import SuiteRunWorkflow, run_workflow_id
 
 __all__ = ["resume", "resume_main"]

@@ -30,13 +30,14 @@ from durabench.models import (
 from durabench.planning import UNPAIRED_ENV, check_request
 from durabench.sandbox import docker_client
 from durabench.settings import Settings
-from starter.client import connect, deployment_of
+from runtime.client import connect, deployment_of
+from runtime.sweep import SWEEP_PERIOD_S, sweep_every
+from runtime.temporal_profile import load_settings
+from runtime.workers import run_workers, start_host
 from starter.console import approval_hint, console, plan_table, result_tables, ui_url
 from starter.live import follow
 from starter.options import checked_run_id, run_async
 from starter.same_run import check_same_request
-from starter.temporal_profile import load_settings
-from worker import SWEEP_PERIOD_S, run_workers, start_host, sweep_every
 from workflows import SuiteRunWorkflow, run_workflow_id
 from workflows.search_attributes import for_request
 

@@ -7,8 +7,8 @@ import asyncio
 import click
 
 from durabench.settings import Settings
+from runtime.embedded import port_open, run_foreground
 from starter.console import console
-from starter.embedded import port_open, run_foreground
 
 __all__ = ["server"]
 

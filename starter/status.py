@@ -17,7 +17,8 @@ from temporalio.service import RPCError
 
 from durabench.models import RunOutcome, RunResult
 from durabench.settings import Settings
-from starter.client import connect
+from runtime.client import connect
+from runtime.temporal_profile import load_settings
 from starter.console import (
     ANSWER_WITHIN,
     approval_hint,
@@ -30,7 +31,6 @@ from starter.console import (
 )
 from starter.live import follow
 from starter.options import failure_message, run_async
-from starter.temporal_profile import load_settings
 from workflows import SuiteRunWorkflow, run_workflow_id
 from workflows.search_attributes import MODEL, RUN_STATUS, SUITE
 

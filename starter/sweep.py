@@ -1,13 +1,10 @@
 """``python -m starter sweep [--dry-run] [--images]``: remove what no running attempt owns.
 
-A container belongs to one placement of one attempt (its labels name them). It is removed
-when that attempt's workflow is not running any more, or runs a later placement (it moved
-off a host that was lost), as Temporal tells: a crashed worker, a terminated run, a lost
-host that came back or a teardown that never happened leaves nothing behind after a sweep.
-Workers sweep their daemon when they start and every ten minutes (the containers their
-host made); ``starter sweep`` looks at every container of its deployment (the Temporal
-namespace and cluster it talks to): one daemon may serve several deployments, whose
-workflows this one's server does not know, and their containers are left alone.
+Which containers are orphans is :mod:`runtime.sweep`'s to say; workers sweep their own
+host's when they start and every ten minutes. ``starter sweep`` looks at every container
+of its deployment (the Temporal namespace and cluster it talks to): one daemon may serve
+several deployments, whose workflows this one's server does not know, and their
+containers are left alone.
 """
 
 from __future__ import annotations
@@ -15,76 +12,18 @@ from __future__ import annotations
 import asyncio
 
 import click
-from docker import DockerClient
 from rich.table import Table
-from temporalio.client import Client, WorkflowExecutionStatus, WorkflowQueryFailedError
-from temporalio.service import RPCError, RPCStatusCode
+from temporalio.client import Client
 
 from durabench.sandbox import docker_client
-from durabench.sandbox.docker.cleanup import (
-    LabelledContainer,
-    list_containers,
-    remove_container,
-    unused_task_images,
-)
-from starter.client import connect, deployment_of
+from durabench.sandbox.docker.cleanup import unused_task_images
+from runtime.client import connect, deployment_of
+from runtime.sweep import remove_orphans
 from starter.console import console
 from starter.options import run_async
 from workflows import attempt_workflow_id
 
-__all__ = ["owned", "remove_orphans", "sweep", "sweep_main"]
-
-
-_QUERY_TIMEOUT_S = 3.0
-"""A live worker answers in milliseconds; with none, the container is kept after this."""
-
-
-async def owned(client: Client, container: LabelledContainer) -> bool:
-    """Whether the container's attempt still runs, at the container's placement.
-
-    When in doubt (no worker answers the query in time) the container is kept.
-    """
-    wf = attempt_workflow_id(container.run_id, container.task_id, container.lane, container.attempt)
-    handle = client.get_workflow_handle(wf)
-    try:
-        desc = await handle.describe()
-    except RPCError as exc:
-        if exc.status == RPCStatusCode.NOT_FOUND:
-            return False
-        raise
-    if desc.status != WorkflowExecutionStatus.RUNNING:
-        return False
-    try:
-        query = handle.query("placement", result_type=int)
-        current = await asyncio.wait_for(query, timeout=_QUERY_TIMEOUT_S)
-    except (RPCError, WorkflowQueryFailedError, TimeoutError):
-        return True
-    return bool(current <= container.placement)
-
-
-async def remove_orphans(
-    client: Client,
-    docker: DockerClient,
-    dry_run: bool = False,
-    host: str | None = None,
-    deployment: str | None = None,
-) -> list[tuple[LabelledContainer, bool]]:
-    """Durabench's containers on ``docker``, each with whether it is (or would be) removed.
-
-    With ``host``, only the containers that worker host made; with ``deployment``, only
-    those of that deployment (:func:`starter.client.deployment_of`).
-    """
-    out = []
-    for c in await asyncio.to_thread(list_containers, docker):
-        if host is not None and c.host != host:
-            continue
-        if deployment is not None and c.deployment != deployment:
-            continue
-        orphan = not await owned(client, c)
-        if orphan and not dry_run:
-            await asyncio.to_thread(remove_container, docker, c.name)
-        out.append((c, orphan))
-    return out
+__all__ = ["sweep", "sweep_main"]
 
 
 async def sweep_main(

@@ -23,7 +23,7 @@ def worker() -> None:
     profile, or starts the embedded server. Stopped, it lets activities finish briefly;
     agent sessions keep running in their containers for the next worker to re-attach.
     """
-    from worker import main  # the worker's module: loaded only for a worker
+    from runtime.workers import main  # the worker's module: loaded only for a worker
 
     try:
         asyncio.run(main())

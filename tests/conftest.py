@@ -16,8 +16,8 @@ import pytest
 from temporalio.client import Client
 
 from durabench.settings import Settings
-from starter.client import connect_when_ready
-from starter.embedded import dev_server_args, wait_for_port
+from runtime.client import connect_when_ready
+from runtime.embedded import dev_server_args, wait_for_port
 
 SHARED_FIXTURES = Path(__file__).resolve().parents[2] / "shared" / "fixtures"
 

@@ -26,11 +26,11 @@ from temporalio.client import Client
 from durabench.gateway import TOKEN_PREFIX
 from durabench.models import RunRequest
 from durabench.settings import Settings
+from runtime.client import deployment_of
+from runtime.workers import build_workers, run_workers
 from starter.accounts import status_main
-from starter.client import deployment_of
 from tests.integration.runs import finished_run, stand_in_task
 from tests.model_upstream import ModelUpstream, Received, Reply
-from worker import build_workers, run_workers
 from workflows import attempt_workflow_id, pair_workflow_id, pool_workflow_id, run_workflow_id
 
 pytestmark = pytest.mark.docker

@@ -23,7 +23,7 @@ from durabench.models import RunRequest, RunResult
 from durabench.paths import RunPaths
 from durabench.settings import Settings
 from durabench.tasks import load_suite
-from starter.orphans import LOST
+from runtime.orphans import LOST
 from tests.integration.runs import approved_detached, worker_process
 from workflows import SuiteRunWorkflow, attempt_workflow_id
 

@@ -17,8 +17,8 @@ import pytest
 from durabench.models import RunRequest
 from durabench.settings import Settings
 from durabench.tasks import load_suite
-from starter.client import connect
-from starter.embedded import ensure_server
+from runtime.client import connect
+from runtime.embedded import ensure_server
 from starter.run import main as run_main
 
 pytestmark = pytest.mark.docker

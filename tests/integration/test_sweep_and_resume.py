@@ -16,8 +16,8 @@ from durabench.sandbox import DockerSandbox, SandboxSpec, docker_client
 from durabench.sandbox.docker.cleanup import DEPLOYMENT_LABEL, list_containers
 from durabench.settings import Settings
 from durabench.tasks import load_suite
+from runtime.client import deployment_of
 from starter.approve import approve_main
-from starter.client import deployment_of
 from starter.resume import resume_main
 from starter.run import main as run_main
 from starter.sweep import sweep_main

@@ -29,8 +29,8 @@ from durabench.paths import RunPaths
 from durabench.sandbox.docker.cleanup import list_containers, listed_containers
 from durabench.settings import Settings
 from durabench.tasks import load_suite
-from starter.client import deployment_of
-from starter.sweep import owned, remove_orphans
+from runtime.client import deployment_of
+from runtime.sweep import owned, remove_orphans
 from tests.integration.runs import approved_detached, worker_process
 from workflows import attempt_workflow_id
 

@@ -8,7 +8,7 @@ import pytest
 
 from durabench.errors import ConfigError
 from durabench.settings import Settings
-from starter.temporal_profile import connect_options, load_settings
+from runtime.temporal_profile import connect_options, load_settings
 
 _PROFILES = """
 [profile.default]

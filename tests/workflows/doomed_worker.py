@@ -14,7 +14,7 @@ from temporalio.client import Client
 from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.worker import Worker
 
-from starter.orphans import worker_identity
+from runtime.orphans import worker_identity
 
 
 @activity.defn(name="run_agent")

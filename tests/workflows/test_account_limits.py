@@ -26,8 +26,8 @@ from activities import AccountActivities, PlanActivities, ResultActivities
 from durabench.models import RunOutcome, RunRequest, RunResult
 from durabench.paths import RunPaths
 from durabench.settings import Settings
+from runtime.client import connect_when_ready
 from starter.approve import approve_main
-from starter.client import connect_when_ready
 from starter.run import main as run_main
 from tests.workflows.fakes import Recorder
 from tests.workflows.harness import until

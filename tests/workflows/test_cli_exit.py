@@ -20,7 +20,7 @@ _LINGERING = """
 import asyncio, runpy, sys
 import click
 from temporalio.api.workflowservice.v1 import GetSystemInfoRequest
-from starter.client import connect_when_ready
+from runtime.client import connect_when_ready
 from starter.main import cli
 from starter.options import run_async
 

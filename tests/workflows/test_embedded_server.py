@@ -12,7 +12,7 @@ import pytest
 from temporalio.api.operatorservice.v1 import ListSearchAttributesRequest
 
 from durabench.settings import Settings
-from starter.client import connect
+from runtime.client import connect
 from workflows.search_attributes import SEARCH_ATTRIBUTES
 
 

@@ -23,7 +23,7 @@ from temporalio.common import RetryPolicy
 from temporalio.worker import Worker
 
 with workflow.unsafe.imports_passed_through():
-    from starter.orphans import LOST, end_orphaned_attempts, started_by_dead_peer, worker_identity
+    from runtime.orphans import LOST, end_orphaned_attempts, started_by_dead_peer, worker_identity
     from tests.workflows.harness import until
 
 HEARTBEAT = timedelta(hours=1)

@@ -26,8 +26,8 @@ from temporalio.worker import Worker
 from activities import AccountActivities
 from durabench.models import LeaseRequest, PoolAccount, PoolState, ReleaseRequest
 from durabench.settings import Settings
-from starter.client import connect_when_ready
-from starter.embedded import dev_server_args, wait_for_port
+from runtime.client import connect_when_ready
+from runtime.embedded import dev_server_args, wait_for_port
 from tests.conftest import free_port
 from tests.workflows.harness import until
 from workflows import WORKFLOWS, AccountPoolWorkflow, pool_workflow_id

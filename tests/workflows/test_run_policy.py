@@ -9,9 +9,9 @@ import pytest
 from temporalio.client import WorkflowUpdateFailedError
 
 from durabench.models import Approval
+from runtime.embedded import temporal_cli
 from starter.approve import approve_main
 from starter.control import pause_main, set_parallel_main
-from starter.embedded import temporal_cli
 from starter.resume import resume_main
 from tests.workflows.harness import Env, RunHandle, start_run, until
 from workflows import PairedTaskWorkflow, SuiteRunWorkflow, pair_workflow_id

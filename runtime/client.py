@@ -1,4 +1,4 @@
-"""Connecting to Temporal: the embedded server, or the one :mod:`starter.temporal_profile` names."""
+"""Connecting to Temporal: the embedded server, or the one :mod:`runtime.temporal_profile` names."""
 
 from __future__ import annotations
 
@@ -19,8 +19,8 @@ from temporalio.service import RPCError, TLSConfig
 
 from durabench.errors import ConfigError
 from durabench.settings import Settings
-from starter.embedded import ensure_server
-from starter.temporal_profile import connect_options, load_settings
+from runtime.embedded import ensure_server
+from runtime.temporal_profile import connect_options, load_settings
 from workflows.search_attributes import SEARCH_ATTRIBUTES
 
 __all__ = [

@@ -1,0 +1,165 @@
+"""A durabench worker's assembly: ``python worker.py`` and ``python -m starter worker`` run it.
+
+Polls the shared task queue (workflows, planning, results, host claims) and its own host
+queue (every phase that touches this machine's containers). Run one per machine with a
+Docker daemon, or several sharing one with distinct ``DURABENCH_HOST_ID``;
+``python -m starter run`` runs one in-process unless ``--detach``. SIGTERM or SIGINT
+stops it gracefully: activities get ``GRACE`` to finish, and agent sessions keep running
+in their containers for the next worker to re-attach.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import signal
+from collections.abc import Sequence
+from datetime import timedelta
+
+from temporalio.client import Client
+from temporalio.worker import Worker
+
+from activities import (
+    AccountActivities,
+    PlanActivities,
+    ResultActivities,
+    SandboxActivities,
+    ServiceActivities,
+)
+from durabench.gateway import ModelGateway
+from durabench.logs import configure_logging, get_logger
+from durabench.sandbox import docker_client
+from durabench.settings import Settings
+from runtime.client import connect, deployment_of
+from runtime.orphans import end_orphaned_attempts, worker_identity
+from runtime.sweep import SWEEP_PERIOD_S, sweep_every
+from runtime.temporal_profile import load_settings
+from workflows import WORKFLOWS
+
+__all__ = ["build_workers", "main", "run_workers", "start_host"]
+
+log = get_logger("durabench.worker")
+
+GRACE = timedelta(seconds=20)
+"""How long in-flight activities get to finish when the worker is told to stop."""
+CANCEL_NOTICE = timedelta(seconds=5)
+"""The longest a heartbeat of a container phase is held back (the SDK's default: 80% of
+the 30 s heartbeat timeout), so a cancelled phase hears of it within about 10 s."""
+
+
+def build_workers(
+    client: Client, settings: Settings, deployment: str, identity: str | None = None
+) -> list[Worker]:
+    """The shared-queue worker and this host's queue worker.
+
+    ``deployment`` (:func:`runtime.client.deployment_of`) labels every container made, so
+    a sweep of another deployment sharing the Docker daemon leaves them alone.
+    ``identity`` (:func:`runtime.orphans.worker_identity`) ends ``@<host id>``.
+    """
+    # Stable across restarts: a restarted worker picks up its attempts' container phases.
+    host_queue = f"{settings.task_queue}/host/{settings.host_id}"
+    identity = identity or worker_identity(settings.host_id)
+    sandbox = SandboxActivities(settings, host_queue, deployment)
+    plan, results = PlanActivities(settings, client), ResultActivities(settings)
+    service = ServiceActivities(settings)
+    accounts = AccountActivities(client, settings)
+    shared = Worker(
+        client,
+        task_queue=settings.task_queue,
+        identity=identity,
+        graceful_shutdown_timeout=GRACE,
+        workflows=list(WORKFLOWS),
+        activities=[
+            plan.plan_run,
+            plan.plan_page,
+            plan.record_run,
+            results.record_attempt,
+            results.write_report,
+            sandbox.get_host_queue,
+            sandbox.claim_host,
+            service.evaluate_attempt,
+            service.score_run,
+            accounts.lease_account,
+            accounts.await_lease,
+            accounts.release_account,
+            accounts.vanished_holders,
+        ],
+    )
+    host = Worker(
+        client,
+        task_queue=host_queue,
+        identity=identity,
+        graceful_shutdown_timeout=GRACE,
+        activities=[
+            sandbox.prepare_image,
+            sandbox.provision_sandbox,
+            sandbox.run_agent,
+            sandbox.verify,
+            sandbox.classify_attempt,
+            sandbox.collect_artifacts,
+            sandbox.teardown_sandbox,
+        ],
+        # Admission holds attempts to max_sandboxes, each with one phase here at a time.
+        # Slack for teardowns of attempts that moved away, and for attempts of runs from
+        # before host claims: work queued behind a full worker would look like a lost host.
+        max_concurrent_activities=2 * settings.max_sandboxes + 4,
+        # A cancel reaches an activity with a heartbeat's answer: container phases beat
+        # every 10 s, and the workflow waits for their cancel before its teardown.
+        max_heartbeat_throttle_interval=CANCEL_NOTICE,
+    )
+    return [shared, host]
+
+
+async def start_host(client: Client, settings: Settings, deployment: str) -> list[Worker]:
+    """This host's workers, once the attempts a dead worker of this host left are ended.
+
+    They retry at once and come to these workers (see :mod:`runtime.orphans`): a worker
+    restarted after kill -9 re-attaches in seconds, not after the heartbeat timeout.
+    """
+    identity = worker_identity(settings.host_id)
+    workers = build_workers(client, settings, deployment, identity)
+    await end_orphaned_attempts(client, settings.host_id, identity)
+    return workers
+
+
+async def run_workers(workers: Sequence[Worker], stop: asyncio.Event) -> None:
+    """Run ``workers`` until ``stop`` is set, then shut them down gracefully.
+
+    If one of them fails, all stop and the failure is raised: a worker that polls the
+    shared queue but no longer its host queue would claim attempts it never runs.
+    """
+    runs = [asyncio.create_task(w.run()) for w in workers]
+    stopped = asyncio.create_task(stop.wait())
+    await asyncio.wait([*runs, stopped], return_when=asyncio.FIRST_COMPLETED)
+    failed = [r for r in runs if r.done() and r.exception() is not None]
+    await asyncio.gather(*(w.shutdown() for w in workers), return_exceptions=True)
+    await asyncio.gather(*runs, stopped, return_exceptions=True)
+    stopped.cancel()
+    await ModelGateway.close_all()
+    if failed:
+        raise RuntimeError(f"a worker stopped: {failed[0].exception()}") from failed[0].exception()
+
+
+async def main() -> None:
+    """Connect (starting the embedded server if needed) and work until SIGINT/SIGTERM."""
+    configure_logging("info")
+    settings = load_settings()
+    docker_client().close()  # fail now, with the fix, rather than in every attempt
+    client = await connect(settings)
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, stop.set)
+    workers = await start_host(client, settings, await deployment_of(client))
+    log.info(
+        "worker started",
+        task_queue=settings.task_queue,
+        address=settings.address,
+        host=settings.host_id,
+        max_sandboxes=settings.max_sandboxes,
+    )
+    sweeper = asyncio.create_task(sweep_every(client, settings.host_id, SWEEP_PERIOD_S, stop))
+    try:
+        await run_workers(workers, stop)
+    finally:
+        stop.set()
+        await sweeper
