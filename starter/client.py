@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import os
 
-from temporalio.api.enums.v1 import IndexedValueType
 from temporalio.api.operatorservice.v1 import (
     AddSearchAttributesRequest,
     ListSearchAttributesRequest,
@@ -18,7 +17,7 @@ from temporalio.service import RPCError, TLSConfig
 from durabench.errors import ConfigError
 from durabench.settings import Settings
 from starter.embedded import ensure_server
-from workflows.search_attributes import SEARCH_ATTRIBUTES
+from workflows.search_attributes import SEARCH_ATTRIBUTES, index_type
 
 __all__ = [
     "connect",
@@ -39,7 +38,7 @@ async def ensure_search_attributes(client: Client) -> None:
         ListSearchAttributesRequest(namespace=client.namespace)
     )
     missing = {
-        key.name: IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD
+        key.name: index_type(key)
         for key in SEARCH_ATTRIBUTES
         if key.name not in listed.custom_attributes
     }

@@ -46,6 +46,7 @@ with workflow.unsafe.imports_passed_through():
         POOL_RETRY,
         SHORT,
     )
+    from workflows.search_attributes import for_attempt
 
 __all__ = ["PairedTaskWorkflow", "attempt_workflow_id", "pair_workflow_id"]
 
@@ -233,7 +234,8 @@ class PairedTaskWorkflow:
                 last_class=last,
                 retry_at=workflow.now() + timedelta(seconds=backoff),
             )
-            await workflow.sleep(backoff)
+            retry = f"{lane}: retry (attempt {attempt + 1}) after {last}, backoff {backoff:g} s"
+            await workflow.sleep(backoff, summary=retry)
             if self._paused:
                 self._arms[lane] = self._arms[lane].model_copy(update={"state": "paused"})
                 await workflow.wait_condition(lambda: not self._paused)
@@ -398,6 +400,7 @@ class PairedTaskWorkflow:
                 ref,
                 id=attempt_workflow_id(ref.run_id, ref.task.task_id, ref.lane, ref.attempt),
                 static_summary=f"{ref.task.task_id} · {ref.lane} · attempt {ref.attempt}",
+                search_attributes=for_attempt(ref),
                 id_reuse_policy=WorkflowIDReusePolicy.REJECT_DUPLICATE,
                 parent_close_policy=ParentClosePolicy.REQUEST_CANCEL,
             )
