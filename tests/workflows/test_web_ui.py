@@ -8,7 +8,9 @@ a summary on every activity and timer, and search attributes that stay true to t
 from __future__ import annotations
 
 import asyncio
+import os
 import uuid
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -46,6 +48,14 @@ async def current_details(handle: Handle) -> str:
 
 async def attribute(handle: Handle, key: SearchAttributeKey[Any]) -> Any:
     return (await handle.describe()).typed_search_attributes.get(key)
+
+
+async def record(client: Client, names: dict[str, str]) -> None:
+    """With DURABENCH_RECORD_HISTORIES=DIR, keep these histories (how tests/histories got them)."""
+    where = os.environ.get("DURABENCH_RECORD_HISTORIES")
+    for name, workflow_id in names.items() if where else ():
+        history = await client.get_workflow_handle(workflow_id).fetch_history()
+        Path(str(where), f"{name}.json").write_text(history.to_json())
 
 
 async def _planned(disk: Disk, **request: Any) -> tuple[RunRequest, Handle]:
@@ -106,6 +116,7 @@ async def test_a_run_refused_at_plan_time_says_failed(disk: Disk) -> None:
     handle = disk.client.get_workflow_handle(listed[0].id)
     assert await attribute(handle, RUN_STATUS) == "failed"
     assert "failed" in await current_details(handle)
+    await record(disk.client, {"suite_run_refused": handle.id})
 
 
 @pytest.mark.parametrize("env", [[SLOW, "t2"]], indirect=True)
@@ -164,6 +175,10 @@ async def test_attempts_carry_task_lane_model_exit_class_and_reward(env: Env) ->
     assert "fake-host" in first["teardown_sandbox"] and "img-t1" in first["provision_sandbox"]
     assert "time limit 600 s" in first["run_agent"]
     assert "infra_rate_limit" in first["record_attempt"]
+    await record(
+        env.client,
+        {"suite_run_ui": ids[0], "paired_task_ui": ids[1], "agent_run_outcome": ids[2]},
+    )
 
 
 async def _listed(client: Client, query: str, wf_id: str) -> bool:
