@@ -39,8 +39,8 @@ def markdown_table(rows: Iterable[PlanRow]) -> str:
 def request_details(request: RunRequest) -> str:
     """The run's static details: what the operator asked for."""
     return (
-        f"**Run {request.run_id}**, as asked (the plan and where the run is: current "
-        f"details)\n\n{markdown_table(request_rows(request))}"
+        f"**Run {request.run_id} as asked.** Its plan, and where it is, are in its current "
+        f"details.\n\n{markdown_table(request_rows(request))}"
     )
 
 
