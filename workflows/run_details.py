@@ -13,7 +13,7 @@ from datetime import datetime
 
 from temporalio.exceptions import ActivityError, ChildWorkflowError
 
-from durabench.models import PlanSummary, ProgressOutput, RunRequest
+from durabench.models import ArmProgress, PlanSummary, ProgressOutput, RunRequest
 from durabench.plan_rows import PlanRow, plan_rows, request_rows
 from workflows.search_attributes import suite_of
 
@@ -21,6 +21,7 @@ __all__ = [
     "current_details",
     "ended_by",
     "markdown_table",
+    "pair_details",
     "page_summary",
     "plan_summary",
     "request_details",
@@ -108,3 +109,22 @@ def plan_summary(request: RunRequest) -> str:
 def page_summary(offset: int, limit: int, total: int) -> str:
     """Summary of ``plan_page``: which tasks it reads."""
     return f"tasks {offset + 1}-{min(offset + limit, total)} of {total}"
+
+
+def pair_details(arms: Iterable[ArmProgress]) -> str:
+    """A pair's current details: each arm's attempt and what it waits for."""
+    return "\n".join(f"- {_arm_line(arm)}" for arm in arms)
+
+
+def _arm_line(arm: ArmProgress) -> str:
+    head = f"**{arm.lane}** attempt {arm.attempt}"
+    after = f" after {arm.last_class}" if arm.last_class else ""
+    until = f" until {arm.retry_at:%H:%M:%S} UTC" if arm.retry_at else ""
+    said = {
+        "running": "running",
+        "backoff": f"waits to retry{after}{until}",
+        "paused": "held: the run is paused (send the run signal `resume`)",
+        "waiting_account": f"waits for an account{until}: {arm.note}",
+        "done": f"done: {arm.last_class}",
+    }
+    return f"{head}: {said[arm.state]}"

@@ -161,6 +161,9 @@ async def test_attempts_carry_task_lane_model_exit_class_and_reward(env: Env) ->
     found = [wf.id async for wf in env.client.list_workflows(query)]
     assert all(wf_id.startswith(f"run/{request.run_id}/") for wf_id in found)
 
+    pair = env.client.get_workflow_handle(pair_workflow_id(request.run_id, "t1"))
+    assert "**baseline** attempt 2: done: completed" in await current_details(pair)
+
     # Every activity and timer of the run, the pair and the attempts says what it is for.
     ids = [run_workflow_id(request.run_id), pair_workflow_id(request.run_id, "t1")]
     ids += [attempt("baseline", n).id for n in (1, 2)] + [attempt("sourcegraph_full", 1).id]
