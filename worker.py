@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import os
 import signal
 from collections.abc import Sequence
 from datetime import timedelta
@@ -34,9 +33,10 @@ from durabench.gateway import ModelGateway
 from durabench.logs import configure_logging, get_logger
 from durabench.sandbox import docker_client
 from durabench.settings import Settings
+from starter.orphans import end_orphaned_attempts, worker_identity
 from workflows import WORKFLOWS
 
-__all__ = ["SWEEP_PERIOD_S", "build_workers", "main", "run_workers", "sweep_every"]
+__all__ = ["SWEEP_PERIOD_S", "build_workers", "main", "run_workers", "start_host", "sweep_every"]
 
 log = get_logger("durabench.worker")
 
@@ -49,15 +49,18 @@ SWEEP_PERIOD_S = 600.0
 """How often a worker removes orphaned containers from its daemon."""
 
 
-def build_workers(client: Client, settings: Settings, deployment: str) -> list[Worker]:
+def build_workers(
+    client: Client, settings: Settings, deployment: str, identity: str | None = None
+) -> list[Worker]:
     """The shared-queue worker and this host's queue worker.
 
     ``deployment`` (:func:`starter.client.deployment_of`) labels every container made, so
     a sweep of another deployment sharing the Docker daemon leaves them alone.
+    ``identity`` (:func:`starter.orphans.worker_identity`) ends ``@<host id>``.
     """
     # Stable across restarts: a restarted worker picks up its attempts' container phases.
     host_queue = f"{settings.task_queue}/host/{settings.host_id}"
-    identity = f"{os.getpid()}@{settings.host_id}"
+    identity = identity or worker_identity(settings.host_id)
     sandbox = SandboxActivities(settings, host_queue, deployment)
     plan, results = PlanActivities(settings, client), ResultActivities(settings)
     service = ServiceActivities(settings)
@@ -109,6 +112,18 @@ def build_workers(client: Client, settings: Settings, deployment: str) -> list[W
     return [shared, host]
 
 
+async def start_host(client: Client, settings: Settings, deployment: str) -> list[Worker]:
+    """This host's workers, once the attempts a dead worker of this host left are ended.
+
+    They retry at once and come to these workers (see :mod:`starter.orphans`): a worker
+    restarted after kill -9 re-attaches in seconds, not after the heartbeat timeout.
+    """
+    identity = worker_identity(settings.host_id)
+    workers = build_workers(client, settings, deployment, identity)
+    await end_orphaned_attempts(client, settings.host_id, identity)
+    return workers
+
+
 async def run_workers(workers: Sequence[Worker], stop: asyncio.Event) -> None:
     """Run ``workers`` until ``stop`` is set, then shut them down gracefully.
 
@@ -155,16 +170,17 @@ async def sweep_every(client: Client, host: str, period_s: float, stop: asyncio.
 async def main() -> None:
     """Connect (starting the embedded server if needed) and work until SIGINT/SIGTERM."""
     from starter.client import connect, deployment_of
+    from starter.temporal_profile import load_settings
 
     configure_logging("info")
-    settings = Settings.from_env()
+    settings = load_settings()
     docker_client().close()  # fail now, with the fix, rather than in every attempt
     client = await connect(settings)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, stop.set)
-    workers = build_workers(client, settings, await deployment_of(client))
+    workers = await start_host(client, settings, await deployment_of(client))
     log.info(
         "worker started",
         task_queue=settings.task_queue,

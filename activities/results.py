@@ -7,7 +7,9 @@ import asyncio
 from temporalio import activity
 
 from activities.boundary import KnownSecrets, scrub_value, scrubbed
-from durabench.models import AttemptResult, ReportInput, ReportOutput
+from durabench import __version__
+from durabench.audit import digest_attempt
+from durabench.models import AttemptDigest, AttemptResult, ReportInput, ReportOutput
 from durabench.paths import RunPaths
 from durabench.results_io import atomic_write, build_results, write_reports
 from durabench.settings import Settings
@@ -24,12 +26,21 @@ class ResultActivities:
 
     @activity.defn(name="record_attempt")
     @scrubbed
-    async def record_attempt(self, result: AttemptResult) -> None:
-        """Write the attempt's ``result.json``, scrubbed (its reasons quote what the agent left)."""
-        result = scrub_value(result, self.secrets())
+    async def record_attempt(self, result: AttemptResult) -> AttemptDigest:
+        """Write the attempt's ``result.json``, scrubbed (its reasons quote what the agent left).
+
+        Returns the hashes of what the attempt left, so they are kept in the attempt's
+        history, which nobody edits: ``starter audit`` holds the files against them.
+        """
+        return await asyncio.to_thread(self._record_attempt, result)
+
+    def _record_attempt(self, result: AttemptResult) -> AttemptDigest:
+        update = {"durabench_version": __version__}
+        result = scrub_value(result.model_copy(update=update), self.secrets())
         paths = RunPaths.for_run(self.settings.runs_dir, result.run_id)
-        target = paths.attempt(result.task_id, result.lane, result.attempt) / "result.json"
-        atomic_write(target, result.model_dump_json(indent=2))
+        directory = paths.attempt(result.task_id, result.lane, result.attempt)
+        atomic_write(directory / "result.json", result.model_dump_json(indent=2))
+        return digest_attempt(directory)
 
     @activity.defn(name="write_report")
     @scrubbed

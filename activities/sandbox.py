@@ -47,6 +47,7 @@ from durabench.sandbox import (
     ensure_agent_image,
     ensure_image,
     get_backend,
+    image_id,
     shared_docker_client,
 )
 from durabench.sandbox.docker.capacity import (
@@ -195,20 +196,25 @@ class SandboxActivities:
         build_log = self._attempt_dir(ref) / "build.log"
         install = setup.agent.install_spec()
         async with heartbeating(f"building {task.task_id} {dockerfile}"):
-            image = await asyncio.to_thread(
+            task_image = await asyncio.to_thread(
                 ensure_image, self.client, task, dockerfile, self.settings.base_image, build_log
             )
+            image = task_image
             if install is not None:
                 image = await asyncio.to_thread(
                     ensure_agent_image,
                     self.client,
-                    image,
+                    task_image,
                     install,
                     self.settings.agent_tools_dir,
                     build_log,
                 )
+            task_id = await asyncio.to_thread(image_id, self.client, task_image)
+            agent_id = await asyncio.to_thread(image_id, self.client, image)
         log.debug("image ready", image=image, dockerfile=dockerfile, **ref.labels)
-        return PreparedImage(image=image, dockerfile=dockerfile)
+        return PreparedImage(
+            image=image, dockerfile=dockerfile, task_image_id=task_id, agent_image_id=agent_id
+        )
 
     @activity.defn(name="provision_sandbox")
     @scrubbed

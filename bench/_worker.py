@@ -10,7 +10,8 @@ stand-in pair); with ``--events`` it prints one JSON line per event on stdout, s
     {"event": "recorded", "t": ...}      an attempt's result was recorded
 
 ``--agent hang`` makes agents run (heartbeating every second) until the process dies.
-SIGTERM shuts the worker down gracefully.
+SIGTERM shuts the worker down gracefully. As ``worker.py`` does, it first ends the
+attempts a dead worker of its host left (every bench worker is host ``bench``).
 """
 
 from __future__ import annotations
@@ -31,8 +32,12 @@ from temporalio.client import Client
 from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.worker import Worker
 
+from durabench.logs import configure_logging
 from durabench.models import AttemptRef, AttemptResult
+from starter.orphans import end_orphaned_attempts, worker_identity
 from workflows import WORKFLOWS, SuiteRunWorkflow
+
+HOST = "bench"
 
 
 def _parse() -> argparse.Namespace:
@@ -58,6 +63,7 @@ def _emitter(on: bool) -> Any:
 async def main() -> None:
     """Work until SIGTERM."""
     args = _parse()
+    configure_logging("warning")  # on stderr: stdout carries the events
     emit = _emitter(args.events)
 
     async def agent(ref: AttemptRef) -> None:
@@ -72,14 +78,17 @@ async def main() -> None:
     task_ids = [f"t{i:05d}" for i in range(args.tasks)]
     client = await Client.connect(args.address, data_converter=pydantic_data_converter)
     workflows = list(WORKFLOWS) if args.pairs == "full" else [SuiteRunWorkflow, StandInPair]
+    identity = worker_identity(HOST)
     worker = Worker(
         client,
         task_queue=args.queue,
+        identity=identity,
         workflows=workflows,
         activities=instant_activities(args.queue, task_ids, agent=agent, on_record=on_record),
     )
     stop = asyncio.Event()
     asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, stop.set)
+    await end_orphaned_attempts(client, HOST, identity)
     running = asyncio.create_task(worker.run())
     emit("polling")
     await stop.wait()

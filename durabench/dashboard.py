@@ -2,7 +2,8 @@
 
 Publishing a run adds its id to the file's list and rebuilds every entry from the runs'
 ``results.json``, then replaces the file atomically: readers never see half a dashboard.
-Runs that measured the wrong model, or measured nothing, are refused.
+Runs that measured the wrong model, or measured nothing, are refused; so is a run that
+fails its audit (``starter audit``), unless forced, and then the entry keeps the findings.
 """
 
 from __future__ import annotations
@@ -13,11 +14,13 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict
 
 from durabench.errors import ConfigError
+from durabench.models.audit import AuditReport
 from durabench.models.results import RunResult
 from durabench.paths import RunPaths
 from durabench.results_io import atomic_write, load_results
+from durabench.run_versions import lane_cli_versions, lane_images, mixed_pairs
 
-__all__ = ["Dashboard", "DashboardEntry", "publish", "refusal"]
+__all__ = ["Dashboard", "DashboardEntry", "entry_of", "publish", "refusal"]
 
 
 class DashboardEntry(BaseModel):
@@ -49,6 +52,17 @@ class DashboardEntry(BaseModel):
     """Pairs not scored."""
     cost_usd: float
     """Total cost of the run."""
+    cli_versions: dict[str, tuple[str, ...]] = {}
+    """The agent CLI versions each lane ran (empty: no CLI, or entries from before)."""
+    agent_images: dict[str, tuple[str, ...]] = {}
+    """The images each lane's agent ran in, by short id."""
+    mixed_cli_versions: tuple[str, ...] = ()
+    """Tasks whose attempts ran more than one CLI version."""
+    ledger_checked: bool | None = None
+    """Whether its audit held the attempts against their Temporal history (``False``: the
+    history was gone, only the files were checked; ``None``: published before audits)."""
+    forced: tuple[str, ...] = ()
+    """The audit's findings, when the run was published anyway (``--force``)."""
 
 
 class Dashboard(BaseModel):
@@ -78,7 +92,8 @@ def refusal(result: RunResult) -> str | None:
     return None
 
 
-def _entry(result: RunResult) -> DashboardEntry:
+def entry_of(result: RunResult) -> DashboardEntry:
+    """The entry ``result`` makes, before its audit is noted on it."""
     req, card = result.plan.request, result.scorecard
     comp = card.comparison if card else None
     ci = (comp.ci_low, comp.ci_high) if comp and comp.ci_low is not None else None
@@ -95,26 +110,42 @@ def _entry(result: RunResult) -> DashboardEntry:
         mcnemar_p=comp.mcnemar_p if comp else None,
         excluded_pairs=len(result.excluded),
         cost_usd=card.totals[-1].cost_usd if card else 0.0,
+        cli_versions=lane_cli_versions(result.attempts, result.plan.lanes),
+        agent_images=lane_images(result.attempts, result.plan.lanes),
+        mixed_cli_versions=tuple(mixed_pairs(result.attempts)),
     )
 
 
-def publish(runs_dir: Path, dashboard: Path, run_id: str) -> Dashboard:
-    """Add ``run_id`` to ``dashboard`` and rebuild it.
+def publish(
+    runs_dir: Path, dashboard: Path, run_id: str, audit: AuditReport, force: bool = False
+) -> Dashboard:
+    """Add ``run_id`` to ``dashboard`` and rebuild it, given the run's ``audit``.
 
     Raises:
-        ConfigError: the run has no results or is refused; the message says why.
+        ConfigError: the run has no results or is refused, or failed its audit and
+            ``force`` is off; the message says why.
     """
     result = load_results(RunPaths.for_run(runs_dir, run_id))
     why = refusal(result)
     if why:
         raise ConfigError(f"run {run_id} is not published: {why}")
+    if audit.findings and not force:
+        raise ConfigError(
+            f"run {run_id} is not published: its audit found {len(audit.findings)} "
+            f"problem(s), first {audit.findings[0].line()}; see `python -m starter audit "
+            f"{run_id}`, or publish it anyway with --force (the findings go into its entry)"
+        )
     old = Dashboard.model_validate_json(dashboard.read_text()) if dashboard.exists() else None
     previous = {e.run_id: e for e in old.runs} if old else {}
-    entries = {run_id: _entry(result)}
+    noted = {"ledger_checked": not audit.ledger_skipped, "forced": audit.lines()}
+    entries = {run_id: entry_of(result).model_copy(update=noted)}
     for other, entry in previous.items():
         if other != run_id:
             paths = RunPaths.for_run(runs_dir, other)
-            entries[other] = _entry(load_results(paths)) if paths.results.exists() else entry
+            if paths.results.exists():  # its numbers afresh; its audit as it was published
+                kept = {"ledger_checked": entry.ledger_checked, "forced": entry.forced}
+                entry = entry_of(load_results(paths)).model_copy(update=kept)
+            entries[other] = entry
     built = Dashboard(
         generated_at=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         runs=tuple(entries[k] for k in sorted(entries)),

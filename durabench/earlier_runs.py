@@ -2,15 +2,16 @@
 
 A single-config run (``--baseline-only`` / ``--full-only``) only makes sense next to the
 other lane of the same tasks, already run with the same model and category; otherwise it
-produces numbers nobody can compare. The plan checks that here, from the results directories,
-before anything is approved. Reruns take their tasks from the same place.
+produces numbers nobody can compare, and so does a counterpart that ran another version
+of the agent CLI. The plan checks that here, from the results directories, before anything
+is approved. Reruns take their tasks (and the CLI version they ran) from the same place.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Literal
+from typing import Literal, NamedTuple
 
 from durabench.errors import ConfigError
 from durabench.models.results import AttemptResult
@@ -18,7 +19,16 @@ from durabench.models.run import RunPlan
 from durabench.paths import RunPaths
 from durabench.results_io import with_service_grade
 
-__all__ = ["RerunWhich", "counterparts", "last_attempts", "read_plan", "rerun_task_ids"]
+__all__ = [
+    "Counterparts",
+    "OtherVersion",
+    "RerunWhich",
+    "counterparts",
+    "last_attempts",
+    "read_plan",
+    "rerun_task_ids",
+    "versions_ran",
+]
 
 RerunWhich = Literal["failed", "infra", "all"]
 
@@ -54,15 +64,41 @@ def _valid(a: AttemptResult) -> bool:
     return a.exit_class == "completed" or a.exit_class.startswith("model_")
 
 
-def counterparts(
-    runs_dir: Path, *, model: str, category: str, lane: str, task_ids: Iterable[str]
-) -> dict[str, str]:
-    """Task id (lower case) to the latest earlier run holding a valid ``lane`` attempt of it.
+class OtherVersion(NamedTuple):
+    """A counterpart that would count but for the CLI version it ran."""
 
-    Only runs with the same model and category count.
+    run_id: str
+    """The earlier run."""
+    version: str | None
+    """The CLI version it ran; ``None``: its result recorded none."""
+
+
+class Counterparts(NamedTuple):
+    """What earlier runs hold for a gap-fill's tasks (task ids in lower case)."""
+
+    found: dict[str, str]
+    """Task id to the latest earlier run holding a valid counterpart."""
+    other_version: dict[str, OtherVersion]
+    """Tasks whose only valid counterparts ran another CLI version: the latest of them."""
+
+
+def counterparts(
+    runs_dir: Path,
+    *,
+    model: str,
+    category: str,
+    lane: str,
+    task_ids: Iterable[str],
+    cli_version: str | None = None,
+) -> Counterparts:
+    """The earlier runs holding a valid ``lane`` attempt of each task.
+
+    Only runs with the same model and category count, and, when the run's agent is a CLI
+    (``cli_version`` is the version it will run), only attempts that ran that version.
     """
     wanted = {t.lower() for t in task_ids}
     found: dict[str, str] = {}
+    other: dict[str, OtherVersion] = {}
     plans = sorted(runs_dir.glob("*/plan.json"), key=lambda p: p.stat().st_mtime)
     for plan_file in plans:
         plan = RunPlan.model_validate_json(plan_file.read_text())
@@ -70,9 +106,18 @@ def counterparts(
         if req.model != model or req.category != category or lane not in plan.lanes:
             continue
         for (task_id, _), a in last_attempts(plan_file.parent, lane).items():
-            if task_id.lower() in wanted and _valid(a):
+            if task_id.lower() not in wanted or not _valid(a):
+                continue
+            if cli_version is None or a.cli_version == cli_version:
                 found[task_id.lower()] = req.run_id
-    return found
+            else:
+                other[task_id.lower()] = OtherVersion(req.run_id, a.cli_version)
+    return Counterparts(found, {t: o for t, o in other.items() if t not in found})
+
+
+def versions_ran(root: Path) -> tuple[str, ...]:
+    """The CLI versions the last attempts of a run directory recorded, sorted."""
+    return tuple(sorted({a.cli_version for a in last_attempts(root).values() if a.cli_version}))
 
 
 def rerun_task_ids(runs_dir: Path, run_id: str, which: RerunWhich, threshold: float) -> list[str]:

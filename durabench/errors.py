@@ -16,7 +16,8 @@ Every error a user can cause says what was wrong and what to do. Third-party err
     │   ├── FileTooLarge            a file in the sandbox is over what the worker reads
     │   └── ImageBuildError         a task image did not build (log kept)
     ├── AgentError
-    │   └── AgentTimeout            the agent ran past its time limit
+    │   ├── AgentTimeout            the agent ran past its time limit
+    │   └── AgentLost               its process died unrecorded (sandbox restarted, killed)
     ├── VerifierError
     │   ├── RewardFileMissing       the verifier wrote no reward file
     │   └── RewardParseError        the reward file is not a number
@@ -37,6 +38,7 @@ __all__ = [
     "NON_RETRYABLE",
     "AccountError",
     "AgentError",
+    "AgentLost",
     "AgentTimeout",
     "ConfigError",
     "DockerUnavailable",
@@ -118,6 +120,15 @@ class AgentTimeout(AgentError):
     """The agent ran past its time limit."""
 
 
+class AgentLost(AgentError):
+    """The agent's process is gone without recording its end.
+
+    Its sandbox restarted (a daemon restart, a reboot) or something outside it killed it.
+    Waiting would be for ever; the attempt ends as infrastructure and the pair runs the
+    lane again.
+    """
+
+
 class VerifierError(DurabenchError):
     """The verifier could not produce a reward."""
 
@@ -179,6 +190,7 @@ NON_RETRYABLE: tuple[type[DurabenchError], ...] = (
     TaskFormatError,
     ImageBuildError,
     AgentTimeout,
+    AgentLost,
     RewardFileMissing,
     RewardParseError,
     ServiceProtocolError,

@@ -3,7 +3,8 @@
 Rows are flat: a nested field becomes dotted columns (``tokens.input``,
 ``signals.claims_complete``), each phase's duration a ``seconds.<phase>`` column, and a
 list stays a list (JSON text in CSV). A pair row has each lane's Best, Mean and attempt
-counts as ``<lane>.best``... and the paired difference of the means as ``delta``.
+counts as ``<lane>.best``..., the agent CLI versions it ran as ``<lane>.cli_versions``,
+and the paired difference of the means as ``delta``.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from durabench.models import AttemptResult, RunResult
+from durabench.run_versions import lane_cli_versions
 
 __all__ = ["attempt_rows", "pair_rows", "to_csv", "to_jsonl"]
 
@@ -65,6 +67,9 @@ def pair_rows(result: RunResult) -> list[Row]:
             row[f"{lane}.attempts"] = sum(
                 1 for a in result.attempts if a.task_id == tid and a.lane == lane
             )
+        mine = [a for a in result.attempts if a.task_id == tid]
+        for lane, versions in lane_cli_versions(mine, result.plan.lanes).items():
+            row[f"{lane}.cli_versions"] = list(versions)
         row["delta"] = deltas.get(tid)
         rows.append(row)
     return rows

@@ -32,6 +32,8 @@ class SandboxPaths(BaseModel):
         ├── instruction.md          the lane's instruction (instruction_mcp.md on MCP lanes)
         ├── mcp.json                MCP server config, MCP lanes only (secrets as ${VAR})
         └── agent/                  files an agent adapter uploads (replay: its recording)
+        /var/lib/durabench/steps/   root only: a record of each agent step launched, on
+                                    the container's disk (it outlives a restart, /logs not)
         /solution/                  the task's solution/, oracle agent only
         /tests/                     the task's tests/, copied in after the agent ends
         /logs/                      size-limited tmpfs volumes, one for each of:
@@ -54,6 +56,7 @@ class SandboxPaths(BaseModel):
     output: PurePosixPath = PurePosixPath("/logs/output")
     agent_logs: PurePosixPath = PurePosixPath("/logs/agent")
     verifier_logs: PurePosixPath = PurePosixPath("/logs/verifier")
+    launches: PurePosixPath = PurePosixPath("/var/lib/durabench/steps")
 
     @property
     def instruction(self) -> PurePosixPath:

@@ -54,6 +54,11 @@ def plan_rows(plan: PlanSummary) -> list[PlanRow]:
         PlanRow("model", req.model),
         PlanRow("suite" if not plan.selection_file else "selection", source),
         PlanRow("agent", req.agent),
+        *(
+            [PlanRow("agent CLI version", f"{plan.cli_version} ({plan.cli_version_note})")]
+            if plan.cli_version
+            else []
+        ),
         PlanRow("config mode", f"{req.config_mode} ({', '.join(plan.lanes)})"),
         PlanRow("parallel slots", str(req.parallel)),
         PlanRow("category", req.category),

@@ -10,8 +10,10 @@ approval, each failing with one line that says what to change:
   (or a dataset file) of text tasks, or a rerun of an earlier run's failed / infra / all
   tasks (pairs kept: every lane runs again);
 * a single-config run (gap-fill) has, for every task, a valid counterpart of the other lane
-  from an earlier run with the same model and category, unless ``allow_unpaired``
-  (``ALLOW_UNPAIRED_SINGLE_CONFIG=true``), which the plan then records.
+  from an earlier run with the same model, category and agent CLI version, unless
+  ``allow_unpaired`` (``ALLOW_UNPAIRED_SINGLE_CONFIG=true``), which the plan then records;
+* the agent CLI version both lanes run is chosen (:mod:`durabench.cli_choice`); a rerun
+  runs the version its original ran.
 """
 
 from __future__ import annotations
@@ -20,9 +22,10 @@ import os
 from collections.abc import Sequence
 from pathlib import Path
 
-from durabench.agents import Agent, agent_class, get_agent
+from durabench.agents import Agent, CliAgent, agent_class, get_agent
+from durabench.cli_choice import CliChoice, choose_cli, other_versions, rerun_options
 from durabench.configs import get_config, missing_mcp_env
-from durabench.earlier_runs import counterparts, read_plan, rerun_task_ids
+from durabench.earlier_runs import counterparts, read_plan, rerun_task_ids, versions_ran
 from durabench.errors import ConfigError
 from durabench.ids import check_id
 from durabench.model_names import check_model_name
@@ -68,6 +71,11 @@ def _rerun_request(request: RunRequest, settings: Settings) -> tuple[RunRequest,
     keep = {"run_id", "parallel", "rerun", "rerun_of", "infra_retries", "infra_backoff_sec"}
     keep |= {"approval_timeout_sec", "pairs_per_run", "allow_unpaired"}
     effective = original.request.model_copy(update={k: getattr(request, k) for k in keep})
+    ran = versions_ran(RunPaths.for_run(settings.runs_dir, request.rerun_of).root)
+    options = rerun_options(
+        agent_class(effective.agent), effective.agent_options, ran, request.rerun_of
+    )
+    effective = effective.model_copy(update={"agent_options": options})
     return effective, [load_task(t.task_dir) for t in original.tasks if t.task_id in ids]
 
 
@@ -98,36 +106,46 @@ def _tasks(
 
 
 def _counterparts(
-    request: RunRequest, specs: list[TaskSpec], settings: Settings
-) -> tuple[tuple[Counterpart, ...], tuple[str, ...]]:
-    """Counterparts of a single-config run, and the tasks lacking one (bypass only)."""
+    request: RunRequest, specs: list[TaskSpec], settings: Settings, cli: CliChoice
+) -> tuple[tuple[Counterpart, ...], tuple[str, ...], str]:
+    """Counterparts of a single-config run, and the tasks lacking one (bypass only).
+
+    Also, in words, the counterparts passed over because they ran another CLI version.
+    """
     if request.config_mode == "paired":
-        return (), ()
+        return (), (), ""
     baseline_only = request.config_mode == "baseline_only"
     other = request.full_config if baseline_only else request.baseline_config
-    found = counterparts(
+    found, passed_over = counterparts(
         settings.runs_dir,
         model=request.model,
         category=request.category,
         lane=other,
         task_ids=[s.task_id for s in specs],
+        cli_version=cli.version,
     )
+    versions = other_versions(request.agent, cli.version, passed_over, _SHOWN)
     lacking = tuple(s.task_id for s in specs if s.task_id.lower() not in found)
     if lacking and not request.allow_unpaired:
         shown = ", ".join(lacking[:_SHOWN])
         more = f" and {len(lacking) - _SHOWN} more" if len(lacking) > _SHOWN else ""
+        pin = {o.version for o in passed_over.values() if o.version}
+        fix = f"Pin --agent-opt version={min(pin)} to match them, run" if pin else "Run"
         raise ConfigError(
             f"{request.config_mode} is gap-fill, but {len(lacking)} task(s) have no valid "
             f"{other} counterpart (model {request.model}, category {request.category}, "
-            f"ended completed or model_*) in an earlier run: {shown}{more}. Run them paired, "
-            f"or set {UNPAIRED_ENV}=true to run unpaired (recorded in the plan and report)"
+            f"ended completed or model_*, the same agent CLI version) in an earlier run: "
+            f"{shown}{more}. {f'Another CLI version: {versions}. ' if versions else ''}"
+            f"{fix} them paired, or set {UNPAIRED_ENV}=true to run unpaired (recorded in the "
+            "plan and report)"
         )
     pairs = tuple(
         Counterpart(task_id=s.task_id, run_id=found[s.task_id.lower()])
         for s in specs
         if s.task_id.lower() in found
     )
-    return pairs, lacking
+    said = f"counterparts of another CLI version run unpaired: {versions}" if versions else ""
+    return pairs, lacking, said
 
 
 def _with_dataset_name(request: RunRequest) -> RunRequest:
@@ -155,11 +173,21 @@ def _answer_warnings(request: RunRequest, agent: Agent) -> tuple[str, ...]:
     )
 
 
+def _left_out(cli: CliChoice, request: RunRequest) -> tuple[str, ...]:
+    """Options the routed CLI version does not take, said so before approval."""
+    return tuple(
+        f"{request.agent} {cli.version} has no --{name}: left out of this run "
+        "(durabench/configs/cli_routes.json)"
+        for name in cli.left_out
+    )
+
+
 def check_request(request: RunRequest, settings: Settings, *, here: bool = True) -> None:
-    """The checks of :func:`make_plan` that need no earlier run, service or agent option.
+    """The checks of :func:`make_plan` that need no earlier run, service or worker state.
 
     The CLI makes them before it starts a run, so that a typo (a suite, agent, config or
-    model name; a selection file) is refused in one line and leaves no failed run behind.
+    model name; a selection file; a CLI version such as `latest`) is refused in one line and
+    leaves no failed run behind.
     The plan activity checks everything again on a worker, with what only it can see.
 
     ``here``: this process's worker plans the run, so suites and configs are checked as
@@ -174,8 +202,11 @@ def check_request(request: RunRequest, settings: Settings, *, here: bool = True)
     if request.rerun_of is not None or request.rerun is not None:
         return  # a rerun takes its model, agent and tasks from the earlier run
     check_model_name(request.model)
-    if agent_class(request.agent).requires_model and request.model == "none":
+    agent = agent_class(request.agent)
+    if agent.requires_model and request.model == "none":
         raise _model_missing(request.agent)
+    if issubclass(agent, CliAgent):  # a version must name one release, for every run
+        agent.check_version(request.agent_options.get("version"))
     if request.dataset_file:
         read_dataset_file(Path(request.dataset_file))
     elif request.selection or request.benchmarks_dir:
@@ -215,6 +246,10 @@ def make_plan(
     else:
         selection, specs = _tasks(request, settings, listed)
     check_model_name(request.model)
+    cli = choose_cli(
+        agent_class(request.agent), request.model, request.agent_options, request.category
+    )
+    request = request.model_copy(update={"agent_options": cli.options})
     lanes = lanes_of(request)
     configs = [get_config(lane) for lane in lanes]
     agent = get_agent(request.agent, request.agent_options)
@@ -222,7 +257,7 @@ def make_plan(
         raise _model_missing(request.agent)
     for spec in specs:
         agent.check_task(spec)
-    pairs, unpaired = _counterparts(request, specs, settings)
+    pairs, unpaired, passed_over = _counterparts(request, specs, settings, cli)
     request = _with_dataset_name(request)
     multiplier = settings.timeout_multiplier
     tasks = tuple(
@@ -249,7 +284,13 @@ def make_plan(
             for name in missing_mcp_env(c.mcp, os.environ)
         ),
         unpaired=unpaired,
-        warnings=_answer_warnings(request, agent),
+        warnings=(
+            *_answer_warnings(request, agent),
+            *_left_out(cli, request),
+            *([passed_over] if passed_over else []),
+        ),
         selection_file=selection,
         counterparts=pairs,
+        cli_version=cli.version,
+        cli_version_note=cli.note,
     )

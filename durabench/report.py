@@ -7,6 +7,7 @@ from collections.abc import Iterable, Mapping
 
 from durabench.models.results import AttemptResult, LaneSummary, RunResult
 from durabench.models.scorecard import Cell, PairedComparison, Scorecard
+from durabench.run_versions import version_lines
 
 __all__ = [
     "cell_text",
@@ -184,6 +185,7 @@ def _header(result: RunResult) -> list[str]:
     if result.plan.mcp_env_missing:
         lines.append(f"- **MCP lane ran without {', '.join(result.plan.mcp_env_missing)}**")
     lines += [f"- **warning at plan time: {w}**" for w in result.plan.warnings]
+    lines += version_lines(result)
     said = headline(result)
     return [*lines, "", f"**{said}**"] if said else lines
 

@@ -16,6 +16,7 @@ from durabench.report import (
     signal_names,
     totals_table,
 )
+from durabench.run_versions import version_lines
 
 __all__ = ["render_html"]
 
@@ -137,6 +138,12 @@ def _attempt_links(a: AttemptResult, trajectories: Container[tuple[str, str, int
     return out
 
 
+def _versions(result: RunResult) -> list[str]:
+    """The report's lines on CLI versions and images, as a list."""
+    lines = [f"<li>{escape(line[2:].replace('**', ''))}</li>" for line in version_lines(result)]
+    return ["<ul>", *lines, "</ul>"] if lines else []
+
+
 def render_html(
     result: RunResult,
     card: Scorecard,
@@ -155,6 +162,7 @@ def render_html(
         f"<p>suite <b>{escape(req.suite)}</b> · agent <b>{escape(req.agent)}</b> · model "
         f"<b>{escape(req.model)}</b> · {escape(req.config_mode)} ({lanes})"
         f" · category {escape(req.category)}</p>",
+        *_versions(result),
         "<h2>Mean reward per task</h2>",
         _bars(result, card),
         "<h2>Per task</h2>",

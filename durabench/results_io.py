@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from pathlib import Path
 
+from durabench import __version__
 from durabench.atomic import atomic_write
 from durabench.errors import ConfigError
 from durabench.models.results import AttemptResult, RunResult
@@ -96,6 +97,7 @@ def build_results(paths: RunPaths, approval: Approval | None, threshold: float) 
         lanes=summarize_lanes(attempts, plan.lanes, excluded),
         scorecard=card,
         service_scores=_service_scores(paths, plan.lanes),
+        durabench_version=__version__,
     )
 
 

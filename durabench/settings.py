@@ -1,7 +1,10 @@
-"""Settings read once from the environment, so every process agrees on them.
+"""Settings read once per process, so every process on a machine agrees on them.
 
-The starter, the worker and the tests read the same variables; nothing here is a secret
-(secrets are read by activities at the last moment, by name).
+The starter, the worker and the tests read the same settings, from (highest first) the
+environment, ``.env`` in the working directory, ``$DURABENCH_HOME/config.toml``, and the
+defaults (:mod:`durabench.settings_sources`). Nothing here is a secret: secrets are read by
+activities at the last moment, by name, and the Temporal API key at connect time.
+``Settings(...)`` built in code reads none of them: it holds exactly what it is given.
 """
 
 from __future__ import annotations
@@ -10,38 +13,29 @@ import os
 import socket
 import uuid
 from pathlib import Path
+from typing import Annotated, Any, ClassVar
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import Field, ValidationError, field_validator
+from pydantic_settings import (
+    BaseSettings,
+    InitSettingsSource,
+    NoDecode,
+    PydanticBaseSettingsSource,
+    SettingsConfigDict,
+)
 
-from durabench.errors import ConfigError
+from durabench.settings_sources import (
+    CONFIG_FILE,
+    ENV_FILE,
+    PREFIX,
+    ConfigFileSource,
+    bad_settings,
+    dotenv_value,
+)
 
 __all__ = ["DEFAULT_BASE_IMAGE", "Settings", "default_max_sandboxes"]
 
 DEFAULT_BASE_IMAGE = "python:3.12-slim"
-
-_NUMBERS = {
-    "DURABENCH_TIMEOUT_MULTIPLIER": "timeout_multiplier",
-    "DURABENCH_PORT": "port",
-    "DURABENCH_UI_PORT": "ui_port",
-    "DURABENCH_INFRA_RETRIES": "infra_retries",
-    "DURABENCH_INFRA_BACKOFF_SEC": "infra_backoff_sec",
-    "DURABENCH_PASS_THRESHOLD": "pass_threshold",
-    "DURABENCH_APPROVAL_TIMEOUT_SEC": "approval_timeout_sec",
-    "DURABENCH_MAX_SANDBOXES": "max_sandboxes",
-    "DURABENCH_HOST_TIMEOUT_SEC": "host_timeout_sec",
-    "DURABENCH_SANDBOX_MEMORY_MB": "sandbox_memory_mb",
-    "DURABENCH_SANDBOX_CPUS": "sandbox_cpus",
-    "DURABENCH_SANDBOX_PIDS": "sandbox_pids",
-    "DURABENCH_USAGE_CAP_COOLDOWN_SEC": "usage_cap_cooldown_sec",
-    "DURABENCH_COLLECT_FILE_MB": "collect_file_mb",
-    "DURABENCH_COLLECT_TOTAL_MB": "collect_total_mb",
-    "DURABENCH_COLLECT_FILES": "collect_files",
-    "DURABENCH_SANDBOX_LOGS_MB": "sandbox_logs_mb",
-    "DURABENCH_SANDBOX_DISK_GB": "sandbox_disk_gb",
-    "DURABENCH_GATEWAY_PORT": "gateway_port",
-    "DURABENCH_BUDGET_TOKENS": "gateway_budget_tokens",
-}
-"""Numeric settings: environment variable to field."""
 
 
 def default_max_sandboxes() -> int:
@@ -54,34 +48,29 @@ def default_max_sandboxes() -> int:
     return max(1, min(cpus, int(mem_gib // 4)))
 
 
-def _task_roots(value: str) -> tuple[Path, ...]:
-    """``DURABENCH_TASK_ROOTS`` as paths; empty entries are skipped.
+class Settings(BaseSettings):
+    """Machine-level settings of durabench; :meth:`from_env` reads them."""
 
-    Raises:
-        ConfigError: an entry is not an absolute path (a relative one would depend on the
-            directory each worker was started in).
-    """
-    roots = [Path(entry).expanduser() for entry in value.split(os.pathsep) if entry.strip()]
-    relative = [str(root) for root in roots if not root.is_absolute()]
-    if relative:
-        raise ConfigError(
-            f"DURABENCH_TASK_ROOTS holds a relative path ({', '.join(relative)}); give "
-            f"absolute directories separated by {os.pathsep!r}"
-        )
-    return tuple(roots)
+    _read_sources: ClassVar[bool] = False
+    """Whether construction reads the environment and files (:class:`_FromSources`)."""
 
-
-class Settings(BaseModel):
-    """Machine-level settings of durabench."""
-
-    model_config = ConfigDict(frozen=True)
+    model_config = SettingsConfigDict(
+        frozen=True,
+        env_prefix=PREFIX,
+        env_file=ENV_FILE,
+        env_ignore_empty=True,
+        extra="ignore",
+        validate_by_name=True,
+        validate_by_alias=True,
+    )
 
     home: Path
     """State directory (``DURABENCH_HOME``, default ``~/.durabench``): runs, server DB, logs."""
-    temporal_address: str | None = None
-    """``TEMPORAL_ADDRESS``; unset means the embedded dev server on localhost:7233."""
-    namespace: str = "default"
-    """``TEMPORAL_NAMESPACE``."""
+    temporal_address: str | None = Field(default=None, validation_alias="TEMPORAL_ADDRESS")
+    """``TEMPORAL_ADDRESS`` (or the temporal CLI's profile, applied by the starter); unset
+    means the embedded dev server on localhost:7233."""
+    namespace: str = Field(default="default", validation_alias="TEMPORAL_NAMESPACE")
+    """``TEMPORAL_NAMESPACE`` (or the temporal CLI's profile)."""
     task_queue: str = "durabench"
     """``DURABENCH_TASK_QUEUE``: the shared queue for workflows and host-independent work."""
     base_image: str = DEFAULT_BASE_IMAGE
@@ -106,19 +95,12 @@ class Settings(BaseModel):
     host_timeout_sec: float = Field(default=300.0, gt=0)
     """``DURABENCH_HOST_TIMEOUT_SEC``: how long an attempt's container work may wait for its
     host's worker; then the attempt starts over on whichever host takes it."""
-    host_id_override: str | None = None
+    host_id_override: str | None = Field(default=None, validation_alias="DURABENCH_HOST_ID")
     """``DURABENCH_HOST_ID``: this worker's host id (``hostname``: the machine's name), for
     workers that share a ``DURABENCH_HOME``; unset: an id kept in ``home``."""
     ui_url: str | None = None
     """``DURABENCH_UI_URL``: the Temporal Web UI of a server durabench did not start (docker
     compose: ``http://localhost:8233``), for links to runs; the embedded one's is known."""
-    tls_ca: Path | None = None
-    """``TEMPORAL_TLS_CA``: CA certificate file of the Temporal frontend."""
-    tls_cert: Path | None = None
-    """``TEMPORAL_TLS_CERT``: client certificate file (mTLS)."""
-    tls_key: Path | None = None
-    """``TEMPORAL_TLS_KEY``: client private key file (mTLS). ``TEMPORAL_API_KEY`` is read
-    at connect time and kept nowhere."""
     gateway_network: str = "durabench-models"
     """``DURABENCH_GATEWAY_NETWORK``: the internal Docker network of sandboxes whose agent
     calls a model; it holds them and this host's model gateway, and has no route out.
@@ -126,7 +108,9 @@ class Settings(BaseModel):
     gateway_port: int = Field(default=8719, ge=0, le=65535)
     """``DURABENCH_GATEWAY_PORT``: the model gateway's port on that network. Fixed, so an
     agent re-attached after a worker restart finds the gateway again (0: any free port)."""
-    gateway_budget_tokens: int | None = Field(default=None, gt=0)
+    gateway_budget_tokens: int | None = Field(
+        default=None, gt=0, validation_alias="DURABENCH_BUDGET_TOKENS"
+    )
     """``DURABENCH_BUDGET_TOKENS``: tokens (input, output and cache) one attempt may use;
     past it the gateway refuses the agent's requests and the attempt ends as the model's
     (the budget is part of the benchmark). Unset: no budget."""
@@ -155,46 +139,76 @@ class Settings(BaseModel):
     usage_cap_cooldown_sec: float = Field(default=3600.0, gt=0)
     """``DURABENCH_USAGE_CAP_COOLDOWN_SEC``: how long an account cools after a usage cap
     whose message names no reset time."""
-    accounts_file_override: Path | None = None
+    accounts_file_override: Path | None = Field(
+        default=None, validation_alias="DURABENCH_ACCOUNTS_FILE"
+    )
     """``DURABENCH_ACCOUNTS_FILE``: the accounts file; unset: ``accounts.toml`` in ``home``."""
-    task_roots: tuple[Path, ...] = ()
+    task_roots: Annotated[tuple[Path, ...], NoDecode] = ()
     """``DURABENCH_TASK_ROOTS``: absolute directories, ``os.pathsep``-separated, where this
     worker also accepts task directories (selection files and benchmark checkouts outside
     ``home``); the bundled suites and ``home`` are always accepted."""
 
+    @field_validator("home", "accounts_file_override", mode="after")
+    @classmethod
+    def _expand_user(cls, path: Path | None) -> Path | None:
+        return path.expanduser() if path else path
+
+    @field_validator("task_roots", mode="before")
+    @classmethod
+    def _split_task_roots(cls, value: Any) -> Any:
+        """``os.pathsep``-separated text as paths; empty entries are skipped."""
+        if isinstance(value, str):
+            return tuple(entry for entry in value.split(os.pathsep) if entry.strip())
+        return value
+
+    @field_validator("task_roots", mode="after")
+    @classmethod
+    def _absolute_task_roots(cls, roots: tuple[Path, ...]) -> tuple[Path, ...]:
+        """Only absolute roots: a relative one would depend on where each worker started."""
+        roots = tuple(root.expanduser() for root in roots)
+        relative = [str(root) for root in roots if not root.is_absolute()]
+        if relative:
+            raise ValueError(
+                f"holds a relative path ({', '.join(relative)}); give absolute directories "
+                f"separated by {os.pathsep!r}"
+            )
+        return roots
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        """Highest first: ``home`` as resolved, the environment, ``.env``, ``config.toml``.
+
+        Only for :meth:`from_env`: settings built in code hold what they are given.
+        """
+        if not cls._read_sources:
+            return (init_settings,)
+        if not isinstance(init_settings, InitSettingsSource):
+            raise TypeError("pydantic-settings passed no init source")
+        config = ConfigFileSource(settings_cls, _config_path(init_settings.init_kwargs["home"]))
+        return (init_settings, env_settings, dotenv_settings, config)
+
     @classmethod
     def from_env(cls) -> Settings:
-        """Read the settings from the environment.
+        """Read the settings: the environment, then ``.env``, then ``config.toml`` in home.
 
         Raises:
-            ConfigError: a variable holds a value of the wrong kind; the message names it.
+            ConfigError: a value is of the wrong kind, or the config file cannot be read or
+                holds an unknown key; the message names the setting and where it was set.
         """
-        env = os.environ
-        home = Path(env.get("DURABENCH_HOME") or Path.home() / ".durabench").expanduser()
-        fields = {name: env[var] for var, name in _NUMBERS.items() if env.get(var)}
-        accounts = env.get("DURABENCH_ACCOUNTS_FILE")
-        roots = _task_roots(env.get("DURABENCH_TASK_ROOTS", ""))
+        home = os.environ.get("DURABENCH_HOME") or dotenv_value("DURABENCH_HOME")
+        home_dir = Path(home or Path.home() / ".durabench").expanduser()
         try:
-            return cls(
-                home=home,
-                temporal_address=env.get("TEMPORAL_ADDRESS") or None,
-                namespace=env.get("TEMPORAL_NAMESPACE") or "default",
-                task_queue=env.get("DURABENCH_TASK_QUEUE") or "durabench",
-                base_image=env.get("DURABENCH_BASE_IMAGE") or DEFAULT_BASE_IMAGE,
-                gateway_network=env.get("DURABENCH_GATEWAY_NETWORK") or "durabench-models",
-                host_id_override=env.get("DURABENCH_HOST_ID") or None,
-                ui_url=env.get("DURABENCH_UI_URL") or None,
-                tls_ca=env.get("TEMPORAL_TLS_CA") or None,
-                tls_cert=env.get("TEMPORAL_TLS_CERT") or None,
-                tls_key=env.get("TEMPORAL_TLS_KEY") or None,
-                accounts_file_override=Path(accounts).expanduser() if accounts else None,
-                task_roots=roots,
-                **fields,
-            )
+            return _FromSources(home=home_dir)
         except ValidationError as exc:
-            bad = {str(e["loc"][0]) for e in exc.errors()}
-            names = ", ".join(f"{var}={env[var]!r}" for var, n in _NUMBERS.items() if n in bad)
-            raise ConfigError(f"bad setting {names}: {exc.errors()[0]['msg']}") from None
+            config = ConfigFileSource(_FromSources, _config_path(home_dir))
+            raise bad_settings(_FromSources, exc, config) from None
 
     @property
     def host_id(self) -> str:
@@ -228,3 +242,14 @@ class Settings(BaseModel):
     def runs_dir(self) -> Path:
         """Where every run's results directory lives."""
         return self.home / "runs"
+
+
+class _FromSources(Settings):
+    """Settings read from the environment, ``.env`` and the config file, in that order."""
+
+    _read_sources: ClassVar[bool] = True
+
+
+def _config_path(home: Path) -> Path:
+    """``config.toml`` of ``home``."""
+    return home / CONFIG_FILE

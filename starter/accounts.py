@@ -21,6 +21,7 @@ from durabench.settings import Settings
 from starter.client import connect
 from starter.console import console
 from starter.options import run_async
+from starter.temporal_profile import load_settings
 
 __all__ = ["accounts", "status_main", "sync_main"]
 
@@ -52,7 +53,7 @@ async def status_main(
     client: Client | None = None, settings: Settings | None = None
 ) -> tuple[AccountHealth, ...]:
     """Show every account's health; return it."""
-    settings = settings or Settings.from_env()
+    settings = settings or load_settings()
     path = settings.accounts_file
     accounts = load_accounts(path)
     if accounts is None:
@@ -84,7 +85,7 @@ async def status_main(
 
 async def sync_main(client: Client | None = None, settings: Settings | None = None) -> int:
     """Give the pool the accounts file's accounts; return how many."""
-    settings = settings or Settings.from_env()
+    settings = settings or load_settings()
     client = client or await connect(settings)
     try:  # secrets live on the workers: a run's plan syncs from one and checks them
         state = await sync_pool(client, settings, check_secrets=False)

@@ -1,9 +1,10 @@
-"""Connecting to Temporal: the embedded server or ``TEMPORAL_ADDRESS``, same converter."""
+"""Connecting to Temporal: the embedded server, or the one :mod:`starter.temporal_profile` names."""
 
 from __future__ import annotations
 
 import asyncio
-import os
+import logging
+from collections.abc import Mapping
 
 from temporalio.api.operatorservice.v1 import (
     AddSearchAttributesRequest,
@@ -12,11 +13,13 @@ from temporalio.api.operatorservice.v1 import (
 from temporalio.api.workflowservice.v1 import GetClusterInfoRequest
 from temporalio.client import Client
 from temporalio.contrib.pydantic import pydantic_data_converter
+from temporalio.runtime import LogForwardingConfig, LoggingConfig, Runtime, TelemetryConfig
 from temporalio.service import RPCError, TLSConfig
 
 from durabench.errors import ConfigError
 from durabench.settings import Settings
 from starter.embedded import ensure_server
+from starter.temporal_profile import connect_options, load_settings
 from workflows.search_attributes import SEARCH_ATTRIBUTES, index_type
 
 __all__ = [
@@ -24,11 +27,8 @@ __all__ = [
     "connect_when_ready",
     "deployment_of",
     "ensure_search_attributes",
-    "tls_config",
+    "forward_core_logs",
 ]
-
-API_KEY_ENV = "TEMPORAL_API_KEY"
-"""Read when connecting and handed to the client only; never stored or logged."""
 
 
 async def ensure_search_attributes(client: Client) -> None:
@@ -64,28 +64,13 @@ def _starting(exc: BaseException) -> bool:
     return "not healthy" in text or "Unavailable" in text
 
 
-def tls_config(s: Settings) -> TLSConfig | bool:
-    """TLS from ``TEMPORAL_TLS_CA/CERT/KEY`` (files); plain TLS for an API key; else none.
-
-    Raises:
-        ConfigError: a named file cannot be read, or only one of cert and key is set.
-    """
-    if bool(s.tls_cert) != bool(s.tls_key):
-        raise ConfigError("set both TEMPORAL_TLS_CERT and TEMPORAL_TLS_KEY for mTLS, or neither")
-    if not (s.tls_ca or s.tls_cert):
-        return bool(os.environ.get(API_KEY_ENV))
-    try:
-        ca, cert, key = (p.read_bytes() if p else None for p in (s.tls_ca, s.tls_cert, s.tls_key))
-    except OSError as exc:
-        raise ConfigError(f"cannot read a TEMPORAL_TLS_* file: {exc}") from exc
-    return TLSConfig(server_root_ca_cert=ca, client_cert=cert, client_private_key=key)
-
-
 async def connect_when_ready(
     address: str,
     namespace: str,
     timeout_s: float = 60.0,
     tls: TLSConfig | bool = False,
+    api_key: str | None = None,
+    rpc_metadata: Mapping[str, str] | None = None,
 ) -> Client:
     """Connect and register search attributes, waiting while the server finishes starting.
 
@@ -104,7 +89,8 @@ async def connect_when_ready(
                 namespace=namespace,
                 data_converter=pydantic_data_converter,
                 tls=tls,
-                api_key=os.environ.get(API_KEY_ENV) or None,
+                api_key=api_key,
+                rpc_metadata=rpc_metadata or {},
             )
             await ensure_search_attributes(client)
             return client
@@ -114,19 +100,44 @@ async def connect_when_ready(
             await asyncio.sleep(0.5)
 
 
+def forward_core_logs() -> None:
+    """Send the SDK core's log lines (Rust) to Python's logging, to be rendered like ours.
+
+    Without it the core writes its warnings to stderr in a shape of its own, so JSON logs
+    would not be JSON throughout. Only a process's first runtime can be chosen: where one
+    exists already (a test session, a host program), it is kept.
+    """
+    try:
+        Runtime.prevent_default()  # type: ignore[no-untyped-call]  # refused once one exists
+    except RuntimeError:
+        return
+    forwarding = LogForwardingConfig(logger=logging.getLogger("temporalio.core"))
+    logs = LoggingConfig(filter=LoggingConfig.default.filter, forwarding=forwarding)
+    Runtime.set_default(Runtime(telemetry=TelemetryConfig(logging=logs)))
+
+
 async def connect(settings: Settings | None = None) -> Client:
     """A client for durabench's Temporal, starting the embedded server if needed.
 
     Raises:
         ConfigError: the server cannot be reached or started.
     """
-    settings = settings or Settings.from_env()
+    settings = settings or load_settings()
+    options = connect_options(settings)
+    forward_core_logs()
     address = await ensure_server(settings)
     try:
-        return await connect_when_ready(address, settings.namespace, tls=tls_config(settings))
+        return await connect_when_ready(
+            address,
+            settings.namespace,
+            tls=options.tls,
+            api_key=options.api_key,
+            rpc_metadata=options.rpc_metadata,
+        )
     except (RuntimeError, RPCError) as exc:
         fix = (
-            "fix TEMPORAL_ADDRESS, or unset it to use the embedded server"
+            "fix TEMPORAL_ADDRESS or the temporal CLI's profile, or unset the address to use "
+            "the embedded server"
             if settings.temporal_address
             else f"something that is not a Temporal server holds port {settings.port}: stop it, "
             "or set DURABENCH_PORT to another port"

@@ -12,9 +12,10 @@ import click
 from temporalio.service import RPCError
 
 from durabench.settings import Settings
-from starter.client import connect_when_ready, tls_config
+from starter.client import connect_when_ready
 from starter.console import console
 from starter.options import run_async
+from starter.temporal_profile import connect_options, load_settings
 
 __all__ = ["init", "init_main"]
 
@@ -27,9 +28,16 @@ async def init_main(settings: Settings, timeout_s: float) -> None:
     """
     loop = asyncio.get_running_loop()
     deadline = loop.time() + timeout_s
+    options = connect_options(settings)
     while True:
         try:
-            await connect_when_ready(settings.address, settings.namespace, tls=tls_config(settings))
+            await connect_when_ready(
+                settings.address,
+                settings.namespace,
+                tls=options.tls,
+                api_key=options.api_key,
+                rpc_metadata=options.rpc_metadata,
+            )
             break
         except (RuntimeError, RPCError) as exc:
             if loop.time() > deadline:
@@ -46,4 +54,4 @@ async def init_main(settings: Settings, timeout_s: float) -> None:
 @click.option("--timeout", "timeout_s", default=300.0, show_default=True, help="Seconds to wait.")
 def init(timeout_s: float) -> None:
     """Wait for TEMPORAL_ADDRESS and register durabench's search attributes (idempotent)."""
-    run_async(init_main)(Settings.from_env(), timeout_s)
+    run_async(init_main)(load_settings(), timeout_s)

@@ -13,11 +13,13 @@ from durabench import __version__
 from durabench.logs import configure_logging
 from starter.accounts import accounts
 from starter.approve import approve, reject
+from starter.audit import audit
 from starter.classify import classify
 from starter.control import cancel, pause, set_parallel
 from starter.export import export
 from starter.init import init
-from starter.report import publish, report
+from starter.publish import publish
+from starter.report import report
 from starter.resume import resume
 from starter.run import run
 from starter.schema import schema
@@ -49,6 +51,7 @@ COMMANDS = (
     export,
     schema,
     score,
+    audit,
     publish,
     classify,
     sweep,

@@ -1,4 +1,4 @@
-"""``python -m starter report|publish <run-id>``: the run's report, and the dashboard file."""
+"""``python -m starter report <run-id>``: the run's report, rendered again."""
 
 from __future__ import annotations
 
@@ -6,17 +6,16 @@ from pathlib import Path
 
 import click
 
-from durabench.dashboard import publish as publish_run
 from durabench.errors import ConfigError
 from durabench.paths import RunPaths
 from durabench.report import render_markdown
 from durabench.report_html import render_html
 from durabench.results_io import load_results
 from durabench.settings import Settings
-from starter.console import console, emit
+from starter.console import emit
 from starter.options import run_id_argument
 
-__all__ = ["publish", "report", "report_text"]
+__all__ = ["report", "report_text"]
 
 
 def _settings() -> Settings:
@@ -60,22 +59,3 @@ def report(run_id: str, fmt: str, out: Path | None, pass_threshold: float | None
     except ConfigError as exc:
         raise click.ClickException(str(exc)) from exc
     emit(text, out)
-
-
-@click.command()
-@run_id_argument
-@click.option(
-    "--dashboard",
-    type=click.Path(dir_okay=False, path_type=Path),
-    default=None,
-    help="Dashboard JSON file [$DURABENCH_HOME/dashboard.json].",
-)
-def publish(run_id: str, dashboard: Path | None) -> None:
-    """Add a finished run to the dashboard file (refused if it measured the wrong model)."""
-    settings = _settings()
-    target = dashboard or settings.home / "dashboard.json"
-    try:
-        built = publish_run(settings.runs_dir, target, run_id)
-    except ConfigError as exc:
-        raise click.ClickException(str(exc)) from exc
-    console.print(f"Published {run_id}: {target} now holds {len(built.runs)} run(s).")

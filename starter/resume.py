@@ -22,6 +22,7 @@ from starter.client import connect
 from starter.console import console
 from starter.options import run_async, run_id_argument
 from starter.run import work_on
+from starter.temporal_profile import load_settings
 from workflows import SuiteRunWorkflow, run_workflow_id
 
 __all__ = ["resume", "resume_main"]
@@ -40,7 +41,7 @@ async def resume_main(
     Raises:
         ConfigError: the run has ended (nothing to resume).
     """
-    settings = settings or Settings.from_env()
+    settings = settings or load_settings()
     if not detach:
         docker_client().close()
     client = client or await connect(settings)

@@ -35,7 +35,8 @@ from starter.console import approval_hint, console, plan_table, result_tables, u
 from starter.live import follow
 from starter.options import checked_run_id, run_async
 from starter.same_run import check_same_request
-from worker import SWEEP_PERIOD_S, build_workers, run_workers, sweep_every
+from starter.temporal_profile import load_settings
+from worker import SWEEP_PERIOD_S, run_workers, start_host, sweep_every
 from workflows import SuiteRunWorkflow, run_workflow_id
 from workflows.run_details import plan_summary, request_details
 from workflows.search_attributes import for_request
@@ -243,7 +244,7 @@ def run(
     (ALLOW_UNPAIRED_SINGLE_CONFIG=true bypasses, recorded in the plan).
     """
     try:
-        settings = Settings.from_env()
+        settings = load_settings()
     except ConfigError as exc:
         raise click.ClickException(str(exc)) from exc
     if (rerun is None) != (rerun_of is None):
@@ -348,7 +349,7 @@ async def main(
     ``yes`` the approval goes with the request: the run takes it once its plan is made,
     whether or not this process is still there.
     """
-    settings = settings or Settings.from_env()
+    settings = settings or load_settings()
     check_request(request, settings, here=not detach)  # a typo: refused before any run
     if yes:
         request = request.model_copy(update={"approved_by": f"{getpass.getuser()} (--yes)"})
@@ -375,7 +376,7 @@ async def work_on(
 ) -> RunOutcome:
     """Run this machine's workers for the run and show it until it ends."""
     stop = asyncio.Event()
-    built = build_workers(client, settings, await deployment_of(client))
+    built = await start_host(client, settings, await deployment_of(client))
     workers = asyncio.create_task(run_workers(built, stop))
     # As python worker.py does: leftovers of this host (a crash, a cancel) are removed.
     sweeper = asyncio.create_task(sweep_every(client, settings.host_id, SWEEP_PERIOD_S, stop))

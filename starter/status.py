@@ -30,6 +30,7 @@ from starter.console import (
 )
 from starter.live import follow
 from starter.options import failure_message, run_async
+from starter.temporal_profile import load_settings
 from workflows import SuiteRunWorkflow, run_workflow_id
 from workflows.search_attributes import MODEL, RUN_STATUS, SUITE
 
@@ -66,7 +67,7 @@ async def status_main(
     watch: bool = False,
 ) -> str:
     """Print the run's state (live with ``watch``); return it (``running``, ``completed``, ...)."""
-    settings = settings or Settings.from_env()
+    settings = settings or load_settings()
     client = client or await connect(settings)
     handle = client.get_workflow_handle_for(SuiteRunWorkflow.run, run_workflow_id(run_id))
     desc = await handle.describe()

@@ -19,9 +19,9 @@ def worker() -> None:
 
     It polls the shared task queue (DURABENCH_TASK_QUEUE) and this host's own queue, and
     admits at most DURABENCH_MAX_SANDBOXES attempts at once (default: the CPU count). It
-    needs a Docker daemon, and uses the Temporal at TEMPORAL_ADDRESS, or starts the
-    embedded server. Stopped, it lets activities finish briefly; agent sessions keep
-    running in their containers for the next worker to re-attach.
+    needs a Docker daemon, and uses the Temporal of TEMPORAL_ADDRESS or the temporal CLI's
+    profile, or starts the embedded server. Stopped, it lets activities finish briefly;
+    agent sessions keep running in their containers for the next worker to re-attach.
     """
     from worker import main  # the worker's module: loaded only for a worker
 

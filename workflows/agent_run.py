@@ -253,7 +253,12 @@ class AgentRunWorkflow:
             timedelta(seconds=ref.task.build_timeout_sec) + _SLACK,
             detail=f"build limit {ref.task.build_timeout_sec:g} s",
         )
-        fields.update(image=image.image, dockerfile=image.dockerfile)
+        fields.update(
+            image=image.image,
+            dockerfile=image.dockerfile,
+            task_image_id=image.task_image_id,
+            agent_image_id=image.agent_image_id,
+        )
         prov = await self._phase(
             "provision_sandbox",
             ProvisionInput(ref=ref, image=image.image),
@@ -265,6 +270,7 @@ class AgentRunWorkflow:
             instruction_file=prov.instruction_file,
             mcp_config=prov.mcp_config,
             mcp_env_missing=prov.mcp_env_missing,
+            cli_version=prov.cli_version,
         )
         fields.update(await self._agent_verify_classify(ref))
 
@@ -377,6 +383,8 @@ class AgentRunWorkflow:
             detail=f"exit code {agent.exit_code}" + (", timed out" if agent.timed_out else ""),
         )
         fields.update(verdict.model_dump(include=_VERDICT_FIELDS))
+        if verdict.cli_version:  # the transcript's word over ``--version``'s
+            fields["cli_version"] = verdict.cli_version
         return fields
 
     async def _collect(self, ref: AttemptRef) -> CollectOutput | None:

@@ -3,6 +3,7 @@
 from durabench.agents.base import Agent, AgentContext, CliInstall, ExecInput, Upload
 from durabench.agents.claude_code import ClaudeCodeAgent
 from durabench.agents.cli import AGENT_HOME, AGENT_UID, AGENT_USER, CliAgent
+from durabench.agents.cli_version import plain_version, transcript_version
 from durabench.agents.codex_cli import CodexCliAgent
 from durabench.agents.gemini_cli import GeminiCliAgent
 from durabench.agents.nop import NopAgent
@@ -42,5 +43,7 @@ __all__ = [
     "agent_secret_env",
     "get_agent",
     "known_agents",
+    "plain_version",
     "read_events",
+    "transcript_version",
 ]

@@ -137,6 +137,10 @@ class Agent(ABC):
         """The install this adapter's options ask for (a ``version`` option pins another)."""
         return self.install
 
+    def version_command(self, ctx: AgentContext) -> ExecInput | None:
+        """The command that prints the agent CLI's version; ``None``: the agent is no CLI."""
+        return None
+
     def setup_commands(self, ctx: AgentContext) -> list[ExecInput]:
         """Commands run as root when the sandbox starts (create a user, fix ownership)."""
         return []

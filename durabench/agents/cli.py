@@ -9,7 +9,6 @@ owning the container.
 
 from __future__ import annotations
 
-import re
 import shlex
 from abc import abstractmethod
 from collections.abc import Mapping
@@ -17,6 +16,7 @@ from pathlib import Path
 from typing import ClassVar
 
 from durabench.agents.base import Agent, AgentContext, CliInstall, ExecInput
+from durabench.agents.cli_version import VERSION_OUTPUT_BYTES, is_plain_version
 from durabench.errors import ConfigError
 from durabench.models.task import TaskSpec
 
@@ -39,10 +39,6 @@ _ADD_USER = (
 
 _OPTIONS = frozenset({"effort", "version"})
 """Options every CLI adapter takes; subclasses add theirs in ``extra_options``."""
-_PLAIN_VERSION = re.compile(r"[0-9]+(\.[0-9]+){0,3}([-+][0-9A-Za-z.-]+)?")
-"""A version npm installs from its registry (``2.1.332``, ``1.0.0-beta.2``): never a URL,
-a path, a git spec or a tag such as ``latest``, which npm would fetch from anywhere or
-resolve anew (a cached install is keyed by the spec, so a tag would stay stale)."""
 
 
 class CliAgent(Agent):
@@ -89,7 +85,7 @@ class CliAgent(Agent):
             ConfigError: ``version`` is given and is not a plain version (empty means the
                 adapter's pinned one).
         """
-        if version and not _PLAIN_VERSION.fullmatch(version):
+        if version and not is_plain_version(version):
             raise ConfigError(
                 f"--agent-opt version={version[:40]!r} is not a plain version; give a version "
                 "number such as 2.1.332 or 1.0.0-beta.2 (no tags, URLs, paths or git specs)"
@@ -125,6 +121,12 @@ class CliAgent(Agent):
         dirs = shlex.join([AGENT_HOME, str(ctx.paths.workspace)])
         own = f'chown -R "$(id -u {AGENT_USER}):$(id -g {AGENT_USER})" {dirs}'
         return [ExecInput(command=f"{_ADD_USER}; mkdir -p {AGENT_HOME} && {own}", user="0")]
+
+    def version_command(self, ctx: AgentContext) -> ExecInput:
+        """``<binary> --version`` as the agent runs, its output capped (it is hostile input)."""
+        env = {"HOME": AGENT_HOME, **self.env(ctx)}
+        command = f"{self.binary} --version 2>/dev/null | head -c {VERSION_OUTPUT_BYTES}"
+        return ExecInput(command=command, user=AGENT_USER, env=env)
 
     def run_commands(self, ctx: AgentContext) -> list[ExecInput]:
         """The CLI, headless, as the ``agent`` user, prompt from the lane's instruction."""

@@ -11,6 +11,7 @@ from typing import Any
 
 from durabench.agents.atif import AtifAgent, FinalMetrics, Step, Trajectory
 from durabench.agents.claude_transcript import parse_claude
+from durabench.agents.cli_version import transcript_version
 from durabench.agents.codex_transcript import parse_codex
 from durabench.agents.gemini_transcript import parse_gemini
 from durabench.agents.trajectory_steps import claude_steps, codex_steps, gemini_steps
@@ -45,13 +46,6 @@ def _session(events: list[dict[str, Any]]) -> str | None:
     return None
 
 
-def _version(events: list[dict[str, Any]]) -> str | None:
-    for event in events:
-        if isinstance(event.get("claude_code_version"), str):
-            return str(event["claude_code_version"])
-    return None
-
-
 def trajectory_of(
     fmt: TranscriptFormat | None,
     events: list[dict[str, Any]],
@@ -82,7 +76,7 @@ def trajectory_of(
         session_id=_session(events) or attempt_id,
         agent=AtifAgent(
             name=agent,
-            version=_version(events) or version or "unknown",
+            version=transcript_version(events) or version or "unknown",
             model_name=facts.served_model or model or None,
         ),
         steps=steps,

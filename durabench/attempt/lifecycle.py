@@ -25,7 +25,7 @@ from pathlib import Path, PurePosixPath
 
 from durabench.accounts import cooldown_until
 from durabench.accounts.rate_limits import rate_limit_until
-from durabench.agents import read_events
+from durabench.agents import plain_version, read_events, transcript_version
 from durabench.agents.trajectory import trajectory_of
 from durabench.atomic import atomic_write
 from durabench.attempt.limits import AttemptLimits
@@ -68,6 +68,8 @@ _DURABENCH_LOG = re.compile(r"(stdout\.txt|stderr\.txt|trajectory\.json|step-[^/
 """Names of the files durabench writes beside the agent's own logs on the host."""
 _REWARD_BYTES = 4096
 """A reward is one number; a larger file is no reward."""
+_VERSION_TIMEOUT_S = 60.0
+"""How long ``<cli> --version`` may take (a Node.js CLI starts in a second or two)."""
 
 
 def _kept_text(path: Path) -> str:
@@ -111,7 +113,8 @@ class Attempt:
         container_id = await sandbox.start()
         await self._root(
             f"mkdir -p {paths.agent_logs} {paths.steps} {paths.output} {paths.verifier_logs}"
-            f" && chmod 777 {paths.agent_logs} && chmod 700 {paths.steps} {paths.output}"
+            f" {paths.launches} && chmod 777 {paths.agent_logs}"
+            f" && chmod 700 {paths.steps} {paths.output} {paths.launches}"
         )
         instruction = instruction_for(config, self.task)
         text = (Path(self.task.task_dir) / instruction).read_text()
@@ -132,7 +135,21 @@ class Attempt:
             instruction_file=instruction,
             mcp_config=config.mcp is not None,
             mcp_env_missing=missing_mcp_env(config.mcp, environ) if config.mcp else (),
+            cli_version=await self._cli_version(),
         )
+
+    async def _cli_version(self) -> str | None:
+        """The agent CLI's version as it prints it to the agent user; ``None``: it names none.
+
+        Asked after setup, before the agent runs: nothing the agent does can change it.
+        """
+        step = self.agent.version_command(self.ctx)
+        if step is None:
+            return None
+        done = await self.sandbox.exec(
+            ["sh", "-c", step.command], user=step.user, env=step.env, timeout_s=_VERSION_TIMEOUT_S
+        )
+        return None if done.timed_out else plain_version(done.stdout)
 
     async def _set_up(self) -> None:
         for step in self.agent.setup_commands(self.ctx):
@@ -176,6 +193,10 @@ class Attempt:
         ``env`` holds the agent's secrets: it goes to the agent process and nowhere else.
         A retry re-attaches to steps that already started instead of running them again;
         their output is the agent's transcript (stdout).
+
+        Raises:
+            AgentLost: a step died without recording its end (its sandbox restarted, or
+                its process was killed from outside): the attempt ends ``infra_other``.
         """
         steps, output = self.paths.steps, self.paths.output
         out = f">>{output}/stdout.txt 2>>{output}/stderr.txt"
@@ -187,7 +208,8 @@ class Attempt:
             False,
         )
         for n, step in enumerate(self.agent.run_commands(self.ctx)):
-            script = wrap_step(step.command, steps, n, budget - wall, out, step.user)
+            launched = self.paths.launches
+            script = wrap_step(step.command, steps, n, budget - wall, out, step.user, launched)
             end, again = await run_step(
                 self.sandbox,
                 script,
@@ -195,6 +217,7 @@ class Attempt:
                 n,
                 cwd=str(self.paths.workspace),
                 env={**step.env, **env},
+                launched=launched,
             )
             reattached = reattached or again
             wall += end.elapsed_s
@@ -315,10 +338,11 @@ class Attempt:
         stdout = await self._read_log("stdout.txt", self.limits.transcript_bytes)
         stderr = scrub_text(await self._read_log("stderr.txt", _STDERR_BYTES), self.secrets)
         dialect = self.agent.transcript_format(self.ctx)
+        events = tuple(read_events(stdout.splitlines()))
         verdict = await asyncio.to_thread(
             classify,
             ClassifyInput(
-                events=tuple(read_events(stdout.splitlines())),
+                events=events,
                 transcript_format=dialect,
                 requested_model=self.ref.model if dialect else "",
                 exit_code=facts.exit_code,
@@ -351,6 +375,9 @@ class Attempt:
                 "reason": scrub_text(verdict.reason, self.secrets),
                 "last_message": answer[:_DISPLAY_CHARS],
                 "cap_resets_at": resets_at,
+                "cli_version": transcript_version(events)
+                if self.agent.version_command(self.ctx)
+                else None,
             }
         )
 

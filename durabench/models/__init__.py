@@ -16,7 +16,17 @@ from durabench.models.accounts import (
     ReleaseRequest,
     VanishedInput,
 )
+from durabench.models.audit import (
+    DIGESTED_FILES,
+    AttemptDigest,
+    AuditCheck,
+    AuditReport,
+    Finding,
+    Ledger,
+    LedgerAttempt,
+)
 from durabench.models.config import (
+    CliRoute,
     LaneConfig,
     McpServer,
 )
@@ -94,6 +104,7 @@ from durabench.models.verdict import (
 )
 
 __all__ = [
+    "DIGESTED_FILES",
     "INFRA_CLASSES",
     "AccountHealth",
     "AccountSpec",
@@ -102,14 +113,18 @@ __all__ = [
     "AgentRunOutput",
     "Approval",
     "ArmProgress",
+    "AttemptDigest",
     "AttemptRef",
     "AttemptResult",
+    "AuditCheck",
+    "AuditReport",
     "AwaitLeaseInput",
     "CarriedState",
     "Category",
     "Cell",
     "ClassifyAttemptInput",
     "ClassifyInput",
+    "CliRoute",
     "CollectOutput",
     "ConfigMode",
     "Control",
@@ -117,12 +132,15 @@ __all__ = [
     "Counterpart",
     "ExcludedAttempt",
     "ExitClass",
+    "Finding",
     "HostClaim",
     "LaneConfig",
     "LaneSummary",
     "Lease",
     "LeaseGrant",
     "LeaseRequest",
+    "Ledger",
+    "LedgerAttempt",
     "McpServer",
     "MeteredUsage",
     "PairDone",

@@ -6,7 +6,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, model_validator
 
-__all__ = ["LaneConfig", "McpServer"]
+__all__ = ["CliRoute", "LaneConfig", "McpServer"]
 
 
 ModelApi = Literal["anthropic", "openai", "gemini"]
@@ -77,3 +77,24 @@ class LaneConfig(BaseModel):
     """Dockerfile variant the lane uses; falls back to ``Dockerfile`` when absent."""
     unavailable: str = ""
     """Why the config cannot run (an eval-matrix config whose MCP setup is unknown)."""
+
+
+class CliRoute(BaseModel):
+    """Models that need a particular agent CLI generation, and the version they get.
+
+    A deprecated model snapshot is served only by an older CLI generation: its runs install
+    that version, and leave out the options that generation does not take.
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    agent: str
+    """The agent adapter (``claude-code``)."""
+    models: tuple[str, ...]
+    """Model names routed to ``version``, exactly as ``--model`` gives them."""
+    version: str
+    """The CLI version those models run (a plain version: npm installs it as named)."""
+    lacks: tuple[str, ...] = ()
+    """Agent options that version does not take (``effort``): left out of its runs."""
+    why: str = ""
+    """Why the models need it, in a sentence the plan shows."""

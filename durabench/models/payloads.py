@@ -160,6 +160,11 @@ class PreparedImage(BaseModel):
     """Image tag, content-addressed."""
     dockerfile: str
     """Dockerfile variant it was built from."""
+    task_image_id: str = ""
+    """The task image's id (``sha256:...``); empty in histories from before it was kept."""
+    agent_image_id: str = ""
+    """The id of the image the agent runs in (the task image plus its installed CLI, or
+    the task image itself when nothing was installed); empty before it was kept."""
 
 
 class ProvisionInput(BaseModel):
@@ -186,6 +191,9 @@ class ProvisionOutput(BaseModel):
     """Whether an MCP config file was placed."""
     mcp_env_missing: tuple[str, ...] = ()
     """MCP environment variables that were unset on the worker."""
+    cli_version: str | None = None
+    """The agent CLI's version as ``<cli> --version`` printed it in the sandbox (a plain
+    version token); ``None`` for an agent that is no CLI, or one that printed none."""
 
 
 class AgentRunOutput(BaseModel):

@@ -85,7 +85,14 @@ class AttemptResult(BaseModel):
     classifier_version: int | None = None
     """Version of the pattern table that classified the attempt."""
     image: str = ""
-    """Task image tag."""
+    """The image the agent ran in (the task image, or it with the CLI installed)."""
+    task_image_id: str = ""
+    """The task image's id (``sha256:...``); empty in results from before it was kept."""
+    agent_image_id: str = ""
+    """The id of the image the agent ran in; empty in results from before it was kept."""
+    cli_version: str | None = None
+    """The agent CLI version that ran: its transcript's word, else ``<cli> --version`` in
+    the sandbox; ``None`` for an agent that is no CLI or a CLI that named none."""
     dockerfile: str = ""
     """Dockerfile variant the image was built from."""
     instruction_file: str = ""
@@ -118,6 +125,9 @@ class AttemptResult(BaseModel):
     left_out: tuple[str, ...] = ()
     """What the worker's read limits left out of the sandbox's files (a file too large, too
     many files), in words: the attempt's logs or diff are incomplete by that much."""
+    durabench_version: str | None = None
+    """The durabench of the worker that wrote ``result.json`` (``None``: written before
+    versions were recorded)."""
 
     @property
     def infra(self) -> bool:
@@ -185,3 +195,5 @@ class RunResult(BaseModel):
     """Best/Mean per cell, exclusions, the paired comparison, token and cost totals."""
     service_scores: dict[str, float] = Field(default_factory=dict)
     """Lane to the benchmark service's final score, for a run graded by a service."""
+    durabench_version: str | None = None
+    """The durabench that built this file (``None``: built before versions were recorded)."""

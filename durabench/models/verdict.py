@@ -190,6 +190,8 @@ class Verdict(BaseModel):
     """What the last message says."""
     classifier_version: int
     """Version of the pattern table that decided."""
+    cli_version: str | None = None
+    """The agent CLI's version as its transcript's init event reports it, if it does."""
     cap_resets_at: datetime | None = None
     """For ``infra_usage_cap``: when the cap resets, as its message names it (else after
     the ``DURABENCH_USAGE_CAP_COOLDOWN_SEC`` default). For ``infra_rate_limit``: when the

@@ -6,6 +6,7 @@ from durabench.sandbox.docker import (
     docker_client,
     ensure_agent_image,
     ensure_image,
+    image_id,
     image_tag,
     shared_docker_client,
 )
@@ -20,6 +21,7 @@ __all__ = [
     "ensure_agent_image",
     "ensure_image",
     "get_backend",
+    "image_id",
     "image_tag",
     "known_backends",
     "sandbox_backend",

@@ -2,9 +2,17 @@
 
 A detached step runs in the sandbox under ``timeout`` and leaves markers in a directory::
 
-    <dir>/step-<n>.started     written when it starts (seconds of the container's uptime)
+    <dir>/step-<n>.started     written when it starts: "<uptime s> <pid> <pid start> <boot>"
+                               (the root shell that records the end, and the kernel boot)
     <dir>/step-<n>.done        "running" (padded) when it starts, overwritten in place when
                                it ends: "<exit code> <elapsed seconds> <limit>"
+    <launched>/step-<n>        written after ``.started``, where a restart keeps it
+
+A step can die without recording its end: its sandbox restarted (a daemon restart, a
+reboot: every process gone, and ``/logs`` volumes with them) or its root shell was killed
+from outside. :func:`run_step` sees both: ``.started`` names a process that no longer runs,
+or the launch record outlived markers that are gone. It raises :class:`AgentLost` rather
+than wait for ever, or start a paid session a second time.
 
 The script runs as root and writes the markers and the step's output into a directory
 only root can enter; the command itself runs as ``user`` (``setpriv``), so an agent can
@@ -18,14 +26,26 @@ the step again. That is what keeps a finished (paid) agent session from running 
 from __future__ import annotations
 
 import asyncio
+import re
 import shlex
+import time
 from collections.abc import Awaitable, Callable, Mapping
 from pathlib import PurePosixPath
 from typing import NamedTuple
 
+from durabench.errors import AgentLost, SandboxError
 from durabench.sandbox.base import Sandbox
 
-__all__ = ["REAP_SCRIPT", "StepEnd", "StepState", "as_user", "run_step", "step_state", "wrap_step"]
+__all__ = [
+    "REAP_SCRIPT",
+    "StepEnd",
+    "StepProcess",
+    "StepState",
+    "as_user",
+    "run_step",
+    "step_state",
+    "wrap_step",
+]
 
 _KILL_GRACE_S = 5
 _MARKER_BYTES = 256
@@ -40,11 +60,23 @@ class StepEnd(NamedTuple):
     timed_out: bool
 
 
+class StepProcess(NamedTuple):
+    """The root shell of a step: it records the end, so while it runs the end will come."""
+
+    pid: int
+    start: str
+    """Its start time (``/proc/<pid>/stat`` field 22): a pid reused later differs here."""
+    boot: str
+    """The kernel's boot id then: after a reboot, nothing of before runs."""
+
+
 class StepState(NamedTuple):
     """What the markers say about a step."""
 
     started: bool
     end: StepEnd | None
+    wiped: bool = False
+    """Launched, but its markers are gone: the sandbox restarted since (or is stopped)."""
 
 
 _ROOT = frozenset({"0", "root"})
@@ -67,6 +99,11 @@ def as_user(command: str, user: str | None) -> str:
     )
 
 
+_BOOT_ID_FILE = "/proc/sys/kernel/random/boot_id"
+_ME = f"read -r p < /proc/$$/stat; p=${{p##*) }}; set -- $p; read -r b < {_BOOT_ID_FILE}"
+"""Sets ``$20`` to this shell's start time and ``$b`` to the boot id, without a fork."""
+
+
 def wrap_step(
     command: str,
     markers: PurePosixPath,
@@ -74,18 +111,23 @@ def wrap_step(
     timeout_s: float,
     out: str,
     user: str | None = None,
+    launched: PurePosixPath | None = None,
 ) -> str:
     """The root shell script that runs ``command`` as ``user``, output appended to ``out``.
 
     The end marker is written in place into space taken before the step (``1<>`` rewrites
     without allocating), so nothing the step does to the disk or the process table can
     keep its end from being recorded; its time comes from ``/proc/uptime`` (no fork).
+    ``launched`` is a root-only directory that outlives a restart of the sandbox, unlike
+    ``markers``: the record there, written after ``.started``, says the step ran.
     """
     started, done = markers / f"step-{n}.started", markers / f"step-{n}.done"
     limit = f"{max(timeout_s, 1.0):.0f}"
+    record = f"echo $$ > {launched / f'step-{n}'} 2>/dev/null; " if launched else ""
     return (
-        f"read -r s _ < /proc/uptime; s=${{s%.*}}; echo $s > {started}; "
-        f"printf '%-60s\\n' running > {done}; "
+        f"read -r s _ < /proc/uptime; s=${{s%.*}}; {_ME}; "
+        f'echo "$s $$ ${{20}} $b" > {started}; '
+        f"printf '%-60s\\n' running > {done}; {record}"
         f"timeout --kill-after={_KILL_GRACE_S} {limit} {as_user(command, user)} {out}; "
         f"rc=$?; read -r e _ < /proc/uptime; e=${{e%.*}}; "
         f'echo "$rc $((e - s)) {limit}" 1<> {done}'
@@ -101,22 +143,89 @@ def _parse_end(text: str) -> StepEnd | None:
     return StepEnd(int(code), float(elapsed), timed_out)
 
 
-async def step_state(sandbox: Sandbox, markers: PurePosixPath, n: int) -> StepState:
-    """Read a step's markers."""
+_BOOT_ID = re.compile(r"[0-9a-f-]{1,64}")
+
+
+def _parse_process(text: str) -> StepProcess | None:
+    """The step's root shell as ``.started`` names it; ``None`` in the old format."""
+    fields = text.split()
+    if len(fields) != 4 or not (fields[1].isdigit() and fields[2].isdigit()):
+        return None
+    if not _BOOT_ID.fullmatch(fields[3]):
+        return None
+    return StepProcess(int(fields[1]), fields[2], fields[3])
+
+
+async def _exists(sandbox: Sandbox, path: PurePosixPath) -> bool:
+    try:
+        await sandbox.read_file(str(path), max_bytes=_MARKER_BYTES)
+    except FileNotFoundError:
+        return False
+    return True
+
+
+async def step_state(
+    sandbox: Sandbox, markers: PurePosixPath, n: int, launched: PurePosixPath | None = None
+) -> StepState:
+    """Read a step's markers: one read while it runs (``.done`` says so).
+
+    With ``launched``, a step whose markers are both gone has its launch record read.
+    """
     try:
         done = await sandbox.read_file(str(markers / f"step-{n}.done"), max_bytes=_MARKER_BYTES)
         return StepState(started=True, end=_parse_end(done))
     except FileNotFoundError:
         pass
-    try:
-        await sandbox.read_file(str(markers / f"step-{n}.started"), max_bytes=_MARKER_BYTES)
+    if await _exists(sandbox, markers / f"step-{n}.started"):
         return StepState(started=True, end=None)
+    wiped = launched is not None and await _exists(sandbox, launched / f"step-{n}")
+    return StepState(started=False, end=None, wiped=wiped)
+
+
+async def _step_process(sandbox: Sandbox, markers: PurePosixPath, n: int) -> StepProcess | None:
+    """The step's root shell, as ``.started`` names it (``None`` in the old format)."""
+    try:
+        text = await sandbox.read_file(str(markers / f"step-{n}.started"), max_bytes=_MARKER_BYTES)
     except FileNotFoundError:
-        return StepState(started=False, end=None)
+        return None
+    return _parse_process(text)
+
+
+_ALIVE = (
+    "read -r p < /proc/{pid}/stat 2>/dev/null || exit 3; p=${{p##*) }}; set -- $p; "
+    'case $1 in Z|X) exit 3 ;; esac; [ "${{20}}" = {start} ] || exit 3; '
+    f'read -r b < {_BOOT_ID_FILE}; [ "$b" = {{boot}} ] || exit 3'
+)
+"""Exits 3 when the process is gone (or a later one has its pid); 0 while it runs."""
+_GONE = 3
+
+
+async def _gone(sandbox: Sandbox, process: StepProcess) -> bool:
+    """Whether the step's root shell is gone for sure.
+
+    A probe that cannot run (the agent holds every process slot, the daemon hiccups) says
+    nothing: the step may well run on, and is waited for.
+    """
+    probe = _ALIVE.format(pid=process.pid, start=process.start, boot=process.boot)
+    try:
+        done = await sandbox.exec(["sh", "-c", probe], user="0")
+    except SandboxError:
+        return False
+    return done.exit_code == _GONE
+
+
+def _lost(sandbox: Sandbox, n: int, why: str) -> AgentLost:
+    return AgentLost(
+        f"agent step {n} in {sandbox.spec.name} {why}, without recording its end; the "
+        "attempt ends as infrastructure (infra_other) and its pair runs the lane again. "
+        "If it recurs, look for Docker daemon restarts and OOM kills on the worker's host"
+    )
 
 
 _FIRST_POLL_S = 0.05
 """First wait for a step's end marker; it doubles up to the caller's ``poll_s``."""
+_CHECK_EVERY_S = 15.0
+"""How often a step still running is checked for its process (and at once on re-attach)."""
 
 
 async def run_step(
@@ -129,28 +238,45 @@ async def run_step(
     env: Mapping[str, str] | None = None,
     poll_s: float = 1.0,
     on_wait: Callable[[], Awaitable[None]] | None = None,
+    launched: PurePosixPath | None = None,
 ) -> tuple[StepEnd, bool]:
     """Run step ``n`` unless it already ran or runs; wait for its end.
 
-    The step is a :func:`wrap_step` script, started as root.
+    The step is a :func:`wrap_step` script (with the same ``launched``), started as root.
 
     The wait checks the markers after 50 ms, doubling up to ``poll_s``: a quick step (a
-    verifier, a short agent) costs milliseconds, an hour-long one a check a second.
+    verifier, a short agent) costs milliseconds, an hour-long one a check a second. A step
+    found running is checked for its process at once, and every 15 s while it runs.
 
     Returns:
         How it ended, and whether this call re-attached to a step started earlier.
+
+    Raises:
+        AgentLost: the step died without recording its end (see the module's docstring).
     """
-    state = await step_state(sandbox, markers, n)
-    reattached = state.started
-    if not state.started:
+    state = await step_state(sandbox, markers, n, launched)
+    reattached = state.started or state.wiped
+    if not reattached:
         await sandbox.exec_detached(["sh", "-c", script], cwd=cwd, env=env, user="0")
     wait_s = min(_FIRST_POLL_S, poll_s)
+    checked = float("-inf") if reattached else time.monotonic()
     while state.end is None:
+        if state.wiped:
+            raise _lost(sandbox, n, "is gone with its markers: the sandbox restarted or stopped")
+        if state.started and time.monotonic() - checked >= _CHECK_EVERY_S:
+            checked = time.monotonic()
+            process = await _step_process(sandbox, markers, n)
+            if process is not None and await _gone(sandbox, process):
+                state = await step_state(sandbox, markers, n, launched)  # it may just have ended
+                if state.end is None:
+                    why = f"no longer runs (its root shell, pid {process.pid}, died)"
+                    raise _lost(sandbox, n, why)
+                break
         await asyncio.sleep(wait_s)
         wait_s = min(wait_s * 2, poll_s)
         if on_wait is not None:
             await on_wait()
-        state = await step_state(sandbox, markers, n)
+        state = await step_state(sandbox, markers, n, launched)
     return state.end, reattached
 
 

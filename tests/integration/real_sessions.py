@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 from temporalio.client import Client
 
+from durabench.agents import CliAgent, agent_class
 from durabench.models import RunRequest, RunResult
 from durabench.paths import RunPaths
 from durabench.settings import Settings
@@ -156,6 +157,10 @@ def assert_whole_session(session: Session, capfd: pytest.CaptureFixture[str]) ->
     sent = {k: api.sent.get(k, 0) for k in ("input", "output", "cache_read", "cache_write")}
     metered = {k: sum(getattr(a.tokens, k) for a in result.attempts) for k in sent}
     assert metered == sent  # the gateway's meter is exactly what the API sent
+    cli = agent_class(result.plan.request.agent)
+    assert issubclass(cli, CliAgent)
+    assert {a.cli_version for a in result.attempts} == {cli.version}  # what ran, named
+    assert all(a.agent_image_id not in ("", a.task_image_id) for a in result.attempts)
     calls = [r.body for r in api.received if r.path.startswith("/sg/")]
     assert any(c.get("method") == "tools/call" for c in calls if isinstance(c, dict))
     assert FOUND in json.dumps(session.transcript(FULL))  # the MCP lane read its answer

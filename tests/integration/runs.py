@@ -106,6 +106,14 @@ def replay_request(
     )
 
 
+STAND_IN_VERSIONS = {
+    "claude": "2.1.332 (Claude Code)",
+    "codex": "codex-cli 0.169.0",
+    "gemini": "0.61.0",
+}
+"""What each stand-in prints for ``--version``: each real CLI's own shape."""
+
+
 def stand_in_task(
     home: Path,
     suite: str,
@@ -120,7 +128,9 @@ def stand_in_task(
     for name, events in transcripts.items():
         (env / f"{name}.jsonl").write_text("".join(json.dumps(e) + "\n" for e in events))
     for name, script in clis.items():
-        (env / name).write_text(script)
+        shebang, _, rest = script.partition("\n")
+        answer = f'[ "$1" = --version ] && {{ echo "{STAND_IN_VERSIONS[name]}"; exit 0; }}\n'
+        (env / name).write_text(f"{shebang}\n{answer}{rest}")
     names = " ".join(clis)
     bins = " ".join(f"/usr/local/bin/{name}" for name in clis)
     dockerfile = env / "Dockerfile"

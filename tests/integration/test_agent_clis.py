@@ -121,6 +121,8 @@ EXPECTED_ARGV = {
     ),
     "gemini-cli": "--output-format stream-json --model claude-haiku-4-5 --yolo --prompt",
 }
+CLI_VERSION = {"claude-code": "2.1.332", "codex-cli": "0.169.0", "gemini-cli": "0.61.0"}
+"""The version each stand-in prints (``STAND_IN_VERSIONS``), as a result names it."""
 OWN_CONFIG = {
     "claude-code": "/durabench/mcp.json",
     "codex-cli": "/home/agent/.codex/config.toml",
@@ -225,6 +227,9 @@ async def test_cli_gets_its_command_line_user_mcp_config_and_only_placeholder_ke
             assert not names & {"SOURCEGRAPH_ACCESS_TOKEN", "SOURCEGRAPH_URL"}
         assert set(keys) - {own_key, "SOURCEGRAPH_ACCESS_TOKEN"} == set()  # no other key
         attempt = next(a for a in result.attempts if a.lane == lane)
+        assert attempt.cli_version == CLI_VERSION[agent]  # as its `--version` printed it
+        assert attempt.task_image_id.startswith("sha256:")
+        assert attempt.agent_image_id == attempt.task_image_id  # the image had the CLI
         assert attempt.tokens.model_dump() == {  # the gateway metered what the API sent
             "input": 0,
             "output": 0,

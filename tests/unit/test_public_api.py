@@ -7,6 +7,7 @@ import pytest
 PACKAGES = [
     "durabench.accounts",
     "durabench.agents",
+    "durabench.audit",
     "durabench.attempt",
     "durabench.classify",
     "durabench.configs",

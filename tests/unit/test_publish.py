@@ -4,10 +4,14 @@ import pytest
 
 from durabench.dashboard import Dashboard, publish
 from durabench.errors import ConfigError
-from durabench.models import RunResult
+from durabench.models import AuditReport, Finding, RunResult
 from durabench.paths import RunPaths
 from durabench.results_io import write_reports
 from tests.unit.results_set import attempt, hand_result
+
+
+def _clean(run_id: str) -> AuditReport:
+    return AuditReport(run_id=run_id, clean=True)
 
 
 def _store(runs: Path, result: RunResult, run_id: str) -> RunResult:
@@ -25,14 +29,20 @@ def test_publish_adds_runs_and_rebuilds_the_file(tmp_path: Path) -> None:
     runs, board = tmp_path / "runs", tmp_path / "dashboard.json"
     _store(runs, hand_result(), "a")
     _store(runs, hand_result(), "b")
-    publish(runs, board, "b")
-    built = publish(runs, board, "a")
-    again = publish(runs, board, "a")
+    publish(runs, board, "b", _clean("b"))
+    built = publish(runs, board, "a", _clean("a"))
+    again = publish(runs, board, "a", _clean("a"))
     assert [e.run_id for e in again.runs] == ["a", "b"]
     entry = Dashboard.model_validate_json(board.read_text()).runs[0]
     assert entry.mean_delta == pytest.approx(1 / 6)
     assert (entry.pairs_compared, entry.excluded_pairs, entry.mcnemar_p) == (3, 1, 1.0)
     assert entry.ci == (-0.5, 1.0) and entry.cost_usd == 6.0
+    assert entry.cli_versions == {
+        "baseline": ("2.1.332",),
+        "sourcegraph_full": ("2.0.14", "2.1.332"),
+    }
+    assert entry.mixed_cli_versions == ("t3",)
+    assert entry.agent_images["sourcegraph_full"] == ("sha256:aaaaaaaaaaaa", "sha256:bbbbbbbbbbbb")
     assert built.runs == again.runs
 
 
@@ -48,7 +58,7 @@ def test_publish_refuses_a_swapped_model(tmp_path: Path) -> None:
     )
     _store(tmp_path, result.model_copy(update={"attempts": (*result.attempts, swapped)}), "x")
     with pytest.raises(ConfigError, match="measured another model"):
-        publish(tmp_path, tmp_path / "d.json", "x")
+        publish(tmp_path, tmp_path / "d.json", "x", _clean("x"))
     assert not (tmp_path / "d.json").exists()
 
 
@@ -57,6 +67,27 @@ def test_publish_refuses_infra_only_and_missing_runs(tmp_path: Path) -> None:
     infra = tuple(a for a in result.attempts if a.infra)
     _store(tmp_path, result.model_copy(update={"attempts": infra}), "y")
     with pytest.raises(ConfigError, match="every attempt was infra"):
-        publish(tmp_path, tmp_path / "d.json", "y")
+        publish(tmp_path, tmp_path / "d.json", "y", _clean("y"))
     with pytest.raises(ConfigError, match="no results at"):
-        publish(tmp_path, tmp_path / "d.json", "never-ran")
+        publish(tmp_path, tmp_path / "d.json", "never-ran", _clean("never-ran"))
+
+
+def test_publish_refuses_a_failed_audit_unless_forced_and_keeps_what_was_forced(
+    tmp_path: Path,
+) -> None:
+    runs, board = tmp_path / "runs", tmp_path / "dashboard.json"
+    _store(runs, hand_result(), "a")
+    _store(runs, hand_result(), "b")
+    finding = Finding(check="ledger", where="t1/baseline/attempt-1", message="result.json changed")
+    failed = AuditReport(run_id="a", clean=False, findings=(finding,))
+    with pytest.raises(ConfigError, match=r"its audit found 1 problem\(s\), first \[ledger\]"):
+        publish(runs, board, "a", failed)
+    assert not board.exists()
+
+    publish(runs, board, "a", failed, force=True)
+    skipped = AuditReport(run_id="b", clean=True, ledger_skipped="no history")
+    built = publish(runs, board, "b", skipped)
+    a, b = built.runs
+    assert a.forced == ("[ledger] t1/baseline/attempt-1: result.json changed",)
+    assert a.ledger_checked is True  # kept as published when "b" rebuilt the file
+    assert (b.forced, b.ledger_checked) == ((), False)

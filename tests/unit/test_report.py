@@ -83,6 +83,12 @@ def test_markdown_shows_everything() -> None:
     assert "⚠ 1 false completion(s)" in md
     assert "- t4 / sourcegraph_full / attempt 2: infra_usage_cap: infra_usage_cap reason" in md
     assert "## Excluded pairs\n\n- t4: sourcegraph_full ended infra_usage_cap" in md
+    assert "- agent CLI version: baseline 2.1.332; sourcegraph_full 2.0.14, 2.1.332" in md
+    assert (
+        "- agent image: baseline sha256:aaaaaaaaaaaa; "
+        "sourcegraph_full sha256:aaaaaaaaaaaa, sha256:bbbbbbbbbbbb"
+    ) in md
+    assert "**1 task(s) ran different CLI versions across attempts: t3 (2.0.14, 2.1.332)" in md
 
 
 def test_headline_says_in_plain_words_when_infrastructure_decided() -> None:
@@ -115,6 +121,16 @@ def test_headline_counts_right_without_retries() -> None:
         said
     )
     assert "after its retries" not in said
+
+
+def test_the_html_report_names_each_lane_s_cli_version_and_mixed_pairs() -> None:
+    from durabench.report_html import render_html
+
+    result = hand_result()
+    assert result.scorecard is not None
+    page = render_html(result, result.scorecard)
+    assert "<li>agent CLI version: baseline 2.1.332; sourcegraph_full 2.0.14, 2.1.332</li>" in page
+    assert "t3 (2.0.14, 2.1.332)" in page
 
 
 def test_what_the_read_limits_left_out_is_in_both_reports() -> None:

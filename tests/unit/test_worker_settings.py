@@ -1,4 +1,4 @@
-"""Worker-host settings: sandbox limits, host ids, accounts, TLS for a remote Temporal."""
+"""Worker-host settings: sandbox limits, host ids, accounts, the gateway."""
 
 from __future__ import annotations
 
@@ -10,7 +10,6 @@ import pytest
 
 from durabench.errors import ConfigError
 from durabench.settings import Settings, default_max_sandboxes
-from starter.client import tls_config
 
 
 def test_host_settings_come_from_the_environment(
@@ -74,37 +73,6 @@ def test_sandbox_limits_and_accounts_come_from_the_environment(
 
 def test_default_sandboxes_fit_the_machine() -> None:
     assert 1 <= default_max_sandboxes() <= (os.cpu_count() or 1)
-
-
-def test_tls_from_files_and_half_a_pair_refused(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.delenv("TEMPORAL_API_KEY", raising=False)
-    base = Settings(home=tmp_path)
-    assert tls_config(base) is False
-    monkeypatch.setenv("TEMPORAL_API_KEY", "k")
-    assert tls_config(base) is True  # an API key needs TLS
-    (tmp_path / "ca.pem").write_bytes(b"CA")
-    (tmp_path / "c.pem").write_bytes(b"CERT")
-    (tmp_path / "k.pem").write_bytes(b"KEY")
-    full = base.model_copy(
-        update={
-            "tls_ca": tmp_path / "ca.pem",
-            "tls_cert": tmp_path / "c.pem",
-            "tls_key": tmp_path / "k.pem",
-        }
-    )
-    tls = tls_config(full)
-    assert not isinstance(tls, bool)
-    assert (tls.server_root_ca_cert, tls.client_cert, tls.client_private_key) == (
-        b"CA",
-        b"CERT",
-        b"KEY",
-    )
-    with pytest.raises(ConfigError, match="both TEMPORAL_TLS_CERT and TEMPORAL_TLS_KEY"):
-        tls_config(base.model_copy(update={"tls_cert": tmp_path / "c.pem"}))
-    with pytest.raises(ConfigError, match="cannot read a TEMPORAL_TLS_"):
-        tls_config(base.model_copy(update={"tls_ca": tmp_path / "missing.pem"}))
 
 
 def test_the_gateway_settings_are_read_and_checked(

@@ -11,6 +11,7 @@ from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
+from pathlib import Path
 from typing import Any
 
 from temporalio import activity
@@ -37,6 +38,7 @@ from durabench.models import (
     Verdict,
     VerifyOutput,
 )
+from durabench.paths import RunPaths
 
 BUILD_FAILS = "t-build-fails"
 VERIFY_FAILS = "t-verify-fails"
@@ -84,6 +86,12 @@ class Recorder:
     """Agents running now, per account."""
     max_on_account: Counter[str] = field(default_factory=Counter)
     """The most agents that ran at once, per account."""
+    cli_versions: dict[str, tuple[str | None, str | None]] = field(default_factory=dict)
+    """``task/lane`` to the CLI version ``--version`` printed and the one the transcript
+    named (default: neither)."""
+    runs_dir: Path | None = None
+    """When set, collecting writes an attempt's files there as the real collection does:
+    its reward, transcript and diff."""
 
     def exit_class(self, ref: AttemptRef) -> str:
         plan = self.classes.get(f"{ref.task.task_id}/{ref.lane}", ["completed"])
@@ -122,6 +130,22 @@ class Recorder:
             await self.gate("undo_provision", ref.task.task_id, ref.lane)
             self.calls.append("provision_undone")
             raise
+
+    def keep_files(self, ref: AttemptRef, runs_dir: Path) -> None:
+        """What a collection leaves in the attempt's directory: reward, transcript, diff."""
+        where = RunPaths.for_run(runs_dir, ref.run_id).attempt(
+            ref.task.task_id, ref.lane, ref.attempt
+        )
+        reward = self.rewards.get(f"{ref.task.task_id}/{ref.lane}", 1.0)
+        files = {
+            "agent/stdout.txt": f'{{"type": "result", "lane": "{ref.lane}"}}\n',
+            "submission.patch": f"--- a/{ref.task.task_id}\n+++ b/{ref.task.task_id}\n",
+        }
+        if ref.service is None:  # a service grades instead of the verifier
+            files["verifier/reward.txt"] = f"{reward}\n"
+        for name, text in files.items():
+            (where / name).parent.mkdir(parents=True, exist_ok=True)
+            (where / name).write_text(text)
 
     def sandbox_activities(self) -> list[Callable[..., Any]]:
         """The sandbox's activities only, beside the real plan and result activities."""
@@ -169,7 +193,12 @@ class Recorder:
             rec.calls.append("prepare_image")
             if ref.task.task_id == BUILD_FAILS:
                 raise ImageBuildError("image for task failed to build; build log: /x/build.log")
-            return PreparedImage(image=f"img-{ref.task.task_id}", dockerfile="Dockerfile")
+            return PreparedImage(
+                image=f"img-{ref.task.task_id}",
+                dockerfile="Dockerfile",
+                task_image_id=f"sha256:task-{ref.task.task_id}",
+                agent_image_id=f"sha256:agent-{ref.task.task_id}",
+            )
 
         @activity.defn(name="provision_sandbox")
         async def provision_sandbox(data: ProvisionInput) -> ProvisionOutput:
@@ -179,8 +208,12 @@ class Recorder:
             rec.provisioned.append(key)
             rec.live.add(key)
             rec.max_live_pairs = max(rec.max_live_pairs, len({t for t, _ in rec.live}))
+            printed, _ = rec.cli_versions.get(f"{key[0]}/{key[1]}", (None, None))
             return ProvisionOutput(
-                container_id="c", instruction_file="instruction.md", mcp_config=False
+                container_id="c",
+                instruction_file="instruction.md",
+                mcp_config=False,
+                cli_version=printed,
             )
 
         @activity.defn(name="run_agent")
@@ -225,11 +258,16 @@ class Recorder:
                     "infra_usage_cap": rec.cap_resets_at,
                     "infra_rate_limit": rec.rate_limit_resets_at,
                 }.get(exit_class),
+                cli_version=rec.cli_versions.get(
+                    f"{data.ref.task.task_id}/{data.ref.lane}", (None, None)
+                )[1],
             )
 
         @activity.defn(name="collect_artifacts")
         async def collect_artifacts(ref: AttemptRef) -> None:
             rec.calls.append("collect_artifacts")
+            if rec.runs_dir is not None:
+                rec.keep_files(ref, rec.runs_dir)
 
         @activity.defn(name="teardown_sandbox")
         async def teardown_sandbox(ref: AttemptRef) -> None:

@@ -97,8 +97,9 @@ class Disk:
     settings: Settings
     rec: Recorder
 
-    async def run(self, **request: Any) -> RunOutcome:
-        req = RunRequest(run_id=f"r-{uuid.uuid4().hex[:6]}", infra_backoff_sec=0.1, **request)
+    async def run(self, run_id: str | None = None, **request: Any) -> RunOutcome:
+        run_id = run_id or f"r-{uuid.uuid4().hex[:6]}"
+        req = RunRequest(run_id=run_id, infra_backoff_sec=0.1, **request)
         await run_main(req, detach=True, client=self.client, settings=self.settings)
         handle = self.client.get_workflow_handle_for(
             SuiteRunWorkflow.run, run_workflow_id(req.run_id)
@@ -117,7 +118,7 @@ class Disk:
 
 @pytest.fixture
 async def disk(client: Client, settings: Settings) -> AsyncIterator[Disk]:
-    rec = Recorder(queue=settings.task_queue, task_ids=[])
+    rec = Recorder(queue=settings.task_queue, task_ids=[], runs_dir=settings.runs_dir)
     plan, results = PlanActivities(settings), ResultActivities(settings)
     service = ServiceActivities(settings)
     real = [plan.plan_run, plan.plan_page, plan.record_run]

@@ -16,6 +16,7 @@ from temporalio.client import Client, WorkflowFailureError
 
 from durabench.models import RunResult, ServiceRetry, ServiceTarget
 from durabench.paths import RunPaths
+from starter.audit import audit_main
 from starter.options import failure_message
 from starter.score import score_main
 from tests.service_server import ServiceServer
@@ -107,6 +108,9 @@ async def test_a_service_graded_suite_runs_end_to_end_and_rescores(
     stored = RunResult.model_validate_json(run.results.read_text())
     assert stored.service_scores == rescored.service_scores
     assert "service final score, sourcegraph_full: 0.75" in run.report_md.read_text()
+    # Re-scored, the run still audits clean: grades are kept beside the recorded attempts.
+    audited = await audit_main(outcome.run_id, client=disk.client, settings=disk.settings)
+    assert (audited.lines(), audited.notes) == ((), ())
 
 
 async def test_a_services_dataset_is_the_run_and_a_501_says_to_use_a_file(

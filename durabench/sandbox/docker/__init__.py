@@ -2,7 +2,7 @@
 
 from durabench.sandbox.docker.agent_images import ensure_agent_image
 from durabench.sandbox.docker.errors import docker_client, map_docker_errors, shared_docker_client
-from durabench.sandbox.docker.images import ensure_image, image_tag
+from durabench.sandbox.docker.images import ensure_image, image_id, image_tag
 from durabench.sandbox.docker.sandbox import DockerSandbox
 
 __all__ = [
@@ -10,6 +10,7 @@ __all__ = [
     "docker_client",
     "ensure_agent_image",
     "ensure_image",
+    "image_id",
     "image_tag",
     "map_docker_errors",
     "shared_docker_client",

@@ -20,7 +20,7 @@ from durabench.errors import ImageBuildError
 from durabench.models.task import TaskSpec
 from durabench.sandbox.docker.errors import map_docker_errors
 
-__all__ = ["BUILD_LIMITS", "build_context", "ensure_image", "image_tag", "lock_for"]
+__all__ = ["BUILD_LIMITS", "build_context", "ensure_image", "image_id", "image_tag", "lock_for"]
 
 _locks: dict[str, threading.Lock] = {}
 _locks_guard = threading.Lock()
@@ -35,6 +35,18 @@ def image_tag(task: TaskSpec, dockerfile: str, base_image: str) -> str:
         digest.update(path.read_bytes() + b"\0")
     name = re.sub(r"[^a-z0-9_.-]+", "-", task.task_id.lower()).strip("-.") or "task"
     return f"durabench-task/{name}:{digest.hexdigest()[:16]}"
+
+
+def image_id(client: docker.DockerClient, image: str) -> str:
+    """The id (``sha256:...``) of ``image``: what a tag named when the attempt ran. Blocking.
+
+    A tag can be moved; the id names the image's content, so a result can be reproduced.
+
+    Raises:
+        DockerUnavailable: no daemon answers, or the image is gone.
+    """
+    with map_docker_errors(f"looking up image {image}"):
+        return str(client.images.get(image).id)
 
 
 def lock_for(key: str) -> threading.Lock:

@@ -1,0 +1,110 @@
+"""Checks the attempt files alone can answer: pairs ended, models, exit classes, versions."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable, Mapping
+
+from durabench.audit.disk import AttemptKey, DiskAttempt, where
+from durabench.model_names import served_model_matches
+from durabench.models.audit import AuditCheck, Finding
+from durabench.models.results import AttemptResult
+from durabench.models.run import RunPlan
+
+__all__ = ["check_attempts", "check_pairs"]
+
+MISMATCH = "MODEL MISMATCH"
+"""How the classifier marks an attempt that another model answered."""
+
+
+def check_pairs(plan: RunPlan, attempts: Mapping[AttemptKey, DiskAttempt]) -> list[Finding]:
+    """Every planned task has every lane ended; attempts run 1..n, retried only after infra."""
+    planned = {(t.task_id, lane) for t in plan.tasks for lane in plan.lanes}
+    by_arm: dict[tuple[str, str], dict[int, DiskAttempt]] = defaultdict(dict)
+    for key, found in attempts.items():
+        by_arm[(key.task_id, key.lane)][key.attempt] = found
+    out: list[Finding] = []
+    for task_id, lane in sorted(planned - set(by_arm)):
+        out.append(
+            _pairs(
+                f"{task_id}/{lane}",
+                "no attempt of this planned lane ended: its "
+                "attempts were deleted, or the run did not finish",
+            )
+        )
+    for (task_id, lane), numbered in sorted(by_arm.items()):
+        if (task_id, lane) not in planned:
+            for n in sorted(numbered):
+                key = AttemptKey(task_id, lane, n)
+                out.append(
+                    _pairs(
+                        where(key),
+                        "the run's plan has no such task and lane: an attempt added after the fact",
+                    )
+                )
+            continue
+        out += _arm(task_id, lane, numbered)
+    return out
+
+
+def _arm(task_id: str, lane: str, numbered: Mapping[int, DiskAttempt]) -> list[Finding]:
+    out: list[Finding] = []
+    last = max(numbered)
+    for n in range(1, last + 1):
+        key = AttemptKey(task_id, lane, n)
+        if n not in numbered:
+            out.append(
+                _pairs(where(key), f"missing, yet attempt {last} exists: its directory was deleted")
+            )
+            continue
+        result = numbered[n].result
+        if n < last and result is not None and not result.infra:
+            out.append(
+                _pairs(
+                    where(key),
+                    f"ended {result.exit_class}, yet attempt {n + 1} "
+                    "follows: only infra attempts are tried again (an attempt added "
+                    "after the fact?)",
+                )
+            )
+    return out
+
+
+def _pairs(where_: str, message: str) -> Finding:
+    return Finding(check="pairs", where=where_, message=message)
+
+
+def check_attempts(plan: RunPlan, results: Iterable[AttemptResult]) -> list[Finding]:
+    """Served model, exit class against signals, and versions, attempt by attempt."""
+    return [
+        Finding(check=check, where=where(AttemptKey(a.task_id, a.lane, a.attempt)), message=m)
+        for a in results
+        for check, m in _attempt(plan, a)
+    ]
+
+
+def _attempt(plan: RunPlan, a: AttemptResult) -> list[tuple[AuditCheck, str]]:
+    out: list[tuple[AuditCheck, str]] = [("served_model", m) for m in _model(plan, a)]
+    if a.exit_class == "completed" and a.reward is None and not a.verifier_error:
+        why = "completed without a verifier result: no reward and no verifier error recorded"
+        out.append(("exit_class", why))
+    if a.classifier_version is None and a.exit_class != "infra_other":  # else: the pipeline's
+        out.append(("versions", f"ended {a.exit_class} with no classifier version recorded"))
+    if a.durabench_version is None:
+        why = "result.json records no durabench version: it was written before versions were "
+        out.append(("versions", why + "recorded, or not by a worker"))
+    return out
+
+
+def _model(plan: RunPlan, a: AttemptResult) -> list[str]:
+    out = []
+    if a.model != plan.request.model:
+        out.append(f"requested {a.model}, but the run's plan asks for {plan.request.model}")
+    served = a.served_model
+    if served and not served_model_matches(a.model, served):
+        if MISMATCH not in a.reason or a.included:
+            out.append(
+                f"served {served} for requested {a.model}, and the attempt is not "
+                f"marked {MISMATCH} and kept out of the scores"
+            )
+    return out

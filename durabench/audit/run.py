@@ -1,0 +1,95 @@
+"""The whole audit of one run: against its ledger when history is there, then its files."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from pathlib import Path
+
+from pydantic import ValidationError
+
+from durabench.audit.attempts import check_attempts, check_pairs
+from durabench.audit.disk import DiskAttempt, read_attempts, where
+from durabench.audit.ledger import check_ledger
+from durabench.audit.published import check_published, read_stored
+from durabench.earlier_runs import read_plan
+from durabench.errors import ConfigError
+from durabench.models.audit import AuditReport, Finding, Ledger
+from durabench.models.results import AttemptResult, RunResult
+from durabench.paths import RunPaths
+from durabench.results_io import with_service_grade
+
+__all__ = ["audit_run"]
+
+
+def audit_run(
+    runs_dir: Path,
+    run_id: str,
+    ledger: Ledger | None,
+    *,
+    skipped: str = "",
+    dashboard: Path | None = None,
+) -> AuditReport:
+    """Audit ``run_id``'s results directory, against ``ledger`` when there is one.
+
+    Without a ledger (``skipped`` says why: the history is gone, or on another server)
+    only what the files alone show is checked, and the report says so.
+
+    Raises:
+        ConfigError: there is no such run under ``runs_dir``.
+    """
+    try:
+        plan = read_plan(runs_dir, run_id)
+    except ValidationError as exc:
+        raise ConfigError(
+            f"plan.json of run {run_id} is not a plan ({exc.errors()[0]['msg']}): the run's "
+            "files are damaged, and nothing in them can be checked; restore it from a backup"
+        ) from exc
+    paths = RunPaths.for_run(runs_dir, run_id)
+    attempts, findings = read_attempts(paths)
+    notes: list[str] = []
+    if ledger is not None:  # first: history is the strongest witness
+        held, notes = check_ledger(ledger, attempts)
+        findings += held
+    else:
+        notes.append(f"ledger check skipped: {skipped}; only the files were checked")
+    graded, ungraded = _graded(attempts.values())
+    findings += ungraded + check_pairs(plan, attempts) + check_attempts(plan, graded)
+    stored, unread = read_stored(paths)
+    findings += unread
+    if stored is not None:
+        if stored.durabench_version is None:
+            why = "records no durabench version: built before versions were recorded, or not "
+            findings.append(
+                Finding(check="versions", where="results.json", message=why + "by durabench")
+            )
+        if len(graded) == len(attempts):  # every attempt reads: the run can be rebuilt
+            findings += _published(paths, stored, dashboard)
+    return AuditReport(
+        run_id=run_id,
+        clean=not findings,
+        ledger_skipped=skipped,
+        findings=tuple(findings),
+        notes=tuple(notes),
+    )
+
+
+def _graded(attempts: Iterable[DiskAttempt]) -> tuple[list[AttemptResult], list[Finding]]:
+    """The attempts as scored (a service's grade as reward), and those that cannot be."""
+    graded: list[AttemptResult] = []
+    findings: list[Finding] = []
+    for a in attempts:
+        try:
+            if a.result is not None:
+                graded.append(with_service_grade(a.directory / "result.json", a.result))
+        except ValidationError as exc:
+            why = f"eval.json is not a grading ({exc.errors()[0]['msg']}): grade it again"
+            findings.append(Finding(check="results", where=where(a.key), message=why))
+    return graded, findings
+
+
+def _published(paths: RunPaths, stored: RunResult, dashboard: Path | None) -> list[Finding]:
+    try:
+        return check_published(paths, stored, dashboard)
+    except ValidationError as exc:  # a lane's service score file, read by the rebuild
+        why = f"cannot be built again from the run's files ({exc.errors()[0]['msg']})"
+        return [Finding(check="results", where="results.json", message=why)]

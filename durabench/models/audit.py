@@ -1,0 +1,120 @@
+"""The audit of a finished run: what history recorded of each attempt, and what was found.
+
+``record_attempt`` returns an :class:`AttemptDigest`, so Temporal keeps, in the attempt's
+append-only history, hashes of exactly what was written. ``starter audit`` reads those back
+as a :class:`Ledger` and holds the results directory up against it (:class:`AuditReport`).
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict
+
+__all__ = [
+    "DIGESTED_FILES",
+    "AttemptDigest",
+    "AuditCheck",
+    "AuditReport",
+    "Finding",
+    "Ledger",
+    "LedgerAttempt",
+]
+
+DIGESTED_FILES = (
+    "result.json",
+    "verifier/reward.txt",
+    "agent/stdout.txt",
+    "submission.patch",
+)
+"""An attempt's files the digest covers, under its directory: its result, and what the
+report reads of it (the reward, the kept transcript tail, the diff)."""
+
+
+class AttemptDigest(BaseModel):
+    """What ``record_attempt`` wrote, by hash: small, and no secret can be in it."""
+
+    model_config = ConfigDict(frozen=True)
+
+    schema_version: int = 1
+    """Format version."""
+    files: dict[str, str | None]
+    """Each of :data:`DIGESTED_FILES` to the sha256 (hex) of its bytes, ``None`` if absent."""
+    durabench_version: str
+    """The durabench of the worker that wrote the attempt."""
+
+
+class LedgerAttempt(BaseModel):
+    """One attempt workflow, as its history tells it."""
+
+    model_config = ConfigDict(frozen=True)
+
+    task_id: str
+    """The task."""
+    lane: str
+    """The lane."""
+    attempt: int
+    """The attempt number."""
+    ended: str
+    """How the workflow ended (``completed``, ``cancelled``, ...; ``running``)."""
+    recorded: bool
+    """Whether a ``record_attempt`` of it completed (in its history, or its pair's when its
+    workflow failed or was cancelled by hand)."""
+    digest: AttemptDigest | None
+    """What that ``record_attempt`` returned; ``None`` when nothing was recorded, or the
+    history is from before digests."""
+
+
+class Ledger(BaseModel):
+    """A run's attempts as Temporal history records them."""
+
+    model_config = ConfigDict(frozen=True)
+
+    run_ended: str
+    """How the run's workflow ended (``completed``, ``failed``, ...; ``running``)."""
+    attempts: tuple[LedgerAttempt, ...]
+    """Every attempt workflow of the run's planned tasks, and of any attempt on disk."""
+
+
+AuditCheck = Literal["pairs", "ledger", "served_model", "exit_class", "results", "versions"]
+"""The audit's checks, named in each finding."""
+
+
+class Finding(BaseModel):
+    """One thing that does not hold."""
+
+    model_config = ConfigDict(frozen=True)
+
+    check: AuditCheck
+    """Which check."""
+    where: str
+    """The attempt (``task/lane/attempt-n``), task, or file it is about."""
+    message: str
+    """What is wrong, in a sentence a person can check."""
+
+    def line(self) -> str:
+        """The finding as the audit prints it."""
+        return f"[{self.check}] {self.where}: {self.message}"
+
+
+class AuditReport(BaseModel):
+    """The outcome of ``starter audit`` (its ``--json``)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    schema_version: int = 1
+    """Format version."""
+    run_id: str
+    """The run."""
+    clean: bool
+    """Whether nothing was found: the run may be published."""
+    ledger_skipped: str = ""
+    """Why the attempts were not checked against history (empty: they were)."""
+    findings: tuple[Finding, ...] = ()
+    """What does not hold; none means the run audits clean."""
+    notes: tuple[str, ...] = ()
+    """What was not checked, and why (not findings)."""
+
+    def lines(self) -> tuple[str, ...]:
+        """Each finding as the audit prints it."""
+        return tuple(f.line() for f in self.findings)

@@ -1,0 +1,99 @@
+"""``python -m starter audit <run-id> [--json]``: a finished run against its durable history.
+
+One line per finding, exit 0 only when the run is clean. When the server has no history of
+the run, what the files alone show is checked, and the audit says the ledger was skipped.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+from temporalio.client import Client
+
+from durabench.audit import audit_run, read_attempts
+from durabench.earlier_runs import read_plan
+from durabench.errors import ConfigError
+from durabench.models import AuditReport, Ledger, RunPlan
+from durabench.paths import RunPaths
+from durabench.settings import Settings
+from starter.client import connect
+from starter.console import console
+from starter.ledger import LedgerGone, read_ledger
+from starter.options import run_async, run_id_argument
+
+__all__ = ["audit", "audit_main", "print_audit"]
+
+
+async def audit_main(
+    run_id: str,
+    *,
+    client: Client | None = None,
+    settings: Settings | None = None,
+    dashboard: Path | None = None,
+    publishing: bool = False,
+) -> AuditReport:
+    """Audit ``run_id`` (its dashboard entry in ``dashboard``, default the home's).
+
+    ``publishing``: the entry is about to be rebuilt, so it is not checked.
+
+    Raises:
+        ConfigError: there is no such run here.
+    """
+    settings = settings or Settings.from_env()
+    plan = read_plan(settings.runs_dir, run_id)
+    ledger, skipped = await _ledger(client, settings, plan)
+    board = None if publishing else dashboard or settings.home / "dashboard.json"
+    return audit_run(settings.runs_dir, run_id, ledger, skipped=skipped, dashboard=board)
+
+
+async def _ledger(
+    client: Client | None, settings: Settings, plan: RunPlan
+) -> tuple[Ledger | None, str]:
+    """The run's ledger, or why there is none."""
+    attempts, _ = read_attempts(RunPaths.for_run(settings.runs_dir, plan.request.run_id))
+    try:
+        client = client or await connect(settings)
+        return await read_ledger(client, plan, attempts), ""
+    except ConfigError as exc:
+        return None, f"Temporal cannot be reached ({exc})"
+    except LedgerGone as exc:
+        return None, str(exc)
+
+
+def print_audit(report: AuditReport) -> None:
+    """The findings, one a line, then the notes and a verdict."""
+    for finding in report.findings:  # one line each, for grep, even on a narrow terminal
+        console.print(finding.line(), markup=False, soft_wrap=True)
+    for note in report.notes:
+        console.print(f"note: {note}", markup=False, soft_wrap=True)
+    checked = "files only" if report.ledger_skipped else "files and history"
+    if report.clean:
+        console.print(f"Run {report.run_id} audits clean ({checked}).", markup=False)
+    else:
+        console.print(
+            f"Run {report.run_id}: {len(report.findings)} finding(s) ({checked}). Its files "
+            "are not what the run recorded: find out what changed them before publishing.",
+            markup=False,
+        )
+
+
+@click.command()
+@run_id_argument
+@click.option("--json", "as_json", is_flag=True, help="Print the audit as JSON.")
+@click.option(
+    "--dashboard",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="Dashboard JSON file whose entry is checked [$DURABENCH_HOME/dashboard.json].",
+)
+def audit(run_id: str, as_json: bool, dashboard: Path | None) -> None:
+    """Check a finished run's files against its history; exit 0 only when clean."""
+    report = run_async(audit_main)(run_id, dashboard=dashboard)
+    if as_json:
+        sys.stdout.write(report.model_dump_json(indent=2) + "\n")
+    else:
+        print_audit(report)
+    if not report.clean:
+        sys.exit(1)

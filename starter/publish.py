@@ -1,0 +1,59 @@
+"""``python -m starter publish <run-id>``: audit the run, then add it to the dashboard file."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+from temporalio.client import Client
+
+from durabench.dashboard import Dashboard
+from durabench.dashboard import publish as publish_run
+from durabench.settings import Settings
+from starter.audit import audit_main, print_audit
+from starter.console import console
+from starter.options import run_async, run_id_argument
+
+__all__ = ["publish", "publish_main"]
+
+
+async def publish_main(
+    run_id: str,
+    *,
+    dashboard: Path | None = None,
+    force: bool = False,
+    client: Client | None = None,
+    settings: Settings | None = None,
+) -> Dashboard:
+    """Audit ``run_id``; publish it if clean (or ``force``, which the entry records).
+
+    Raises:
+        ConfigError: no such run, or it is refused (its audit failed, without ``force``).
+    """
+    settings = settings or Settings.from_env()
+    target = dashboard or settings.home / "dashboard.json"
+    report = await audit_main(run_id, client=client, settings=settings, publishing=True)
+    if not report.clean or report.notes:
+        print_audit(report)
+    built = publish_run(settings.runs_dir, target, run_id, report, force=force)
+    forced = f", forced past {len(report.findings)} finding(s)" if report.findings else ""
+    console.print(f"Published {run_id}{forced}: {target} now holds {len(built.runs)} run(s).")
+    return built
+
+
+@click.command()
+@run_id_argument
+@click.option(
+    "--dashboard",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="Dashboard JSON file [$DURABENCH_HOME/dashboard.json].",
+)
+@click.option(
+    "--force",
+    is_flag=True,
+    help="Publish even if the audit finds problems (they are recorded in the entry).",
+)
+def publish(run_id: str, dashboard: Path | None, force: bool) -> None:
+    """Audit a finished run, then add it to the dashboard file (refused if the audit fails)."""
+    run_async(publish_main)(run_id, dashboard=dashboard, force=force)
