@@ -6,7 +6,6 @@ import asyncio
 import logging
 from collections.abc import Mapping
 
-from temporalio.api.enums.v1 import IndexedValueType
 from temporalio.api.operatorservice.v1 import (
     AddSearchAttributesRequest,
     ListSearchAttributesRequest,
@@ -21,7 +20,7 @@ from durabench.errors import ConfigError
 from durabench.settings import Settings
 from runtime.embedded import ensure_server
 from runtime.temporal_profile import connect_options, load_settings
-from workflows.search_attributes import SEARCH_ATTRIBUTES
+from workflows.search_attributes import SEARCH_ATTRIBUTES, index_type
 
 __all__ = [
     "connect",
@@ -39,7 +38,7 @@ async def ensure_search_attributes(client: Client) -> None:
         ListSearchAttributesRequest(namespace=client.namespace)
     )
     missing = {
-        key.name: IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD
+        key.name: index_type(key)
         for key in SEARCH_ATTRIBUTES
         if key.name not in listed.custom_attributes
     }

@@ -18,7 +18,7 @@ from typing import NoReturn
 
 from durabench.errors import ConfigError
 from durabench.settings import Settings
-from workflows.search_attributes import SEARCH_ATTRIBUTES
+from workflows.search_attributes import SEARCH_ATTRIBUTES, type_name
 
 __all__ = [
     "dev_server_args",
@@ -59,7 +59,7 @@ def dev_server_args(
         for pragma in _SQLITE_PRAGMAS:
             args += ["--sqlite-pragma", pragma]
     for key in SEARCH_ATTRIBUTES:
-        args += ["--search-attribute", f"{key.name}=Keyword"]
+        args += ["--search-attribute", f"{key.name}={type_name(key)}"]
     return args
 
 

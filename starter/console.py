@@ -12,6 +12,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from durabench.models import PlanSummary, ProgressOutput, RunResult
+from durabench.plan_rows import plan_rows
 from durabench.report import cell_text, comparison_lines, headline, service_score
 from durabench.settings import Settings
 
@@ -112,70 +113,12 @@ def no_worker(run_id: str) -> str:
 
 
 def plan_table(plan: PlanSummary) -> Table:
-    """The parameters a person confirms before approving."""
-    req = plan.request
-    table = Table(title=f"Plan of run {req.run_id}", show_header=False)
-    attempts = plan.task_count * len(plan.lanes)
-    source = plan.selection_file or req.source
-    if plan.selection_file and req.suite:
-        source = f"{req.suite} from {plan.selection_file}"
-    rows = [
-        ("model", req.model),
-        ("suite" if not plan.selection_file else "selection", source),
-        ("agent", req.agent),
-        *(
-            [("agent CLI version", escape(f"{plan.cli_version} ({plan.cli_version_note})"))]
-            if plan.cli_version
-            else []
-        ),
-        ("config mode", f"{req.config_mode} ({', '.join(plan.lanes)})"),
-        ("parallel slots", str(req.parallel)),
-        ("category", req.category),
-        ("tasks", str(plan.task_count)),
-        ("attempts", f"{len(plan.lanes)} per task, {attempts} in all (+ infra retries)"),
-        ("containers", f"{attempts}, {_at_once(plan)}"),
-        ("agent-hours (upper bound)", f"{plan.estimated_agent_hours:.2f}"),
-        ("infra retries", f"{req.infra_retries} per arm, backoff from {req.infra_backoff_sec:g} s"),
-        ("token budget", f"{req.budget_tokens:,} per attempt" if req.budget_tokens else "none"),
-        ("results", plan.results_dir),
-    ]
-    if plan.account_slots is not None:
-        rows.append(("accounts", f"{plan.account_slots} usable slots; {plan.accounts_note}"))
-    if req.rerun_of:
-        rows.append(("rerun of", f"{req.rerun_of} ({req.rerun} tasks)"))
-    if plan.unpaired:
-        rows.append(
-            (
-                "[red]unpaired[/]",
-                f"[red]{len(plan.unpaired)} task(s) without counterpart "
-                "(ALLOW_UNPAIRED_SINGLE_CONFIG)[/]",
-            )
-        )
-    if plan.mcp_env_missing:
-        rows.append(("[red]MCP lane[/]", f"[red]{', '.join(plan.mcp_env_missing)} unset[/]"))
-    if req.service is not None:
-        rows.append(
-            ("service", escape(f"{req.service.url}, {req.service.calls(req.tasks_from_service)}"))
-        )
-        rows.append(
-            ("rewards", f"pass_percentage / {req.service.scale:g} (or the result's max_score)")
-        )
-    rows += [("[red]warning[/]", f"[red]{escape(w)}[/]") for w in plan.warnings]
-    for key, value in rows:
-        table.add_row(key, value)
+    """The parameters a person confirms before approving (alerts in red)."""
+    table = Table(title=f"Plan of run {plan.request.run_id}", show_header=False)
+    for row in plan_rows(plan):
+        key, value = escape(row.key), escape(row.value)
+        table.add_row(*((f"[red]{key}[/]", f"[red]{value}[/]") if row.alert else (key, value)))
     return table
-
-
-def _at_once(plan: PlanSummary) -> str:
-    """Containers at once: what ``parallel`` asks for, or fewer where the host admits fewer."""
-    asked = plan.request.parallel * len(plan.lanes)
-    host = plan.host_sandboxes
-    if host is None or host >= asked:
-        return f"at most {asked} at once"
-    return (
-        f"at most {host} at once (host {plan.host_id} admits {host}: DURABENCH_MAX_SANDBOXES; "
-        f"parallel {plan.request.parallel} asks for {asked}, which more worker hosts give)"
-    )
 
 
 def progress_line(p: ProgressOutput) -> str:

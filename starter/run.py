@@ -39,6 +39,7 @@ from starter.live import follow
 from starter.options import checked_run_id, run_async
 from starter.same_run import check_same_request
 from workflows import SuiteRunWorkflow, run_workflow_id
+from workflows.run_details import plan_summary, request_details
 from workflows.search_attributes import for_request
 
 __all__ = ["NOTHING_MEASURED_EXIT", "main", "nothing_measured", "run"]
@@ -402,7 +403,8 @@ async def _start(
             id=run_workflow_id(request.run_id),
             task_queue=settings.task_queue,
             search_attributes=for_request(request),
-            static_summary=f"{request.suite} · {request.agent} · {request.model}",
+            static_summary=plan_summary(request),
+            static_details=request_details(request),
             # A run id names one run forever: never start a finished run again.
             id_reuse_policy=WorkflowIDReusePolicy.REJECT_DUPLICATE,
         )

@@ -61,6 +61,7 @@ with workflow.unsafe.imports_passed_through():
         SHORT,
         TEARDOWN_RETRY,
     )
+    from workflows.search_attributes import for_result
 
 __all__ = ["AgentRunWorkflow", "failure_reason", "host_lost", "record_attempt"]
 
@@ -72,6 +73,10 @@ WAIT_CANCEL = "container-phases-wait-for-cancel"
 """Patch: a cancelled container phase is waited for until it has ended (its work undone)
 before collect and teardown run (before it, TRY_CANCEL went on at once, and a container
 still being made appeared after its teardown)."""
+
+OUTCOME_ATTRIBUTES = "attempt-outcome-attributes"
+"""Patch: a recorded attempt sets its exit class and reward search attributes (before it,
+an attempt's workflow carried none)."""
 
 
 def host_lost(err: ActivityError) -> bool:
@@ -118,8 +123,10 @@ class AgentRunWorkflow:
         timeout: timedelta,
         retry: RetryPolicy = RETRY,
         bound: timedelta | None = None,
+        detail: str = "",
     ) -> T:
         ref: AttemptRef = arg.ref if hasattr(arg, "ref") else arg
+        detail = f"{detail} on {self._host()}" if self.host_queue else detail
         started = workflow.now()
         try:
             result = await workflow.execute_activity(
@@ -135,7 +142,7 @@ class AgentRunWorkflow:
                 cancellation_type=ActivityCancellationType.WAIT_CANCELLATION_COMPLETED
                 if self.wait_cancel
                 else ActivityCancellationType.TRY_CANCEL,
-                summary=f"{name} · {ref.task.task_id} · {ref.lane} · attempt {ref.attempt}",
+                summary=f"{_label(ref)} · {detail}",
             )
             return cast(T, result)
         finally:
@@ -158,7 +165,7 @@ class AgentRunWorkflow:
             result_type=HostClaim,
             start_to_close_timeout=SHORT,
             retry_policy=CLAIM_RETRY,
-            summary=f"claim a host · {ref.task.task_id} · {ref.lane} · attempt {ref.attempt}",
+            summary=f"{_label(ref)} · a host with room",
         )
         self.host_queue = claim.queue
         self.host_timeout = timedelta(seconds=claim.host_timeout_sec)
@@ -219,6 +226,7 @@ class AgentRunWorkflow:
                 schedule_to_start_timeout=self.host_timeout,
                 start_to_close_timeout=timedelta(minutes=2),
                 retry_policy=TEARDOWN_RETRY,
+                summary=f"{_label(ref)} · remove {ref.container_name} on lost host {lost}",
             )
         )
         self.current_placement = ref.placement + 1
@@ -243,6 +251,7 @@ class AgentRunWorkflow:
             ref,
             PreparedImage,
             timedelta(seconds=ref.task.build_timeout_sec) + _SLACK,
+            detail=f"build limit {ref.task.build_timeout_sec:g} s",
         )
         fields.update(
             image=image.image,
@@ -255,6 +264,7 @@ class AgentRunWorkflow:
             ProvisionInput(ref=ref, image=image.image),
             ProvisionOutput,
             timedelta(minutes=10),
+            detail=f"{ref.container_name} from image {image.image}",
         )
         fields.update(
             instruction_file=prov.instruction_file,
@@ -267,7 +277,11 @@ class AgentRunWorkflow:
     async def _run_pinned(self, ref: AttemptRef) -> AttemptResult:
         """The path of histories from before host failover: one host, no moving."""
         self.host_queue = await workflow.execute_activity(
-            "get_host_queue", result_type=str, start_to_close_timeout=SHORT, retry_policy=RETRY
+            "get_host_queue",
+            result_type=str,
+            start_to_close_timeout=SHORT,
+            retry_policy=RETRY,
+            summary=f"{_label(ref)} · this worker's host",
         )
         fields: dict[str, Any] = {}
         try:
@@ -285,6 +299,8 @@ class AgentRunWorkflow:
     async def _finish(self, ref: AttemptRef, fields: dict[str, Any]) -> AttemptResult:
         """Record the attempt, then have the service grade it if one does."""
         result = await self._record(ref, fields)
+        if workflow.patched(OUTCOME_ATTRIBUTES):
+            workflow.upsert_search_attributes(for_result(result))
         if ref.service is not None:
             await self._grade(ref, ref.service)
         return result
@@ -309,7 +325,7 @@ class AgentRunWorkflow:
                 start_to_close_timeout=timedelta(minutes=30),
                 heartbeat_timeout=timedelta(minutes=2),
                 retry_policy=RETRY,
-                summary=f"grade · {ref.task.task_id} · {ref.lane} · attempt {ref.attempt}",
+                summary=f"{_label(ref)} · grade at {service.url}",
             )
         except ActivityError as err:
             if isinstance(err.cause, CancelledError):
@@ -323,6 +339,7 @@ class AgentRunWorkflow:
             AgentRunOutput,
             timedelta(seconds=ref.task.agent_timeout_sec) + _SLACK,
             retry=REATTACH,
+            detail=f"{ref.agent} · {ref.model} · time limit {ref.task.agent_timeout_sec:g} s",
         )
         fields: dict[str, Any] = {
             "agent_exit_code": agent.exit_code,
@@ -340,6 +357,7 @@ class AgentRunWorkflow:
                     ref,
                     VerifyOutput,
                     timedelta(seconds=ref.task.verifier_timeout_sec) + _SLACK,
+                    detail=f"tests/test.sh, time limit {ref.task.verifier_timeout_sec:g} s",
                 )
                 fields.update(reward=verified.reward, build_failed=verified.build_failed)
         except ActivityError as err:
@@ -362,6 +380,7 @@ class AgentRunWorkflow:
             timedelta(minutes=5),
             retry=AFTER_AGENT,
             bound=AFTER_AGENT_BOUND,
+            detail=f"exit code {agent.exit_code}" + (", timed out" if agent.timed_out else ""),
         )
         fields.update(verdict.model_dump(include=_VERDICT_FIELDS))
         if verdict.cli_version:  # the transcript's word over ``--version``'s
@@ -379,6 +398,7 @@ class AgentRunWorkflow:
                 ref,
                 CollectOutput | None,  # type: ignore[arg-type]
                 timedelta(minutes=10),
+                detail=f"logs and patch of {ref.container_name}",
             )
         except ActivityError as err:
             workflow.logger.warning("collecting artifacts of %s failed: %s", ref.lane, err.cause)
@@ -393,9 +413,14 @@ class AgentRunWorkflow:
                 schedule_to_start_timeout=self.host_timeout,
                 start_to_close_timeout=timedelta(minutes=2),
                 retry_policy=TEARDOWN_RETRY,
+                summary=f"{_label(ref)} · remove {ref.container_name} on {self._host()}",
             )
         except ActivityError as err:
             workflow.logger.error("container %s was not removed: %s", ref.container_name, err.cause)
+
+    def _host(self) -> str:
+        """The host the attempt runs on (its queue on the pinned path, which names none)."""
+        return self.hosts[-1] if self.hosts else self.host_queue
 
     async def _record(self, ref: AttemptRef, fields: dict[str, Any]) -> AttemptResult:
         return await record_attempt(ref, timings=tuple(self.timings), **fields)
@@ -423,8 +448,14 @@ async def record_attempt(ref: AttemptRef, **fields: Any) -> AttemptResult:
         start_to_close_timeout=SHORT,
         schedule_to_close_timeout=AFTER_AGENT_BOUND,
         retry_policy=AFTER_AGENT,
+        summary=f"{_label(ref)} · {result.exit_class} · result.json",
     )
     return result
+
+
+def _label(ref: AttemptRef) -> str:
+    """``task · lane · attempt n``: what every activity summary of the attempt starts with."""
+    return f"{ref.task.task_id} · {ref.lane} · attempt {ref.attempt}"
 
 
 _VERDICT_FIELDS = {

@@ -46,6 +46,8 @@ with workflow.unsafe.imports_passed_through():
         POOL_RETRY,
         SHORT,
     )
+    from workflows.run_details import pair_details
+    from workflows.search_attributes import for_attempt
 
 __all__ = ["PairedTaskWorkflow", "attempt_workflow_id", "pair_workflow_id"]
 
@@ -217,7 +219,7 @@ class PairedTaskWorkflow:
                 service=pair.service,
                 budget_tokens=pair.budget_tokens,
             )
-            self._arms[lane] = ArmProgress(lane=lane, attempt=attempt, state="running")
+            self._set_arm(ArmProgress(lane=lane, attempt=attempt, state="running"))
             if pair.accounts and workflow.patched("account-pool"):
                 results.append(await self._attempt_on_account(ref, pair.lease_poll_sec))
             else:
@@ -226,20 +228,22 @@ class PairedTaskWorkflow:
             if not results[-1].infra or attempt > pair.infra_retries:
                 break
             backoff = pair.infra_backoff_sec * 2 ** (attempt - 1)
-            self._arms[lane] = ArmProgress(
-                lane=lane,
-                attempt=attempt + 1,
-                state="backoff",
-                last_class=last,
-                retry_at=workflow.now() + timedelta(seconds=backoff),
+            self._set_arm(
+                ArmProgress(
+                    lane=lane,
+                    attempt=attempt + 1,
+                    state="backoff",
+                    last_class=last,
+                    retry_at=workflow.now() + timedelta(seconds=backoff),
+                )
             )
-            await workflow.sleep(backoff)
+            retry = f"{lane}: retry (attempt {attempt + 1}) after {last}, backoff {backoff:g} s"
+            await workflow.sleep(backoff, summary=retry)
             if self._paused:
-                self._arms[lane] = self._arms[lane].model_copy(update={"state": "paused"})
+                self._set_arm(self._arms[lane].model_copy(update={"state": "paused"}))
                 await workflow.wait_condition(lambda: not self._paused)
-        self._arms[lane] = ArmProgress(
-            lane=lane, attempt=len(results), state="done", last_class=results[-1].exit_class
-        )
+        done = results[-1].exit_class
+        self._set_arm(ArmProgress(lane=lane, attempt=len(results), state="done", last_class=done))
         return results
 
     async def _attempt_on_account(self, ref: AttemptRef, poll_sec: float) -> AttemptResult:
@@ -256,7 +260,7 @@ class PairedTaskWorkflow:
             reason = f"no agent account could be leased: {failure_reason(err)}"
             return await record_attempt(ref, exit_class="infra_auth", reason=reason)
         ref = ref.model_copy(update={"account": lease.account_id})
-        self._arms[ref.lane] = ArmProgress(lane=ref.lane, attempt=ref.attempt, state="running")
+        self._set_arm(ArmProgress(lane=ref.lane, attempt=ref.attempt, state="running"))
         result: AttemptResult | None = None
         try:
             result = await self._attempt(ref)
@@ -310,7 +314,7 @@ class PairedTaskWorkflow:
                 max(wait, timedelta(seconds=1)), summary=f"wait for an account · {label}"
             )
             if self._paused:
-                self._arms[ref.lane] = self._arms[ref.lane].model_copy(update={"state": "paused"})
+                self._set_arm(self._arms[ref.lane].model_copy(update={"state": "paused"}))
                 await workflow.wait_condition(lambda: not self._paused)
 
     async def _await_lease(
@@ -346,15 +350,26 @@ class PairedTaskWorkflow:
                 raise
             grant = LeaseGrant(busy=True, why="the run was paused while the arm waited")
         if self._paused:  # ask again (the same lease) once the run is resumed
-            self._arms[ref.lane] = self._arms[ref.lane].model_copy(update={"state": "paused"})
+            self._set_arm(self._arms[ref.lane].model_copy(update={"state": "paused"}))
             await workflow.wait_condition(lambda: not self._paused)
             return LeaseGrant(busy=True, why=grant.why)
         return grant
 
     def _waiting(self, ref: AttemptRef, note: str, until: datetime | None) -> None:
-        self._arms[ref.lane] = ArmProgress(
-            lane=ref.lane, attempt=ref.attempt, state="waiting_account", retry_at=until, note=note
+        self._set_arm(
+            ArmProgress(
+                lane=ref.lane,
+                attempt=ref.attempt,
+                state="waiting_account",
+                retry_at=until,
+                note=note,
+            )
         )
+
+    def _set_arm(self, arm: ArmProgress) -> None:
+        """Where the arm is now, in the progress query and the Web UI's current details."""
+        self._arms[arm.lane] = arm
+        workflow.set_current_details(pair_details(self._arms.values()))
 
     async def _release(self, lease: Lease, result: AttemptResult | None) -> None:
         """Give the slot back; a usage cap cools the account until the cap resets.
@@ -398,6 +413,7 @@ class PairedTaskWorkflow:
                 ref,
                 id=attempt_workflow_id(ref.run_id, ref.task.task_id, ref.lane, ref.attempt),
                 static_summary=f"{ref.task.task_id} · {ref.lane} · attempt {ref.attempt}",
+                search_attributes=for_attempt(ref),
                 id_reuse_policy=WorkflowIDReusePolicy.REJECT_DUPLICATE,
                 parent_close_policy=ParentClosePolicy.REQUEST_CANCEL,
             )

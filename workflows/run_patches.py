@@ -12,6 +12,8 @@ __all__ = [
     "BATCHED_STARTS",
     "CANCEL_ON_REQUEST",
     "CONTROL_AFTER_START",
+    "PLAN_ATTRIBUTES",
+    "STATUS_AT_END",
 ]
 
 APPROVAL_TIMEOUT = "approval-timeout"
@@ -34,3 +36,11 @@ CANCEL_ON_REQUEST = "cancel-pairs-on-any-cancel"
 """Patch: a cancel that reaches the run as an activity's or a child's error (it landed
 while ``plan_page`` ran) cancels the pairs in flight too (before it, only a cancel that
 arrived as ``asyncio.CancelledError`` did, and the others' pairs ran on)."""
+
+STATUS_AT_END = "run-status-at-end"
+"""Patch: a run that fails or is cancelled sets its status attribute to ``failed`` or
+``cancelled`` (before it, the status stayed where the run was, such as ``planning``)."""
+
+PLAN_ATTRIBUTES = "plan-search-attributes"
+"""Patch: once planned, the run's suite, model, config mode and category attributes are
+the plan's (before it, the request's: a rerun, asked for without them, had none)."""

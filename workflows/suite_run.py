@@ -19,11 +19,11 @@ from __future__ import annotations
 
 import asyncio
 from collections import Counter
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 from temporalio import workflow
 from temporalio.common import WorkflowIDReusePolicy
-from temporalio.exceptions import ActivityError, ApplicationError, CancelledError
+from temporalio.exceptions import ApplicationError
 from temporalio.workflow import ParentClosePolicy
 
 with workflow.unsafe.imports_passed_through():
@@ -47,18 +47,21 @@ with workflow.unsafe.imports_passed_through():
         SuiteRunInput,
         TaskRef,
     )
-    from durabench.service.payloads import ScoreRunInput
+    from workflows.pair_control import cancel_pairs, service_scores, tell_pairs
     from workflows.pair_ends import PAIR_ENDS, watch_carried, watch_child
     from workflows.paired_task import PairedTaskWorkflow, pair_workflow_id
     from workflows.policies import RETRY, SHORT
+    from workflows.run_details import current_details, ended_by, page_summary, plan_summary
     from workflows.run_patches import (
         APPROVAL_TIMEOUT,
         APPROVED_WITH_REQUEST,
         BATCHED_STARTS,
         CANCEL_ON_REQUEST,
         CONTROL_AFTER_START,
+        PLAN_ATTRIBUTES,
+        STATUS_AT_END,
     )
-    from workflows.search_attributes import RUN_STATUS
+    from workflows.search_attributes import RUN_STATUS, for_plan
 
 __all__ = ["PAGE_SIZE", "SuiteRunWorkflow", "run_workflow_id"]
 
@@ -93,6 +96,8 @@ class SuiteRunWorkflow:
         self._ended_abnormally: list[str] = []
         self._watch_ends = False
         self._watchers: list[asyncio.Task[None]] = []
+        self._note = ""  # who paused the run and why, or why it ended
+        self._deadline: datetime | None = None
         if data.carried is not None:
             # Restored before any handler runs: a pair_done signal that reaches this run in its
             # first activation must find its pair among those in flight.
@@ -160,6 +165,7 @@ class SuiteRunWorkflow:
             self._done += int(not done.cancelled)
             self._by_class.update(done.by_class)
             self._excluded += int(done.excluded)
+            self._show()
 
     def _pair_ended(self, task_id: str, how: str) -> None:
         """A pair ended without ``pair_done``: it is done, excluded and named as such."""
@@ -169,6 +175,7 @@ class SuiteRunWorkflow:
             self._done += 1
             self._excluded += 1
             self._ended_abnormally.append(task_id)
+            self._show()
 
     @workflow.signal
     async def pause(self, control: Control | None = None) -> None:
@@ -176,8 +183,10 @@ class SuiteRunWorkflow:
         if not self._paused:
             self._paused = True
             workflow.logger.info("paused by %s: %s", *_who(control))
+            self._note = "{}: {}".format(*_who(control))
+            self._show()
             self._control_seq += 1
-            await self._tell_pairs("pause", self._control_seq)
+            await tell_pairs(self._run_id, self._running, "pause", self._control_seq)
 
     @workflow.signal
     async def resume(self, control: Control | None = None) -> None:
@@ -185,8 +194,9 @@ class SuiteRunWorkflow:
         if self._paused:
             self._paused = False
             workflow.logger.info("resumed by %s: %s", *_who(control))
+            self._show()
             self._control_seq += 1
-            await self._tell_pairs("resume", self._control_seq)
+            await tell_pairs(self._run_id, self._running, "resume", self._control_seq)
 
     @workflow.signal(name="set_parallel")
     def set_parallel_signal(self, parallel: int) -> None:
@@ -195,6 +205,7 @@ class SuiteRunWorkflow:
             workflow.logger.warning("set_parallel %s ignored: it must be at least 1", parallel)
             return
         self._parallel = parallel
+        self._show()
 
     @workflow.update(name="set_parallel")
     def set_parallel(self, parallel: int) -> int:
@@ -204,28 +215,13 @@ class SuiteRunWorkflow:
         the number in flight is below the new limit.
         """
         previous, self._parallel = self._parallel, parallel
+        self._show()
         return previous
 
     @set_parallel.validator
     def _check_parallel(self, parallel: int) -> None:
         if parallel < 1:
             raise ApplicationError(f"parallel must be at least 1, not {parallel}")
-
-    async def _tell_pairs(self, signal: str, seq: int) -> None:
-        """Pass pause/resume to pairs in flight: they hold their infra retries.
-
-        Each carries ``seq``, counting up over the run's pauses and resumes: a pair keeps the
-        newest, so a quick resume whose signal overtakes the pause's never leaves it paused.
-        """
-
-        async def tell(task_id: str) -> None:
-            pair = workflow.get_external_workflow_handle(pair_workflow_id(self._run_id, task_id))
-            try:
-                await pair.signal(signal, seq)
-            except ApplicationError as err:  # it ended meanwhile
-                workflow.logger.info("pair %s did not take %s: %s", task_id, signal, err)
-
-        await asyncio.gather(*(tell(task_id) for task_id in sorted(self._running)))
 
     @workflow.query
     def plan(self) -> PlanSummary | None:
@@ -253,10 +249,33 @@ class SuiteRunWorkflow:
     def _set_phase(self, phase: RunPhase) -> None:
         self._phase = phase
         workflow.upsert_search_attributes([RUN_STATUS.value_set(phase)])
+        self._show()
+
+    def _show(self) -> None:
+        """Say in the run's current details (Web UI) where it is and what to do."""
+        details = current_details(
+            self.progress(), self._plan, note=self._note, deadline=self._deadline
+        )
+        workflow.set_current_details(details)
 
     @workflow.run
     async def run(self, data: SuiteRunInput) -> RunOutcome:
-        """Plan, wait for approval, fan out (continuing as new as needed), report."""
+        """Plan, wait for approval, fan out (continuing as new as needed), report.
+
+        A run that fails or is cancelled says so in its status and details.
+        """
+        self._show()
+        try:
+            return await self._run(data)
+        except (Exception, asyncio.CancelledError) as err:  # not eviction, not continue-as-new
+            if workflow.patched(STATUS_AT_END):
+                cancelled = isinstance(err, asyncio.CancelledError)
+                cancelled |= workflow.cancellation_reason() is not None
+                self._note = "the run was cancelled" if cancelled else ended_by(err)
+                self._set_phase("cancelled" if cancelled else "failed")
+            raise
+
+    async def _run(self, data: SuiteRunInput) -> RunOutcome:
         request = data.request
         start = self._start
         self._watch_ends = workflow.patched(PAIR_ENDS)
@@ -284,7 +303,7 @@ class SuiteRunWorkflow:
             await workflow.wait_condition(lambda: not self._running)
         except (Exception, asyncio.CancelledError) as err:  # not eviction: that must pass
             if self._cancel_requested(err):
-                await self._cancel_in_flight()
+                await cancel_pairs(self._run_id, lambda: self._running)
             raise
         return await self._report()
 
@@ -308,7 +327,11 @@ class SuiteRunWorkflow:
             result_type=PlanSummary,
             start_to_close_timeout=timedelta(minutes=5),
             retry_policy=RETRY,
+            summary=plan_summary(request),
         )
+        if workflow.patched(PLAN_ATTRIBUTES):
+            workflow.upsert_search_attributes(for_plan(self._plan))
+        self._deadline = workflow.now() + timedelta(seconds=request.approval_timeout_sec)
         self._set_phase("awaiting_approval")
         if request.approved_by is not None and workflow.patched(APPROVED_WITH_REQUEST):
             self.approve(Approval(approver=request.approved_by))
@@ -316,22 +339,28 @@ class SuiteRunWorkflow:
         if workflow.patched(APPROVAL_TIMEOUT):
             timeout = timedelta(seconds=request.approval_timeout_sec)
             try:
-                await workflow.wait_condition(decided, timeout=timeout)
+                await workflow.wait_condition(
+                    decided, timeout=timeout, timeout_summary="approval deadline"
+                )
             except TimeoutError:
-                self._set_phase("expired")
                 reason = f"nobody approved the plan within {timeout}; plan the run again"
+                self._note = reason
+                self._set_phase("expired")
                 return RunOutcome(run_id=request.run_id, status="expired", reason=reason)
         else:
             await workflow.wait_condition(decided)
         if self._approval is None:
+            rejection = self._rejection
+            reason = rejection.reason if rejection else "rejected"
+            self._note = f"by {rejection.rejected_by}: {reason}" if rejection else reason
             self._set_phase("rejected")
-            reason = self._rejection.reason if self._rejection else "rejected"
             return RunOutcome(run_id=request.run_id, status="rejected", reason=reason)
         await workflow.execute_activity(
             "record_run",
             RecordRunInput(plan=self._plan, approval=self._approval),
             start_to_close_timeout=SHORT,
             retry_policy=RETRY,
+            summary=f"approved by {self._approval.approver}: write run.json",
         )
         return None
 
@@ -381,6 +410,7 @@ class SuiteRunWorkflow:
                 result_type=PlanPage,
                 start_to_close_timeout=SHORT,
                 retry_policy=RETRY,
+                summary=page_summary(index, PAGE_SIZE, plan.task_count),
             )
             pending = list(page.tasks)
             while pending:
@@ -418,6 +448,7 @@ class SuiteRunWorkflow:
             control_seq=self._control_seq,
         )
         self._running.add(task.task_id)
+        self._show()
         handle = await workflow.start_child_workflow(
             PairedTaskWorkflow.run,
             pair,
@@ -434,42 +465,17 @@ class SuiteRunWorkflow:
         if seq != pair.control_seq and workflow.patched(CONTROL_AFTER_START):
             await handle.signal("pause" if self._paused else "resume", seq)
 
-    async def _service_scores(self, plan: PlanSummary) -> None:
-        """Each lane's final score from the service; a failure leaves it out of the report."""
-        for lane in plan.lanes:
-            try:
-                await workflow.execute_activity(
-                    "score_run",
-                    ScoreRunInput(service=plan.request.service, run_id=self._run_id, lane=lane),
-                    start_to_close_timeout=timedelta(minutes=30),
-                    heartbeat_timeout=timedelta(minutes=2),
-                    retry_policy=RETRY,
-                )
-            except ActivityError as err:
-                if isinstance(err.cause, CancelledError):
-                    raise
-                workflow.logger.error("the service did not score %s: %s", lane, err.cause)
-
-    async def _cancel_in_flight(self) -> None:
-        """Cancel running pairs and wait (bounded) until they report their containers gone."""
-        for task_id in sorted(self._running):
-            pair = workflow.get_external_workflow_handle(pair_workflow_id(self._run_id, task_id))
-            await pair.cancel()
-        try:
-            await workflow.wait_condition(lambda: not self._running, timeout=timedelta(minutes=10))
-        except TimeoutError:
-            workflow.logger.error("pairs still running after cancel: %s", sorted(self._running))
-
     async def _report(self) -> RunOutcome:
         self._set_phase("reporting")
         if self._plan is not None and self._plan.request.service is not None:
-            await self._service_scores(self._plan)
+            await service_scores(self._plan.request.service, self._run_id, self._plan.lanes)
         report = await workflow.execute_activity(
             "write_report",
             ReportInput(run_id=self._run_id, approval=self._approval),
             result_type=ReportOutput,
             start_to_close_timeout=timedelta(minutes=10),
             retry_policy=RETRY,
+            summary=f"{self._done} pairs: results.json, report.md, report.html",
         )
         self._set_phase("completed")
         await workflow.wait_condition(workflow.all_handlers_finished)

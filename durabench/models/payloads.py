@@ -367,7 +367,15 @@ class ReportOutput(BaseModel):
 
 
 RunPhase = Literal[
-    "planning", "awaiting_approval", "running", "reporting", "completed", "rejected", "expired"
+    "planning",
+    "awaiting_approval",
+    "running",
+    "reporting",
+    "completed",
+    "rejected",
+    "expired",
+    "failed",
+    "cancelled",
 ]
 
 

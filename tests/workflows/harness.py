@@ -13,7 +13,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from temporalio.api.enums.v1 import IndexedValueType
 from temporalio.api.operatorservice.v1 import AddSearchAttributesRequest
 from temporalio.client import Client, WorkflowHandle
 from temporalio.contrib.pydantic import pydantic_data_converter
@@ -28,7 +27,7 @@ from starter.approve import approve_main
 from starter.run import main as run_main
 from tests.workflows.fakes import Recorder
 from workflows import WORKFLOWS, SuiteRunWorkflow, run_workflow_id
-from workflows.search_attributes import SEARCH_ATTRIBUTES, for_request
+from workflows.search_attributes import SEARCH_ATTRIBUTES, for_request, index_type
 
 RunHandle = WorkflowHandle[Any, RunOutcome]
 
@@ -151,11 +150,10 @@ async def skipping() -> AsyncIterator[WorkflowEnvironment]:
         data_converter=pydantic_data_converter, test_server_existing_path=_test_server()
     ) as env:
         # The test server answers add_search_attributes but not list_search_attributes.
-        keyword = IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD
         await env.client.operator_service.add_search_attributes(
             AddSearchAttributesRequest(
                 namespace=env.client.namespace,
-                search_attributes={key.name: keyword for key in SEARCH_ATTRIBUTES},
+                search_attributes={key.name: index_type(key) for key in SEARCH_ATTRIBUTES},
             )
         )
         yield env

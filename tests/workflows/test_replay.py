@@ -42,4 +42,8 @@ def test_every_workflow_and_the_retry_path_have_a_recorded_history() -> None:
         "agent_run_cancelled_waits.json",
         "paired_task_busy_account.json",
         "paired_task_await_lease.json",
+        "suite_run_refused.json",
+        "suite_run_ui.json",
+        "paired_task_ui.json",
+        "agent_run_outcome.json",
     }

@@ -1,0 +1,107 @@
+"""The plan as the rows a person reads before approving it.
+
+One list for every place the plan is shown, so they never disagree: the terminal's table
+(``starter run`` and ``starter status``) and the Markdown table of the run's details in
+the Temporal Web UI.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+from durabench.models import PlanSummary, RunRequest
+
+__all__ = ["PlanRow", "containers_at_once", "plan_rows", "request_rows"]
+
+
+class PlanRow(NamedTuple):
+    """One row of the plan."""
+
+    key: str
+    """What the row is."""
+    value: str
+    """Its value, as plain text."""
+    alert: bool = False
+    """Whether it is something to check before approving (shown in red)."""
+
+
+def request_rows(req: RunRequest) -> list[PlanRow]:
+    """What was asked, before any plan is made (the run's details from its start)."""
+    rows = [
+        PlanRow("model", req.model),
+        PlanRow("suite", req.source or f"rerun of {req.rerun_of} ({req.rerun} tasks)"),
+        PlanRow("agent", req.agent),
+        PlanRow("config mode", req.config_mode),
+        PlanRow("parallel slots", str(req.parallel)),
+        PlanRow("category", req.category),
+        PlanRow("infra retries", _retries(req)),
+        PlanRow("token budget", _budget(req)),
+        PlanRow("approval timeout", f"{req.approval_timeout_sec:g} s"),
+    ]
+    if req.service is not None:
+        rows.append(PlanRow("service", req.service.url))
+    return rows
+
+
+def plan_rows(plan: PlanSummary) -> list[PlanRow]:
+    """The parameters a person confirms before approving."""
+    req = plan.request
+    attempts = plan.task_count * len(plan.lanes)
+    source = plan.selection_file or req.source
+    if plan.selection_file and req.suite:
+        source = f"{req.suite} from {plan.selection_file}"
+    rows = [
+        PlanRow("model", req.model),
+        PlanRow("suite" if not plan.selection_file else "selection", source),
+        PlanRow("agent", req.agent),
+        *(
+            [PlanRow("agent CLI version", f"{plan.cli_version} ({plan.cli_version_note})")]
+            if plan.cli_version
+            else []
+        ),
+        PlanRow("config mode", f"{req.config_mode} ({', '.join(plan.lanes)})"),
+        PlanRow("parallel slots", str(req.parallel)),
+        PlanRow("category", req.category),
+        PlanRow("tasks", str(plan.task_count)),
+        PlanRow("attempts", f"{len(plan.lanes)} per task, {attempts} in all (+ infra retries)"),
+        PlanRow("containers", f"{attempts}, {containers_at_once(plan)}"),
+        PlanRow("agent-hours (upper bound)", f"{plan.estimated_agent_hours:.2f}"),
+        PlanRow("infra retries", _retries(req)),
+        PlanRow("token budget", _budget(req)),
+        PlanRow("results", plan.results_dir),
+    ]
+    if plan.account_slots is not None:
+        rows.append(PlanRow("accounts", f"{plan.account_slots} usable slots; {plan.accounts_note}"))
+    if req.rerun_of:
+        rows.append(PlanRow("rerun of", f"{req.rerun_of} ({req.rerun} tasks)"))
+    if plan.unpaired:
+        without = f"{len(plan.unpaired)} task(s) without counterpart (ALLOW_UNPAIRED_SINGLE_CONFIG)"
+        rows.append(PlanRow("unpaired", without, alert=True))
+    if plan.mcp_env_missing:
+        rows.append(PlanRow("MCP lane", f"{', '.join(plan.mcp_env_missing)} unset", alert=True))
+    if req.service is not None:
+        calls = req.service.calls(req.tasks_from_service)
+        scale = f"pass_percentage / {req.service.scale:g} (or the result's max_score)"
+        rows += [PlanRow("service", f"{req.service.url}, {calls}"), PlanRow("rewards", scale)]
+    rows += [PlanRow("warning", w, alert=True) for w in plan.warnings]
+    return rows
+
+
+def containers_at_once(plan: PlanSummary) -> str:
+    """Containers at once: what ``parallel`` asks for, or fewer where the host admits fewer."""
+    asked = plan.request.parallel * len(plan.lanes)
+    host = plan.host_sandboxes
+    if host is None or host >= asked:
+        return f"at most {asked} at once"
+    return (
+        f"at most {host} at once (host {plan.host_id} admits {host}: DURABENCH_MAX_SANDBOXES; "
+        f"parallel {plan.request.parallel} asks for {asked}, which more worker hosts give)"
+    )
+
+
+def _retries(req: RunRequest) -> str:
+    return f"{req.infra_retries} per arm, backoff from {req.infra_backoff_sec:g} s"
+
+
+def _budget(req: RunRequest) -> str:
+    return f"{req.budget_tokens:,} per attempt" if req.budget_tokens else "none"
