@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import socket
 from pathlib import Path
 
@@ -71,8 +70,27 @@ def test_sandbox_limits_and_accounts_come_from_the_environment(
         monkeypatch.delenv(var)
 
 
-def test_default_sandboxes_fit_the_machine() -> None:
-    assert 1 <= default_max_sandboxes() <= (os.cpu_count() or 1)
+def test_default_sandboxes_follow_memory_not_cpus() -> None:
+    """Agents mostly wait on a model API: a host admits by memory, not by its CPU count.
+
+    A sandbox's memory limit is a ceiling Docker does not reserve; the default counts each
+    sandbox at a quarter of it, so 23.5 GiB and 4 GiB sandboxes admit 23 on any CPU count.
+    """
+    assert default_max_sandboxes(4096, host_memory_mib=24064) == 23
+    assert default_max_sandboxes(8192, host_memory_mib=24064) == 11  # bigger sandboxes, fewer
+    assert default_max_sandboxes(4096, host_memory_mib=512) == 1  # always at least one
+
+
+def test_the_default_follows_the_sandbox_memory_setting(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("DURABENCH_HOME", str(tmp_path))
+    monkeypatch.setenv("DURABENCH_SANDBOX_MEMORY_MB", "1024")
+    small = Settings.from_env().max_sandboxes
+    monkeypatch.setenv("DURABENCH_SANDBOX_MEMORY_MB", "8192")
+    large = Settings.from_env().max_sandboxes
+    assert (small, large) == (default_max_sandboxes(1024), default_max_sandboxes(8192))
+    assert small > large >= 1
 
 
 def test_the_gateway_settings_are_read_and_checked(
