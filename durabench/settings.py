@@ -33,7 +33,7 @@ from durabench.settings_sources import (
     dotenv_value,
 )
 
-__all__ = ["DEFAULT_BASE_IMAGE", "Settings", "default_max_sandboxes"]
+__all__ = ["DEFAULT_BASE_IMAGE", "Settings", "default_max_sandboxes", "default_max_verifiers"]
 
 DEFAULT_BASE_IMAGE = "python:3.12-slim"
 
@@ -60,6 +60,15 @@ def default_max_sandboxes(sandbox_memory_mb: int, host_memory_mib: float | None 
     if mem is None:
         return max(1, os.cpu_count() or 1)
     return max(1, int(mem * _WORKING_SET_SHARE // sandbox_memory_mb))
+
+
+def default_max_verifiers(sandbox_cpus: float, host_cpus: int | None = None) -> int:
+    """Verifiers a host runs at once by default: as many sandbox CPU limits as it has CPUs.
+
+    Verifiers build and test, which is CPU-bound, unlike agents waiting on a model.
+    """
+    cpus = host_cpus if host_cpus is not None else os.cpu_count() or 1
+    return max(1, int(cpus // sandbox_cpus))
 
 
 class Settings(BaseSettings):
@@ -138,6 +147,12 @@ class Settings(BaseSettings):
     )
     """``DURABENCH_MAX_SANDBOXES``: attempts this worker host runs at once, across every run
     (default: by memory, one per quarter of ``sandbox_memory_mb``; agents mostly wait)."""
+    max_verifiers: int = Field(
+        default_factory=lambda data: default_max_verifiers(data.get("sandbox_cpus", 2.0)),
+        ge=1,
+    )
+    """``DURABENCH_MAX_VERIFIERS``: verifiers this worker host runs at once (default: its CPU
+    count over ``sandbox_cpus``); the others wait, as long as their phase can spare."""
     collect_file_mb: int = Field(default=64, gt=0)
     """``DURABENCH_COLLECT_FILE_MB``: the largest file kept from an attempt (a transcript
     past it keeps its last part); larger files are left out, and the result says so."""

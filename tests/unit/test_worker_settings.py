@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from durabench.errors import ConfigError
-from durabench.settings import Settings, default_max_sandboxes
+from durabench.settings import Settings, default_max_sandboxes, default_max_verifiers
 
 
 def test_host_settings_come_from_the_environment(
@@ -108,4 +108,21 @@ def test_the_gateway_settings_are_read_and_checked(
     assert settings.gateway_budget_tokens == 500_000
     monkeypatch.setenv("DURABENCH_BUDGET_TOKENS", "-3")
     with pytest.raises(ConfigError, match="DURABENCH_BUDGET_TOKENS='-3'"):
+        Settings.from_env()
+
+
+def test_verifiers_have_a_smaller_limit_by_cpus(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Verifiers are CPU-bound: as many at once as the CPUs hold sandboxes' CPU limits."""
+    assert default_max_verifiers(2.0, host_cpus=2) == 1
+    assert default_max_verifiers(0.5, host_cpus=8) == 16
+    assert default_max_verifiers(4.0, host_cpus=2) == 1  # always at least one
+    monkeypatch.setenv("DURABENCH_HOME", str(tmp_path))
+    monkeypatch.setenv("DURABENCH_SANDBOX_CPUS", "1")
+    assert Settings.from_env().max_verifiers == default_max_verifiers(1.0)
+    monkeypatch.setenv("DURABENCH_MAX_VERIFIERS", "3")
+    assert Settings.from_env().max_verifiers == 3
+    monkeypatch.setenv("DURABENCH_MAX_VERIFIERS", "0")
+    with pytest.raises(ConfigError, match="DURABENCH_MAX_VERIFIERS='0'"):
         Settings.from_env()
