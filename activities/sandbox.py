@@ -26,6 +26,7 @@ from activities.boundary import KnownSecrets, scrubbed
 from activities.heartbeat import heartbeating
 from durabench.attempt import Attempt, AttemptLimits, AttemptSetup, GatewayAccess, agent_env
 from durabench.attempt.inputs import check_attempt_inputs
+from durabench.attempt.verify_slots import VerifySlots
 from durabench.configs import dockerfile_for
 from durabench.gateway import PROVIDERS, Grant, ModelGateway, read_ledger
 from durabench.logs import get_logger
@@ -83,6 +84,21 @@ def _log_volumes(paths: SandboxPaths, size_mb: int) -> dict[str, int]:
     }
 
 
+_VERIFY_MARGIN_S = 60.0
+
+
+def _spare_before_verifying(ref: AttemptRef) -> float:
+    """How long verify may wait for a slot and still give the verifier its whole time.
+
+    That is its start-to-close timeout less the verifier's time limit, a minute to spare.
+    """
+    info = activity.info()
+    if info.start_to_close_timeout is None:
+        return 0.0
+    ends = info.started_time.timestamp() + info.start_to_close_timeout.total_seconds()
+    return max(0.0, ends - time.time() - ref.task.verifier_timeout_sec - _VERIFY_MARGIN_S)
+
+
 class SandboxActivities:
     """Container phases; built in ``worker.py`` with its settings and host task queue."""
 
@@ -91,6 +107,7 @@ class SandboxActivities:
         self.host_queue = host_queue
         self.deployment = deployment
         self._capacity: HostCapacity | None = None
+        self.verify_slots = VerifySlots(settings.max_verifiers)
         self.secrets = KnownSecrets(settings.accounts_file)
         self._limits = AttemptLimits.of(
             settings.collect_file_mb, settings.collect_total_mb, settings.collect_files
@@ -300,7 +317,12 @@ class SandboxActivities:
     @scrubbed
     async def verify(self, ref: AttemptRef) -> VerifyOutput:
         """Run the task's tests on what the agent left."""
-        async with heartbeating(f"verifying {ref.task.task_id} {ref.lane}"):
+        async with (
+            heartbeating(f"verifying {ref.task.task_id} {ref.lane}"),
+            self.verify_slots.slot(_spare_before_verifying(ref)) as within,
+        ):
+            if not within:
+                log.warning("verifying over the host's verifier limit", **ref.labels)
             out = await self._attempt(ref).verify()
         log.debug("verified", reward=out.reward, build_failed=out.build_failed, **ref.labels)
         return out

@@ -94,7 +94,8 @@ def containers_at_once(plan: PlanSummary) -> str:
     if host is None or host >= asked:
         return f"at most {asked} at once"
     return (
-        f"at most {host} at once (host {plan.host_id} admits {host}: DURABENCH_MAX_SANDBOXES; "
+        f"at most {host} at once (host {plan.host_id} admits {host}: DURABENCH_MAX_SANDBOXES, "
+        "default by memory, a sandbox per quarter of its memory limit; "
         f"parallel {plan.request.parallel} asks for {asked}, which more worker hosts give)"
     )
 

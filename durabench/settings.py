@@ -33,19 +33,42 @@ from durabench.settings_sources import (
     dotenv_value,
 )
 
-__all__ = ["DEFAULT_BASE_IMAGE", "Settings", "default_max_sandboxes"]
+__all__ = ["DEFAULT_BASE_IMAGE", "Settings", "default_max_sandboxes", "default_max_verifiers"]
 
 DEFAULT_BASE_IMAGE = "python:3.12-slim"
 
 
-def default_max_sandboxes() -> int:
-    """One sandbox per CPU, at most one per 4 GiB of memory, at least one."""
-    cpus = os.cpu_count() or 1
+_WORKING_SET_SHARE = 4
+"""A sandbox counts at 1/4 of its memory limit: the limit is a ceiling Docker does not
+reserve, and an agent waiting on a model API stays far below it."""
+
+
+def _host_memory_mib() -> float | None:
     try:
-        mem_gib = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**20
     except (ValueError, OSError, AttributeError):
-        return max(1, cpus)
-    return max(1, min(cpus, int(mem_gib // 4)))
+        return None
+
+
+def default_max_sandboxes(sandbox_memory_mb: int, host_memory_mib: float | None = None) -> int:
+    """Sandboxes a host admits by default: by memory and the sandbox limit, not by CPUs.
+
+    Agents mostly wait on a model API, so a host of 2 CPUs can hold many of them; what runs
+    out is memory. Each sandbox counts at a quarter of its memory limit, at least one.
+    """
+    mem = host_memory_mib if host_memory_mib is not None else _host_memory_mib()
+    if mem is None:
+        return max(1, os.cpu_count() or 1)
+    return max(1, int(mem * _WORKING_SET_SHARE // sandbox_memory_mb))
+
+
+def default_max_verifiers(sandbox_cpus: float, host_cpus: int | None = None) -> int:
+    """Verifiers a host runs at once by default: as many sandbox CPU limits as it has CPUs.
+
+    Verifiers build and test, which is CPU-bound, unlike agents waiting on a model.
+    """
+    cpus = host_cpus if host_cpus is not None else os.cpu_count() or 1
+    return max(1, int(cpus // sandbox_cpus))
 
 
 class Settings(BaseSettings):
@@ -89,9 +112,6 @@ class Settings(BaseSettings):
     """``DURABENCH_PASS_THRESHOLD``: a lane passes a task when its mean reward reaches this."""
     approval_timeout_sec: float = Field(default=86_400.0, gt=0)
     """``DURABENCH_APPROVAL_TIMEOUT_SEC``: an unapproved run ends itself after this long."""
-    max_sandboxes: int = Field(default_factory=lambda: default_max_sandboxes(), ge=1)
-    """``DURABENCH_MAX_SANDBOXES``: attempts this worker host runs at once, across every run
-    (default: its CPU count, at most one per 4 GiB of memory)."""
     host_timeout_sec: float = Field(default=300.0, gt=0)
     """``DURABENCH_HOST_TIMEOUT_SEC``: how long an attempt's container work may wait for its
     host's worker; then the attempt starts over on whichever host takes it."""
@@ -121,6 +141,18 @@ class Settings(BaseSettings):
     sandbox_pids: int = Field(default=1024, gt=0)
     """``DURABENCH_SANDBOX_PIDS``: processes and threads each sandbox may hold at once, so a
     fork bomb stays inside it."""
+    max_sandboxes: int = Field(
+        default_factory=lambda data: default_max_sandboxes(data.get("sandbox_memory_mb", 4096)),
+        ge=1,
+    )
+    """``DURABENCH_MAX_SANDBOXES``: attempts this worker host runs at once, across every run
+    (default: by memory, one per quarter of ``sandbox_memory_mb``; agents mostly wait)."""
+    max_verifiers: int = Field(
+        default_factory=lambda data: default_max_verifiers(data.get("sandbox_cpus", 2.0)),
+        ge=1,
+    )
+    """``DURABENCH_MAX_VERIFIERS``: verifiers this worker host runs at once (default: its CPU
+    count over ``sandbox_cpus``); the others wait, as long as their phase can spare."""
     collect_file_mb: int = Field(default=64, gt=0)
     """``DURABENCH_COLLECT_FILE_MB``: the largest file kept from an attempt (a transcript
     past it keeps its last part); larger files are left out, and the result says so."""

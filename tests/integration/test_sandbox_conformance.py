@@ -52,3 +52,21 @@ async def test_stop_is_idempotent_and_removes(settings: Settings) -> None:
     await sb.stop(delete=True)
     with pytest.raises(SandboxError, match="gone"):
         await sb.exec(["true"])
+
+
+async def test_start_reattaches_to_a_container_of_the_same_name(settings: Settings) -> None:
+    """A restarted worker starts an attempt's sandbox again: it gets the same container."""
+    spec = SandboxSpec(
+        name=f"durabench-conformance-{uuid.uuid4().hex[:8]}", image=settings.base_image
+    )
+    first = get_backend("docker")(spec)
+    made = await first.start()
+    try:
+        await first.write_file("/tmp/kept", "here")
+        again = get_backend("docker")(spec)
+        assert await again.start() == made
+        await again.stop(delete=False)  # stopped, not removed: start runs it again
+        assert await get_backend("docker")(spec).start() == made
+        assert (await first.exec(["cat", "/tmp/kept"])).stdout == "here"
+    finally:
+        await first.stop(delete=True)

@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import os
 import socket
 from pathlib import Path
 
 import pytest
 
 from durabench.errors import ConfigError
-from durabench.settings import Settings, default_max_sandboxes
+from durabench.settings import Settings, default_max_sandboxes, default_max_verifiers
 
 
 def test_host_settings_come_from_the_environment(
@@ -71,8 +70,27 @@ def test_sandbox_limits_and_accounts_come_from_the_environment(
         monkeypatch.delenv(var)
 
 
-def test_default_sandboxes_fit_the_machine() -> None:
-    assert 1 <= default_max_sandboxes() <= (os.cpu_count() or 1)
+def test_default_sandboxes_follow_memory_not_cpus() -> None:
+    """Agents mostly wait on a model API: a host admits by memory, not by its CPU count.
+
+    A sandbox's memory limit is a ceiling Docker does not reserve; the default counts each
+    sandbox at a quarter of it, so 23.5 GiB and 4 GiB sandboxes admit 23 on any CPU count.
+    """
+    assert default_max_sandboxes(4096, host_memory_mib=24064) == 23
+    assert default_max_sandboxes(8192, host_memory_mib=24064) == 11  # bigger sandboxes, fewer
+    assert default_max_sandboxes(4096, host_memory_mib=512) == 1  # always at least one
+
+
+def test_the_default_follows_the_sandbox_memory_setting(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("DURABENCH_HOME", str(tmp_path))
+    monkeypatch.setenv("DURABENCH_SANDBOX_MEMORY_MB", "1024")
+    small = Settings.from_env().max_sandboxes
+    monkeypatch.setenv("DURABENCH_SANDBOX_MEMORY_MB", "8192")
+    large = Settings.from_env().max_sandboxes
+    assert (small, large) == (default_max_sandboxes(1024), default_max_sandboxes(8192))
+    assert small > large >= 1
 
 
 def test_the_gateway_settings_are_read_and_checked(
@@ -90,4 +108,21 @@ def test_the_gateway_settings_are_read_and_checked(
     assert settings.gateway_budget_tokens == 500_000
     monkeypatch.setenv("DURABENCH_BUDGET_TOKENS", "-3")
     with pytest.raises(ConfigError, match="DURABENCH_BUDGET_TOKENS='-3'"):
+        Settings.from_env()
+
+
+def test_verifiers_have_a_smaller_limit_by_cpus(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Verifiers are CPU-bound: as many at once as the CPUs hold sandboxes' CPU limits."""
+    assert default_max_verifiers(2.0, host_cpus=2) == 1
+    assert default_max_verifiers(0.5, host_cpus=8) == 16
+    assert default_max_verifiers(4.0, host_cpus=2) == 1  # always at least one
+    monkeypatch.setenv("DURABENCH_HOME", str(tmp_path))
+    monkeypatch.setenv("DURABENCH_SANDBOX_CPUS", "1")
+    assert Settings.from_env().max_verifiers == default_max_verifiers(1.0)
+    monkeypatch.setenv("DURABENCH_MAX_VERIFIERS", "3")
+    assert Settings.from_env().max_verifiers == 3
+    monkeypatch.setenv("DURABENCH_MAX_VERIFIERS", "0")
+    with pytest.raises(ConfigError, match="DURABENCH_MAX_VERIFIERS='0'"):
         Settings.from_env()

@@ -12,11 +12,13 @@ import asyncio
 import time
 from collections.abc import Mapping
 from contextlib import suppress
+from http import HTTPStatus
 from pathlib import Path, PurePosixPath
-from typing import Any
+from typing import Any, cast
 
 import docker
 import docker.errors
+from docker.models import containers as docker_containers
 from docker.models.containers import Container
 from docker.types import DriverConfig, Mount
 from docker.utils.socket import demux_adaptor, frames_iter
@@ -96,31 +98,62 @@ class DockerSandbox(Sandbox):
         except docker.errors.NotFound:
             return None
 
+    def _run_args(self) -> dict[str, Any]:
+        return {
+            "image": self.spec.image,
+            "entrypoint": ["sleep", "infinity"],
+            "command": [],
+            "name": self.spec.name,
+            "labels": self.spec.labels,
+            "detach": True,
+            "init": True,
+            "network_mode": self.spec.network,
+            "mem_limit": f"{self.spec.memory_mb}m",
+            "nano_cpus": int(self.spec.cpus * 1e9),
+            "pids_limit": self.spec.pids_limit,
+            "cap_drop": ["ALL"],
+            "cap_add": list(self.spec.cap_add),
+            "security_opt": ["no-new-privileges:true"] if self.spec.no_new_privileges else [],
+            "volumes": {h: {"bind": c, "mode": "rw"} for h, c in self.spec.mounts.items()},
+            "mounts": [_memory_volume(p, mb) for p, mb in self.spec.tmpfs.items()],
+            "storage_opt": {"size": f"{self.spec.disk_gb}G"} if self.spec.disk_gb else None,
+        }
+
+    def _create_and_start(self) -> Container | None:
+        """Create and start in two daemon calls; None when the name is taken already.
+
+        ``containers.run`` looks the container up again after creating it, and a lookup
+        before creating costs a call on every fresh attempt: a taken name (a re-attach)
+        is learnt from the create's conflict instead.
+        """
+        api = self.client.api
+        args = self._run_args()
+        args.pop("detach")
+        create = docker_containers._create_container_args(  # type: ignore[attr-defined]
+            {**args, "version": api.api_version}
+        )
+        try:
+            made = api.create_container(**create)
+        except docker.errors.ImageNotFound:  # not here: ``run`` pulls it, as before
+            return cast(Container, self.client.containers.run(**self._run_args()))
+        except docker.errors.APIError as exc:
+            if exc.status_code == HTTPStatus.CONFLICT:
+                return None
+            raise
+        api.start(made["Id"])
+        return self.client.containers.prepare_model({"Id": made["Id"]})
+
     def _start_sync(self) -> str:
         with map_docker_errors(f"starting container {self.spec.name}"):
-            container = self._find()
+            container = self._create_and_start()
             if container is None:
-                container = self.client.containers.run(
-                    self.spec.image,
-                    entrypoint=["sleep", "infinity"],
-                    command=[],
-                    name=self.spec.name,
-                    labels=self.spec.labels,
-                    detach=True,
-                    init=True,
-                    network_mode=self.spec.network,
-                    mem_limit=f"{self.spec.memory_mb}m",
-                    nano_cpus=int(self.spec.cpus * 1e9),
-                    pids_limit=self.spec.pids_limit,
-                    cap_drop=["ALL"],
-                    cap_add=list(self.spec.cap_add),
-                    security_opt=["no-new-privileges:true"] if self.spec.no_new_privileges else [],
-                    volumes={h: {"bind": c, "mode": "rw"} for h, c in self.spec.mounts.items()},
-                    mounts=[_memory_volume(p, mb) for p, mb in self.spec.tmpfs.items()],
-                    storage_opt={"size": f"{self.spec.disk_gb}G"} if self.spec.disk_gb else None,
-                )
-            elif container.status != "running":
-                container.start()
+                container = self._find()
+                if container is None:  # removed between the conflict and the lookup
+                    container = self._create_and_start()
+                elif container.status != "running":
+                    container.start()
+            if container is None:
+                raise SandboxError(f"container {self.spec.name} could not be created")
             self._container = container
             return str(container.id)
 
@@ -136,14 +169,15 @@ class DockerSandbox(Sandbox):
         return self._container
 
     def _stop_sync(self, delete: bool) -> None:
+        api = self.client.api
         with map_docker_errors(f"removing container {self.spec.name}"):
-            container = self._find()
-            if container is None:
-                return
-            if delete:
-                container.remove(force=True, v=True)  # its anonymous /logs volume too
-            else:
-                container.stop(timeout=_KILL_GRACE_S)
+            try:  # by name, no lookup first: a missing container is fine
+                if delete:
+                    api.remove_container(self.spec.name, force=True, v=True)  # its /logs too
+                else:
+                    api.stop(self.spec.name, timeout=_KILL_GRACE_S)
+            except docker.errors.NotFound:
+                pass
             self._container = None
 
     async def stop(self, delete: bool = True) -> None:
