@@ -46,7 +46,7 @@ with workflow.unsafe.imports_passed_through():
         ServiceTarget,
     )
     from durabench.service.payloads import EvaluateAttemptInput
-    from workflows.attempt_so_far import AttemptSoFar, Judged
+    from workflows.attempt_so_far import AttemptSoFar, Judged, attempt_result
     from workflows.policies import (
         AFTER_AGENT,
         AFTER_AGENT_BOUND,
@@ -194,8 +194,8 @@ class AgentRunWorkflow:
             collected = await self._collect(ref)
             await self._teardown(ref)
             await self._forget_left_behind()
-        fields = so_far.fields(collected.cut if collected else ())
-        return await self._finish(ref, {**fields, "hosts": tuple(self.hosts)})
+        cut = collected.cut if collected else ()
+        return await self._finish(ref, so_far.result(ref, self._timings(), self.hosts, cut))
 
     async def _move(self, ref: AttemptRef) -> AttemptRef:
         """The host is gone: claim one again; on another host start over, fresh."""
@@ -273,11 +273,11 @@ class AgentRunWorkflow:
             if so_far.image is not None:  # the image is prepared: a container may exist
                 await self._collect(ref)
                 await self._teardown(ref)
-        return await self._finish(ref, so_far.fields())
+        return await self._finish(ref, so_far.result(ref, self._timings()))
 
-    async def _finish(self, ref: AttemptRef, fields: dict[str, Any]) -> AttemptResult:
+    async def _finish(self, ref: AttemptRef, result: AttemptResult) -> AttemptResult:
         """Record the attempt, then have the service grade it if one does."""
-        result = await self._record(ref, fields)
+        await save_result(ref, result)
         if workflow.patched(OUTCOME_ATTRIBUTES):
             workflow.upsert_search_attributes(for_result(result))
         if ref.service is not None:
@@ -385,26 +385,23 @@ class AgentRunWorkflow:
         """The host the attempt runs on (its queue on the pinned path, which names none)."""
         return self.hosts[-1] if self.hosts else self.host_queue
 
-    async def _record(self, ref: AttemptRef, fields: dict[str, Any]) -> AttemptResult:
-        return await record_attempt(ref, timings=tuple(self.timings), **fields)
+    def _timings(self) -> tuple[PhaseTiming, ...]:
+        return tuple(self.timings)
 
 
 async def record_attempt(ref: AttemptRef, **fields: Any) -> AttemptResult:
-    """Build the attempt's result from ``fields`` and persist it (``result.json``).
+    """Build the attempt's result from ``fields`` and persist it (``result.json``)."""
+    result = attempt_result(ref, **fields)
+    await save_result(ref, result)
+    return result
+
+
+async def save_result(ref: AttemptRef, result: AttemptResult) -> None:
+    """Persist the attempt's result (``result.json``).
 
     It retries for hours: a workflow that failed here would have the pair start a new
     attempt, and pay for a new session, for want of a file write.
     """
-    result = AttemptResult(
-        run_id=ref.run_id,
-        task_id=ref.task.task_id,
-        lane=ref.lane,
-        attempt=ref.attempt,
-        agent=ref.agent,
-        model=ref.model,
-        account=ref.account,
-        **fields,
-    )
     await workflow.execute_activity_method(
         ResultActivities.record_attempt,
         result,
@@ -413,7 +410,6 @@ async def record_attempt(ref: AttemptRef, **fields: Any) -> AttemptResult:
         retry_policy=AFTER_AGENT,
         summary=f"{_label(ref)} · {result.exit_class} · result.json",
     )
-    return result
 
 
 def _label(ref: AttemptRef) -> str:

@@ -1,8 +1,8 @@
-"""What an attempt's phases have found so far, typed, and the fields of its result.
+"""What an attempt's phases have found so far, typed, and the result it comes to.
 
 ``AgentRunWorkflow`` fills one in phase by phase; whatever the attempt came to (judged,
-failed, moved to another host and begun again), :meth:`AttemptSoFar.fields` turns it into
-the keyword fields of its ``AttemptResult``.
+failed, moved to another host and begun again), :meth:`AttemptSoFar.result` turns it into
+its ``AttemptResult``.
 """
 
 from __future__ import annotations
@@ -15,13 +15,31 @@ from temporalio import workflow
 with workflow.unsafe.imports_passed_through():
     from durabench.models import (
         AgentRunOutput,
+        AttemptRef,
+        AttemptResult,
+        PhaseTiming,
         PreparedImage,
         ProvisionOutput,
         Verdict,
         VerifyOutput,
     )
 
-__all__ = ["AttemptSoFar", "Judged"]
+__all__ = ["AttemptSoFar", "Judged", "attempt_result"]
+
+
+def attempt_result(ref: AttemptRef, **fields: Any) -> AttemptResult:
+    """The attempt's result: its identity from ``ref``, the rest from ``fields``."""
+    return AttemptResult(
+        run_id=ref.run_id,
+        task_id=ref.task.task_id,
+        lane=ref.lane,
+        attempt=ref.attempt,
+        agent=ref.agent,
+        model=ref.model,
+        account=ref.account,
+        **fields,
+    )
+
 
 _VERDICT_FIELDS = {
     "exit_class",
@@ -101,3 +119,19 @@ class AttemptSoFar:
         if left_out:
             fields["left_out"] = left_out
         return fields
+
+    def result(
+        self,
+        ref: AttemptRef,
+        timings: tuple[PhaseTiming, ...],
+        hosts: list[str] | None = None,
+        collected_cut: tuple[str, ...] = (),
+    ) -> AttemptResult:
+        """The attempt's result, with its phases' timings and what collecting left out.
+
+        ``hosts``: the hosts it ran on (``None`` on the pinned path, which names none).
+        """
+        fields = self.fields(collected_cut)
+        if hosts is not None:
+            fields["hosts"] = tuple(hosts)
+        return attempt_result(ref, timings=timings, **fields)

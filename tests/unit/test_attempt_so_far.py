@@ -4,9 +4,11 @@ from __future__ import annotations
 
 from durabench.models import (
     AgentRunOutput,
+    AttemptRef,
     AttemptResult,
     PreparedImage,
     ProvisionOutput,
+    TaskRef,
     Verdict,
     VerifyOutput,
 )
@@ -26,9 +28,13 @@ def _judged(cli_version: str | None = None) -> Judged:
     return Judged(AGENT, VerifyOutput(reward=1.0), "", verdict)
 
 
+def _ref() -> AttemptRef:
+    task = TaskRef(task_id="t1", task_dir="/tasks/t1")
+    return AttemptRef(run_id="r1", task=task, lane="baseline", agent="claude-code", model="m")
+
+
 def _result(so_far: AttemptSoFar, cut: tuple[str, ...] = ()) -> AttemptResult:
-    ids = {"run_id": "r", "task_id": "t", "lane": "baseline", "attempt": 1}
-    return AttemptResult(**ids, agent="claude", model="m", **so_far.fields(cut))
+    return so_far.result(_ref(), (), ["host-1"], cut)
 
 
 def test_a_judged_attempt_carries_every_phase() -> None:
@@ -41,6 +47,7 @@ def test_a_judged_attempt_carries_every_phase() -> None:
     assert (result.exit_class, result.reward, result.files_changed) == ("completed", 1.0, 2)
     assert result.cli_version == "1.0"
     assert result.left_out == ("x", "y")
+    assert (result.run_id, result.task_id, result.hosts) == ("r1", "t1", ("host-1",))
 
 
 def test_the_transcript_names_the_cli_version_over_the_provisioned_one() -> None:
