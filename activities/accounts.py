@@ -11,11 +11,13 @@ import asyncio
 import random
 import time
 from datetime import UTC, datetime
+from typing import Any
 
 from temporalio import activity
 from temporalio.client import (
     Client,
     WorkflowExecutionStatus,
+    WorkflowHandle,
     WorkflowQueryFailedError,
     WorkflowUpdateFailedError,
 )
@@ -26,6 +28,14 @@ from temporalio.service import RPCError, RPCStatusCode
 from activities.boundary import KnownSecrets, scrubbed
 from activities.heartbeat import heartbeating
 from durabench.accounts import Pool, load_accounts, pool_accounts
+from durabench.accounts.pool_wire import (
+    LEASE,
+    POOL_WORKFLOW,
+    RELEASE,
+    SET_ACCOUNTS,
+    SNAPSHOT,
+    pool_workflow_id,
+)
 from durabench.errors import AccountError
 from durabench.models import (
     AccountHealth,
@@ -38,12 +48,63 @@ from durabench.models import (
     VanishedInput,
 )
 from durabench.settings import Settings
-from workflows.account_pool import AccountPoolWorkflow, pool_workflow_id
 
-__all__ = ["AccountActivities", "PoolUnanswered", "account_health", "pool_snapshot", "sync_pool"]
+__all__ = [
+    "AccountActivities",
+    "PoolHandle",
+    "PoolUnanswered",
+    "account_health",
+    "pool_snapshot",
+    "sync_pool",
+]
 
 _ANSWER_S = 10.0
 """How long a pool update or query may wait for a worker to answer."""
+
+
+class PoolHandle:
+    """The pool workflow, addressed by its names on the wire, its messages typed.
+
+    The workflow sits a layer up (it calls ``vanished_holders``), so this layer cannot
+    use its methods as a typed handle; these do the same for the calls made here.
+    """
+
+    def __init__(self, handle: WorkflowHandle[Any, Any]) -> None:
+        self.handle = handle
+
+    @classmethod
+    async def start(cls, client: Client, task_queue: str, state: PoolState) -> PoolHandle:
+        """The deployment's pool, started with ``state`` unless it runs already."""
+        handle = await client.start_workflow(
+            POOL_WORKFLOW,
+            state,
+            id=pool_workflow_id(task_queue),
+            task_queue=task_queue,
+            id_conflict_policy=WorkflowIDConflictPolicy.USE_EXISTING,
+            static_summary="agent account leases",
+        )
+        return cls(handle)
+
+    async def set_accounts(self, accounts: PoolAccounts) -> PoolState:
+        """The ``set_accounts`` update: the synced accounts in, the pool's state out."""
+        state: PoolState = await self.handle.execute_update(
+            SET_ACCOUNTS, accounts, result_type=PoolState
+        )
+        return state
+
+    async def lease(self, req: LeaseRequest) -> LeaseGrant:
+        """The ``lease`` update: a slot, or why none."""
+        grant: LeaseGrant = await self.handle.execute_update(LEASE, req, result_type=LeaseGrant)
+        return grant
+
+    async def release(self, req: ReleaseRequest) -> None:
+        """The ``release`` update: the lease ends."""
+        await self.handle.execute_update(RELEASE, req)
+
+    async def snapshot(self) -> PoolState:
+        """The ``snapshot`` query: the pool's state."""
+        state: PoolState = await self.handle.query(SNAPSHOT, result_type=PoolState)
+        return state
 
 
 async def sync_pool(
@@ -65,16 +126,9 @@ async def sync_pool(
     synced = PoolAccounts(
         accounts=pool_accounts(accounts, check=check_secrets), checked=check_secrets
     )
-    handle = await client.start_workflow(
-        AccountPoolWorkflow.run,
-        PoolState(accounts=synced.accounts),
-        id=pool_workflow_id(settings.task_queue),
-        task_queue=settings.task_queue,
-        id_conflict_policy=WorkflowIDConflictPolicy.USE_EXISTING,
-        static_summary="agent account leases",
-    )
+    pool = await PoolHandle.start(client, settings.task_queue, PoolState(accounts=synced.accounts))
     try:
-        update = handle.execute_update(AccountPoolWorkflow.set_accounts, synced)
+        update = pool.set_accounts(synced)
         return await asyncio.wait_for(update, timeout=_ANSWER_S)
     except TimeoutError:
         raise PoolUnanswered(
@@ -89,9 +143,9 @@ class PoolUnanswered(Exception):
 
 async def pool_snapshot(client: Client, settings: Settings) -> PoolState | None:
     """The pool's state, or ``None`` when it is not running or no worker answers."""
-    handle = client.get_workflow_handle(pool_workflow_id(settings.task_queue))
+    pool = PoolHandle(client.get_workflow_handle(pool_workflow_id(settings.task_queue)))
     try:
-        query = handle.query(AccountPoolWorkflow.snapshot)
+        query = pool.snapshot()
         return await asyncio.wait_for(query, timeout=_ANSWER_S)
     except (RPCError, WorkflowQueryFailedError, TimeoutError):
         return None
@@ -112,7 +166,7 @@ class AccountActivities:
 
     def __init__(self, client: Client, settings: Settings) -> None:
         self.client = client
-        self.pool_id = pool_workflow_id(settings.task_queue)
+        self.pool = PoolHandle(client.get_workflow_handle(pool_workflow_id(settings.task_queue)))
         self.secrets = KnownSecrets(settings.accounts_file)
 
     @activity.defn(name="lease_account")
@@ -124,9 +178,8 @@ class AccountActivities:
             AccountError: the pool has no account for the agent (not retried).
             ApplicationError: the pool is not running (retried: a sync starts it).
         """
-        handle = self.client.get_workflow_handle(self.pool_id)
         try:
-            return await handle.execute_update(AccountPoolWorkflow.lease, req)
+            return await self.pool.lease(req)
         except WorkflowUpdateFailedError as exc:
             cause = exc.cause
             if isinstance(cause, ApplicationError) and cause.type == _CONTINUED:
@@ -160,9 +213,8 @@ class AccountActivities:
     @scrubbed
     async def release_account(self, req: ReleaseRequest) -> None:
         """Give a slot back; a pool that is gone has nothing left to release."""
-        handle = self.client.get_workflow_handle(self.pool_id)
         try:
-            await handle.execute_update(AccountPoolWorkflow.release, req)
+            await self.pool.release(req)
         except RPCError as exc:
             if exc.status != RPCStatusCode.NOT_FOUND:
                 raise

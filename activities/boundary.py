@@ -22,9 +22,9 @@ from __future__ import annotations
 import functools
 import os
 import traceback
-from collections.abc import Awaitable, Callable, Coroutine, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
-from typing import Any, Concatenate, ParamSpec, Protocol, TypeVar, cast
+from typing import Any, ParamSpec, Protocol, TypeVar, cast
 
 from pydantic import BaseModel
 from temporalio.exceptions import ApplicationError, CancelledError, FailureError
@@ -44,7 +44,7 @@ log = get_logger("durabench.activities")
 T = TypeVar("T")
 R = TypeVar("R")
 P = ParamSpec("P")
-S = TypeVar("S", bound="Scrubs")
+M = TypeVar("M", bound=Callable[..., Awaitable[Any]])
 
 
 class KnownSecrets:
@@ -131,16 +131,16 @@ def boundary_error(exc: Exception, secrets: Callable[[], Sequence[str]]) -> Appl
     return ApplicationError(scrub_text(text, known), type=name, non_retryable=non_retryable)
 
 
-def scrubbed(
-    method: Callable[Concatenate[S, P], Awaitable[R]],
-) -> Callable[Concatenate[S, P], Coroutine[Any, Any, R]]:
+def scrubbed(method: M) -> M:
     """Wrap an activity method so its failures and its result leave scrubbed.
 
     Goes under ``@activity.defn``, which reads the method's signature through the wrapper.
+    It returns the method's own type (its ``self`` by name, as Temporal's typed activity
+    calls expect), so a workflow's call is checked against the method itself.
     """
 
     @functools.wraps(method)
-    async def at_boundary(self: S, /, *args: P.args, **kwargs: P.kwargs) -> R:
+    async def at_boundary(self: Scrubs, /, *args: Any, **kwargs: Any) -> Any:
         try:
             result = await method(self, *args, **kwargs)
         except CancelledError:  # Temporal's own cancellation: it must stay one
@@ -149,4 +149,4 @@ def scrubbed(
             raise boundary_error(exc, self.secrets) from None
         return scrub_value(result, self.secrets())
 
-    return at_boundary
+    return cast(M, at_boundary)

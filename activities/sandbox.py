@@ -347,8 +347,11 @@ class SandboxActivities:
 
     @activity.defn(name="collect_artifacts")
     @scrubbed
-    async def collect_artifacts(self, ref: AttemptRef) -> CollectOutput:
-        """Copy logs, instruction and MCP config to the attempt directory, secrets scrubbed."""
+    async def collect_artifacts(self, ref: AttemptRef) -> CollectOutput | None:
+        """Copy logs, instruction and MCP config to the attempt directory, secrets scrubbed.
+
+        Always an output; ``None`` only in histories from before collection limits.
+        """
         async with heartbeating(f"collecting {ref.container_name}"):
             return await self._attempt(ref).collect()
 

@@ -21,7 +21,16 @@ from datetime import timedelta
 from temporalio import workflow
 
 with workflow.unsafe.imports_passed_through():
+    from activities.accounts import AccountActivities
     from durabench.accounts import Pool
+    from durabench.accounts.pool_wire import (
+        LEASE,
+        POOL_WORKFLOW,
+        RELEASE,
+        SET_ACCOUNTS,
+        SNAPSHOT,
+        pool_workflow_id,
+    )
     from durabench.models import (
         LeaseGrant,
         LeaseRequest,
@@ -39,25 +48,18 @@ UPDATE_COUNT = "pool-continue-as-new-by-updates"
 by history length or when the server suggested it)."""
 
 
-def pool_workflow_id(task_queue: str) -> str:
-    """The pool's workflow id for the deployment whose shared queue is ``task_queue``."""
-    return f"{task_queue}/accounts"
-
-
 async def vanished(holders: tuple[tuple[str, str], ...], summary: str) -> list[tuple[str, str]]:
     """Which of ``(workflow id, run id)`` no longer run (run id ``""``: the latest run)."""
-    gone: list[tuple[str, str]] = await workflow.execute_activity(
-        "vanished_holders",
+    return await workflow.execute_activity_method(
+        AccountActivities.vanished_holders,
         VanishedInput(holders=holders),
-        result_type=list[tuple[str, str]],
         start_to_close_timeout=SHORT,
         retry_policy=RETRY,
         summary=summary,
     )
-    return gone
 
 
-@workflow.defn
+@workflow.defn(name=POOL_WORKFLOW)
 class AccountPoolWorkflow:
     """Leases, cooldowns and health of every agent account; runs until terminated."""
 
@@ -104,19 +106,19 @@ class AccountPoolWorkflow:
                 lease.label,
             )
 
-    @workflow.query
+    @workflow.query(name=SNAPSHOT)
     def snapshot(self) -> PoolState:
         """The pool's state: accounts, leases, cooldowns (health is computed from it)."""
         return self.pool.state
 
-    @workflow.update
+    @workflow.update(name=SET_ACCOUNTS)
     def set_accounts(self, accounts: PoolAccounts) -> PoolState:
         """Take the accounts as synced from ``accounts.toml``; leases are kept."""
         self.updates += 1
         self.pool.set_accounts(accounts.accounts, accounts.checked)
         return self.pool.state
 
-    @workflow.update
+    @workflow.update(name=LEASE)
     def lease(self, req: LeaseRequest) -> LeaseGrant:
         """A slot of a healthy account of the agent, or why none and when to ask again.
 
@@ -135,7 +137,7 @@ class AccountPoolWorkflow:
                 "and run `python -m starter accounts sync`"
             )
 
-    @workflow.update
+    @workflow.update(name=RELEASE)
     def release(self, req: ReleaseRequest) -> None:
         """End a lease; a usage cap puts its account in cooldown until the cap resets."""
         self.updates += 1

@@ -17,6 +17,7 @@ schedule-to-start timeout).
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from datetime import timedelta
 from typing import Any, TypeVar, cast
 
@@ -32,8 +33,8 @@ from temporalio.exceptions import (
 from temporalio.workflow import ActivityCancellationType
 
 with workflow.unsafe.imports_passed_through():
+    from activities import ResultActivities, SandboxActivities, ServiceActivities
     from durabench.models import (
-        AgentRunOutput,
         AttemptRef,
         AttemptResult,
         ClassifyAttemptInput,
@@ -41,14 +42,11 @@ with workflow.unsafe.imports_passed_through():
         HostClaim,
         Phase,
         PhaseTiming,
-        PreparedImage,
         ProvisionInput,
-        ProvisionOutput,
         ServiceTarget,
-        Verdict,
-        VerifyOutput,
     )
     from durabench.service.payloads import EvaluateAttemptInput
+    from workflows.attempt_so_far import AttemptSoFar, Judged, attempt_result
     from workflows.policies import (
         AFTER_AGENT,
         AFTER_AGENT_BOUND,
@@ -65,6 +63,7 @@ with workflow.unsafe.imports_passed_through():
 
 __all__ = ["AgentRunWorkflow", "failure_reason", "host_lost", "record_attempt"]
 
+A = TypeVar("A")
 T = TypeVar("T")
 
 _SLACK = timedelta(minutes=5)
@@ -117,22 +116,21 @@ class AgentRunWorkflow:
 
     async def _phase(
         self,
-        name: Phase,
-        arg: Any,
-        result_type: type[T],
+        phase: Callable[[SandboxActivities, A], Awaitable[T]],
+        arg: A,
         timeout: timedelta,
         retry: RetryPolicy = RETRY,
         bound: timedelta | None = None,
         detail: str = "",
     ) -> T:
-        ref: AttemptRef = arg.ref if hasattr(arg, "ref") else arg
+        ref = cast(AttemptRef, getattr(arg, "ref", arg))
+        name = cast(Phase, phase.__name__)  # each sandbox activity is named for its method
         detail = f"{detail} on {self._host()}" if self.host_queue else detail
         started = workflow.now()
         try:
-            result = await workflow.execute_activity(
-                name,
+            return await workflow.execute_activity_method(
+                phase,
                 arg,
-                result_type=result_type,
                 task_queue=self.host_queue or None,
                 schedule_to_start_timeout=self.host_timeout,
                 start_to_close_timeout=timeout,
@@ -144,7 +142,6 @@ class AgentRunWorkflow:
                 else ActivityCancellationType.TRY_CANCEL,
                 summary=f"{_label(ref)} · {detail}",
             )
-            return cast(T, result)
         finally:
             self.timings.append(
                 PhaseTiming(phase=name, started_at=started, finished_at=workflow.now())
@@ -159,10 +156,9 @@ class AgentRunWorkflow:
         return await self._run_pinned(ref)
 
     async def _claim(self, ref: AttemptRef) -> HostClaim:
-        claim: HostClaim = await workflow.execute_activity(
-            "claim_host",
+        claim = await workflow.execute_activity_method(
+            SandboxActivities.claim_host,
             ref,
-            result_type=HostClaim,
             start_to_close_timeout=SHORT,
             retry_policy=CLAIM_RETRY,
             summary=f"{_label(ref)} · a host with room",
@@ -176,11 +172,11 @@ class AgentRunWorkflow:
     async def _run_placed(self, ref: AttemptRef) -> AttemptResult:
         """Claim a host with room; start over on another when the host disappears."""
         await self._claim(ref)
-        fields: dict[str, Any] = {}
+        so_far = AttemptSoFar()
         try:
             while True:
                 try:
-                    await self._phases(ref, fields)
+                    await self._phases(ref, so_far)
                     break
                 except ActivityError as err:
                     if not host_lost(err) or self.losses >= MAX_LOSSES:
@@ -188,25 +184,23 @@ class AgentRunWorkflow:
                     if ref.placement >= MAX_MOVES:
                         raise
                     self.losses += 1
-                    ref = await self._move(ref, fields)
+                    ref = await self._move(ref)
+                    so_far = AttemptSoFar()  # the phases run again and fill it in anew
         except ActivityError as err:
             if isinstance(err.cause, CancelledError):
                 raise  # the run is being cancelled: clean up, record nothing
-            fields.update(exit_class="infra_other", reason=failure_reason(err))
+            so_far.failure = failure_reason(err)
         finally:
             collected = await self._collect(ref)
             await self._teardown(ref)
             await self._forget_left_behind()
-        left_out = (*fields.pop("left_out", ()), *(collected.cut if collected else ()))
-        if left_out:
-            fields["left_out"] = left_out
-        return await self._finish(ref, {**fields, "hosts": tuple(self.hosts)})
+        cut = collected.cut if collected else ()
+        return await self._finish(ref, so_far.result(ref, self._timings(), self.hosts, cut))
 
-    async def _move(self, ref: AttemptRef, fields: dict[str, Any]) -> AttemptRef:
+    async def _move(self, ref: AttemptRef) -> AttemptRef:
         """The host is gone: claim one again; on another host start over, fresh."""
         lost, lost_queue = self.hosts[-1], self.host_queue
         claim = await self._claim(ref)
-        fields.clear()  # the phases run again and fill them in anew
         if claim.queue == lost_queue:
             workflow.logger.warning("host %s is back; %s carries on there", lost, ref.lane)
             return ref  # every phase is idempotent: it picks up where it was
@@ -219,8 +213,8 @@ class AgentRunWorkflow:
             claim.host_id,
         )
         self.left_behind.append(
-            workflow.start_activity(
-                "teardown_sandbox",
+            workflow.start_activity_method(
+                SandboxActivities.teardown_sandbox,
                 ref,
                 task_queue=lost_queue,
                 schedule_to_start_timeout=self.host_timeout,
@@ -244,61 +238,46 @@ class AgentRunWorkflow:
                     err.cause,
                 )
 
-    async def _phases(self, ref: AttemptRef, fields: dict[str, Any]) -> None:
-        """Prepare, provision, run, verify and classify; ``fields`` fill in as they go."""
-        image = await self._phase(
-            "prepare_image",
+    async def _phases(self, ref: AttemptRef, so_far: AttemptSoFar) -> None:
+        """Prepare, provision, run, verify and classify; ``so_far`` fills in as they go."""
+        image = so_far.image = await self._phase(
+            SandboxActivities.prepare_image,
             ref,
-            PreparedImage,
             timedelta(seconds=ref.task.build_timeout_sec) + _SLACK,
             detail=f"build limit {ref.task.build_timeout_sec:g} s",
         )
-        fields.update(
-            image=image.image,
-            dockerfile=image.dockerfile,
-            task_image_id=image.task_image_id,
-            agent_image_id=image.agent_image_id,
-        )
-        prov = await self._phase(
-            "provision_sandbox",
+        so_far.sandbox = await self._phase(
+            SandboxActivities.provision_sandbox,
             ProvisionInput(ref=ref, image=image.image),
-            ProvisionOutput,
             timedelta(minutes=10),
             detail=f"{ref.container_name} from image {image.image}",
         )
-        fields.update(
-            instruction_file=prov.instruction_file,
-            mcp_config=prov.mcp_config,
-            mcp_env_missing=prov.mcp_env_missing,
-            cli_version=prov.cli_version,
-        )
-        fields.update(await self._agent_verify_classify(ref))
+        so_far.judged = await self._agent_verify_classify(ref)
 
     async def _run_pinned(self, ref: AttemptRef) -> AttemptResult:
         """The path of histories from before host failover: one host, no moving."""
-        self.host_queue = await workflow.execute_activity(
-            "get_host_queue",
-            result_type=str,
+        self.host_queue = await workflow.execute_activity_method(
+            SandboxActivities.get_host_queue,
             start_to_close_timeout=SHORT,
             retry_policy=RETRY,
             summary=f"{_label(ref)} · this worker's host",
         )
-        fields: dict[str, Any] = {}
+        so_far = AttemptSoFar()
         try:
-            await self._phases(ref, fields)
+            await self._phases(ref, so_far)
         except ActivityError as err:
             if isinstance(err.cause, CancelledError):
                 raise  # the run is being cancelled: clean up, record nothing
-            fields.update(exit_class="infra_other", reason=failure_reason(err))
+            so_far.failure = failure_reason(err)
         finally:
-            if "image" in fields:  # the image is prepared: a container may exist
+            if so_far.image is not None:  # the image is prepared: a container may exist
                 await self._collect(ref)
                 await self._teardown(ref)
-        return await self._finish(ref, fields)
+        return await self._finish(ref, so_far.result(ref, self._timings()))
 
-    async def _finish(self, ref: AttemptRef, fields: dict[str, Any]) -> AttemptResult:
+    async def _finish(self, ref: AttemptRef, result: AttemptResult) -> AttemptResult:
         """Record the attempt, then have the service grade it if one does."""
-        result = await self._record(ref, fields)
+        await save_result(ref, result)
         if workflow.patched(OUTCOME_ATTRIBUTES):
             workflow.upsert_search_attributes(for_result(result))
         if ref.service is not None:
@@ -319,8 +298,8 @@ class AgentRunWorkflow:
             attempt=ref.attempt,
         )
         try:
-            await workflow.execute_activity(
-                "evaluate_attempt",
+            await workflow.execute_activity_method(
+                ServiceActivities.evaluate_attempt,
                 data,
                 start_to_close_timeout=timedelta(minutes=30),
                 heartbeat_timeout=timedelta(minutes=2),
@@ -332,60 +311,45 @@ class AgentRunWorkflow:
                 raise
             workflow.logger.error("grading %s %s failed: %s", ref.task.task_id, ref.lane, err.cause)
 
-    async def _agent_verify_classify(self, ref: AttemptRef) -> dict[str, Any]:
+    async def _agent_verify_classify(self, ref: AttemptRef) -> Judged:
         agent = await self._phase(
-            "run_agent",
+            SandboxActivities.run_agent,
             ref,
-            AgentRunOutput,
             timedelta(seconds=ref.task.agent_timeout_sec) + _SLACK,
             retry=REATTACH,
             detail=f"{ref.agent} · {ref.model} · time limit {ref.task.agent_timeout_sec:g} s",
         )
-        fields: dict[str, Any] = {
-            "agent_exit_code": agent.exit_code,
-            "timed_out": agent.timed_out,
-            "files_changed": agent.files_changed,
-            "wall_seconds": agent.wall_seconds,
-            "agent_reattached": agent.reattached,
-        }
-        if agent.cut:
-            fields["left_out"] = agent.cut
+        verified, verifier_error = None, ""
         try:
             if ref.service is None:  # a service grades after the attempt is recorded
                 verified = await self._phase(
-                    "verify",
+                    SandboxActivities.verify,
                     ref,
-                    VerifyOutput,
                     timedelta(seconds=ref.task.verifier_timeout_sec) + _SLACK,
                     detail=f"tests/test.sh, time limit {ref.task.verifier_timeout_sec:g} s",
                 )
-                fields.update(reward=verified.reward, build_failed=verified.build_failed)
         except ActivityError as err:
             if isinstance(err.cause, CancelledError) or host_lost(err):
                 raise  # a lost host is the attempt's to handle, not the verifier's verdict
-            fields["verifier_error"] = failure_reason(err)
+            verifier_error = failure_reason(err)
         facts = ClassifyAttemptInput(
             ref=ref,
             exit_code=agent.exit_code,
             timed_out=agent.timed_out,
             wall_seconds=agent.wall_seconds,
             files_changed=agent.files_changed,
-            build_failed=fields.get("build_failed", False),
+            build_failed=verified.build_failed if verified else False,
         )
         # The agent has run: giving up here would have the pair pay for a new session.
         verdict = await self._phase(
-            "classify_attempt",
+            SandboxActivities.classify_attempt,
             facts,
-            Verdict,
             timedelta(minutes=5),
             retry=AFTER_AGENT,
             bound=AFTER_AGENT_BOUND,
             detail=f"exit code {agent.exit_code}" + (", timed out" if agent.timed_out else ""),
         )
-        fields.update(verdict.model_dump(include=_VERDICT_FIELDS))
-        if verdict.cli_version:  # the transcript's word over ``--version``'s
-            fields["cli_version"] = verdict.cli_version
-        return fields
+        return Judged(agent, verified, verifier_error, verdict)
 
     async def _collect(self, ref: AttemptRef) -> CollectOutput | None:
         """Copy logs out, best effort: a failed copy loses logs, not the attempt's result.
@@ -394,9 +358,8 @@ class AgentRunWorkflow:
         """
         try:
             return await self._phase(
-                "collect_artifacts",
+                SandboxActivities.collect_artifacts,
                 ref,
-                CollectOutput | None,  # type: ignore[arg-type]
                 timedelta(minutes=10),
                 detail=f"logs and patch of {ref.container_name}",
             )
@@ -406,8 +369,8 @@ class AgentRunWorkflow:
 
     async def _teardown(self, ref: AttemptRef) -> None:
         try:
-            await workflow.execute_activity(
-                "teardown_sandbox",
+            await workflow.execute_activity_method(
+                SandboxActivities.teardown_sandbox,
                 ref,
                 task_queue=self.host_queue,
                 schedule_to_start_timeout=self.host_timeout,
@@ -422,50 +385,33 @@ class AgentRunWorkflow:
         """The host the attempt runs on (its queue on the pinned path, which names none)."""
         return self.hosts[-1] if self.hosts else self.host_queue
 
-    async def _record(self, ref: AttemptRef, fields: dict[str, Any]) -> AttemptResult:
-        return await record_attempt(ref, timings=tuple(self.timings), **fields)
+    def _timings(self) -> tuple[PhaseTiming, ...]:
+        return tuple(self.timings)
 
 
 async def record_attempt(ref: AttemptRef, **fields: Any) -> AttemptResult:
-    """Build the attempt's result from ``fields`` and persist it (``result.json``).
+    """Build the attempt's result from ``fields`` and persist it (``result.json``)."""
+    result = attempt_result(ref, **fields)
+    await save_result(ref, result)
+    return result
+
+
+async def save_result(ref: AttemptRef, result: AttemptResult) -> None:
+    """Persist the attempt's result (``result.json``).
 
     It retries for hours: a workflow that failed here would have the pair start a new
     attempt, and pay for a new session, for want of a file write.
     """
-    result = AttemptResult(
-        run_id=ref.run_id,
-        task_id=ref.task.task_id,
-        lane=ref.lane,
-        attempt=ref.attempt,
-        agent=ref.agent,
-        model=ref.model,
-        account=ref.account,
-        **fields,
-    )
-    await workflow.execute_activity(
-        "record_attempt",
+    await workflow.execute_activity_method(
+        ResultActivities.record_attempt,
         result,
         start_to_close_timeout=SHORT,
         schedule_to_close_timeout=AFTER_AGENT_BOUND,
         retry_policy=AFTER_AGENT,
         summary=f"{_label(ref)} · {result.exit_class} · result.json",
     )
-    return result
 
 
 def _label(ref: AttemptRef) -> str:
     """``task · lane · attempt n``: what every activity summary of the attempt starts with."""
     return f"{ref.task.task_id} · {ref.lane} · attempt {ref.attempt}"
-
-
-_VERDICT_FIELDS = {
-    "exit_class",
-    "reason",
-    "served_model",
-    "tokens",
-    "cost_usd",
-    "signals",
-    "last_message",
-    "classifier_version",
-    "cap_resets_at",
-}

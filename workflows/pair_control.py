@@ -14,6 +14,7 @@ from temporalio import workflow
 from temporalio.exceptions import ActivityError, ApplicationError, CancelledError
 
 with workflow.unsafe.imports_passed_through():
+    from activities import ServiceActivities
     from durabench.models import ServiceTarget
     from durabench.service.payloads import ScoreRunInput
     from workflows.paired_task import pair_workflow_id
@@ -61,8 +62,8 @@ async def service_scores(service: ServiceTarget, run_id: str, lanes: tuple[str, 
     """Each lane's final score from the service; a failure leaves it out of the report."""
     for lane in lanes:
         try:
-            await workflow.execute_activity(
-                "score_run",
+            await workflow.execute_activity_method(
+                ServiceActivities.score_run,
                 ScoreRunInput(service=service, run_id=run_id, lane=lane),
                 start_to_close_timeout=timedelta(minutes=30),
                 heartbeat_timeout=timedelta(minutes=2),

@@ -23,6 +23,7 @@ from temporalio.exceptions import (
 from temporalio.workflow import ParentClosePolicy
 
 with workflow.unsafe.imports_passed_through():
+    from activities import AccountActivities
     from durabench.models import (
         ArmProgress,
         AttemptRef,
@@ -288,10 +289,9 @@ class PairedTaskWorkflow:
         note, busy = "asking the account pool", 0
         while True:
             self._waiting(ref, note, None)
-            grant: LeaseGrant = await workflow.execute_activity(
-                "lease_account",
+            grant = await workflow.execute_activity_method(
+                AccountActivities.lease_account,
                 req,
-                result_type=LeaseGrant,
                 start_to_close_timeout=SHORT,
                 retry_policy=POOL_RETRY,
                 summary=f"lease an account · {label}",
@@ -326,15 +326,14 @@ class PairedTaskWorkflow:
         gets when it asks again after ``resume``.
         """
         self._waiting(ref, why, None)
-        asking = workflow.start_activity(
-            "await_lease",
+        asking = workflow.start_activity_method(
+            AccountActivities.await_lease,
             AwaitLeaseInput(
                 request=req,
                 poll_sec=poll_sec,
                 max_poll_sec=BUSY_POLL_MAX.total_seconds(),
                 max_wait_sec=BUSY_WAIT.total_seconds(),
             ),
-            result_type=LeaseGrant,
             start_to_close_timeout=BUSY_WAIT + SHORT,
             heartbeat_timeout=HEARTBEAT,
             retry_policy=POOL_RETRY,
@@ -394,8 +393,8 @@ class PairedTaskWorkflow:
             cause=f"{lease.label}: {result.reason}" if capped and result else "",
         )
         try:
-            await workflow.execute_activity(
-                "release_account",
+            await workflow.execute_activity_method(
+                AccountActivities.release_account,
                 req,
                 start_to_close_timeout=SHORT,
                 retry_policy=POOL_RETRY,

@@ -27,6 +27,7 @@ from temporalio.exceptions import ApplicationError
 from temporalio.workflow import ParentClosePolicy
 
 with workflow.unsafe.imports_passed_through():
+    from activities import PlanActivities, ResultActivities
     from durabench.approval import approval_mismatches
     from durabench.models import (
         Approval,
@@ -34,14 +35,12 @@ with workflow.unsafe.imports_passed_through():
         Control,
         PairDone,
         PairInput,
-        PlanPage,
         PlanPageInput,
         PlanSummary,
         ProgressOutput,
         RecordRunInput,
         Rejection,
         ReportInput,
-        ReportOutput,
         RunOutcome,
         RunPhase,
         SuiteRunInput,
@@ -321,10 +320,9 @@ class SuiteRunWorkflow:
 
     async def _plan_and_approve(self, data: SuiteRunInput) -> RunOutcome | None:
         request = data.request
-        self._plan = await workflow.execute_activity(
-            "plan_run",
+        self._plan = await workflow.execute_activity_method(
+            PlanActivities.plan_run,
             request,
-            result_type=PlanSummary,
             start_to_close_timeout=timedelta(minutes=5),
             retry_policy=RETRY,
             summary=plan_summary(request),
@@ -355,8 +353,8 @@ class SuiteRunWorkflow:
             self._note = f"by {rejection.rejected_by}: {reason}" if rejection else reason
             self._set_phase("rejected")
             return RunOutcome(run_id=request.run_id, status="rejected", reason=reason)
-        await workflow.execute_activity(
-            "record_run",
+        await workflow.execute_activity_method(
+            PlanActivities.record_run,
             RecordRunInput(plan=self._plan, approval=self._approval),
             start_to_close_timeout=SHORT,
             retry_policy=RETRY,
@@ -404,10 +402,9 @@ class SuiteRunWorkflow:
         batched = workflow.patched(BATCHED_STARTS)
         req, index, started = plan.request, start, 0
         while index < plan.task_count:
-            page = await workflow.execute_activity(
-                "plan_page",
+            page = await workflow.execute_activity_method(
+                PlanActivities.plan_page,
                 PlanPageInput(run_id=req.run_id, offset=index, limit=PAGE_SIZE),
-                result_type=PlanPage,
                 start_to_close_timeout=SHORT,
                 retry_policy=RETRY,
                 summary=page_summary(index, PAGE_SIZE, plan.task_count),
@@ -469,10 +466,9 @@ class SuiteRunWorkflow:
         self._set_phase("reporting")
         if self._plan is not None and self._plan.request.service is not None:
             await service_scores(self._plan.request.service, self._run_id, self._plan.lanes)
-        report = await workflow.execute_activity(
-            "write_report",
+        report = await workflow.execute_activity_method(
+            ResultActivities.write_report,
             ReportInput(run_id=self._run_id, approval=self._approval),
-            result_type=ReportOutput,
             start_to_close_timeout=timedelta(minutes=10),
             retry_policy=RETRY,
             summary=f"{self._done} pairs: results.json, report.md, report.html",

@@ -1,6 +1,7 @@
 """The tree's layers hold: no import runs back up a layer, and no import cycle.
 
-From the bottom: the domain (``durabench``, no Temporal), ``workflows``, ``activities``,
+From the bottom: the domain (``durabench``, no Temporal), ``activities``, ``workflows``
+(which call activities by reference, so a reader and mypy follow each call),
 ``runtime`` (connecting, workers, sweeping), then the CLI (``starter``) and the
 benchmarks (``bench``, which use the runtime, never the CLI), then ``worker.py``. Imports
 inside functions count: a lazy import that runs up a layer is the same cycle, hidden.
@@ -16,8 +17,8 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[2]
 LAYERS = {
     "durabench": 0,
-    "workflows": 1,
-    "activities": 2,
+    "activities": 1,
+    "workflows": 2,
     "runtime": 3,
     "starter": 4,
     "bench": 4,

@@ -1,0 +1,61 @@
+"""An attempt's typed partial result turns into the same result fields the phases found."""
+
+from __future__ import annotations
+
+from durabench.models import (
+    AgentRunOutput,
+    AttemptRef,
+    AttemptResult,
+    PreparedImage,
+    ProvisionOutput,
+    TaskRef,
+    Verdict,
+    VerifyOutput,
+)
+from workflows.attempt_so_far import AttemptSoFar, Judged
+
+IMAGE = PreparedImage(image="img:1", dockerfile="FROM x", task_image_id="t", agent_image_id="a")
+SANDBOX = ProvisionOutput(
+    container_id="c", instruction_file="AGENTS.md", mcp_config=True, cli_version="1.0"
+)
+AGENT = AgentRunOutput(exit_code=0, timed_out=False, files_changed=2, wall_seconds=3.0, cut=("x",))
+
+
+def _judged(cli_version: str | None = None) -> Judged:
+    verdict = Verdict(
+        exit_class="completed", reason="ok", classifier_version=3, cli_version=cli_version
+    )
+    return Judged(AGENT, VerifyOutput(reward=1.0), "", verdict)
+
+
+def _ref() -> AttemptRef:
+    task = TaskRef(task_id="t1", task_dir="/tasks/t1")
+    return AttemptRef(run_id="r1", task=task, lane="baseline", agent="claude-code", model="m")
+
+
+def _result(so_far: AttemptSoFar, cut: tuple[str, ...] = ()) -> AttemptResult:
+    return so_far.result(_ref(), (), ["host-1"], cut)
+
+
+def test_a_judged_attempt_carries_every_phase() -> None:
+    result = _result(AttemptSoFar(IMAGE, SANDBOX, _judged()), cut=("y",))
+    assert (result.image, result.instruction_file, result.mcp_config) == (
+        "img:1",
+        "AGENTS.md",
+        True,
+    )
+    assert (result.exit_class, result.reward, result.files_changed) == ("completed", 1.0, 2)
+    assert result.cli_version == "1.0"
+    assert result.left_out == ("x", "y")
+    assert (result.run_id, result.task_id, result.hosts) == ("r1", "t1", ("host-1",))
+
+
+def test_the_transcript_names_the_cli_version_over_the_provisioned_one() -> None:
+    assert _result(AttemptSoFar(IMAGE, SANDBOX, _judged("2.0"))).cli_version == "2.0"
+
+
+def test_a_failed_phase_keeps_what_came_before_and_names_the_failure() -> None:
+    result = _result(AttemptSoFar(IMAGE, failure="DockerError: gone"))
+    assert (result.exit_class, result.reason) == ("infra_other", "DockerError: gone")
+    assert result.image == "img:1"
+    assert result.agent_exit_code is None and result.left_out == ()

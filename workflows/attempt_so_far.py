@@ -1,0 +1,137 @@
+"""What an attempt's phases have found so far, typed, and the result it comes to.
+
+``AgentRunWorkflow`` fills one in phase by phase; whatever the attempt came to (judged,
+failed, moved to another host and begun again), :meth:`AttemptSoFar.result` turns it into
+its ``AttemptResult``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from temporalio import workflow
+
+with workflow.unsafe.imports_passed_through():
+    from durabench.models import (
+        AgentRunOutput,
+        AttemptRef,
+        AttemptResult,
+        PhaseTiming,
+        PreparedImage,
+        ProvisionOutput,
+        Verdict,
+        VerifyOutput,
+    )
+
+__all__ = ["AttemptSoFar", "Judged", "attempt_result"]
+
+
+def attempt_result(ref: AttemptRef, **fields: Any) -> AttemptResult:
+    """The attempt's result: its identity from ``ref``, the rest from ``fields``."""
+    return AttemptResult(
+        run_id=ref.run_id,
+        task_id=ref.task.task_id,
+        lane=ref.lane,
+        attempt=ref.attempt,
+        agent=ref.agent,
+        model=ref.model,
+        account=ref.account,
+        **fields,
+    )
+
+
+_VERDICT_FIELDS = {
+    "exit_class",
+    "reason",
+    "served_model",
+    "tokens",
+    "cost_usd",
+    "signals",
+    "last_message",
+    "classifier_version",
+    "cap_resets_at",
+}
+
+
+@dataclass(frozen=True)
+class Judged:
+    """The agent's run, the verifier's word on it and the classifier's verdict.
+
+    Kept together: the run's facts count only once the attempt is classified.
+    """
+
+    agent: AgentRunOutput
+    verified: VerifyOutput | None
+    verifier_error: str
+    verdict: Verdict
+
+    def fields(self) -> dict[str, Any]:
+        """The ``AttemptResult`` fields of the run, its verification and its verdict."""
+        fields: dict[str, Any] = {
+            "agent_exit_code": self.agent.exit_code,
+            "timed_out": self.agent.timed_out,
+            "files_changed": self.agent.files_changed,
+            "wall_seconds": self.agent.wall_seconds,
+            "agent_reattached": self.agent.reattached,
+        }
+        if self.verified is not None:
+            fields.update(reward=self.verified.reward, build_failed=self.verified.build_failed)
+        if self.verifier_error:
+            fields["verifier_error"] = self.verifier_error
+        fields.update(self.verdict.model_dump(include=_VERDICT_FIELDS))
+        if self.verdict.cli_version:  # the transcript's word over ``--version``'s
+            fields["cli_version"] = self.verdict.cli_version
+        return fields
+
+
+@dataclass
+class AttemptSoFar:
+    """The phases' outputs as they come in; ``failure`` when a phase ended the attempt."""
+
+    image: PreparedImage | None = None
+    sandbox: ProvisionOutput | None = None
+    judged: Judged | None = None
+    failure: str | None = None
+
+    def fields(self, collected_cut: tuple[str, ...] = ()) -> dict[str, Any]:
+        """The ``AttemptResult`` fields found; ``collected_cut``: what collecting left out."""
+        fields: dict[str, Any] = {}
+        if self.image is not None:
+            fields.update(
+                image=self.image.image,
+                dockerfile=self.image.dockerfile,
+                task_image_id=self.image.task_image_id,
+                agent_image_id=self.image.agent_image_id,
+            )
+        if self.sandbox is not None:
+            fields.update(
+                instruction_file=self.sandbox.instruction_file,
+                mcp_config=self.sandbox.mcp_config,
+                mcp_env_missing=self.sandbox.mcp_env_missing,
+                cli_version=self.sandbox.cli_version,
+            )
+        if self.judged is not None:
+            fields.update(self.judged.fields())
+        if self.failure is not None:
+            fields.update(exit_class="infra_other", reason=self.failure)
+        left_out = (*(self.judged.agent.cut if self.judged else ()), *collected_cut)
+        if left_out:
+            fields["left_out"] = left_out
+        return fields
+
+    def result(
+        self,
+        ref: AttemptRef,
+        timings: tuple[PhaseTiming, ...],
+        hosts: list[str] | None = None,
+        collected_cut: tuple[str, ...] = (),
+    ) -> AttemptResult:
+        """The attempt's result, with its phases' timings and what collecting left out.
+
+        ``hosts``: the hosts it ran on (``None`` on the pinned path, which names none).
+        """
+        fields = self.fields(collected_cut)
+        if hosts is not None:
+            fields["hosts"] = tuple(hosts)
+        return attempt_result(ref, timings=timings, **fields)
