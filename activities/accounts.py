@@ -156,8 +156,9 @@ def account_health(state: PoolState) -> tuple[AccountHealth, ...]:
     return Pool(state).health(datetime.fromtimestamp(time.time(), tz=UTC))
 
 
-_CONTINUED = "AcceptedUpdateCompletedWorkflow"
-"""The failure of an update the pool abandoned when it continued as new."""
+_UNANSWERED = frozenset({"AcceptedUpdateCompletedWorkflow", "UnprocessedUpdate"})
+"""Failures of an update the pool's run ended without answering (it continued as new
+with the update accepted, or before its worker took it up): asking again is safe."""
 _NOT_RUNNING = "the account pool is not running; `python -m starter accounts sync` starts it"
 
 
@@ -182,8 +183,9 @@ class AccountActivities:
             return await self.pool.lease(req)
         except WorkflowUpdateFailedError as exc:
             cause = exc.cause
-            if isinstance(cause, ApplicationError) and cause.type == _CONTINUED:
-                raise ApplicationError("the pool continued as new: ask again") from None
+            if isinstance(cause, ApplicationError) and cause.type in _UNANSWERED:
+                unanswered = f"the pool did not answer ({cause.type}): ask again"
+                raise ApplicationError(unanswered) from None
             raise AccountError(str(cause)) from None
         except RPCError as exc:
             if exc.status == RPCStatusCode.NOT_FOUND:
