@@ -1,0 +1,149 @@
+"""Chaos: the worker killed with SIGKILL at random moments, restarted each time.
+
+A small suite whose agents take a few seconds (the replay agent, real Docker, the real dev
+server) runs while its only worker is killed several times at seeded random moments: in
+a container phase, between phases, between pairs, wherever the clock falls. At the end
+every pair ended, every lane has exactly one attempt, each agent session ran exactly once
+(counted on the host, where no container restart can hide a second run), every reward is
+the one its workspace earns, and no container of this deployment is left.
+
+The seed is printed; ``DURABENCH_CHAOS_SEED=N`` replays a failure's kill times.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import random
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+import docker
+import pytest
+from temporalio.client import Client, WorkflowExecutionStatus
+
+from durabench.models import RunResult
+from durabench.paths import RunPaths
+from durabench.settings import Settings
+from starter.client import deployment_of
+from tests.integration.runs import approved_detached, gelu_task, replay_request, worker_process
+from workflows import SuiteRunWorkflow
+
+pytestmark = pytest.mark.docker
+
+TASKS = ("c1", "c2", "c3")
+LANES = ("baseline", "sourcegraph_full")
+UNFIXED = {("c2", "sourcegraph_full"), ("c3", "baseline")}
+"""Sessions that change a file but not the bug: their reward is 0."""
+KILLS = 3
+SESSION_SEC = 3
+"""How long each replayed session lasts."""
+FIRST_KILL_S = (4.0, 12.0)
+"""When the first kill falls, from the approval: planning and the image build come first."""
+NEXT_KILL_S = (1.0, 8.0)
+"""When each later kill falls, from the restart before it."""
+
+SESSION = [
+    {"type": "system", "subtype": "init", "model": "claude-haiku-4-5-20251001"},
+    {"type": "result", "subtype": "success", "is_error": False, "result": "Done."},
+]
+
+
+def _replay_plan(home: Path, plan_dir: Path) -> Path:
+    """Cases for every session: the fix, or a note that fixes nothing; a few seconds each."""
+    source = home / "suites" / "chaos" / TASKS[0] / "environment" / "tinytensor" / "activations.py"
+    (plan_dir / "fixed.py").write_text(source.read_text().replace("0.44715", "0.044715"))
+    (plan_dir / "notes.md").write_text("looked at it\n")
+    (plan_dir / "t.jsonl").write_text("".join(json.dumps(e) + "\n" for e in SESSION))
+    cases = [
+        {
+            "task": task,
+            "lane": lane,
+            "transcript": "t.jsonl",
+            "duration_sec": SESSION_SEC,
+            "files": {"notes.md": "notes.md"}
+            if (task, lane) in UNFIXED
+            else {"tinytensor/activations.py": "fixed.py"},
+        }
+        for task in TASKS
+        for lane in LANES
+    ]
+    plan = plan_dir / "plan.json"
+    plan.write_text(json.dumps({"cases": cases}))
+    return plan
+
+
+def _kill(worker: subprocess.Popen[bytes]) -> None:
+    os.kill(worker.pid, signal.SIGKILL)
+    worker.wait()
+
+
+def _sessions(markers: Path) -> int:
+    log = markers / "executions.log"
+    return len(log.read_text().splitlines()) if log.exists() else 0
+
+
+def _containers(label: str) -> list[str]:
+    client = docker.from_env()
+    try:
+        return [str(c.name) for c in client.containers.list(all=True, filters={"label": label})]
+    finally:
+        client.close()
+
+
+async def test_random_kill_9s_lose_and_repeat_nothing(
+    client: Client, settings: Settings, tmp_path: Path
+) -> None:
+    seed = int(os.environ.get("DURABENCH_CHAOS_SEED", random.randrange(1 << 32)))
+    rng = random.Random(seed)
+    log = tmp_path / "worker.log"
+    print(f"chaos seed {seed} (DURABENCH_CHAOS_SEED={seed} replays it); worker log {log}")
+    for task in TASKS:
+        gelu_task(settings.home, "chaos", task)
+    markers = settings.home / "mounts" / "markers"  # agents mount only under the home's mounts/
+    markers.mkdir(parents=True)
+    request = replay_request("chaos", "chaos", _replay_plan(settings.home, tmp_path), parallel=2)
+    request = request.model_copy(
+        update={"agent_options": {**request.agent_options, "marker_dir": str(markers)}}
+    )
+    worker = worker_process(settings, log)
+    kills: list[str] = []
+    try:
+        handle = await approved_detached(request, client, settings)
+        began = time.monotonic()
+        wait = rng.uniform(*FIRST_KILL_S)
+        for _ in range(KILLS):
+            await asyncio.sleep(wait)
+            if (await handle.describe()).status != WorkflowExecutionStatus.RUNNING:
+                break
+            _kill(worker)
+            kills.append(f"{time.monotonic() - began:.1f}s ({_sessions(markers)} sessions began)")
+            worker = worker_process(settings, log)
+            wait = rng.uniform(*NEXT_KILL_S)
+        print("killed at", ", ".join(kills))
+        outcome = await asyncio.wait_for(handle.result(), timeout=300)
+        print(f"ended {time.monotonic() - began:.1f}s after the approval")
+        progress = await handle.query(SuiteRunWorkflow.progress)
+    finally:
+        if worker.poll() is None:
+            worker.terminate()
+            worker.wait(timeout=30)
+
+    assert len(kills) == KILLS, f"the run ended before every kill: {kills}"
+    assert outcome.status == "completed"
+    executions = sorted((markers / "executions.log").read_text().splitlines())
+    assert executions == sorted(f"{t} {lane} 1" for t in TASKS for lane in LANES)
+    paths = RunPaths.for_run(settings.runs_dir, request.run_id)
+    result = RunResult.model_validate_json(paths.results.read_text())
+    attempts = sorted((a.task_id, a.lane, a.attempt) for a in result.attempts)
+    assert attempts == sorted((t, lane, 1) for t in TASKS for lane in LANES)
+    for a in result.attempts:
+        expected = 0.0 if (a.task_id, a.lane) in UNFIXED else 1.0
+        assert a.reward == expected and not a.exit_class.startswith("infra"), a
+    assert (progress.done, progress.excluded, progress.ended_abnormally) == (len(TASKS), 0, ())
+    deployment = await deployment_of(client)
+    assert _containers(f"durabench.run={request.run_id}") == []
+    assert _containers(f"durabench.deployment={deployment}") == []
