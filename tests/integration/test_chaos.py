@@ -28,7 +28,7 @@ from temporalio.client import Client, WorkflowExecutionStatus
 from durabench.models import RunResult
 from durabench.paths import RunPaths
 from durabench.settings import Settings
-from starter.client import deployment_of
+from runtime.client import deployment_of
 from tests.integration.runs import approved_detached, gelu_task, replay_request, worker_process
 from workflows import SuiteRunWorkflow
 
