@@ -169,17 +169,28 @@ async def step_state(
 ) -> StepState:
     """Read a step's markers: one read while it runs (``.done`` says so).
 
-    With ``launched``, a step whose markers are both gone has its launch record read.
+    With ``launched``, a step whose markers are both gone has its launch record read; the
+    record is written after both markers, so with it found, ``.done`` is read again: a
+    step that started between the reads is running, and only markers missing after the
+    record are wiped.
     """
-    try:
-        done = await sandbox.read_file(str(markers / f"step-{n}.done"), max_bytes=_MARKER_BYTES)
-        return StepState(started=True, end=_parse_end(done))
-    except FileNotFoundError:
-        pass
+    done = markers / f"step-{n}.done"
+    if (state := await _done(sandbox, done)) is not None:
+        return state
     if await _exists(sandbox, markers / f"step-{n}.started"):
         return StepState(started=True, end=None)
-    wiped = launched is not None and await _exists(sandbox, launched / f"step-{n}")
-    return StepState(started=False, end=None, wiped=wiped)
+    if launched is None or not await _exists(sandbox, launched / f"step-{n}"):
+        return StepState(started=False, end=None)
+    return await _done(sandbox, done) or StepState(started=False, end=None, wiped=True)
+
+
+async def _done(sandbox: Sandbox, done: PurePosixPath) -> StepState | None:
+    """What ``.done`` says, ``None`` when it is not there."""
+    try:
+        text = await sandbox.read_file(str(done), max_bytes=_MARKER_BYTES)
+    except FileNotFoundError:
+        return None
+    return StepState(started=True, end=_parse_end(text))
 
 
 async def _step_process(sandbox: Sandbox, markers: PurePosixPath, n: int) -> StepProcess | None:
