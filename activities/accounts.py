@@ -47,7 +47,7 @@ from durabench.models import (
     ReleaseRequest,
     VanishedInput,
 )
-from durabench.settings import Settings
+from durabench.settings.values import Settings
 
 __all__ = [
     "AccountActivities",

@@ -29,11 +29,11 @@ from durabench.models import (
     RunPlan,
     RunRequest,
 )
-from durabench.paths import RunPaths
-from durabench.planning import make_plan
-from durabench.results_io import atomic_write
+from durabench.planning.plan import make_plan
+from durabench.results.files import atomic_write
 from durabench.service import ServiceClient, ServiceTarget, V1DatasetTask, check_service
-from durabench.settings import Settings
+from durabench.settings.paths import RunPaths
+from durabench.settings.values import Settings
 
 __all__ = ["PlanActivities"]
 
@@ -54,7 +54,7 @@ class PlanActivities:
     @activity.defn(name="plan_run")
     @scrubbed
     async def plan_run(self, request: RunRequest) -> PlanSummary:
-        """Make the plan (see :mod:`durabench.planning`), check its service, write ``plan.json``.
+        """Make the plan (:mod:`durabench.planning.plan`), check its service, write ``plan.json``.
 
         A run graded by a service checks, with the key its gradings will use (read from the
         worker's environment), that the service accepts it (see

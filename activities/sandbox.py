@@ -42,7 +42,6 @@ from durabench.models import (
     Verdict,
     VerifyOutput,
 )
-from durabench.paths import RunPaths, SandboxPaths
 from durabench.sandbox import (
     SandboxSpec,
     ensure_agent_image,
@@ -58,7 +57,8 @@ from durabench.sandbox.docker.capacity import (
     attempt_key,
 )
 from durabench.sandbox.docker.cleanup import DEPLOYMENT_LABEL
-from durabench.settings import Settings
+from durabench.settings.paths import RunPaths, SandboxPaths
+from durabench.settings.values import Settings
 
 __all__ = ["SandboxActivities"]
 

@@ -17,7 +17,7 @@ from temporalio.client import Client, WorkflowExecutionStatus
 from durabench.errors import ConfigError
 from durabench.models import Control, RunOutcome
 from durabench.sandbox import docker_client
-from durabench.settings import Settings
+from durabench.settings.values import Settings
 from runtime.client import connect
 from runtime.temporal_profile import load_settings
 from starter.console import console

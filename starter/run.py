@@ -27,9 +27,9 @@ from durabench.models import (
     ServiceTarget,
     SuiteRunInput,
 )
-from durabench.planning import UNPAIRED_ENV, check_request
+from durabench.planning.plan import UNPAIRED_ENV, check_request
 from durabench.sandbox import docker_client
-from durabench.settings import Settings
+from durabench.settings.values import Settings
 from runtime.client import connect, deployment_of
 from runtime.sweep import SWEEP_PERIOD_S, sweep_every
 from runtime.temporal_profile import load_settings

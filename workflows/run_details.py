@@ -14,7 +14,7 @@ from datetime import datetime
 from temporalio.exceptions import ActivityError, ChildWorkflowError
 
 from durabench.models import ArmProgress, PlanSummary, ProgressOutput, RunRequest
-from durabench.plan_rows import PlanRow, plan_rows, request_rows
+from durabench.planning.rows import PlanRow, plan_rows, request_rows
 from workflows.search_attributes import suite_of
 
 __all__ = [

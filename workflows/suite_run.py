@@ -28,7 +28,6 @@ from temporalio.workflow import ParentClosePolicy
 
 with workflow.unsafe.imports_passed_through():
     from activities import PlanActivities, ResultActivities
-    from durabench.approval import approval_mismatches
     from durabench.models import (
         Approval,
         CarriedState,
@@ -46,6 +45,7 @@ with workflow.unsafe.imports_passed_through():
         SuiteRunInput,
         TaskRef,
     )
+    from durabench.planning.approval import approval_mismatches
     from workflows.pair_control import cancel_pairs, service_scores, tell_pairs
     from workflows.pair_ends import PAIR_ENDS, watch_carried, watch_child
     from workflows.paired_task import PairedTaskWorkflow, pair_workflow_id

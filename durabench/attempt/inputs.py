@@ -27,7 +27,7 @@ from durabench.agents import CliAgent
 from durabench.attempt.setup import AttemptSetup
 from durabench.errors import ConfigError
 from durabench.models import AttemptRef
-from durabench.settings import Settings
+from durabench.settings.values import Settings
 from durabench.tasks import BUILTIN_SUITES_DIR
 
 __all__ = [

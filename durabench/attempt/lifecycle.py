@@ -31,6 +31,7 @@ from durabench.atomic import atomic_write
 from durabench.attempt.limits import AttemptLimits
 from durabench.attempt.reward import parse_reward
 from durabench.attempt.setup import AttemptSetup
+from durabench.attempt.workspace_diff import diff_snapshots
 from durabench.classify import classify
 from durabench.configs import instruction_for, mcp_config_json, missing_mcp_env
 from durabench.errors import FileTooLarge, RewardFileMissing, RewardParseError, SandboxError
@@ -46,13 +47,12 @@ from durabench.models import (
     VerifyOutput,
 )
 from durabench.models.task import TEXT_CATEGORY
-from durabench.paths import FINAL_MESSAGE, TRAJECTORY
 from durabench.sandbox import Sandbox
 from durabench.sandbox.detached import REAP_SCRIPT, run_step, wrap_step
 from durabench.sandbox.tarball import pack, unpack
-from durabench.secrets import scrub_bytes, scrub_text
+from durabench.settings.paths import FINAL_MESSAGE, TRAJECTORY
+from durabench.settings.secrets import scrub_bytes, scrub_text
 from durabench.tasks import task_files
-from durabench.workspace_diff import diff_snapshots
 
 __all__ = ["Attempt"]
 

@@ -12,7 +12,7 @@ from typing import NamedTuple
 from durabench.agents import Agent, AgentContext, get_agent
 from durabench.configs import get_config
 from durabench.models import AttemptRef, LaneConfig, TaskSpec
-from durabench.paths import SandboxPaths
+from durabench.settings.paths import SandboxPaths
 from durabench.tasks import load_task
 
 __all__ = ["AttemptSetup"]

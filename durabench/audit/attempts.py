@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Iterable, Mapping
 
+from durabench.agents.llm_ids import served_model_matches
 from durabench.audit.disk import AttemptKey, DiskAttempt, where
-from durabench.model_names import served_model_matches
 from durabench.models.audit import AuditCheck, Finding
 from durabench.models.results import AttemptResult
 from durabench.models.run import RunPlan

@@ -16,21 +16,7 @@ from durabench.models.accounts import (
     ReleaseRequest,
     VanishedInput,
 )
-from durabench.models.audit import (
-    DIGESTED_FILES,
-    AttemptDigest,
-    AuditCheck,
-    AuditReport,
-    Finding,
-    Ledger,
-    LedgerAttempt,
-)
-from durabench.models.config import (
-    CliRoute,
-    LaneConfig,
-    McpServer,
-)
-from durabench.models.payloads import (
+from durabench.models.attempt import (
     AgentRunOutput,
     ArmProgress,
     AttemptRef,
@@ -54,6 +40,20 @@ from durabench.models.payloads import (
     RunPhase,
     SuiteRunInput,
     VerifyOutput,
+)
+from durabench.models.audit import (
+    DIGESTED_FILES,
+    AttemptDigest,
+    AuditCheck,
+    AuditReport,
+    Finding,
+    Ledger,
+    LedgerAttempt,
+)
+from durabench.models.config import (
+    CliRoute,
+    LaneConfig,
+    McpServer,
 )
 from durabench.models.results import (
     AttemptResult,

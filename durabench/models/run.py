@@ -157,7 +157,7 @@ class PlanSummary(BaseModel):
     """Attempts that host admits at once (``DURABENCH_MAX_SANDBOXES``): with ``parallel``,
     what bounds the containers running at once; ``None`` in older plans."""
     cli_version: str | None = None
-    """The agent CLI version both lanes run (see :mod:`durabench.cli_choice`); ``None`` for
+    """The agent CLI version both lanes run (see :mod:`durabench.planning.cli_choice`); ``None`` for
     an agent that is no CLI, and in plans from before versions were chosen."""
     cli_version_note: str = ""
     """Where that version comes from: ``--agent-opt version``, the routing table, or the

@@ -12,7 +12,7 @@ approval, each failing with one line that says what to change:
 * a single-config run (gap-fill) has, for every task, a valid counterpart of the other lane
   from an earlier run with the same model, category and agent CLI version, unless
   ``allow_unpaired`` (``ALLOW_UNPAIRED_SINGLE_CONFIG=true``), which the plan then records;
-* the agent CLI version both lanes run is chosen (:mod:`durabench.cli_choice`); a rerun
+* the agent CLI version both lanes run is chosen (:mod:`durabench.planning.cli_choice`); a rerun
   runs the version its original ran.
 """
 
@@ -23,17 +23,17 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from durabench.agents import Agent, CliAgent, agent_class, get_agent
-from durabench.cli_choice import CliChoice, choose_cli, other_versions, rerun_options
+from durabench.agents.llm_ids import check_model_name
 from durabench.configs import get_config, missing_mcp_env
-from durabench.earlier_runs import counterparts, read_plan, rerun_task_ids, versions_ran
 from durabench.errors import ConfigError
 from durabench.ids import check_id
-from durabench.model_names import check_model_name
 from durabench.models import Counterpart, RunPlan, RunRequest, TaskRef, TaskSpec
-from durabench.paths import RunPaths
+from durabench.planning.cli_choice import CliChoice, choose_cli, other_versions, rerun_options
+from durabench.results.earlier_runs import counterparts, read_plan, rerun_task_ids, versions_ran
 from durabench.service.datasets import dataset_dir, read_dataset_file, write_text_tasks
-from durabench.service.v1_models import V1DatasetTask
-from durabench.settings import Settings
+from durabench.service.wire_v1 import V1DatasetTask
+from durabench.settings.paths import RunPaths
+from durabench.settings.values import Settings
 from durabench.tasks import load_suite, load_task
 from durabench.tasks.selection import load_selection
 

@@ -16,9 +16,9 @@ from pydantic import BaseModel, ConfigDict
 from durabench.errors import ConfigError
 from durabench.models.audit import AuditReport
 from durabench.models.results import RunResult
-from durabench.paths import RunPaths
-from durabench.results_io import atomic_write, load_results
-from durabench.run_versions import lane_cli_versions, lane_images, mixed_pairs
+from durabench.results.files import atomic_write, load_results
+from durabench.results.run_versions import lane_cli_versions, lane_images, mixed_pairs
+from durabench.settings.paths import RunPaths
 
 __all__ = ["Dashboard", "DashboardEntry", "entry_of", "publish", "refusal"]
 

@@ -16,8 +16,8 @@ from typing import Literal, NamedTuple
 from durabench.errors import ConfigError
 from durabench.models.results import AttemptResult
 from durabench.models.run import RunPlan
-from durabench.paths import RunPaths
-from durabench.results_io import with_service_grade
+from durabench.results.files import with_service_grade
+from durabench.settings.paths import RunPaths
 
 __all__ = [
     "Counterparts",

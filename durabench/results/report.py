@@ -7,7 +7,7 @@ from collections.abc import Iterable, Mapping
 
 from durabench.models.results import AttemptResult, LaneSummary, RunResult
 from durabench.models.scorecard import Cell, PairedComparison, Scorecard
-from durabench.run_versions import version_lines
+from durabench.results.run_versions import version_lines
 
 __all__ = [
     "cell_text",

@@ -8,15 +8,15 @@ from urllib.parse import quote
 
 from durabench.models.results import AttemptResult, RunResult
 from durabench.models.scorecard import PairedComparison, Scorecard
-from durabench.paths import TRAJECTORY
-from durabench.report import (
+from durabench.results.report import (
     cell_text,
     comparison_lines,
     left_out,
     signal_names,
     totals_table,
 )
-from durabench.run_versions import version_lines
+from durabench.results.run_versions import version_lines
+from durabench.settings.paths import TRAJECTORY
 
 __all__ = ["render_html"]
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 from pydantic import BaseModel, ConfigDict
 
 from durabench.models.service import ServiceApi, ServiceTarget
-from durabench.service.models import EvalStatus, GenerationStatus
+from durabench.service.wire import EvalStatus, GenerationStatus
 
 __all__ = [
     "EvaluateAttemptInput",

@@ -18,10 +18,10 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, Field, JsonValue
 
 from durabench.models import ExitClass, is_infra
-from durabench.paths import RunPaths
-from durabench.service.models import EvalResult, EvalResultData, EvalStatus, GenerationStatus
 from durabench.service.payloads import ServiceApi
-from durabench.service.v1_models import V1TaskEval
+from durabench.service.wire import EvalResult, EvalResultData, EvalStatus, GenerationStatus
+from durabench.service.wire_v1 import V1TaskEval
+from durabench.settings.paths import RunPaths
 
 __all__ = ["RunScore", "TaskGrade", "grade_path", "load_grades", "pick_grades", "score_path"]
 

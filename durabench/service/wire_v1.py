@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field, JsonValue
 
-from durabench.service.models import EvalResultData, EvalStatus, PayloadType
+from durabench.service.wire import EvalResultData, EvalStatus, PayloadType
 
 __all__ = [
     "V1DatasetTask",

@@ -20,8 +20,8 @@ from temporalio.client import Client
 
 from durabench.agents import CliAgent, agent_class
 from durabench.models import RunRequest, RunResult
-from durabench.paths import RunPaths
-from durabench.settings import Settings
+from durabench.settings.paths import RunPaths
+from durabench.settings.values import Settings
 from tests.integration.runs import finished_run
 from tests.model_upstream import ModelUpstream, Received, Reply
 

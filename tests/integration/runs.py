@@ -16,8 +16,8 @@ import docker
 from temporalio.client import Client, WorkflowHandle
 
 from durabench.models import RunOutcome, RunRequest, RunResult
-from durabench.paths import RunPaths
-from durabench.settings import Settings
+from durabench.settings.paths import RunPaths
+from durabench.settings.values import Settings
 from durabench.tasks import load_suite
 from starter.approve import approve_main
 from starter.run import main as run_main

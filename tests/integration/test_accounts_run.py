@@ -25,7 +25,7 @@ from temporalio.client import Client
 
 from durabench.gateway import TOKEN_PREFIX
 from durabench.models import RunRequest
-from durabench.settings import Settings
+from durabench.settings.values import Settings
 from runtime.client import deployment_of
 from runtime.workers import build_workers, run_workers
 from starter.accounts import status_main

@@ -21,7 +21,7 @@ from temporalio.client import Client
 
 from durabench.gateway import TOKEN_PREFIX
 from durabench.models import RunRequest
-from durabench.settings import Settings
+from durabench.settings.values import Settings
 from tests.integration.runs import finished_run, stand_in_task
 from tests.model_upstream import (
     ModelUpstream,

@@ -26,8 +26,8 @@ import pytest
 from temporalio.client import Client, WorkflowExecutionStatus
 
 from durabench.models import RunResult
-from durabench.paths import RunPaths
-from durabench.settings import Settings
+from durabench.settings.paths import RunPaths
+from durabench.settings.values import Settings
 from runtime.client import deployment_of
 from tests.integration.runs import approved_detached, gelu_task, replay_request, worker_process
 from workflows import SuiteRunWorkflow

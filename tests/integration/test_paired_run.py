@@ -11,8 +11,8 @@ import pytest
 from temporalio.client import Client
 
 from durabench.models import RunRequest, RunResult
-from durabench.paths import RunPaths
-from durabench.settings import Settings
+from durabench.settings.paths import RunPaths
+from durabench.settings.values import Settings
 from durabench.tasks import load_suite
 from starter.audit import audit_main
 from starter.run import main as run_main

@@ -15,7 +15,7 @@ from temporalio.testing import ActivityEnvironment
 
 from activities import SandboxActivities
 from durabench.models import AttemptRef, ProvisionInput, TaskRef
-from durabench.settings import Settings
+from durabench.settings.values import Settings
 from durabench.tasks import BUILTIN_SUITES_DIR
 from tests.integration.runs import containers_of
 from tests.workflows.harness import until

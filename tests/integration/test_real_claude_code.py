@@ -18,7 +18,7 @@ import pytest
 from temporalio.client import Client
 
 from durabench.models import RunRequest
-from durabench.settings import Settings
+from durabench.settings.values import Settings
 from tests.integration.real_sessions import FIX, FULL, TASK, assert_whole_session, real_session
 from tests.integration.runs import finished_run
 from tests.model_upstream import Received, Reply, anthropic_stream

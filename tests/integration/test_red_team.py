@@ -20,7 +20,7 @@ import pytest
 from temporalio.client import Client
 
 from durabench.models import AttemptResult, RunRequest
-from durabench.settings import Settings
+from durabench.settings.values import Settings
 from durabench.tasks import load_suite
 from tests.integration.runs import containers_of, finished_run
 

@@ -20,8 +20,8 @@ from temporalio.client import Client
 from temporalio.service import RPCError
 
 from durabench.models import RunRequest, RunResult
-from durabench.paths import RunPaths
-from durabench.settings import Settings
+from durabench.settings.paths import RunPaths
+from durabench.settings.values import Settings
 from durabench.tasks import load_suite
 from runtime.orphans import LOST
 from tests.integration.runs import approved_detached, worker_process

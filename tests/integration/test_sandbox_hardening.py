@@ -28,7 +28,7 @@ from durabench.agents import AGENT_UID, AGENT_USER, AgentContext, get_agent
 from durabench.errors import ConfigError
 from durabench.models import RunRequest
 from durabench.sandbox import DockerSandbox, SandboxSpec
-from durabench.settings import Settings
+from durabench.settings.values import Settings
 from durabench.tasks import load_suite
 from tests.integration.runs import containers_of, finished_run
 

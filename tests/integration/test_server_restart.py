@@ -15,7 +15,7 @@ import docker
 import pytest
 
 from durabench.models import RunRequest
-from durabench.settings import Settings
+from durabench.settings.values import Settings
 from durabench.tasks import load_suite
 from runtime.client import connect
 from runtime.embedded import ensure_server

@@ -14,7 +14,7 @@ from temporalio.client import Client, WorkflowFailureError
 from durabench.models import AttemptRef, RunRequest, TaskRef
 from durabench.sandbox import DockerSandbox, SandboxSpec, docker_client
 from durabench.sandbox.docker.cleanup import DEPLOYMENT_LABEL, list_containers
-from durabench.settings import Settings
+from durabench.settings.values import Settings
 from durabench.tasks import load_suite
 from runtime.client import deployment_of
 from starter.approve import approve_main

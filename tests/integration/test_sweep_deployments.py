@@ -19,7 +19,7 @@ from temporalio.client import Client
 
 from durabench.models import AttemptRef, TaskRef
 from durabench.sandbox import DockerSandbox, SandboxSpec
-from durabench.settings import Settings
+from durabench.settings.values import Settings
 from starter.sweep import sweep_main
 
 pytestmark = pytest.mark.docker

@@ -25,9 +25,9 @@ from temporalio.api.enums.v1 import EventType
 from temporalio.client import Client
 
 from durabench.models import RunRequest, RunResult
-from durabench.paths import RunPaths
 from durabench.sandbox.docker.cleanup import list_containers, listed_containers
-from durabench.settings import Settings
+from durabench.settings.paths import RunPaths
+from durabench.settings.values import Settings
 from durabench.tasks import load_suite
 from runtime.client import deployment_of
 from runtime.sweep import owned, remove_orphans

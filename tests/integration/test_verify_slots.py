@@ -17,7 +17,7 @@ from temporalio.testing import ActivityEnvironment
 
 from activities import SandboxActivities
 from durabench.models import AttemptRef, ProvisionInput, TaskRef
-from durabench.settings import Settings
+from durabench.settings.values import Settings
 from durabench.tasks import BUILTIN_SUITES_DIR
 from tests.workflows.harness import until
 

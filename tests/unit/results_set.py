@@ -30,8 +30,8 @@ from durabench.models import (
     TaskRef,
     TokenUsage,
 )
-from durabench.report import summarize_lanes
-from durabench.scoring import compute_scorecard
+from durabench.results.report import summarize_lanes
+from durabench.results.scoring import compute_scorecard
 
 LANES = ("baseline", "sourcegraph_full")
 TASKS = ("t1", "t2", "t3", "t4", "t5")

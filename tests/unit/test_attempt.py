@@ -12,12 +12,12 @@ import pytest
 from durabench.attempt import Attempt, AttemptSetup, parse_reward
 from durabench.errors import NON_RETRYABLE, AgentLost, RewardFileMissing, RewardParseError
 from durabench.models import AttemptRef, ClassifyAttemptInput, TaskRef
-from durabench.paths import FINAL_MESSAGE, TRAJECTORY, SandboxPaths
 from durabench.sandbox import ExecResult
 from durabench.sandbox.detached import REAP_SCRIPT
-from durabench.secrets import REDACTED
 from durabench.service.datasets import write_text_tasks
-from durabench.service.v1_models import V1DatasetTask
+from durabench.service.wire_v1 import V1DatasetTask
+from durabench.settings.paths import FINAL_MESSAGE, TRAJECTORY, SandboxPaths
+from durabench.settings.secrets import REDACTED
 from durabench.tasks import BUILTIN_SUITES_DIR
 from tests.unit.memory_sandbox import Call, MemorySandbox
 

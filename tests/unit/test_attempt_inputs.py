@@ -28,8 +28,8 @@ from durabench.attempt.inputs import (
 )
 from durabench.errors import ConfigError, TaskFormatError
 from durabench.models import AttemptRef, ProvisionInput, RunRequest, TaskRef
-from durabench.planning import make_plan
-from durabench.settings import Settings
+from durabench.planning.plan import make_plan
+from durabench.settings.values import Settings
 from durabench.tasks import BUILTIN_SUITES_DIR
 
 TASK = "tensor-gelu-001"

@@ -28,9 +28,9 @@ from durabench.errors import (
     UploadUrlRefused,
 )
 from durabench.models import AgentRunOutput, AttemptResult, Verdict
-from durabench.paths import RunPaths
-from durabench.secrets import REDACTED
-from durabench.settings import Settings
+from durabench.settings.paths import RunPaths
+from durabench.settings.secrets import REDACTED
+from durabench.settings.values import Settings
 
 SECRET = "sk-ant-boundary-secret-4f1e"
 

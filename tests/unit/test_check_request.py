@@ -8,8 +8,8 @@ import pytest
 
 from durabench.errors import ConfigError, UnknownAgent, UnknownConfig, UnknownSuite
 from durabench.models import RunRequest
-from durabench.planning import check_request
-from durabench.settings import Settings
+from durabench.planning.plan import check_request
+from durabench.settings.values import Settings
 
 
 def test_names_only_workers_may_know_are_theirs_to_refuse_when_detached(tmp_path: Path) -> None:

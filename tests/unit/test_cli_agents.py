@@ -22,8 +22,8 @@ from durabench.configs import get_config, mcp_config_json
 from durabench.errors import ConfigError
 from durabench.models import RunRequest
 from durabench.models.config import McpServer
-from durabench.planning import make_plan
-from durabench.settings import Settings
+from durabench.planning.plan import make_plan
+from durabench.settings.values import Settings
 from durabench.tasks import load_suite
 
 FULL = "sourcegraph_full"

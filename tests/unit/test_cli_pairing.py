@@ -8,9 +8,9 @@ import pytest
 
 from durabench.errors import ConfigError
 from durabench.models import AttemptResult, RunRequest
-from durabench.paths import RunPaths
-from durabench.planning import make_plan
-from durabench.settings import Settings
+from durabench.planning.plan import make_plan
+from durabench.settings.paths import RunPaths
+from durabench.settings.values import Settings
 from durabench.tasks import load_suite
 
 MODEL = "claude-haiku-4-5"

@@ -11,8 +11,8 @@ from durabench.agents import get_agent
 from durabench.configs import CLI_ROUTES_FILE, cli_route, load_cli_routes
 from durabench.errors import ConfigError
 from durabench.models import RunRequest
-from durabench.planning import check_request, make_plan
-from durabench.settings import Settings
+from durabench.planning.plan import check_request, make_plan
+from durabench.settings.values import Settings
 
 LEGACY_MODEL = "claude-3-5-sonnet-20241022"
 """A deprecated snapshot the built-in table routes to a legacy Claude Code."""

@@ -16,9 +16,9 @@ from durabench.configs.eval_matrix import configs_from_eval_matrix
 from durabench.errors import ConfigError, TaskFormatError
 from durabench.ids import ID_PATTERN, check_id
 from durabench.models import AttemptRef, RunRequest, TaskRef
-from durabench.paths import RunPaths
-from durabench.planning import make_plan
-from durabench.settings import Settings
+from durabench.planning.plan import make_plan
+from durabench.settings.paths import RunPaths
+from durabench.settings.values import Settings
 from durabench.tasks import BUILTIN_SUITES_DIR, load_task
 from durabench.tasks.selection import read_selection
 from starter.approve import approve

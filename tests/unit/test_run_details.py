@@ -8,7 +8,7 @@ from datetime import UTC, datetime
 from rich.console import Console
 
 from durabench.models import ArmProgress, PlanSummary, ProgressOutput, RunRequest
-from durabench.plan_rows import plan_rows
+from durabench.planning.rows import plan_rows
 from starter.console import plan_table
 from workflows.run_details import current_details, markdown_table, pair_details
 

@@ -10,8 +10,8 @@ import pytest
 
 from durabench.errors import ConfigError, TaskFormatError, UnknownConfig
 from durabench.models import RunRequest
-from durabench.planning import make_plan
-from durabench.settings import Settings
+from durabench.planning.plan import make_plan
+from durabench.settings.values import Settings
 from durabench.tasks import BUILTIN_SUITES_DIR
 from durabench.tasks.selection import load_selection, read_selection
 

@@ -19,8 +19,8 @@ from temporalio.testing import ActivityEnvironment
 from activities.plan import PlanActivities
 from durabench.errors import ServiceAuthError
 from durabench.models import PlanSummary, RunRequest, ServiceRetry, ServiceTarget
-from durabench.paths import RunPaths
-from durabench.settings import Settings
+from durabench.settings.paths import RunPaths
+from durabench.settings.values import Settings
 from starter.console import plan_table
 from tests.service_server import SCHEMA, ServiceServer
 

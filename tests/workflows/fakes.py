@@ -38,7 +38,7 @@ from durabench.models import (
     Verdict,
     VerifyOutput,
 )
-from durabench.paths import RunPaths
+from durabench.settings.paths import RunPaths
 
 BUILD_FAILS = "t-build-fails"
 VERIFY_FAILS = "t-verify-fails"

@@ -24,8 +24,8 @@ from temporalio.worker import Worker
 
 from activities import AccountActivities, PlanActivities, ResultActivities
 from durabench.models import RunOutcome, RunRequest, RunResult
-from durabench.paths import RunPaths
-from durabench.settings import Settings
+from durabench.settings.paths import RunPaths
+from durabench.settings.values import Settings
 from runtime.client import connect_when_ready
 from starter.approve import approve_main
 from starter.run import main as run_main

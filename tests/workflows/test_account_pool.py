@@ -29,7 +29,7 @@ from durabench.models import (
     ReleaseRequest,
     TaskRef,
 )
-from durabench.settings import Settings
+from durabench.settings.values import Settings
 from tests.workflows.fakes import Recorder
 from tests.workflows.harness import until
 from workflows import (

@@ -20,9 +20,9 @@ import pytest
 from temporalio.client import Client
 from temporalio.testing import WorkflowEnvironment
 
-from durabench.dashboard import Dashboard
 from durabench.models import AttemptDigest, AuditReport
-from durabench.paths import RunPaths
+from durabench.results.dashboard import Dashboard
+from durabench.settings.paths import RunPaths
 from starter.audit import audit_main
 from tests.starter_cli import one_error, starter_async
 from tests.workflows.harness import Disk, until

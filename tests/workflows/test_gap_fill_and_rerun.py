@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from temporalio.client import WorkflowFailureError
 
-from durabench.paths import RunPaths
+from durabench.settings.paths import RunPaths
 from starter.options import failure_message
 from tests.workflows.harness import Disk
 

@@ -17,7 +17,7 @@ from temporalio.worker import Worker
 
 from activities import AccountActivities
 from durabench.models import RunOutcome
-from durabench.settings import Settings
+from durabench.settings.values import Settings
 from starter.approve import approve_main
 from tests.workflows.fakes import SLOW, Recorder
 from tests.workflows.harness import Env, start_run, until

@@ -25,7 +25,7 @@ from temporalio.worker import Worker
 
 from activities import AccountActivities
 from durabench.models import LeaseRequest, PoolAccount, PoolState, ReleaseRequest
-from durabench.settings import Settings
+from durabench.settings.values import Settings
 from runtime.client import connect_when_ready
 from runtime.embedded import dev_server_args, wait_for_port
 from tests.conftest import free_port

@@ -6,7 +6,7 @@ import uuid
 from pathlib import Path
 
 from durabench.models import RunRequest
-from durabench.settings import Settings
+from durabench.settings.values import Settings
 from starter.run import main as run_main
 from tests.workflows.harness import Env
 from workflows import SuiteRunWorkflow, run_workflow_id

@@ -23,7 +23,7 @@ from temporalio.worker import Worker
 from activities.boundary import KnownSecrets, scrubbed
 from durabench.errors import RewardParseError, SandboxError, non_retryable_names
 from durabench.models import RunRequest
-from durabench.secrets import REDACTED
+from durabench.settings.secrets import REDACTED
 from starter.run import main as run_main
 from tests.workflows.harness import Disk
 from workflows import run_workflow_id

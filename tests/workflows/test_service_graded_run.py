@@ -15,7 +15,7 @@ import pytest
 from temporalio.client import Client, WorkflowFailureError
 
 from durabench.models import RunResult, ServiceRetry, ServiceTarget
-from durabench.paths import RunPaths
+from durabench.settings.paths import RunPaths
 from starter.audit import audit_main
 from starter.options import failure_message
 from starter.score import score_main
