@@ -20,15 +20,9 @@ from activities.accounts import account_health, sync_pool
 from activities.boundary import KnownSecrets, scrubbed
 from durabench.attempt.inputs import check_task_dir, task_roots
 from durabench.errors import AccountError, DurabenchError, ServiceAuthError, non_retryable_names
-from durabench.models import (
-    AccountHealth,
-    PlanPage,
-    PlanPageInput,
-    PlanSummary,
-    RecordRunInput,
-    RunPlan,
-    RunRequest,
-)
+from durabench.models.accounts import AccountHealth
+from durabench.models.run import PlanSummary, RunPlan, RunRequest
+from durabench.models.suite_run import PlanPage, PlanPageInput, RecordRunInput
 from durabench.planning.plan import make_plan
 from durabench.results.files import atomic_write
 from durabench.service import ServiceClient, ServiceTarget, V1DatasetTask, check_service

@@ -30,7 +30,7 @@ from durabench.attempt.verify_slots import VerifySlots
 from durabench.configs import dockerfile_for
 from durabench.gateway import PROVIDERS, Grant, ModelGateway, read_ledger
 from durabench.logs import get_logger
-from durabench.models import (
+from durabench.models.attempt import (
     AgentRunOutput,
     AttemptRef,
     ClassifyAttemptInput,
@@ -39,9 +39,9 @@ from durabench.models import (
     PreparedImage,
     ProvisionInput,
     ProvisionOutput,
-    Verdict,
     VerifyOutput,
 )
+from durabench.models.verdict import Verdict
 from durabench.sandbox import (
     SandboxSpec,
     ensure_agent_image,

@@ -14,7 +14,8 @@ from temporalio.client import Client
 
 from durabench.audit import audit_run, read_attempts
 from durabench.errors import ConfigError
-from durabench.models import AuditReport, Ledger, RunPlan
+from durabench.models.audit import AuditReport, Ledger
+from durabench.models.run import RunPlan
 from durabench.results.earlier_runs import read_plan
 from durabench.settings.paths import RunPaths
 from durabench.settings.values import Settings

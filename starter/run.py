@@ -18,15 +18,10 @@ from temporalio.service import RPCError
 
 from durabench.errors import ConfigError
 from durabench.ids import id_prefix
-from durabench.models import (
-    Approval,
-    PlanSummary,
-    RunOutcome,
-    RunRequest,
-    RunResult,
-    ServiceTarget,
-    SuiteRunInput,
-)
+from durabench.models.results import RunResult
+from durabench.models.run import Approval, PlanSummary, RunRequest
+from durabench.models.service import ServiceTarget
+from durabench.models.suite_run import RunOutcome, SuiteRunInput
 from durabench.planning.plan import UNPAIRED_ENV, check_request
 from durabench.sandbox import docker_client
 from durabench.settings.values import Settings

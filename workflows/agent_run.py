@@ -34,17 +34,15 @@ from temporalio.workflow import ActivityCancellationType
 
 with workflow.unsafe.imports_passed_through():
     from activities import ResultActivities, SandboxActivities, ServiceActivities
-    from durabench.models import (
+    from durabench.models.attempt import (
         AttemptRef,
-        AttemptResult,
         ClassifyAttemptInput,
         CollectOutput,
         HostClaim,
-        Phase,
-        PhaseTiming,
         ProvisionInput,
-        ServiceTarget,
     )
+    from durabench.models.results import AttemptResult, Phase, PhaseTiming
+    from durabench.models.service import ServiceTarget
     from durabench.service.payloads import EvaluateAttemptInput
     from workflows.attempt_so_far import AttemptSoFar, Judged, attempt_result
     from workflows.policies import (

@@ -13,16 +13,15 @@ from typing import Any
 from temporalio import workflow
 
 with workflow.unsafe.imports_passed_through():
-    from durabench.models import (
+    from durabench.models.attempt import (
         AgentRunOutput,
         AttemptRef,
-        AttemptResult,
-        PhaseTiming,
         PreparedImage,
         ProvisionOutput,
-        Verdict,
         VerifyOutput,
     )
+    from durabench.models.results import AttemptResult, PhaseTiming
+    from durabench.models.verdict import Verdict
 
 __all__ = ["AttemptSoFar", "Judged", "attempt_result"]
 

@@ -24,20 +24,16 @@ from temporalio.workflow import ParentClosePolicy
 
 with workflow.unsafe.imports_passed_through():
     from activities import AccountActivities
-    from durabench.models import (
-        ArmProgress,
-        AttemptRef,
-        AttemptResult,
+    from durabench.models.accounts import (
         AwaitLeaseInput,
         Lease,
         LeaseGrant,
         LeaseRequest,
-        PairDone,
-        PairInput,
-        PairProgress,
-        PairResult,
         ReleaseRequest,
     )
+    from durabench.models.attempt import AttemptRef
+    from durabench.models.pair import ArmProgress, PairDone, PairInput, PairProgress
+    from durabench.models.results import AttemptResult, PairResult
     from workflows.agent_run import AgentRunWorkflow, failure_reason, record_attempt
     from workflows.policies import (
         BUSY_POLL_MAX,

@@ -13,7 +13,9 @@ from datetime import datetime
 
 from temporalio.exceptions import ActivityError, ChildWorkflowError
 
-from durabench.models import ArmProgress, PlanSummary, ProgressOutput, RunRequest
+from durabench.models.pair import ArmProgress
+from durabench.models.run import PlanSummary, RunRequest
+from durabench.models.suite_run import ProgressOutput
 from durabench.planning.rows import PlanRow, plan_rows, request_rows
 from workflows.search_attributes import suite_of
 

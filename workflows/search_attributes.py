@@ -20,7 +20,9 @@ from temporalio.common import (
     TypedSearchAttributes,
 )
 
-from durabench.models import AttemptRef, AttemptResult, PlanSummary, RunRequest
+from durabench.models.attempt import AttemptRef
+from durabench.models.results import AttemptResult
+from durabench.models.run import PlanSummary, RunRequest
 
 __all__ = [
     "CATEGORY",

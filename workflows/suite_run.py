@@ -28,22 +28,17 @@ from temporalio.workflow import ParentClosePolicy
 
 with workflow.unsafe.imports_passed_through():
     from activities import PlanActivities, ResultActivities
-    from durabench.models import (
-        Approval,
+    from durabench.models.pair import PairDone, PairInput
+    from durabench.models.run import Approval, Control, PlanSummary, Rejection, TaskRef
+    from durabench.models.suite_run import (
         CarriedState,
-        Control,
-        PairDone,
-        PairInput,
         PlanPageInput,
-        PlanSummary,
         ProgressOutput,
         RecordRunInput,
-        Rejection,
         ReportInput,
         RunOutcome,
         RunPhase,
         SuiteRunInput,
-        TaskRef,
     )
     from durabench.planning.approval import approval_mismatches
     from workflows.pair_control import cancel_pairs, service_scores, tell_pairs

@@ -26,7 +26,7 @@ from typing import NamedTuple
 from durabench.agents import CliAgent
 from durabench.attempt.setup import AttemptSetup
 from durabench.errors import ConfigError
-from durabench.models import AttemptRef
+from durabench.models.attempt import AttemptRef
 from durabench.settings.values import Settings
 from durabench.tasks import BUILTIN_SUITES_DIR
 

@@ -35,18 +35,16 @@ from durabench.attempt.workspace_diff import diff_snapshots
 from durabench.classify import classify
 from durabench.configs import instruction_for, mcp_config_json, missing_mcp_env
 from durabench.errors import FileTooLarge, RewardFileMissing, RewardParseError, SandboxError
-from durabench.models import (
+from durabench.models.attempt import (
     AgentRunOutput,
     AttemptRef,
     ClassifyAttemptInput,
-    ClassifyInput,
     CollectOutput,
-    MeteredUsage,
     ProvisionOutput,
-    Verdict,
     VerifyOutput,
 )
 from durabench.models.task import TEXT_CATEGORY
+from durabench.models.verdict import ClassifyInput, MeteredUsage, Verdict
 from durabench.sandbox import Sandbox
 from durabench.sandbox.detached import REAP_SCRIPT, run_step, wrap_step
 from durabench.sandbox.tarball import pack, unpack

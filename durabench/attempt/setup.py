@@ -11,7 +11,9 @@ from typing import NamedTuple
 
 from durabench.agents import Agent, AgentContext, get_agent
 from durabench.configs import get_config
-from durabench.models import AttemptRef, LaneConfig, TaskSpec
+from durabench.models.attempt import AttemptRef
+from durabench.models.config import LaneConfig
+from durabench.models.task import TaskSpec
 from durabench.settings.paths import SandboxPaths
 from durabench.tasks import load_task
 

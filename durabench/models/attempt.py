@@ -1,45 +1,29 @@
-"""Inputs and outputs of workflows and activities: one model in, one model out.
+"""One attempt's messages: which attempt (``AttemptRef``), and each activity's input and output.
 
-They travel through Temporal history, so they stay small: paths, ids and numbers,
-never transcripts, logs or secrets.
+They travel through Temporal history, so they stay small: paths, ids and numbers, never
+transcripts, logs or secrets. Each sits beside the others of the attempt's lifecycle
+(:mod:`durabench.attempt`), in the order the attempt uses them.
 """
 
 from __future__ import annotations
 
 import hashlib
 import re
-from datetime import datetime
-from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from durabench.models.results import LaneSummary
-from durabench.models.run import Approval, PlanSummary, RunRequest, TaskRef
+from durabench.models.run import TaskRef
 from durabench.models.service import ServiceTarget
 
 __all__ = [
     "AgentRunOutput",
-    "ArmProgress",
     "AttemptRef",
-    "CarriedState",
     "ClassifyAttemptInput",
     "CollectOutput",
     "HostClaim",
-    "PairDone",
-    "PairInput",
-    "PairProgress",
-    "PlanPage",
-    "PlanPageInput",
     "PreparedImage",
-    "ProgressOutput",
     "ProvisionInput",
     "ProvisionOutput",
-    "RecordRunInput",
-    "ReportInput",
-    "ReportOutput",
-    "RunOutcome",
-    "RunPhase",
-    "SuiteRunInput",
     "VerifyOutput",
 ]
 
@@ -101,41 +85,6 @@ class AttemptRef(BaseModel):
             "durabench.lane": self.lane,
             "durabench.attempt": str(self.attempt),
         }
-
-
-class PairInput(BaseModel):
-    """Input of ``PairedTaskWorkflow``."""
-
-    model_config = ConfigDict(frozen=True)
-
-    run_id: str
-    """The run."""
-    task: TaskRef
-    """The task both lanes run."""
-    lanes: tuple[str, ...]
-    """Lane config names."""
-    agent: str
-    """Agent adapter name."""
-    model: str
-    """Requested model."""
-    agent_options: dict[str, str] = {}
-    """Agent options from the run request."""
-    infra_retries: int = 2
-    """New attempts an arm gets after an infra attempt."""
-    infra_backoff_sec: float = 60.0
-    """Wait before the first infra retry; doubles after."""
-    service: ServiceTarget | None = None
-    """The service that grades the attempts instead of the local verifier."""
-    accounts: bool = False
-    """Whether each attempt leases a slot of an agent account from the pool first."""
-    lease_poll_sec: float = 15.0
-    """While every slot of the agent's accounts is in use, how often an arm asks again."""
-    budget_tokens: int | None = None
-    """Tokens one attempt may use (the run's ``--budget``); ``None``: no budget."""
-    paused: bool = False
-    """The run was paused when it started the pair (no retry starts until ``resume``)."""
-    control_seq: int = 0
-    """The run's count of pauses and resumes then (orders the signals the pair gets)."""
 
 
 class HostClaim(BaseModel):
@@ -252,211 +201,3 @@ class ClassifyAttemptInput(BaseModel):
     """Files it changed."""
     build_failed: bool
     """Whether the workspace failed to build."""
-
-
-class RecordRunInput(BaseModel):
-    """Input of ``record_run``: the approved plan, persisted as ``run.json``."""
-
-    model_config = ConfigDict(frozen=True)
-
-    plan: PlanSummary
-    """The plan."""
-    approval: Approval
-    """The approval."""
-
-
-class ReportInput(BaseModel):
-    """Input of ``write_report``: the plan and attempts are read from the results directory."""
-
-    model_config = ConfigDict(frozen=True)
-
-    run_id: str
-    """The run."""
-    approval: Approval | None
-    """The approval."""
-
-
-class PlanPageInput(BaseModel):
-    """Input of ``plan_page``: a slice of the plan's task list."""
-
-    model_config = ConfigDict(frozen=True)
-
-    run_id: str
-    """The run."""
-    offset: int
-    """First task index."""
-    limit: int
-    """At most this many tasks."""
-
-
-class PlanPage(BaseModel):
-    """Output of ``plan_page``."""
-
-    model_config = ConfigDict(frozen=True)
-
-    tasks: tuple[TaskRef, ...]
-    """The tasks of the slice, in plan order."""
-
-
-class PairDone(BaseModel):
-    """Signalled by a pair to its run when it ends (pairs outlive continue-as-new)."""
-
-    model_config = ConfigDict(frozen=True)
-
-    task_id: str
-    """The task."""
-    by_class: dict[str, int]
-    """Its attempts per exit class."""
-    excluded: bool = False
-    """Whether the pair is excluded."""
-    cancelled: bool = False
-    """The pair was cancelled (with its run); its containers are gone."""
-
-
-class CarriedState(BaseModel):
-    """What a run carries into its next workflow run: small at any suite size."""
-
-    model_config = ConfigDict(frozen=True)
-
-    plan: PlanSummary
-    """The plan summary."""
-    approval: Approval
-    """The approval."""
-    next_index: int
-    """Index of the next task to start."""
-    done: int
-    """Pairs finished."""
-    by_class: dict[str, int]
-    """Finished attempts per exit class."""
-    excluded: int
-    """Pairs excluded."""
-    in_flight: tuple[str, ...]
-    """Task ids of pairs still running (they signal their end to the new run)."""
-    paused: bool = False
-    """The run was paused."""
-    control_seq: int = 0
-    """Pauses and resumes so far (orders the signals pairs get)."""
-    parallel: int | None = None
-    """Parallel slots as last set (``None``: as planned)."""
-    ended_abnormally: tuple[str, ...] = ()
-    """Task ids of pairs that ended without telling the run."""
-
-
-class SuiteRunInput(BaseModel):
-    """Input of ``SuiteRunWorkflow``: a request, and after continue-as-new its state."""
-
-    model_config = ConfigDict(frozen=True)
-
-    request: RunRequest
-    """What the operator asked for."""
-    carried: CarriedState | None = None
-    """State from the previous workflow run of this run."""
-
-
-class ReportOutput(BaseModel):
-    """Output of ``write_report``."""
-
-    model_config = ConfigDict(frozen=True)
-
-    results_dir: str
-    """The run's results directory."""
-    report_path: str
-    """The Markdown report."""
-    lanes: tuple[LaneSummary, ...]
-    """Totals per lane."""
-
-
-RunPhase = Literal[
-    "planning",
-    "awaiting_approval",
-    "running",
-    "reporting",
-    "completed",
-    "rejected",
-    "expired",
-    "failed",
-    "cancelled",
-]
-
-
-class ProgressOutput(BaseModel):
-    """Answer of the ``progress`` query."""
-
-    model_config = ConfigDict(frozen=True)
-
-    run_id: str
-    """The run."""
-    phase: RunPhase
-    """Where the run is."""
-    total: int = 0
-    """Tasks in the plan."""
-    done: int = 0
-    """Pairs finished."""
-    running: tuple[str, ...] = ()
-    """Task ids in flight."""
-    by_class: dict[str, int] = {}
-    """Finished attempts per exit class."""
-    excluded: int = 0
-    """Pairs excluded because an arm exhausted its infra retries."""
-    approved_by: str | None = None
-    """Who approved, once approved."""
-    approved_at: datetime | None = None
-    """When, once approved: the start of the clock for the ETA."""
-    paused: bool = False
-    """No new pair or attempt starts until the run is resumed."""
-    parallel: int = 0
-    """Pairs in flight at most (``set_parallel`` changes it)."""
-    ended_abnormally: tuple[str, ...] = ()
-    """Task ids of pairs that ended without telling the run (terminated, reset away):
-    counted done and excluded."""
-
-
-class ArmProgress(BaseModel):
-    """Where one arm of a pair is."""
-
-    model_config = ConfigDict(frozen=True)
-
-    lane: str
-    """The lane."""
-    attempt: int
-    """The attempt running or next."""
-    state: Literal["running", "backoff", "paused", "waiting_account", "done"]
-    """Running an attempt, waiting to retry after an infra failure, waiting for an account
-    slot, or finished."""
-    retry_at: datetime | None = None
-    """When the next attempt starts, during a backoff; when an account is back from its
-    cooldown, while waiting for one."""
-    note: str = ""
-    """Why the arm waits for an account."""
-    last_class: str | None = None
-    """Exit class of the previous attempt."""
-
-
-class PairProgress(BaseModel):
-    """Answer of the pair workflow's ``progress`` query."""
-
-    model_config = ConfigDict(frozen=True)
-
-    task_id: str
-    """The task."""
-    arms: tuple[ArmProgress, ...]
-    """Each lane."""
-
-
-class RunOutcome(BaseModel):
-    """Result of ``SuiteRunWorkflow``."""
-
-    model_config = ConfigDict(frozen=True)
-
-    run_id: str
-    """The run."""
-    status: Literal["completed", "rejected", "expired"]
-    """How the run ended (``expired``: nobody approved it in time)."""
-    reason: str = ""
-    """Why it was rejected or expired."""
-    results_dir: str = ""
-    """The run's results directory."""
-    report_path: str = ""
-    """The Markdown report."""
-    lanes: tuple[LaneSummary, ...] = ()
-    """Totals per lane."""

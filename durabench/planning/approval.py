@@ -8,7 +8,7 @@ and its signal handler give the same answer, and a test can check it without a s
 
 from __future__ import annotations
 
-from durabench.models import Approval, PlanSummary
+from durabench.models.run import Approval, PlanSummary
 
 __all__ = ["approval_mismatches"]
 

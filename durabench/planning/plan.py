@@ -27,7 +27,8 @@ from durabench.agents.llm_ids import check_model_name
 from durabench.configs import get_config, missing_mcp_env
 from durabench.errors import ConfigError
 from durabench.ids import check_id
-from durabench.models import Counterpart, RunPlan, RunRequest, TaskRef, TaskSpec
+from durabench.models.run import Counterpart, RunPlan, RunRequest, TaskRef
+from durabench.models.task import TaskSpec
 from durabench.planning.cli_choice import CliChoice, choose_cli, other_versions, rerun_options
 from durabench.results.earlier_runs import counterparts, read_plan, rerun_task_ids, versions_ran
 from durabench.service.datasets import dataset_dir, read_dataset_file, write_text_tasks

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-from durabench.models import PlanSummary, RunRequest
+from durabench.models.run import PlanSummary, RunRequest
 
 __all__ = ["PlanRow", "containers_at_once", "plan_rows", "request_rows"]
 

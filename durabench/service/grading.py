@@ -12,7 +12,7 @@ from typing import NamedTuple
 
 from durabench import __version__
 from durabench.errors import ServiceAuthError, ServiceRejected, ServiceUnsupported
-from durabench.models import ExitClass
+from durabench.models.verdict import ExitClass
 from durabench.service.client import ServiceClient
 from durabench.service.payloads import ServiceTarget
 from durabench.service.records import RunScore, TaskGrade

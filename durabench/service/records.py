@@ -17,7 +17,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field, JsonValue
 
-from durabench.models import ExitClass, is_infra
+from durabench.models.verdict import ExitClass, is_infra
 from durabench.service.payloads import ServiceApi
 from durabench.service.wire import EvalResult, EvalResultData, EvalStatus, GenerationStatus
 from durabench.service.wire_v1 import V1TaskEval

@@ -13,7 +13,8 @@ from pathlib import Path
 
 from durabench.atomic import atomic_write
 from durabench.errors import ConfigError, ServiceError
-from durabench.models import AttemptResult, RunPlan
+from durabench.models.results import AttemptResult
+from durabench.models.run import RunPlan
 from durabench.service.client import ServiceClient
 from durabench.service.grading import Generation, failed_grade, final_score, grade
 from durabench.service.payloads import (

@@ -19,7 +19,8 @@ import pytest
 from temporalio.client import Client
 
 from durabench.agents import CliAgent, agent_class
-from durabench.models import RunRequest, RunResult
+from durabench.models.results import RunResult
+from durabench.models.run import RunRequest
 from durabench.settings.paths import RunPaths
 from durabench.settings.values import Settings
 from tests.integration.runs import finished_run

@@ -15,7 +15,9 @@ from typing import Any
 import docker
 from temporalio.client import Client, WorkflowHandle
 
-from durabench.models import RunOutcome, RunRequest, RunResult
+from durabench.models.results import RunResult
+from durabench.models.run import RunRequest
+from durabench.models.suite_run import RunOutcome
 from durabench.settings.paths import RunPaths
 from durabench.settings.values import Settings
 from durabench.tasks import load_suite

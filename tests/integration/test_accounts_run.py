@@ -24,7 +24,7 @@ import pytest
 from temporalio.client import Client
 
 from durabench.gateway import TOKEN_PREFIX
-from durabench.models import RunRequest
+from durabench.models.run import RunRequest
 from durabench.settings.values import Settings
 from runtime.client import deployment_of
 from runtime.workers import build_workers, run_workers

@@ -20,7 +20,7 @@ import pytest
 from temporalio.client import Client
 
 from durabench.gateway import TOKEN_PREFIX
-from durabench.models import RunRequest
+from durabench.models.run import RunRequest
 from durabench.settings.values import Settings
 from tests.integration.runs import finished_run, stand_in_task
 from tests.model_upstream import (

@@ -25,7 +25,7 @@ import docker
 import pytest
 from temporalio.client import Client, WorkflowExecutionStatus
 
-from durabench.models import RunResult
+from durabench.models.results import RunResult
 from durabench.settings.paths import RunPaths
 from durabench.settings.values import Settings
 from runtime.client import deployment_of

@@ -24,7 +24,7 @@ from temporalio.api.enums.v1 import EventType
 from temporalio.client import Client
 from temporalio.contrib.pydantic import pydantic_data_converter
 
-from durabench.models import RunResult
+from durabench.models.results import RunResult
 from durabench.settings.paths import RunPaths
 from durabench.tasks import load_suite
 from tests.integration.runs import REPO, containers_of

@@ -17,7 +17,7 @@ import pytest
 from temporalio.client import Client
 
 from durabench.classify import load_table
-from durabench.models import RunResult
+from durabench.models.results import RunResult
 from durabench.settings.paths import TRAJECTORY
 from durabench.settings.values import Settings
 from durabench.tasks import load_suite

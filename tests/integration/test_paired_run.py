@@ -10,7 +10,8 @@ import docker
 import pytest
 from temporalio.client import Client
 
-from durabench.models import RunRequest, RunResult
+from durabench.models.results import RunResult
+from durabench.models.run import RunRequest
 from durabench.settings.paths import RunPaths
 from durabench.settings.values import Settings
 from durabench.tasks import load_suite

@@ -14,7 +14,8 @@ import pytest
 from temporalio.testing import ActivityEnvironment
 
 from activities import SandboxActivities
-from durabench.models import AttemptRef, ProvisionInput, TaskRef
+from durabench.models.attempt import AttemptRef, ProvisionInput
+from durabench.models.run import TaskRef
 from durabench.settings.values import Settings
 from durabench.tasks import BUILTIN_SUITES_DIR
 from tests.integration.runs import containers_of

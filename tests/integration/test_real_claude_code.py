@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 from temporalio.client import Client
 
-from durabench.models import RunRequest
+from durabench.models.run import RunRequest
 from durabench.settings.values import Settings
 from tests.integration.real_sessions import FIX, FULL, TASK, assert_whole_session, real_session
 from tests.integration.runs import finished_run

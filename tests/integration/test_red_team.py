@@ -19,7 +19,8 @@ import docker
 import pytest
 from temporalio.client import Client
 
-from durabench.models import AttemptResult, RunRequest
+from durabench.models.results import AttemptResult
+from durabench.models.run import RunRequest
 from durabench.settings.values import Settings
 from durabench.tasks import load_suite
 from tests.integration.runs import containers_of, finished_run

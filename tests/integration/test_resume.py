@@ -19,7 +19,8 @@ from temporalio.api.enums.v1 import EventType
 from temporalio.client import Client
 from temporalio.service import RPCError
 
-from durabench.models import RunRequest, RunResult
+from durabench.models.results import RunResult
+from durabench.models.run import RunRequest
 from durabench.settings.paths import RunPaths
 from durabench.settings.values import Settings
 from durabench.tasks import load_suite

@@ -26,7 +26,7 @@ from temporalio.client import Client
 
 from durabench.agents import AGENT_UID, AGENT_USER, AgentContext, get_agent
 from durabench.errors import ConfigError
-from durabench.models import RunRequest
+from durabench.models.run import RunRequest
 from durabench.sandbox import DockerSandbox, SandboxSpec
 from durabench.settings.values import Settings
 from durabench.tasks import load_suite

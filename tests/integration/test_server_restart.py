@@ -14,7 +14,7 @@ from pathlib import Path
 import docker
 import pytest
 
-from durabench.models import RunRequest
+from durabench.models.run import RunRequest
 from durabench.settings.values import Settings
 from durabench.tasks import load_suite
 from runtime.client import connect

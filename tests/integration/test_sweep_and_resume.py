@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 from temporalio.client import Client, WorkflowFailureError
 
-from durabench.models import AttemptRef, RunRequest, TaskRef
+from durabench.models.attempt import AttemptRef
+from durabench.models.run import RunRequest, TaskRef
 from durabench.sandbox import DockerSandbox, SandboxSpec, docker_client
 from durabench.sandbox.docker.cleanup import DEPLOYMENT_LABEL, list_containers
 from durabench.settings.values import Settings

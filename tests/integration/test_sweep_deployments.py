@@ -17,7 +17,8 @@ import pytest
 from temporalio.api.workflowservice.v1 import GetClusterInfoRequest
 from temporalio.client import Client
 
-from durabench.models import AttemptRef, TaskRef
+from durabench.models.attempt import AttemptRef
+from durabench.models.run import TaskRef
 from durabench.sandbox import DockerSandbox, SandboxSpec
 from durabench.settings.values import Settings
 from starter.sweep import sweep_main

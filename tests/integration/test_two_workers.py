@@ -24,7 +24,8 @@ import pytest
 from temporalio.api.enums.v1 import EventType
 from temporalio.client import Client
 
-from durabench.models import RunRequest, RunResult
+from durabench.models.results import RunResult
+from durabench.models.run import RunRequest
 from durabench.sandbox.docker.cleanup import list_containers, listed_containers
 from durabench.settings.paths import RunPaths
 from durabench.settings.values import Settings

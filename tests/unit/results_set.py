@@ -20,16 +20,9 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
-from durabench.models import (
-    Approval,
-    AttemptResult,
-    RunPlan,
-    RunRequest,
-    RunResult,
-    Signals,
-    TaskRef,
-    TokenUsage,
-)
+from durabench.models.results import AttemptResult, RunResult
+from durabench.models.run import Approval, RunPlan, RunRequest, TaskRef
+from durabench.models.verdict import Signals, TokenUsage
 from durabench.results.report import summarize_lanes
 from durabench.results.scoring import compute_scorecard
 

@@ -11,7 +11,8 @@ import pytest
 
 from durabench.attempt import Attempt, AttemptSetup, parse_reward
 from durabench.errors import NON_RETRYABLE, AgentLost, RewardFileMissing, RewardParseError
-from durabench.models import AttemptRef, ClassifyAttemptInput, TaskRef
+from durabench.models.attempt import AttemptRef, ClassifyAttemptInput
+from durabench.models.run import TaskRef
 from durabench.sandbox import ExecResult
 from durabench.sandbox.detached import REAP_SCRIPT
 from durabench.service.datasets import write_text_tasks

@@ -27,7 +27,8 @@ from durabench.attempt.inputs import (
     task_roots,
 )
 from durabench.errors import ConfigError, TaskFormatError
-from durabench.models import AttemptRef, ProvisionInput, RunRequest, TaskRef
+from durabench.models.attempt import AttemptRef, ProvisionInput
+from durabench.models.run import RunRequest, TaskRef
 from durabench.planning.plan import make_plan
 from durabench.settings.values import Settings
 from durabench.tasks import BUILTIN_SUITES_DIR

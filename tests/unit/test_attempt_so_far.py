@@ -2,16 +2,16 @@
 
 from __future__ import annotations
 
-from durabench.models import (
+from durabench.models.attempt import (
     AgentRunOutput,
     AttemptRef,
-    AttemptResult,
     PreparedImage,
     ProvisionOutput,
-    TaskRef,
-    Verdict,
     VerifyOutput,
 )
+from durabench.models.results import AttemptResult
+from durabench.models.run import TaskRef
+from durabench.models.verdict import Verdict
 from workflows.attempt_so_far import AttemptSoFar, Judged
 
 IMAGE = PreparedImage(image="img:1", dockerfile="FROM x", task_image_id="t", agent_image_id="a")

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from durabench.errors import ConfigError, UnknownAgent, UnknownConfig, UnknownSuite
-from durabench.models import RunRequest
+from durabench.models.run import RunRequest
 from durabench.planning.plan import check_request
 from durabench.settings.values import Settings
 

@@ -20,8 +20,8 @@ from durabench.agents import (
 )
 from durabench.configs import get_config, mcp_config_json
 from durabench.errors import ConfigError
-from durabench.models import RunRequest
 from durabench.models.config import McpServer
+from durabench.models.run import RunRequest
 from durabench.planning.plan import make_plan
 from durabench.settings.values import Settings
 from durabench.tasks import load_suite

@@ -7,7 +7,8 @@ from pathlib import Path
 import pytest
 
 from durabench.errors import ConfigError
-from durabench.models import AttemptResult, RunRequest
+from durabench.models.results import AttemptResult
+from durabench.models.run import RunRequest
 from durabench.planning.plan import make_plan
 from durabench.settings.paths import RunPaths
 from durabench.settings.values import Settings

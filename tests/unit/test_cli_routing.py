@@ -10,7 +10,7 @@ import pytest
 from durabench.agents import get_agent
 from durabench.configs import CLI_ROUTES_FILE, cli_route, load_cli_routes
 from durabench.errors import ConfigError
-from durabench.models import RunRequest
+from durabench.models.run import RunRequest
 from durabench.planning.plan import check_request, make_plan
 from durabench.settings.values import Settings
 

@@ -15,7 +15,8 @@ from durabench.configs import load_registry
 from durabench.configs.eval_matrix import configs_from_eval_matrix
 from durabench.errors import ConfigError, TaskFormatError
 from durabench.ids import ID_PATTERN, check_id
-from durabench.models import AttemptRef, RunRequest, TaskRef
+from durabench.models.attempt import AttemptRef
+from durabench.models.run import RunRequest, TaskRef
 from durabench.planning.plan import make_plan
 from durabench.settings.paths import RunPaths
 from durabench.settings.values import Settings

@@ -3,7 +3,8 @@ from pathlib import Path
 import pytest
 
 from durabench.errors import ConfigError
-from durabench.models import AuditReport, Finding, RunResult
+from durabench.models.audit import AuditReport, Finding
+from durabench.models.results import RunResult
 from durabench.results.dashboard import Dashboard, publish
 from durabench.results.files import write_reports
 from durabench.settings.paths import RunPaths

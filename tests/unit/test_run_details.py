@@ -7,7 +7,9 @@ from datetime import UTC, datetime
 
 from rich.console import Console
 
-from durabench.models import ArmProgress, PlanSummary, ProgressOutput, RunRequest
+from durabench.models.pair import ArmProgress
+from durabench.models.run import PlanSummary, RunRequest
+from durabench.models.suite_run import ProgressOutput
 from durabench.planning.rows import plan_rows
 from starter.console import plan_table
 from workflows.run_details import current_details, markdown_table, pair_details

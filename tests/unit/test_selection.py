@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from durabench.errors import ConfigError, TaskFormatError, UnknownConfig
-from durabench.models import RunRequest
+from durabench.models.run import RunRequest
 from durabench.planning.plan import make_plan
 from durabench.settings.values import Settings
 from durabench.tasks import BUILTIN_SUITES_DIR

@@ -15,7 +15,9 @@ from temporalio.testing import ActivityEnvironment
 
 from activities.service import ServiceActivities
 from durabench.errors import ConfigError, ServiceAuthError
-from durabench.models import AttemptResult, ExitClass, RunPlan, RunRequest, TaskRef
+from durabench.models.results import AttemptResult
+from durabench.models.run import RunPlan, RunRequest, TaskRef
+from durabench.models.verdict import ExitClass
 from durabench.service import (
     EvaluateAttemptInput,
     RunScore,

@@ -13,7 +13,9 @@ import pytest
 from temporalio.testing import ActivityEnvironment
 
 from activities.service import ServiceActivities
-from durabench.models import AttemptResult, ExitClass, RunPlan, RunRequest, TaskRef
+from durabench.models.results import AttemptResult
+from durabench.models.run import RunPlan, RunRequest, TaskRef
+from durabench.models.verdict import ExitClass
 from durabench.results.files import with_service_grade
 from durabench.service import EvaluateAttemptInput, ServiceRetry, ServiceTarget, TaskGrade
 from durabench.settings.paths import FINAL_MESSAGE, RunPaths

@@ -17,27 +17,26 @@ from typing import Any
 from temporalio import activity
 
 from durabench.errors import ConfigError, ImageBuildError, RewardFileMissing
-from durabench.models import (
+from durabench.models.attempt import (
     AgentRunOutput,
     AttemptRef,
-    AttemptResult,
     ClassifyAttemptInput,
     HostClaim,
-    LaneSummary,
-    PlanPage,
-    PlanPageInput,
-    PlanSummary,
     PreparedImage,
     ProvisionInput,
     ProvisionOutput,
+    VerifyOutput,
+)
+from durabench.models.results import AttemptResult, LaneSummary
+from durabench.models.run import PlanSummary, RunRequest, TaskRef
+from durabench.models.suite_run import (
+    PlanPage,
+    PlanPageInput,
     RecordRunInput,
     ReportInput,
     ReportOutput,
-    RunRequest,
-    TaskRef,
-    Verdict,
-    VerifyOutput,
 )
+from durabench.models.verdict import Verdict
 from durabench.settings.paths import RunPaths
 
 BUILD_FAILS = "t-build-fails"

@@ -23,7 +23,9 @@ from temporalio.client import Client, WorkflowHandle
 from temporalio.worker import Worker
 
 from activities import AccountActivities, PlanActivities, ResultActivities
-from durabench.models import RunOutcome, RunRequest, RunResult
+from durabench.models.results import RunResult
+from durabench.models.run import RunRequest
+from durabench.models.suite_run import RunOutcome
 from durabench.settings.paths import RunPaths
 from durabench.settings.values import Settings
 from runtime.client import connect_when_ready

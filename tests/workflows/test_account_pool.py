@@ -20,15 +20,15 @@ from temporalio.worker import Worker
 
 from activities import AccountActivities
 from durabench.accounts import Pool
-from durabench.models import (
+from durabench.models.accounts import (
     LeaseGrant,
     LeaseRequest,
-    PairInput,
     PoolAccount,
     PoolState,
     ReleaseRequest,
-    TaskRef,
 )
+from durabench.models.pair import PairInput
+from durabench.models.run import TaskRef
 from durabench.settings.values import Settings
 from tests.workflows.fakes import Recorder
 from tests.workflows.harness import until

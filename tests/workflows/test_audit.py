@@ -20,7 +20,7 @@ import pytest
 from temporalio.client import Client
 from temporalio.testing import WorkflowEnvironment
 
-from durabench.models import AttemptDigest, AuditReport
+from durabench.models.audit import AttemptDigest, AuditReport
 from durabench.results.dashboard import Dashboard
 from durabench.settings.paths import RunPaths
 from starter.audit import audit_main

@@ -10,7 +10,8 @@ import uuid
 
 import pytest
 
-from durabench.models import PairInput, TaskRef
+from durabench.models.pair import PairInput
+from durabench.models.run import TaskRef
 from tests.workflows.harness import Env, until
 from workflows import PairedTaskWorkflow, pair_workflow_id
 

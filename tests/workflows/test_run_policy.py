@@ -8,7 +8,7 @@ import subprocess
 import pytest
 from temporalio.client import WorkflowUpdateFailedError
 
-from durabench.models import Approval
+from durabench.models.run import Approval
 from runtime.embedded import temporal_cli
 from starter.approve import approve_main
 from starter.control import pause_main, set_parallel_main

@@ -5,7 +5,7 @@ from __future__ import annotations
 import uuid
 from pathlib import Path
 
-from durabench.models import RunRequest
+from durabench.models.run import RunRequest
 from durabench.settings.values import Settings
 from starter.run import main as run_main
 from tests.workflows.harness import Env

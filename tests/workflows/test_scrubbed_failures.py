@@ -22,7 +22,7 @@ from temporalio.worker import Worker
 
 from activities.boundary import KnownSecrets, scrubbed
 from durabench.errors import RewardParseError, SandboxError, non_retryable_names
-from durabench.models import RunRequest
+from durabench.models.run import RunRequest
 from durabench.settings.secrets import REDACTED
 from starter.run import main as run_main
 from tests.workflows.harness import Disk

@@ -14,7 +14,8 @@ from pathlib import Path
 import pytest
 from temporalio.client import Client, WorkflowFailureError
 
-from durabench.models import RunResult, ServiceRetry, ServiceTarget
+from durabench.models.results import RunResult
+from durabench.models.service import ServiceRetry, ServiceTarget
 from durabench.settings.paths import RunPaths
 from starter.audit import audit_main
 from starter.options import failure_message

@@ -8,7 +8,8 @@ from typing import Any
 import pytest
 from temporalio.client import WorkflowFailureError
 
-from durabench.models import Approval, RunOutcome
+from durabench.models.run import Approval
+from durabench.models.suite_run import RunOutcome
 from starter.approve import approve_main, reject_main
 from tests.workflows.fakes import BUILD_FAILS, SLOW, VERIFY_FAILS
 from tests.workflows.harness import Env, start_run

@@ -20,7 +20,7 @@ from temporalio.client import Client, WorkflowFailureError, WorkflowHandle
 from temporalio.common import SearchAttributeKey
 from temporalio.contrib.pydantic import pydantic_data_converter
 
-from durabench.models import RunRequest
+from durabench.models.run import RunRequest
 from starter.approve import approve_main
 from starter.control import pause_main
 from starter.run import main as run_main
