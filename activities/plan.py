@@ -66,7 +66,7 @@ class PlanActivities:
         listed = None
         if request.service is not None:
             listed = await self._ask_service(request, request.service)
-        accounts = await self._accounts(request.agent)
+        accounts = await self._accounts(request.agent.name)
         plan = await asyncio.to_thread(self._plan, request, listed, accounts)
         if plan.request.service is not None:  # as planned: with a dataset file's name
             async with ServiceClient.for_target(plan.request.service) as client:

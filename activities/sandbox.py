@@ -302,7 +302,7 @@ class SandboxActivities:
         assert agent.model_api is not None
         grant = Grant(
             attempt=ref.container_name,
-            agent=ref.agent,
+            agent=ref.agent.name,
             provider=agent.model_api,
             account=ref.account,
             ledger=str(self._attempt_dir(ref) / _LEDGER),

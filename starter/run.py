@@ -18,6 +18,7 @@ from temporalio.service import RPCError
 
 from durabench.errors import ConfigError
 from durabench.ids import id_prefix
+from durabench.models.agent import AgentSpec
 from durabench.models.results import RunResult
 from durabench.models.run import Approval, PlanSummary, RunRequest
 from durabench.models.service import ServiceTarget
@@ -282,11 +283,13 @@ def run(
         rerun=rerun,
         rerun_of=rerun_of,
         allow_unpaired=os.environ.get(UNPAIRED_ENV, "").lower() == "true",
-        agent=agent,
-        model=model,
         parallel=parallel,
         category=category,
-        agent_options=_parse_opts(agent_opts) | ({"effort": effort} if effort else {}),
+        agent=AgentSpec(
+            name=agent,
+            model=model,
+            options=_parse_opts(agent_opts) | ({"effort": effort} if effort else {}),
+        ),
         infra_retries=settings.infra_retries if infra_retries is None else infra_retries,
         infra_backoff_sec=settings.infra_backoff_sec if infra_backoff is None else infra_backoff,
         approval_timeout_sec=approval_timeout or settings.approval_timeout_sec,

@@ -315,7 +315,8 @@ class AgentRunWorkflow:
             ref,
             timedelta(seconds=ref.task.agent_timeout_sec) + _SLACK,
             retry=REATTACH,
-            detail=f"{ref.agent} · {ref.model} · time limit {ref.task.agent_timeout_sec:g} s",
+            detail=f"{ref.agent.name} · {ref.agent.model} · "
+            f"time limit {ref.task.agent_timeout_sec:g} s",
         )
         verified, verifier_error = None, ""
         try:

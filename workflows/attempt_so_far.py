@@ -33,8 +33,8 @@ def attempt_result(ref: AttemptRef, **fields: Any) -> AttemptResult:
         task_id=ref.task.task_id,
         lane=ref.lane,
         attempt=ref.attempt,
-        agent=ref.agent,
-        model=ref.model,
+        agent=ref.agent.name,
+        model=ref.agent.model,
         account=ref.account,
         **fields,
     )

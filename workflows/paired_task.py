@@ -211,8 +211,6 @@ class PairedTaskWorkflow:
                 lane=lane,
                 attempt=attempt,
                 agent=pair.agent,
-                model=pair.model,
-                agent_options=pair.agent_options,
                 service=pair.service,
                 budget_tokens=pair.budget_tokens,
             )
@@ -276,7 +274,7 @@ class PairedTaskWorkflow:
         info = workflow.info()
         label = f"{ref.task.task_id} · {ref.lane} · attempt {ref.attempt}"
         req = LeaseRequest(
-            agent=ref.agent,
+            agent=ref.agent.name,
             holder_workflow_id=info.workflow_id,
             holder_run_id=info.run_id,
             label=label,

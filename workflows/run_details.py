@@ -105,7 +105,7 @@ def ended_by(err: BaseException) -> str:
 def plan_summary(request: RunRequest) -> str:
     """Summary of ``plan_run`` (and the run's static summary): what it plans."""
     source = suite_of(request) or f"rerun of {request.rerun_of}"
-    return f"{source} · {request.agent} · {request.model}"
+    return f"{source} · {request.agent.name} · {request.agent.model}"
 
 
 def page_summary(offset: int, limit: int, total: int) -> str:

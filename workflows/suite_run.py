@@ -428,8 +428,6 @@ class SuiteRunWorkflow:
             task=task,
             lanes=plan.lanes,
             agent=req.agent,
-            model=req.model,
-            agent_options=req.agent_options,
             infra_retries=req.infra_retries,
             infra_backoff_sec=req.infra_backoff_sec,
             service=req.service,

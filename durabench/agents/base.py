@@ -75,7 +75,6 @@ class AgentContext(BaseModel):
     model_config = ConfigDict(frozen=True)
 
     task: TaskSpec
-    """The task."""
     model: str
     """Requested model."""
     lane: str = "baseline"

@@ -155,7 +155,7 @@ class Attempt:
             if done.exit_code != 0:
                 said = scrub_text((done.stderr or done.stdout).strip(), self.secrets)[:400]
                 raise SandboxError(
-                    f"setting up {self.ref.agent} in {self.ref.container_name} failed "
+                    f"setting up {self.ref.agent.name} in {self.ref.container_name} failed "
                     f"(exit {done.exit_code}): {said}"
                 )
 
@@ -342,7 +342,7 @@ class Attempt:
             ClassifyInput(
                 events=events,
                 transcript_format=dialect,
-                requested_model=self.ref.model if dialect else "",
+                requested_model=self.ref.agent.model if dialect else "",
                 exit_code=facts.exit_code,
                 timed_out=facts.timed_out,
                 wall_seconds=facts.wall_seconds,
@@ -426,11 +426,11 @@ class Attempt:
         trajectory = trajectory_of(
             self.agent.transcript_format(self.ctx),
             read_events(lines),
-            agent=self.ref.agent,
-            model=self.ref.model,
+            agent=self.ref.agent.name,
+            model=self.ref.agent.model,
             attempt_id=f"{self.ref.task.task_id}/{self.ref.lane}/attempt-{self.ref.attempt}",
             instruction=said.strip(),
-            version=self.ref.agent_options.get("version"),
+            version=self.ref.agent.options.get("version"),
         )
         if trajectory is not None:
             atomic_write(self.store / TRAJECTORY, scrub_text(trajectory.to_json(), self.secrets))

@@ -42,7 +42,7 @@ class AttemptSetup(NamedTuple):
         mcp = config.mcp
         ctx = AgentContext(
             task=task,
-            model=ref.model,
+            model=ref.agent.model,
             lane=ref.lane,
             attempt=ref.attempt,
             paths=paths or SandboxPaths(),
@@ -50,4 +50,4 @@ class AttemptSetup(NamedTuple):
             mcp=mcp,
             mcp_url=environ.get(mcp.url_env, "") if mcp and mcp.url_env else "",
         )
-        return cls(task, config, get_agent(ref.agent, ref.agent_options), ctx)
+        return cls(task, config, get_agent(ref.agent.name, ref.agent.options), ctx)

@@ -98,8 +98,8 @@ def _attempt(plan: RunPlan, a: AttemptResult) -> list[tuple[AuditCheck, str]]:
 
 def _model(plan: RunPlan, a: AttemptResult) -> list[str]:
     out = []
-    if a.model != plan.request.model:
-        out.append(f"requested {a.model}, but the run's plan asks for {plan.request.model}")
+    if a.model != plan.request.agent.model:
+        out.append(f"requested {a.model}, but the run's plan asks for {plan.request.agent.model}")
     served = a.served_model
     if served and not served_model_matches(a.model, served):
         if MISMATCH not in a.reason or a.included:

@@ -12,6 +12,7 @@ import re
 
 from pydantic import BaseModel, ConfigDict
 
+from durabench.models.agent import AgentSpec
 from durabench.models.run import TaskRef
 from durabench.models.service import ServiceTarget
 
@@ -37,19 +38,13 @@ class AttemptRef(BaseModel):
     model_config = ConfigDict(frozen=True)
 
     run_id: str
-    """The run."""
     task: TaskRef
-    """The task."""
     lane: str
     """Lane config name."""
     attempt: int = 1
     """Attempt number, from 1."""
-    agent: str
-    """Agent adapter name."""
-    model: str
-    """Requested model."""
-    agent_options: dict[str, str] = {}
-    """Agent options from the run request."""
+    agent: AgentSpec
+    """The agent, its model and options, as the run's request named them."""
     service: ServiceTarget | None = None
     """The service that grades the attempt instead of the local verifier."""
     budget_tokens: int | None = None
@@ -133,7 +128,6 @@ class ProvisionOutput(BaseModel):
     model_config = ConfigDict(frozen=True)
 
     container_id: str
-    """Container id."""
     instruction_file: str
     """Instruction file placed in the container."""
     mcp_config: bool

@@ -11,6 +11,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
+from durabench.models.agent import AgentSpec
 from durabench.models.run import TaskRef
 from durabench.models.service import ServiceTarget
 
@@ -23,17 +24,12 @@ class PairInput(BaseModel):
     model_config = ConfigDict(frozen=True)
 
     run_id: str
-    """The run."""
     task: TaskRef
     """The task both lanes run."""
     lanes: tuple[str, ...]
     """Lane config names."""
-    agent: str
-    """Agent adapter name."""
-    model: str
-    """Requested model."""
-    agent_options: dict[str, str] = {}
-    """Agent options from the run request."""
+    agent: AgentSpec
+    """The agent, its model and options, as the run's request named them."""
     infra_retries: int = 2
     """New attempts an arm gets after an infra attempt."""
     infra_backoff_sec: float = 60.0
@@ -58,7 +54,6 @@ class PairDone(BaseModel):
     model_config = ConfigDict(frozen=True)
 
     task_id: str
-    """The task."""
     by_class: dict[str, int]
     """Its attempts per exit class."""
     excluded: bool = False
@@ -73,7 +68,6 @@ class ArmProgress(BaseModel):
     model_config = ConfigDict(frozen=True)
 
     lane: str
-    """The lane."""
     attempt: int
     """The attempt running or next."""
     state: Literal["running", "backoff", "paused", "waiting_account", "done"]
@@ -94,6 +88,5 @@ class PairProgress(BaseModel):
     model_config = ConfigDict(frozen=True)
 
     task_id: str
-    """The task."""
     arms: tuple[ArmProgress, ...]
     """Each lane."""

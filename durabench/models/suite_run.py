@@ -48,7 +48,6 @@ class CarriedState(BaseModel):
     plan: PlanSummary
     """The plan summary."""
     approval: Approval
-    """The approval."""
     next_index: int
     """Index of the next task to start."""
     done: int
@@ -88,7 +87,6 @@ class ProgressOutput(BaseModel):
     model_config = ConfigDict(frozen=True)
 
     run_id: str
-    """The run."""
     phase: RunPhase
     """Where the run is."""
     total: int = 0
@@ -120,7 +118,6 @@ class RunOutcome(BaseModel):
     model_config = ConfigDict(frozen=True)
 
     run_id: str
-    """The run."""
     status: Literal["completed", "rejected", "expired"]
     """How the run ended (``expired``: nobody approved it in time)."""
     reason: str = ""
@@ -139,9 +136,7 @@ class RecordRunInput(BaseModel):
     model_config = ConfigDict(frozen=True)
 
     plan: PlanSummary
-    """The plan."""
     approval: Approval
-    """The approval."""
 
 
 class PlanPageInput(BaseModel):
@@ -150,7 +145,6 @@ class PlanPageInput(BaseModel):
     model_config = ConfigDict(frozen=True)
 
     run_id: str
-    """The run."""
     offset: int
     """First task index."""
     limit: int
@@ -172,9 +166,7 @@ class ReportInput(BaseModel):
     model_config = ConfigDict(frozen=True)
 
     run_id: str
-    """The run."""
     approval: Approval | None
-    """The approval."""
 
 
 class ReportOutput(BaseModel):

@@ -17,7 +17,7 @@ def approval_mismatches(plan: PlanSummary, approval: Approval) -> list[str]:
     """One line per restated parameter that differs from the plan; empty when it matches."""
     req = plan.request
     planned: dict[str, object] = {
-        "model": req.model,
+        "model": req.agent.model,
         "suite": req.source,
         "config_mode": req.config_mode,
         "full_config": req.full_config,

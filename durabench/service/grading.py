@@ -37,9 +37,7 @@ class Generation(NamedTuple):
     """One recorded attempt, as grading needs it."""
 
     run_id: str
-    """The run."""
     task_id: str
-    """The task."""
     lane: str
     """The lane config name."""
     attempt: int

@@ -34,9 +34,7 @@ class TaskGrade(BaseModel):
     schema_version: int = 1
     """Format version of this file."""
     run_id: str
-    """The run."""
     task_id: str
-    """The task."""
     lane: str
     """The lane config name."""
     attempt: int
@@ -98,7 +96,6 @@ class RunScore(BaseModel):
     schema_version: int = 1
     """Format version of this file."""
     run_id: str
-    """The run."""
     lane: str
     """The lane config name."""
     api: ServiceApi

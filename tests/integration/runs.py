@@ -15,6 +15,7 @@ from typing import Any
 import docker
 from temporalio.client import Client, WorkflowHandle
 
+from durabench.models.agent import AgentSpec
 from durabench.models.results import RunResult
 from durabench.models.run import RunRequest
 from durabench.models.suite_run import RunOutcome
@@ -99,10 +100,8 @@ def replay_request(
     return RunRequest(
         run_id=f"{prefix}-{uuid.uuid4().hex[:6]}",
         suite=suite,
-        agent="replay",
-        model="claude-haiku-4-5",
+        agent=AgentSpec(name="replay", model="claude-haiku-4-5", options={"plan": str(plan)}),
         parallel=parallel,
-        agent_options={"plan": str(plan)},
         infra_retries=infra_retries,
         infra_backoff_sec=0.1,
     )

@@ -24,6 +24,7 @@ import pytest
 from temporalio.api.enums.v1 import EventType
 from temporalio.client import Client
 
+from durabench.models.agent import AgentSpec
 from durabench.models.results import RunResult
 from durabench.models.run import RunRequest
 from durabench.sandbox.docker.cleanup import list_containers, listed_containers
@@ -102,10 +103,8 @@ async def test_sticky_hosts_hold_their_limits_and_a_dead_host_s_attempts_move(
     request = RunRequest(
         run_id=f"hosts-{uuid.uuid4().hex[:6]}",
         suite="two",
-        agent="replay",
-        model="m",
+        agent=AgentSpec(name="replay", model="m", options={"plan": str(tmp_path / "plan.json")}),
         parallel=2,
-        agent_options={"plan": str(tmp_path / "plan.json")},
     )
     workers = {
         host: worker_process(

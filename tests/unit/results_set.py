@@ -20,6 +20,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
+from durabench.models.agent import AgentSpec
 from durabench.models.results import AttemptResult, RunResult
 from durabench.models.run import Approval, RunPlan, RunRequest, TaskRef
 from durabench.models.verdict import Signals, TokenUsage
@@ -103,7 +104,7 @@ EXCLUDED = {"t4": "sourcegraph_full ended infra_usage_cap on attempt 2"}
 
 def hand_result() -> RunResult:
     plan = RunPlan(
-        request=RunRequest(run_id="hand", suite="s", agent="replay", model="m"),
+        request=RunRequest(run_id="hand", suite="s", agent=AgentSpec(name="replay", model="m")),
         lanes=LANES,
         tasks=tuple(TaskRef(task_id=t, task_dir=f"/{t}") for t in TASKS),
         task_count=len(TASKS),

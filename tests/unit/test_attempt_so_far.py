@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from durabench.models.agent import AgentSpec
 from durabench.models.attempt import (
     AgentRunOutput,
     AttemptRef,
@@ -30,7 +31,9 @@ def _judged(cli_version: str | None = None) -> Judged:
 
 def _ref() -> AttemptRef:
     task = TaskRef(task_id="t1", task_dir="/tasks/t1")
-    return AttemptRef(run_id="r1", task=task, lane="baseline", agent="claude-code", model="m")
+    return AttemptRef(
+        run_id="r1", task=task, lane="baseline", agent=AgentSpec(name="claude-code", model="m")
+    )
 
 
 def _result(so_far: AttemptSoFar, cut: tuple[str, ...] = ()) -> AttemptResult:

@@ -15,6 +15,7 @@ from durabench.configs import load_registry
 from durabench.configs.eval_matrix import configs_from_eval_matrix
 from durabench.errors import ConfigError, TaskFormatError
 from durabench.ids import ID_PATTERN, check_id
+from durabench.models.agent import AgentSpec
 from durabench.models.attempt import AttemptRef
 from durabench.models.run import RunRequest, TaskRef
 from durabench.planning.plan import make_plan
@@ -112,7 +113,11 @@ def _ref(
 ) -> AttemptRef:
     task = TaskRef(task_id=task_id, task_dir="/t")
     return AttemptRef(
-        run_id=run_id, task=task, lane=lane, agent="oracle", model="none", placement=placement
+        run_id=run_id,
+        task=task,
+        lane=lane,
+        agent=AgentSpec(name="oracle", model="none"),
+        placement=placement,
     )
 
 

@@ -56,6 +56,8 @@ class Recorder:
     provisioned: list[tuple[str, str]] = field(default_factory=list)
     torn_down: list[tuple[str, str]] = field(default_factory=list)
     attempts: list[AttemptResult] = field(default_factory=list)
+    agent_runs: list[AttemptRef] = field(default_factory=list)
+    """Each attempt ``run_agent`` was asked to run, as it arrived."""
     plan_gate: asyncio.Event | None = None
     """When set, planning waits for it."""
     page_gate: asyncio.Event | None = None
@@ -218,6 +220,7 @@ class Recorder:
         @activity.defn(name="run_agent")
         async def run_agent(ref: AttemptRef) -> AgentRunOutput:
             rec.calls.append("run_agent")
+            rec.agent_runs.append(ref)
             rec.in_agent += 1
             account = ref.account or ""
             rec.on_account[account] += 1

@@ -23,6 +23,7 @@ from temporalio.client import Client, WorkflowHandle
 from temporalio.worker import Worker
 
 from activities import AccountActivities, PlanActivities, ResultActivities
+from durabench.models.agent import AgentSpec
 from durabench.models.results import RunResult
 from durabench.models.run import RunRequest
 from durabench.models.suite_run import RunOutcome
@@ -104,8 +105,7 @@ async def _start_approved(client: Client, settings: Settings) -> RunHandle:
     req = RunRequest(
         run_id=f"r-{uuid.uuid4().hex[:6]}",
         suite="pytorch",
-        agent="claude-code",
-        model="claude-haiku-4-5",
+        agent=AgentSpec(name="claude-code", model="claude-haiku-4-5"),
         parallel=4,
         infra_backoff_sec=0.1,
         lease_poll_sec=0.2,  # waiting arms ask the pool again soon

@@ -27,6 +27,7 @@ from durabench.models.accounts import (
     PoolState,
     ReleaseRequest,
 )
+from durabench.models.agent import AgentSpec
 from durabench.models.pair import PairInput
 from durabench.models.run import TaskRef
 from durabench.settings.values import Settings
@@ -53,8 +54,7 @@ def _pair_on_accounts(run_id: str, infra_retries: int) -> PairInput:
         run_id=run_id,
         task=TaskRef(task_id="t1", task_dir="/nowhere"),
         lanes=("baseline",),
-        agent="claude-code",
-        model="m",
+        agent=AgentSpec(name="claude-code", model="m"),
         infra_retries=infra_retries,
         infra_backoff_sec=1,
         accounts=True,

@@ -70,7 +70,7 @@ async def test_rerun_takes_exactly_the_failed_tasks_and_keeps_pairs(disk: Disk) 
     plan = disk.plan(failed.run_id)
     assert [t.task_id for t in plan.tasks] == ["tensor-gelu-001", "tensor-matmul-shape-001"]
     assert plan.lanes == ("baseline", "sourcegraph_full")
-    assert (plan.request.rerun_of, plan.request.model, plan.request.category) == (
+    assert (plan.request.rerun_of, plan.request.agent.model, plan.request.category) == (
         first.run_id,
         "m-1",
         "official",
