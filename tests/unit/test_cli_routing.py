@@ -20,10 +20,13 @@ LEGACY_MODEL = "claude-3-5-sonnet-20241022"
 
 
 def _request(
-    model: str = "claude-haiku-4-5", agent_options: dict[str, str] | None = None, **kw: object
+    agent: str = "claude-code",
+    model: str = "claude-haiku-4-5",
+    agent_options: dict[str, str] | None = None,
+    **kw: object,
 ) -> RunRequest:
-    agent = AgentSpec(name="claude-code", model=model, options=agent_options or {})
-    return RunRequest.model_validate({"run_id": "r", "suite": "pytorch", "agent": agent} | kw)
+    spec = AgentSpec(name=agent, model=model, options=agent_options or {})
+    return RunRequest.model_validate({"run_id": "r", "suite": "pytorch", "agent": spec} | kw)
 
 
 def _legacy_version() -> str:
