@@ -24,6 +24,7 @@ from durabench.models.accounts import (
     ReleaseRequest,
     VanishedInput,
 )
+from durabench.models.agent import AgentSpec
 from durabench.models.attempt import (
     AgentRunOutput,
     AttemptRef,
@@ -123,6 +124,7 @@ __all__ = [
     "AccountState",
     "AccountsFile",
     "AgentRunOutput",
+    "AgentSpec",
     "Approval",
     "ArmProgress",
     "AttemptDigest",
