@@ -20,20 +20,14 @@ from activities.accounts import account_health, sync_pool
 from activities.boundary import KnownSecrets, scrubbed
 from durabench.attempt.inputs import check_task_dir, task_roots
 from durabench.errors import AccountError, DurabenchError, ServiceAuthError, non_retryable_names
-from durabench.models import (
-    AccountHealth,
-    PlanPage,
-    PlanPageInput,
-    PlanSummary,
-    RecordRunInput,
-    RunPlan,
-    RunRequest,
-)
-from durabench.paths import RunPaths
-from durabench.planning import make_plan
-from durabench.results_io import atomic_write
+from durabench.models.accounts import AccountHealth
+from durabench.models.run import PlanSummary, RunPlan, RunRequest
+from durabench.models.suite_run import PlanPage, PlanPageInput, RecordRunInput
+from durabench.planning.plan import make_plan
+from durabench.results.files import atomic_write
 from durabench.service import ServiceClient, ServiceTarget, V1DatasetTask, check_service
-from durabench.settings import Settings
+from durabench.settings.paths import RunPaths
+from durabench.settings.values import Settings
 
 __all__ = ["PlanActivities"]
 
@@ -54,7 +48,7 @@ class PlanActivities:
     @activity.defn(name="plan_run")
     @scrubbed
     async def plan_run(self, request: RunRequest) -> PlanSummary:
-        """Make the plan (see :mod:`durabench.planning`), check its service, write ``plan.json``.
+        """Make the plan (:mod:`durabench.planning.plan`), check its service, write ``plan.json``.
 
         A run graded by a service checks, with the key its gradings will use (read from the
         worker's environment), that the service accepts it (see
@@ -72,7 +66,7 @@ class PlanActivities:
         listed = None
         if request.service is not None:
             listed = await self._ask_service(request, request.service)
-        accounts = await self._accounts(request.agent)
+        accounts = await self._accounts(request.agent.name)
         plan = await asyncio.to_thread(self._plan, request, listed, accounts)
         if plan.request.service is not None:  # as planned: with a dataset file's name
             async with ServiceClient.for_target(plan.request.service) as client:

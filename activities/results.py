@@ -9,10 +9,12 @@ from temporalio import activity
 from activities.boundary import KnownSecrets, scrub_value, scrubbed
 from durabench import __version__
 from durabench.audit import digest_attempt
-from durabench.models import AttemptDigest, AttemptResult, ReportInput, ReportOutput
-from durabench.paths import RunPaths
-from durabench.results_io import atomic_write, build_results, write_reports
-from durabench.settings import Settings
+from durabench.models.audit import AttemptDigest
+from durabench.models.results import AttemptResult
+from durabench.models.suite_run import ReportInput, ReportOutput
+from durabench.results.files import atomic_write, build_results, write_reports
+from durabench.settings.paths import RunPaths
+from durabench.settings.values import Settings
 
 __all__ = ["ResultActivities"]
 

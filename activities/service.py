@@ -31,7 +31,7 @@ from durabench.service import (
     grade_attempt,
     score_lane,
 )
-from durabench.settings import Settings
+from durabench.settings.values import Settings
 
 __all__ = ["ServiceActivities"]
 

@@ -172,7 +172,7 @@ class UploadUrlRefused(ServiceRejected):
     """The presigned upload URL the service gave points where the worker will not PUT.
 
     It fails that grading only (graded ``error``), as a store's refusal does; see
-    :mod:`durabench.urls`.
+    :mod:`durabench.settings.urls`.
     """
 
 

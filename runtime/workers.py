@@ -28,7 +28,7 @@ from activities import (
 from durabench.gateway import ModelGateway
 from durabench.logs import configure_logging, get_logger
 from durabench.sandbox import docker_client
-from durabench.settings import Settings
+from durabench.settings.values import Settings
 from runtime.client import connect, deployment_of
 from runtime.orphans import end_orphaned_attempts, worker_identity
 from runtime.sweep import SWEEP_PERIOD_S, sweep_every

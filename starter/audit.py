@@ -13,11 +13,12 @@ import click
 from temporalio.client import Client
 
 from durabench.audit import audit_run, read_attempts
-from durabench.earlier_runs import read_plan
 from durabench.errors import ConfigError
-from durabench.models import AuditReport, Ledger, RunPlan
-from durabench.paths import RunPaths
-from durabench.settings import Settings
+from durabench.models.audit import AuditReport, Ledger
+from durabench.models.run import RunPlan
+from durabench.results.earlier_runs import read_plan
+from durabench.settings.paths import RunPaths
+from durabench.settings.values import Settings
 from runtime.client import connect
 from starter.console import console
 from starter.ledger import LedgerGone, read_ledger

@@ -7,10 +7,10 @@ from pathlib import Path
 import click
 
 from durabench.errors import ConfigError
-from durabench.export import attempt_rows, pair_rows, to_csv, to_jsonl
-from durabench.paths import RunPaths
-from durabench.results_io import load_results
-from durabench.settings import Settings
+from durabench.results.export import attempt_rows, pair_rows, to_csv, to_jsonl
+from durabench.results.files import load_results
+from durabench.settings.paths import RunPaths
+from durabench.settings.values import Settings
 from starter.console import emit
 from starter.options import run_id_argument
 

@@ -7,9 +7,9 @@ from pathlib import Path
 import click
 from temporalio.client import Client
 
-from durabench.dashboard import Dashboard
-from durabench.dashboard import publish as publish_run
-from durabench.settings import Settings
+from durabench.results.dashboard import Dashboard
+from durabench.results.dashboard import publish as publish_run
+from durabench.settings.values import Settings
 from starter.audit import audit_main, print_audit
 from starter.console import console
 from starter.options import run_async, run_id_argument

@@ -7,11 +7,11 @@ from pathlib import Path
 import click
 
 from durabench.errors import ConfigError
-from durabench.paths import RunPaths
-from durabench.report import render_markdown
-from durabench.report_html import render_html
-from durabench.results_io import load_results
-from durabench.settings import Settings
+from durabench.results.files import load_results
+from durabench.results.report import render_markdown
+from durabench.results.report_html import render_html
+from durabench.settings.paths import RunPaths
+from durabench.settings.values import Settings
 from starter.console import emit
 from starter.options import run_id_argument
 

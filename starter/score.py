@@ -15,11 +15,13 @@ from rich.markup import escape
 from rich.progress import Progress
 
 from durabench.atomic import atomic_write
-from durabench.earlier_runs import read_plan
 from durabench.errors import ConfigError, ServiceAuthError, ServiceError, ServiceUnsupported
-from durabench.models import AttemptResult, RecordRunInput, RunPlan, RunResult, ServiceTarget
-from durabench.paths import RunPaths
-from durabench.results_io import build_results, write_reports
+from durabench.models.results import AttemptResult, RunResult
+from durabench.models.run import RunPlan
+from durabench.models.service import ServiceTarget
+from durabench.models.suite_run import RecordRunInput
+from durabench.results.earlier_runs import read_plan
+from durabench.results.files import build_results, write_reports
 from durabench.service import (
     EvaluateAttemptInput,
     ScoreRunInput,
@@ -27,7 +29,8 @@ from durabench.service import (
     grade_attempt,
     score_lane,
 )
-from durabench.settings import Settings
+from durabench.settings.paths import RunPaths
+from durabench.settings.values import Settings
 from starter.console import console
 from starter.options import run_async, run_id_argument
 

@@ -15,8 +15,9 @@ from temporalio.client import (
 )
 from temporalio.service import RPCError
 
-from durabench.models import RunOutcome, RunResult
-from durabench.settings import Settings
+from durabench.models.results import RunResult
+from durabench.models.suite_run import RunOutcome
+from durabench.settings.values import Settings
 from runtime.client import connect
 from runtime.temporal_profile import load_settings
 from starter.console import (

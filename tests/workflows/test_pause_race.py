@@ -25,7 +25,9 @@ from temporalio.worker import (
     WorkflowOutboundInterceptor,
 )
 
-from durabench.models import PairInput, TaskRef
+from durabench.models.agent import AgentSpec
+from durabench.models.pair import PairInput
+from durabench.models.run import TaskRef
 from starter.approve import approve_main
 from starter.control import pause_main
 from starter.resume import resume_main
@@ -42,8 +44,7 @@ async def test_a_pair_started_paused_holds_its_retry_until_resume(env: Env) -> N
         run_id=run_id,
         task=TaskRef(task_id="t1", task_dir="/tasks/t1"),
         lanes=("baseline",),
-        agent="oracle",
-        model="m",
+        agent=AgentSpec(name="oracle", model="m"),
         infra_retries=1,
         infra_backoff_sec=0.1,
         paused=True,  # the run was paused when it started this pair

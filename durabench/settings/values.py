@@ -2,7 +2,7 @@
 
 The starter, the worker and the tests read the same settings, from (highest first) the
 environment, ``.env`` in the working directory, ``$DURABENCH_HOME/config.toml``, and the
-defaults (:mod:`durabench.settings_sources`). Nothing here is a secret: secrets are read by
+defaults (:mod:`durabench.settings.sources`). Nothing here is a secret: secrets are read by
 activities at the last moment, by name, and the Temporal API key at connect time.
 ``Settings(...)`` built in code reads none of them: it holds exactly what it is given.
 """
@@ -24,7 +24,7 @@ from pydantic_settings import (
     SettingsConfigDict,
 )
 
-from durabench.settings_sources import (
+from durabench.settings.sources import (
     CONFIG_FILE,
     ENV_FILE,
     PREFIX,

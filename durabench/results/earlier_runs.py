@@ -16,8 +16,8 @@ from typing import Literal, NamedTuple
 from durabench.errors import ConfigError
 from durabench.models.results import AttemptResult
 from durabench.models.run import RunPlan
-from durabench.paths import RunPaths
-from durabench.results_io import with_service_grade
+from durabench.results.files import with_service_grade
+from durabench.settings.paths import RunPaths
 
 __all__ = [
     "Counterparts",
@@ -103,7 +103,7 @@ def counterparts(
     for plan_file in plans:
         plan = RunPlan.model_validate_json(plan_file.read_text())
         req = plan.request
-        if req.model != model or req.category != category or lane not in plan.lanes:
+        if req.agent.model != model or req.category != category or lane not in plan.lanes:
             continue
         for (task_id, _), a in last_attempts(plan_file.parent, lane).items():
             if task_id.lower() not in wanted or not _valid(a):

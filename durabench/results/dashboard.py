@@ -16,9 +16,9 @@ from pydantic import BaseModel, ConfigDict
 from durabench.errors import ConfigError
 from durabench.models.audit import AuditReport
 from durabench.models.results import RunResult
-from durabench.paths import RunPaths
-from durabench.results_io import atomic_write, load_results
-from durabench.run_versions import lane_cli_versions, lane_images, mixed_pairs
+from durabench.results.files import atomic_write, load_results
+from durabench.results.run_versions import lane_cli_versions, lane_images, mixed_pairs
+from durabench.settings.paths import RunPaths
 
 __all__ = ["Dashboard", "DashboardEntry", "entry_of", "publish", "refusal"]
 
@@ -29,13 +29,9 @@ class DashboardEntry(BaseModel):
     model_config = ConfigDict(frozen=True)
 
     run_id: str
-    """The run."""
     suite: str
-    """Suite."""
     agent: str
-    """Agent."""
     model: str
-    """Model."""
     category: str
     """staging or official."""
     lanes: dict[str, float | None]
@@ -100,8 +96,8 @@ def entry_of(result: RunResult) -> DashboardEntry:
     return DashboardEntry(
         run_id=req.run_id,
         suite=req.suite,
-        agent=req.agent,
-        model=req.model,
+        agent=req.agent.name,
+        model=req.agent.model,
         category=req.category,
         lanes={s.lane: s.mean_reward for s in result.lanes},
         pairs_compared=len(comp.tasks) if comp else 0,
