@@ -6,6 +6,7 @@ the run, what the files alone show is checked, and the audit says the ledger was
 
 from __future__ import annotations
 
+import asyncio
 import sys
 from pathlib import Path
 
@@ -17,6 +18,7 @@ from durabench.earlier_runs import read_plan
 from durabench.errors import ConfigError
 from durabench.models import AuditReport, Ledger, RunPlan
 from durabench.paths import RunPaths
+from durabench.results_store import pulled
 from durabench.settings import Settings
 from runtime.client import connect
 from starter.console import console
@@ -42,6 +44,7 @@ async def audit_main(
         ConfigError: there is no such run here.
     """
     settings = settings or Settings.from_env()
+    await asyncio.to_thread(pulled, settings, run_id)  # every host's files, to audit here
     plan = read_plan(settings.runs_dir, run_id)
     ledger, skipped = await _ledger(client, settings, plan)
     board = None if publishing else dashboard or settings.home / "dashboard.json"

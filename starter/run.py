@@ -28,6 +28,7 @@ from durabench.models import (
     SuiteRunInput,
 )
 from durabench.planning import UNPAIRED_ENV, check_request
+from durabench.results_store import open_store
 from durabench.sandbox import docker_client
 from durabench.settings import Settings
 from runtime.client import connect, deployment_of
@@ -352,6 +353,7 @@ async def main(
     """
     settings = settings or load_settings()
     check_request(request, settings, here=not detach)  # a typo: refused before any run
+    open_store(settings).check()  # where results go: reachable, or refused with the fix
     if yes:
         request = request.model_copy(update={"approved_by": f"{getpass.getuser()} (--yes)"})
     if not detach:

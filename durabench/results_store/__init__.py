@@ -3,7 +3,7 @@
 ``DURABENCH_RESULTS_URL`` unset: ``$DURABENCH_HOME/runs`` (:class:`LocalStore`). Set to
 ``s3://bucket/prefix``: every worker uploads what it writes and every reader fetches what
 it reads (:class:`ObjectStore`), so attempts that ran on other machines show up in the
-same report. :func:`pulled` and :func:`pushed` are what the rest of durabench calls.
+same report. :func:`pull`, :func:`pulled` and :func:`push` are what the rest of durabench calls.
 """
 
 from __future__ import annotations
@@ -23,8 +23,9 @@ __all__ = [
     "ResultStore",
     "check_results_url",
     "open_store",
+    "pull",
     "pulled",
-    "pushed",
+    "push",
 ]
 
 
@@ -35,19 +36,27 @@ def open_store(settings: Settings) -> ResultStore:
     return LocalStore(settings.runs_dir)
 
 
-def pulled(settings: Settings, run_id: str, under: str = "") -> RunPaths:
-    """The run's local paths, its files under ``under`` (all when empty) fetched first.
+def pulled(settings: Settings, run_id: str) -> RunPaths:
+    """The run's local paths, every file of it in the store fetched first.
 
     Raises:
         ConfigError: ``run_id`` is not a valid id.
         ResultStoreError: the object store refused or could not be reached.
     """
-    paths = RunPaths.for_run(settings.runs_dir, run_id)
-    open_store(settings).pull(paths, under)
+    return pull(settings, RunPaths.for_run(settings.runs_dir, run_id))
+
+
+def pull(settings: Settings, paths: RunPaths, *wanted: Path) -> RunPaths:
+    """``paths``, with the store's files at ``wanted`` (the whole run when none) fetched.
+
+    Raises:
+        ResultStoreError: the object store refused or could not be reached.
+    """
+    open_store(settings).pull(paths, *wanted)
     return paths
 
 
-def pushed(settings: Settings, paths: RunPaths, *written: Path) -> None:
+def push(settings: Settings, paths: RunPaths, *written: Path) -> None:
     """Give the store ``written`` (files or directories of the run; all of it when none).
 
     Raises:

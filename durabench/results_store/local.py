@@ -24,7 +24,7 @@ class LocalStore(ResultStore):
     def check(self) -> None:
         """Nothing to check: the directory is made when a run first writes to it."""
 
-    def pull(self, paths: RunPaths, under: str = "") -> None:
+    def pull(self, paths: RunPaths, *wanted: Path) -> None:
         """Nothing to fetch: the local copy is the store."""
 
     def push(self, paths: RunPaths, *written: Path) -> None:

@@ -97,16 +97,17 @@ class ObjectStore(ResultStore):
         except ResultStoreError as exc:
             raise ConfigError(str(exc)) from exc.__cause__
 
-    def pull(self, paths: RunPaths, under: str = "") -> None:
-        """Fetch the run's objects under ``under`` the local copy lacks or holds changed."""
-        base = self._key(paths, under)
-        with self._mapped(f"read {base}"):
-            for key, info in self.fs.find(base, detail=True).items():
-                if info.get("type") != "file":
-                    continue
-                local = self._local(paths, key)
-                if not _same(local, info):
-                    _download(self.fs, key, local, info)
+    def pull(self, paths: RunPaths, *wanted: Path) -> None:
+        """Fetch the objects at ``wanted`` (all if none) the local copy lacks or holds changed."""
+        for top in wanted or (paths.root,):
+            base = self._key(paths, top.relative_to(paths.root).as_posix())
+            with self._mapped(f"read {base}"):
+                for key, info in self.fs.find(base, detail=True).items():
+                    if info.get("type") != "file":
+                        continue
+                    local = self._local(paths, key)
+                    if not _same(local, info):
+                        _download(self.fs, key, local, info)
 
     def push(self, paths: RunPaths, *written: Path) -> None:
         """Send the files at ``written`` (all if none) that the store lacks or holds changed."""

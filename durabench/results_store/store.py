@@ -38,11 +38,11 @@ class ResultStore(ABC):
         """
 
     @abstractmethod
-    def pull(self, paths: RunPaths, under: str = "") -> None:
+    def pull(self, paths: RunPaths, *wanted: Path) -> None:
         """Bring the store's files of the run into the local copy at ``paths.root``.
 
-        Only those under ``under`` (a path relative to the run, of a file or directory),
-        all of them when it is empty. Files the local copy holds unchanged are not fetched.
+        ``wanted`` are files or directories inside ``paths.root``; none means the whole
+        run. Files the local copy holds unchanged are not fetched again.
 
         Raises:
             ResultStoreError: the store refused or could not be reached (the message says why).

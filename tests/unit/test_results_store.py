@@ -14,7 +14,7 @@ import pytest
 
 from durabench.errors import ConfigError
 from durabench.paths import RunPaths
-from durabench.results_store import LocalStore, ObjectStore, open_store, pulled, pushed
+from durabench.results_store import LocalStore, ObjectStore, open_store, pull, pulled, push
 from durabench.settings import Settings
 from tests.s3_server import new_bucket, s3_env, s3_server
 
@@ -52,8 +52,8 @@ def test_a_run_written_on_one_host_is_read_on_another(tmp_path: Path, url: str) 
     _write(paths_a, "plan.json", '{"plan": 1}')
     _write(paths_a, "tasks/t1/baseline/attempt-1/result.json", '{"reward": 1}')
     _write(paths_a, "tasks/t1/baseline/attempt-1/agent/stdout.txt", "transcript")
-    pushed(a, paths_a, paths_a.plan)
-    pushed(a, paths_a, attempt)
+    push(a, paths_a, paths_a.plan)
+    push(a, paths_a, attempt)
 
     paths_b = pulled(b, "r1")
 
@@ -71,13 +71,18 @@ def test_a_file_rewritten_on_one_host_is_read_anew_on_the_other(tmp_path: Path, 
     a, b = _host(tmp_path, "a", url), _host(tmp_path, "b", url)
     paths_a = RunPaths.for_run(a.runs_dir, "r2")
     _write(paths_a, "results.json", "first")
-    pushed(a, paths_a)
+    push(a, paths_a)
     assert pulled(b, "r2").results.read_text() == "first"
 
     _write(paths_a, "results.json", "second, longer")
-    pushed(a, paths_a, paths_a.results)
+    push(a, paths_a, paths_a.results)
 
-    assert pulled(b, "r2", "results.json").results.read_text() == "second, longer"
+    assert (
+        pull(
+            b, RunPaths.for_run(b.runs_dir, "r2"), b.runs_dir / "r2/results.json"
+        ).results.read_text()
+        == "second, longer"
+    )
 
 
 def test_pull_of_one_file_fetches_only_it(tmp_path: Path, url: str) -> None:
@@ -85,9 +90,10 @@ def test_pull_of_one_file_fetches_only_it(tmp_path: Path, url: str) -> None:
     paths_a = RunPaths.for_run(a.runs_dir, "r3")
     _write(paths_a, "plan.json", "plan")
     _write(paths_a, "run.json", "run")
-    pushed(a, paths_a)
+    push(a, paths_a)
 
-    paths_b = pulled(b, "r3", "plan.json")
+    paths_b = RunPaths.for_run(b.runs_dir, "r3")
+    pull(b, paths_b, paths_b.plan)
 
     assert paths_b.plan.read_text() == "plan"
     assert not paths_b.run.exists()
@@ -99,7 +105,7 @@ def test_without_a_url_the_runs_directory_is_the_store(tmp_path: Path) -> None:
     _write(paths, "plan.json", "plan")
 
     assert isinstance(open_store(local), LocalStore)
-    pushed(local, paths)
+    push(local, paths)
     assert pulled(local, "r4").plan.read_text() == "plan"
     assert sorted(p.name for p in paths.root.iterdir()) == ["plan.json"]
 
