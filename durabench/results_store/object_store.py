@@ -72,10 +72,7 @@ class ObjectStore(ResultStore):
         self._url = url
         self.bucket = parts.netloc
         self.root = f"{parts.netloc}/{parts.path.strip('/')}".rstrip("/")
-        # No listing cache: another host writes to the same prefix.
-        self.fs = fsspec.filesystem(
-            parts.scheme, skip_instance_cache=True, use_listings_cache=False
-        )
+        self.fs = _filesystem(parts.scheme)
 
     @property
     def url(self) -> str:
@@ -169,6 +166,24 @@ class ObjectStore(ResultStore):
                 f"cannot reach the object store of {self.url} ({doing}) at endpoint "
                 f"{endpoint}: {exc}. Start it, or set AWS_ENDPOINT_URL to where it listens"
             ) from exc
+
+
+_FILESYSTEMS: dict[tuple[str, ...], Any] = {}
+"""Filesystems made in this process, kept for its life: one dropped would close its
+session from whatever event loop runs when it is collected (a workflow's, in a worker)."""
+
+
+def _filesystem(scheme: str) -> Any:
+    """This process's filesystem for ``scheme`` under the AWS variables as they are now.
+
+    No listing cache: other hosts write to the same prefix.
+    """
+    key = (scheme, *sorted(f"{k}={v}" for k, v in os.environ.items() if k.startswith("AWS_")))
+    if key not in _FILESYSTEMS:
+        _FILESYSTEMS[key] = fsspec.filesystem(
+            scheme, skip_instance_cache=True, use_listings_cache=False
+        )
+    return _FILESYSTEMS[key]
 
 
 def _files(top: Path) -> Iterator[Path]:

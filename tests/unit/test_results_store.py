@@ -9,7 +9,6 @@ from __future__ import annotations
 from collections.abc import Iterator
 from pathlib import Path
 
-import fsspec
 import pytest
 
 from durabench.errors import ConfigError
@@ -30,8 +29,9 @@ def url(endpoint: str, monkeypatch: pytest.MonkeyPatch) -> str:
     """A new bucket on the server, and its results URL."""
     s3_env(monkeypatch, endpoint)
     bucket = new_bucket()
-    fsspec.filesystem("s3", skip_instance_cache=True).mkdir(bucket)
-    return f"s3://{bucket}/results"
+    url = f"s3://{bucket}/results"
+    ObjectStore(url).fs.mkdir(bucket)
+    return url
 
 
 def _host(tmp_path: Path, name: str, url: str | None) -> Settings:
