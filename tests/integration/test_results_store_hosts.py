@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 from temporalio.client import Client
 
+from durabench.errors import ConfigError
 from durabench.models import RunRequest, RunResult
 from durabench.paths import TRAJECTORY, RunPaths
 from durabench.results_store import ObjectStore
@@ -22,6 +23,7 @@ from durabench.settings import Settings
 from durabench.tasks import load_suite
 from starter.export import export_text
 from starter.report import report_text
+from starter.run import main as run_main
 from tests.integration.runs import approved_detached, replay_request, worker_process
 from tests.s3_server import new_bucket, s3_env, s3_server
 
@@ -107,3 +109,23 @@ async def test_attempts_of_two_hosts_with_separate_homes_report_from_the_store(
         assert (attempt / TRAJECTORY).is_file(), sorted(attempt.rglob("*"))
     # The workers wrote the report to the store too.
     assert {Path(k).name for k in kept} >= {"plan.json", "run.json", "results.json", "report.md"}
+
+
+async def test_a_missing_bucket_stops_the_starter_and_the_worker_before_anything_runs(
+    client: Client, settings: Settings, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    request = _request(tmp_path)
+    with s3_server() as endpoint:
+        aws = s3_env(monkeypatch, endpoint)
+        url = f"s3://{new_bucket()}/results"  # never made
+        here = settings.model_copy(update={"results_url": url})
+
+        with pytest.raises(ConfigError, match="Create the bucket"):
+            await run_main(request, detach=True, client=client, settings=here)
+        log = tmp_path / "worker.log"
+        worker = worker_process(here, log, **aws, DURABENCH_RESULTS_URL=url)
+        exit_code = worker.wait(timeout=60)
+
+    assert [w async for w in client.list_workflows(f"WorkflowId = 'run/{request.run_id}'")] == []
+    assert exit_code != 0
+    assert "Create the bucket" in log.read_text()
