@@ -42,6 +42,7 @@ from durabench.models.attempt import (
     VerifyOutput,
 )
 from durabench.models.verdict import Verdict
+from durabench.results.store import push
 from durabench.sandbox import (
     SandboxSpec,
     ensure_agent_image,
@@ -353,7 +354,10 @@ class SandboxActivities:
         Always an output; ``None`` only in histories from before collection limits.
         """
         async with heartbeating(f"collecting {ref.container_name}"):
-            return await self._attempt(ref).collect()
+            collected = await self._attempt(ref).collect()
+            run = RunPaths.for_run(self.settings.runs_dir, ref.run_id)
+            await asyncio.to_thread(push, self.settings, run, self._attempt_dir(ref))
+            return collected
 
     @activity.defn(name="teardown_sandbox")
     @scrubbed

@@ -24,6 +24,7 @@ from durabench.models.run import Approval, PlanSummary, RunRequest
 from durabench.models.service import ServiceTarget
 from durabench.models.suite_run import RunOutcome, SuiteRunInput
 from durabench.planning.plan import UNPAIRED_ENV, check_request
+from durabench.results.store import open_store
 from durabench.sandbox import docker_client
 from durabench.settings.values import Settings
 from runtime.client import connect, deployment_of
@@ -350,6 +351,7 @@ async def main(
     """
     settings = settings or load_settings()
     check_request(request, settings, here=not detach)  # a typo: refused before any run
+    open_store(settings).check()  # where results go: reachable, or refused with the fix
     if yes:
         request = request.model_copy(update={"approved_by": f"{getpass.getuser()} (--yes)"})
     if not detach:
