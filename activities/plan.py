@@ -25,7 +25,7 @@ from durabench.models.run import PlanSummary, RunPlan, RunRequest
 from durabench.models.suite_run import PlanPage, PlanPageInput, RecordRunInput
 from durabench.planning.plan import make_plan
 from durabench.results.files import atomic_write
-from durabench.results.store import pull, pulled, push
+from durabench.results.store import open_store, pull, pulled, push
 from durabench.service import ServiceClient, ServiceTarget, V1DatasetTask, check_service
 from durabench.settings.paths import RunPaths
 from durabench.settings.values import Settings
@@ -70,6 +70,9 @@ class PlanActivities:
         accounts = await self._accounts(request.agent.name)
         if request.rerun_of is not None:  # the run to repeat may have run on other hosts
             await asyncio.to_thread(pulled, self.settings, request.rerun_of)
+        if request.config_mode != "paired" or request.rerun_of is not None:
+            # counterparts may have been made on other hosts: every run's plan and results
+            await asyncio.to_thread(open_store(self.settings).pull_index, self.settings.runs_dir)
         plan = await asyncio.to_thread(self._plan, request, listed, accounts)
         if plan.request.service is not None:  # as planned: with a dataset file's name
             async with ServiceClient.for_target(plan.request.service) as client:

@@ -1,10 +1,12 @@
-"""What earlier runs on this host left on disk: counterparts for gap-fill, tasks to rerun.
+"""What earlier runs left in the runs directory: counterparts for gap-fill, tasks to rerun.
 
 A single-config run (``--baseline-only`` / ``--full-only``) only makes sense next to the
 other lane of the same tasks, already run with the same model and category; otherwise it
 produces numbers nobody can compare, and so does a counterpart that ran another version
 of the agent CLI. The plan checks that here, from the results directories, before anything
 is approved. Reruns take their tasks (and the CLI version they ran) from the same place.
+With an object store, the planning activity pulls every host's plans and attempt results
+into the runs directory first (:meth:`~durabench.results.store.ResultStore.pull_index`).
 """
 
 from __future__ import annotations

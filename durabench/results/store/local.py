@@ -27,5 +27,8 @@ class LocalStore(ResultStore):
     def pull(self, paths: RunPaths, *wanted: Path) -> None:
         """Nothing to fetch: the local copy is the store."""
 
+    def pull_index(self, runs_dir: Path) -> None:
+        """Nothing to fetch: every run is already in the runs directory."""
+
     def push(self, paths: RunPaths, *written: Path) -> None:
         """Nothing to send: the local copy is the store."""

@@ -106,6 +106,21 @@ class ObjectStore(ResultStore):
                     if not _same(local, info):
                         _download(self.fs, key, local, info)
 
+    def pull_index(self, runs_dir: Path) -> None:
+        """Fetch each run's plan and attempt results the local copy lacks or holds changed."""
+        with self._mapped(f"read {self.root}"):
+            for key, info in self.fs.find(self.root, detail=True).items():
+                run_id = _indexed(key.removeprefix(self.root + "/"))
+                if run_id is None or info.get("type") != "file":
+                    continue
+                try:
+                    paths = RunPaths.for_run(runs_dir, run_id)
+                except ConfigError:
+                    continue  # not a run's directory: nothing durabench wrote
+                local = self._local(paths, key)
+                if not _same(local, info):
+                    _download(self.fs, key, local, info)
+
     def push(self, paths: RunPaths, *written: Path) -> None:
         """Send the files at ``written`` (all if none) that the store lacks or holds changed."""
         for top in written or (paths.root,):
@@ -192,6 +207,21 @@ def _files(top: Path) -> Iterator[Path]:
         yield top
     elif top.is_dir():
         yield from sorted(p for p in top.rglob("*") if p.is_file() and not p.is_symlink())
+
+
+def _indexed(relative: str) -> str | None:
+    """The run id of a ``<run>/plan.json`` or attempt ``result.json`` key, else ``None``."""
+    parts = relative.split("/")
+    if len(parts) == 2 and parts[1] == "plan.json":
+        return parts[0]
+    if (
+        len(parts) == 6
+        and parts[1] == "tasks"
+        and parts[4].startswith("attempt-")
+        and parts[5] == "result.json"
+    ):
+        return parts[0]
+    return None
 
 
 def _modified(info: dict[str, Any]) -> float | None:

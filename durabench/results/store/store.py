@@ -50,6 +50,17 @@ class ResultStore(ABC):
         """
 
     @abstractmethod
+    def pull_index(self, runs_dir: Path) -> None:
+        """Bring every run's ``plan.json`` and its attempts' ``result.json`` into ``runs_dir``.
+
+        What readers of earlier runs (gap-fill counterparts, reruns, the dashboard) need
+        to find runs made on any host, without their transcripts.
+
+        Raises:
+            ResultStoreError: the store refused or could not be reached (the message says why).
+        """
+
+    @abstractmethod
     def push(self, paths: RunPaths, *written: Path) -> None:
         """Give the store the local files at ``written``, so every host reads them.
 
