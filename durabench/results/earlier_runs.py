@@ -39,13 +39,13 @@ def read_plan(runs_dir: Path, run_id: str) -> RunPlan:
     """The plan of an earlier run.
 
     Raises:
-        ConfigError: there is no such run on this host.
+        ConfigError: there is no such run here (callers pull it from the store first).
     """
     path = RunPaths.for_run(runs_dir, run_id).plan
     if not path.is_file():
         raise ConfigError(
-            f"no run {run_id!r} under {runs_dir} (no plan.json): give the id of a run made "
-            "on this host (`python -m starter status` lists them)"
+            f"no run {run_id!r} under {runs_dir} (no plan.json), nor in DURABENCH_RESULTS_URL's "
+            "store if set: give the id of an earlier run (`python -m starter status` lists them)"
         )
     return RunPlan.model_validate_json(path.read_text())
 
