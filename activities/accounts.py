@@ -37,7 +37,7 @@ from durabench.accounts.pool_wire import (
     pool_workflow_id,
 )
 from durabench.errors import AccountError
-from durabench.models import (
+from durabench.models.accounts import (
     AccountHealth,
     AwaitLeaseInput,
     LeaseGrant,
@@ -47,7 +47,7 @@ from durabench.models import (
     ReleaseRequest,
     VanishedInput,
 )
-from durabench.settings import Settings
+from durabench.settings.values import Settings
 
 __all__ = [
     "AccountActivities",

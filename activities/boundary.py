@@ -34,8 +34,8 @@ from durabench.agents import agent_secret_env
 from durabench.configs import all_configs
 from durabench.errors import AccountError, non_retryable_names
 from durabench.logs import get_logger
-from durabench.secrets import scrub_text, secret_values
 from durabench.service import BEARER_KEY_ENV, DESCOPE_KEY_ENV
+from durabench.settings.secrets import scrub_text, secret_values
 
 __all__ = ["KnownSecrets", "Scrubs", "boundary_error", "scrub_value", "scrubbed"]
 

@@ -20,20 +20,15 @@ from activities.accounts import account_health, sync_pool
 from activities.boundary import KnownSecrets, scrubbed
 from durabench.attempt.inputs import check_task_dir, task_roots
 from durabench.errors import AccountError, DurabenchError, ServiceAuthError, non_retryable_names
-from durabench.models import (
-    AccountHealth,
-    PlanPage,
-    PlanPageInput,
-    PlanSummary,
-    RecordRunInput,
-    RunPlan,
-    RunRequest,
-)
-from durabench.paths import RunPaths
-from durabench.planning import make_plan
-from durabench.results_io import atomic_write
+from durabench.models.accounts import AccountHealth
+from durabench.models.run import PlanSummary, RunPlan, RunRequest
+from durabench.models.suite_run import PlanPage, PlanPageInput, RecordRunInput
+from durabench.planning.plan import make_plan
+from durabench.results.files import atomic_write
+from durabench.results.store import open_store, pull, pulled, push
 from durabench.service import ServiceClient, ServiceTarget, V1DatasetTask, check_service
-from durabench.settings import Settings
+from durabench.settings.paths import RunPaths
+from durabench.settings.values import Settings
 
 __all__ = ["PlanActivities"]
 
@@ -54,7 +49,7 @@ class PlanActivities:
     @activity.defn(name="plan_run")
     @scrubbed
     async def plan_run(self, request: RunRequest) -> PlanSummary:
-        """Make the plan (see :mod:`durabench.planning`), check its service, write ``plan.json``.
+        """Make the plan (:mod:`durabench.planning.plan`), check its service, write ``plan.json``.
 
         A run graded by a service checks, with the key its gradings will use (read from the
         worker's environment), that the service accepts it (see
@@ -72,13 +67,19 @@ class PlanActivities:
         listed = None
         if request.service is not None:
             listed = await self._ask_service(request, request.service)
-        accounts = await self._accounts(request.agent)
+        accounts = await self._accounts(request.agent.name)
+        if request.rerun_of is not None:  # the run to repeat may have run on other hosts
+            await asyncio.to_thread(pulled, self.settings, request.rerun_of)
+        if request.config_mode != "paired" or request.rerun_of is not None:
+            # counterparts may have been made on other hosts: every run's plan and results
+            await asyncio.to_thread(open_store(self.settings).pull_index, self.settings.runs_dir)
         plan = await asyncio.to_thread(self._plan, request, listed, accounts)
         if plan.request.service is not None:  # as planned: with a dataset file's name
             async with ServiceClient.for_target(plan.request.service) as client:
                 await check_service(client, plan.request.service, request.run_id)
-        path = RunPaths.for_run(self.settings.runs_dir, plan.request.run_id).plan
-        await asyncio.to_thread(atomic_write, path, plan.model_dump_json(indent=2))
+        paths = RunPaths.for_run(self.settings.runs_dir, plan.request.run_id)
+        await asyncio.to_thread(atomic_write, paths.plan, plan.model_dump_json(indent=2))
+        await asyncio.to_thread(push, self.settings, paths, paths.plan)
         return plan.summary()
 
     async def _ask_service(
@@ -143,7 +144,8 @@ class PlanActivities:
     @scrubbed
     async def plan_page(self, page: PlanPageInput) -> PlanPage:
         """Tasks ``offset`` to ``offset + limit`` of the run's plan."""
-        path = RunPaths.for_run(self.settings.runs_dir, page.run_id).plan
+        paths = RunPaths.for_run(self.settings.runs_dir, page.run_id)
+        path = (await asyncio.to_thread(pull, self.settings, paths, paths.plan)).plan
         plan = await asyncio.to_thread(_read_plan, path, path.stat().st_mtime_ns)
         return PlanPage(tasks=plan.tasks[page.offset : page.offset + page.limit])
 
@@ -153,6 +155,7 @@ class PlanActivities:
         """Write ``run.json``: the approved plan and who approved it."""
         paths = RunPaths.for_run(self.settings.runs_dir, data.plan.request.run_id)
         atomic_write(paths.run, data.model_dump_json(indent=2))
+        await asyncio.to_thread(push, self.settings, paths, paths.run)
 
 
 def _refusal(exc: DurabenchError) -> ApplicationError:

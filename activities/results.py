@@ -9,10 +9,13 @@ from temporalio import activity
 from activities.boundary import KnownSecrets, scrub_value, scrubbed
 from durabench import __version__
 from durabench.audit import digest_attempt
-from durabench.models import AttemptDigest, AttemptResult, ReportInput, ReportOutput
-from durabench.paths import RunPaths
-from durabench.results_io import atomic_write, build_results, write_reports
-from durabench.settings import Settings
+from durabench.models.audit import AttemptDigest
+from durabench.models.results import AttemptResult
+from durabench.models.suite_run import ReportInput, ReportOutput
+from durabench.results.files import atomic_write, build_results, write_reports
+from durabench.results.store import pull, pulled, push
+from durabench.settings.paths import RunPaths
+from durabench.settings.values import Settings
 
 __all__ = ["ResultActivities"]
 
@@ -39,7 +42,9 @@ class ResultActivities:
         result = scrub_value(result.model_copy(update=update), self.secrets())
         paths = RunPaths.for_run(self.settings.runs_dir, result.run_id)
         directory = paths.attempt(result.task_id, result.lane, result.attempt)
+        pull(self.settings, paths, directory)  # collected on its host, maybe not this one
         atomic_write(directory / "result.json", result.model_dump_json(indent=2))
+        push(self.settings, paths, directory)
         return digest_attempt(directory)
 
     @activity.defn(name="write_report")
@@ -49,9 +54,10 @@ class ResultActivities:
         return await asyncio.to_thread(self._write_report, data)
 
     def _write_report(self, data: ReportInput) -> ReportOutput:
-        paths = RunPaths.for_run(self.settings.runs_dir, data.run_id)
+        paths = pulled(self.settings, data.run_id)  # every host's attempts
         result = build_results(paths, data.approval, self.settings.pass_threshold)
         write_reports(paths, result)
+        push(self.settings, paths, paths.results, paths.report_md, paths.report_html)
         return ReportOutput(
             results_dir=str(paths.root), report_path=str(paths.report_md), lanes=result.lanes
         )

@@ -30,7 +30,7 @@ from durabench.attempt.verify_slots import VerifySlots
 from durabench.configs import dockerfile_for
 from durabench.gateway import PROVIDERS, Grant, ModelGateway, read_ledger
 from durabench.logs import get_logger
-from durabench.models import (
+from durabench.models.attempt import (
     AgentRunOutput,
     AttemptRef,
     ClassifyAttemptInput,
@@ -39,10 +39,10 @@ from durabench.models import (
     PreparedImage,
     ProvisionInput,
     ProvisionOutput,
-    Verdict,
     VerifyOutput,
 )
-from durabench.paths import RunPaths, SandboxPaths
+from durabench.models.verdict import Verdict
+from durabench.results.store import push
 from durabench.sandbox import (
     SandboxSpec,
     ensure_agent_image,
@@ -58,7 +58,8 @@ from durabench.sandbox.docker.capacity import (
     attempt_key,
 )
 from durabench.sandbox.docker.cleanup import DEPLOYMENT_LABEL
-from durabench.settings import Settings
+from durabench.settings.paths import RunPaths, SandboxPaths
+from durabench.settings.values import Settings
 
 __all__ = ["SandboxActivities"]
 
@@ -302,7 +303,7 @@ class SandboxActivities:
         assert agent.model_api is not None
         grant = Grant(
             attempt=ref.container_name,
-            agent=ref.agent,
+            agent=ref.agent.name,
             provider=agent.model_api,
             account=ref.account,
             ledger=str(self._attempt_dir(ref) / _LEDGER),
@@ -353,7 +354,10 @@ class SandboxActivities:
         Always an output; ``None`` only in histories from before collection limits.
         """
         async with heartbeating(f"collecting {ref.container_name}"):
-            return await self._attempt(ref).collect()
+            collected = await self._attempt(ref).collect()
+            run = RunPaths.for_run(self.settings.runs_dir, ref.run_id)
+            await asyncio.to_thread(push, self.settings, run, self._attempt_dir(ref))
+            return collected
 
     @activity.defn(name="teardown_sandbox")
     @scrubbed

@@ -12,6 +12,7 @@ import asyncio
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from datetime import timedelta
+from pathlib import Path
 
 import httpx
 from temporalio import activity
@@ -20,6 +21,7 @@ from temporalio.exceptions import ApplicationError
 from activities.boundary import KnownSecrets, scrubbed
 from activities.heartbeat import heartbeating
 from durabench.errors import ServiceError
+from durabench.results.store import pull, pulled, push
 from durabench.service import (
     EvaluateAttemptInput,
     EvaluateAttemptOutput,
@@ -31,7 +33,8 @@ from durabench.service import (
     grade_attempt,
     score_lane,
 )
-from durabench.settings import Settings
+from durabench.settings.paths import RunPaths
+from durabench.settings.values import Settings
 
 __all__ = ["ServiceActivities"]
 
@@ -72,8 +75,13 @@ class ServiceActivities:
     async def evaluate_attempt(self, data: EvaluateAttemptInput) -> EvaluateAttemptOutput:
         """Grade one recorded attempt (see :func:`durabench.service.grade_attempt`)."""
         detail = f"grading {data.task_id} {data.lane} attempt {data.attempt}"
+        run = RunPaths.for_run(self.settings.runs_dir, data.run_id)
+        attempt = run.attempt(data.task_id, data.lane, data.attempt)
         async with _wait_as_asked(), heartbeating(detail), self._client(data.service) as client:
-            return await grade_attempt(self.settings.runs_dir, data, client)
+            await asyncio.to_thread(pull, self.settings, run, attempt)
+            graded = await grade_attempt(self.settings.runs_dir, data, client)
+            await asyncio.to_thread(push, self.settings, run, attempt)
+            return graded
 
     @activity.defn(name="score_run")
     @scrubbed
@@ -81,4 +89,7 @@ class ServiceActivities:
         """Score one lane from its stored gradings (see :func:`durabench.service.score_lane`)."""
         detail = f"scoring {data.lane} of {data.run_id}"
         async with _wait_as_asked(), heartbeating(detail), self._client(data.service) as client:
-            return await score_lane(self.settings.runs_dir, data, client)
+            run = await asyncio.to_thread(pulled, self.settings, data.run_id)
+            scored = await score_lane(self.settings.runs_dir, data, client)
+            await asyncio.to_thread(push, self.settings, run, Path(scored.score_path))
+            return scored

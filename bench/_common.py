@@ -23,15 +23,10 @@ from temporalio import activity
 from temporalio.client import Client, WorkflowHandle
 from temporalio.contrib.pydantic import pydantic_data_converter
 
-from durabench.models import (
-    AgentRunOutput,
-    Approval,
-    AttemptRef,
-    AttemptResult,
-    RunOutcome,
-    RunRequest,
-    SuiteRunInput,
-)
+from durabench.models.attempt import AgentRunOutput, AttemptRef
+from durabench.models.results import AttemptResult
+from durabench.models.run import Approval, RunRequest
+from durabench.models.suite_run import RunOutcome, SuiteRunInput
 from runtime.embedded import dev_server_args, wait_for_port
 from tests.workflows.fakes import Recorder
 from workflows import SuiteRunWorkflow, run_workflow_id

@@ -33,7 +33,8 @@ from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.worker import Worker
 
 from durabench.logs import configure_logging
-from durabench.models import AttemptRef, AttemptResult
+from durabench.models.attempt import AttemptRef
+from durabench.models.results import AttemptResult
 from runtime.orphans import end_orphaned_attempts, worker_identity
 from workflows import WORKFLOWS, SuiteRunWorkflow
 

@@ -13,7 +13,7 @@ from datetime import timedelta
 from temporalio import workflow
 
 with workflow.unsafe.imports_passed_through():
-    from durabench.models import PairDone, PairInput
+    from durabench.models.pair import PairDone, PairInput
     from workflows import run_workflow_id
 
 __all__ = ["BareChild", "BareJob", "BareParent", "StandInPair"]

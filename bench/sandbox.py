@@ -33,9 +33,9 @@ import docker
 from _common import machine, ratio_line
 
 from durabench.errors import DurabenchError
-from durabench.paths import SandboxPaths
 from durabench.sandbox import DockerSandbox, SandboxSpec, docker_client
 from durabench.sandbox.detached import run_step, wrap_step
+from durabench.settings.paths import SandboxPaths
 
 TARGET = 1.2
 PATHS = SandboxPaths()

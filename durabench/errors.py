@@ -11,6 +11,7 @@ Every error a user can cause says what was wrong and what to do. Third-party err
     │   ├── UnknownBackend
     │   └── AccountError            a bad accounts file, or an account's secret is missing
     ├── TaskFormatError             a task directory that is not a valid Harbor task
+    ├── ResultStoreError            the results store (DURABENCH_RESULTS_URL) failed (transient)
     ├── SandboxError                the sandbox backend failed (transient unless a leaf below)
     │   ├── DockerUnavailable       no Docker daemon answers
     │   ├── FileTooLarge            a file in the sandbox is over what the worker reads
@@ -46,6 +47,7 @@ __all__ = [
     "DurabenchError",
     "ImageBuildError",
     "RewardFileMissing",
+    "ResultStoreError",
     "RewardParseError",
     "SandboxError",
     "ServiceAuthError",
@@ -94,6 +96,14 @@ class UnknownBackend(ConfigError):
 
 class TaskFormatError(DurabenchError):
     """A task directory that does not follow the Harbor task format."""
+
+
+class ResultStoreError(DurabenchError):
+    """The object store of ``DURABENCH_RESULTS_URL`` refused or could not be reached.
+
+    Retried: a store that was there at worker start is most likely back soon; the message
+    says what to check if it is not.
+    """
 
 
 class SandboxError(DurabenchError):
@@ -172,7 +182,7 @@ class UploadUrlRefused(ServiceRejected):
     """The presigned upload URL the service gave points where the worker will not PUT.
 
     It fails that grading only (graded ``error``), as a store's refusal does; see
-    :mod:`durabench.urls`.
+    :mod:`durabench.settings.urls`.
     """
 
 

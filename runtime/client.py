@@ -17,7 +17,7 @@ from temporalio.runtime import LogForwardingConfig, LoggingConfig, Runtime, Tele
 from temporalio.service import RPCError, TLSConfig
 
 from durabench.errors import ConfigError
-from durabench.settings import Settings
+from durabench.settings.values import Settings
 from runtime.embedded import ensure_server
 from runtime.temporal_profile import connect_options, load_settings
 from workflows.search_attributes import SEARCH_ATTRIBUTES, index_type

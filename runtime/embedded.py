@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import NoReturn
 
 from durabench.errors import ConfigError
-from durabench.settings import Settings
+from durabench.settings.values import Settings
 from workflows.search_attributes import SEARCH_ATTRIBUTES, type_name
 
 __all__ = [

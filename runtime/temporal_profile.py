@@ -9,7 +9,7 @@ those variables too; the environment wins. durabench's own TLS variables
 ones. A profile without an address leaves the embedded server in charge.
 
 The API key goes from the profile to the client's connect call and nowhere else: not into
-:class:`~durabench.settings.Settings`, logs, workflow inputs or messages.
+:class:`~durabench.settings.values.Settings`, logs, workflow inputs or messages.
 """
 
 from __future__ import annotations
@@ -25,8 +25,8 @@ from temporalio.envconfig import ClientConfigProfile
 from temporalio.service import TLSConfig
 
 from durabench.errors import ConfigError
-from durabench.settings import Settings
-from durabench.settings_sources import ENV_FILE
+from durabench.settings.sources import ENV_FILE
+from durabench.settings.values import Settings
 
 __all__ = ["LEGACY_TLS", "ConnectOptions", "connect_options", "load_profile", "load_settings"]
 

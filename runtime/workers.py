@@ -27,8 +27,9 @@ from activities import (
 )
 from durabench.gateway import ModelGateway
 from durabench.logs import configure_logging, get_logger
+from durabench.results.store import open_store
 from durabench.sandbox import docker_client
-from durabench.settings import Settings
+from durabench.settings.values import Settings
 from runtime.client import connect, deployment_of
 from runtime.orphans import end_orphaned_attempts, worker_identity
 from runtime.sweep import SWEEP_PERIOD_S, sweep_every
@@ -144,6 +145,7 @@ async def main() -> None:
     configure_logging("info")
     settings = load_settings()
     docker_client().close()  # fail now, with the fix, rather than in every attempt
+    open_store(settings).check()  # and the results store, before an attempt is paid for
     client = await connect(settings)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()

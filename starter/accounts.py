@@ -16,8 +16,8 @@ from temporalio.client import Client
 from activities.accounts import PoolUnanswered, account_health, pool_snapshot, sync_pool
 from durabench.accounts import load_accounts, pool_accounts
 from durabench.errors import ConfigError
-from durabench.models import AccountHealth, PoolState
-from durabench.settings import Settings
+from durabench.models.accounts import AccountHealth, PoolState
+from durabench.settings.values import Settings
 from runtime.client import connect
 from runtime.temporal_profile import load_settings
 from starter.console import console

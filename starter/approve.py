@@ -15,7 +15,8 @@ from temporalio.client import Client, WorkflowExecutionStatus, WorkflowHandle
 from temporalio.service import RPCError
 
 from durabench.errors import ConfigError
-from durabench.models import Approval, ProgressOutput, Rejection, RunOutcome
+from durabench.models.run import Approval, Rejection
+from durabench.models.suite_run import ProgressOutput, RunOutcome
 from runtime.client import connect
 from starter.console import ANSWER_WITHIN, console, no_worker
 from starter.options import run_async, run_id_argument

@@ -6,6 +6,7 @@ the run, what the files alone show is checked, and the audit says the ledger was
 
 from __future__ import annotations
 
+import asyncio
 import sys
 from pathlib import Path
 
@@ -13,11 +14,13 @@ import click
 from temporalio.client import Client
 
 from durabench.audit import audit_run, read_attempts
-from durabench.earlier_runs import read_plan
 from durabench.errors import ConfigError
-from durabench.models import AuditReport, Ledger, RunPlan
-from durabench.paths import RunPaths
-from durabench.settings import Settings
+from durabench.models.audit import AuditReport, Ledger
+from durabench.models.run import RunPlan
+from durabench.results.earlier_runs import read_plan
+from durabench.results.store import pulled
+from durabench.settings.paths import RunPaths
+from durabench.settings.values import Settings
 from runtime.client import connect
 from starter.console import console
 from starter.ledger import LedgerGone, read_ledger
@@ -42,6 +45,7 @@ async def audit_main(
         ConfigError: there is no such run here.
     """
     settings = settings or Settings.from_env()
+    await asyncio.to_thread(pulled, settings, run_id)  # every host's files, to audit here
     plan = read_plan(settings.runs_dir, run_id)
     ledger, skipped = await _ledger(client, settings, plan)
     board = None if publishing else dashboard or settings.home / "dashboard.json"

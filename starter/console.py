@@ -11,10 +11,12 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from durabench.models import PlanSummary, ProgressOutput, RunResult
-from durabench.plan_rows import plan_rows
-from durabench.report import cell_text, comparison_lines, headline, service_score
-from durabench.settings import Settings
+from durabench.models.results import RunResult
+from durabench.models.run import PlanSummary
+from durabench.models.suite_run import ProgressOutput
+from durabench.planning.rows import plan_rows
+from durabench.results.report import cell_text, comparison_lines, headline, service_score
+from durabench.settings.values import Settings
 
 __all__ = [
     "ANSWER_WITHIN",

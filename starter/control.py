@@ -13,7 +13,7 @@ import getpass
 import click
 from temporalio.client import Client, WorkflowFailureError
 
-from durabench.models import Control
+from durabench.models.run import Control
 from runtime.client import connect
 from starter.approve import answering, running_handle
 from starter.console import console

@@ -6,11 +6,11 @@ from pathlib import Path
 
 import click
 
-from durabench.errors import ConfigError
-from durabench.export import attempt_rows, pair_rows, to_csv, to_jsonl
-from durabench.paths import RunPaths
-from durabench.results_io import load_results
-from durabench.settings import Settings
+from durabench.errors import DurabenchError
+from durabench.results.export import attempt_rows, pair_rows, to_csv, to_jsonl
+from durabench.results.files import load_results
+from durabench.results.store import pulled
+from durabench.settings.values import Settings
 from starter.console import emit
 from starter.options import run_id_argument
 
@@ -23,7 +23,7 @@ def export_text(settings: Settings, run_id: str, fmt: str, level: str) -> str:
     Raises:
         ConfigError: the run has no results, or a setting is bad.
     """
-    result = load_results(RunPaths.for_run(settings.runs_dir, run_id))
+    result = load_results(pulled(settings, run_id))
     rows = attempt_rows(result) if level == "attempt" else pair_rows(result)
     return to_csv(rows) if fmt == "csv" else to_jsonl(rows)
 
@@ -43,6 +43,6 @@ def export(run_id: str, fmt: str, level: str, out: Path | None) -> None:
     """Print (or write) a finished run's results as flat rows, for pandas and spreadsheets."""
     try:
         text = export_text(Settings.from_env(), run_id, fmt, level)
-    except ConfigError as exc:
+    except DurabenchError as exc:  # no such results, or the store could not be read
         raise click.ClickException(str(exc)) from exc
     emit(text, out)

@@ -11,7 +11,7 @@ import asyncio
 import click
 from temporalio.service import RPCError
 
-from durabench.settings import Settings
+from durabench.settings.values import Settings
 from runtime.client import connect_when_ready
 from runtime.temporal_profile import connect_options, load_settings
 from starter.console import console

@@ -17,7 +17,9 @@ from temporalio.api.history.v1 import HistoryEvent
 from temporalio.client import Client, WorkflowExecutionStatus
 from temporalio.service import RPCError, RPCStatusCode
 
-from durabench.models import AttemptDigest, AttemptResult, Ledger, LedgerAttempt, RunPlan
+from durabench.models.audit import AttemptDigest, Ledger, LedgerAttempt
+from durabench.models.results import AttemptResult
+from durabench.models.run import RunPlan
 from workflows import attempt_workflow_id, pair_workflow_id, run_workflow_id
 
 __all__ = ["LedgerGone", "read_ledger"]

@@ -17,7 +17,8 @@ from rich.table import Table
 from temporalio.client import Client, WorkflowHandle
 from temporalio.service import RPCError, RPCStatusCode
 
-from durabench.models import PairProgress, ProgressOutput, RunOutcome
+from durabench.models.pair import PairProgress
+from durabench.models.suite_run import ProgressOutput, RunOutcome
 from starter.console import console
 from workflows import PairedTaskWorkflow, SuiteRunWorkflow, pair_workflow_id
 

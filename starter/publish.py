@@ -7,9 +7,10 @@ from pathlib import Path
 import click
 from temporalio.client import Client
 
-from durabench.dashboard import Dashboard
-from durabench.dashboard import publish as publish_run
-from durabench.settings import Settings
+from durabench.results.dashboard import Dashboard
+from durabench.results.dashboard import publish as publish_run
+from durabench.results.store import open_store
+from durabench.settings.values import Settings
 from starter.audit import audit_main, print_audit
 from starter.console import console
 from starter.options import run_async, run_id_argument
@@ -35,7 +36,8 @@ async def publish_main(
     report = await audit_main(run_id, client=client, settings=settings, publishing=True)
     if not report.clean or report.notes:
         print_audit(report)
-    built = publish_run(settings.runs_dir, target, run_id, report, force=force)
+    store = open_store(settings)  # the dashboard's other runs may be on other hosts
+    built = publish_run(settings.runs_dir, target, run_id, report, force=force, store=store)
     forced = f", forced past {len(report.findings)} finding(s)" if report.findings else ""
     console.print(f"Published {run_id}{forced}: {target} now holds {len(built.runs)} run(s).")
     return built

@@ -6,12 +6,12 @@ from pathlib import Path
 
 import click
 
-from durabench.errors import ConfigError
-from durabench.paths import RunPaths
-from durabench.report import render_markdown
-from durabench.report_html import render_html
-from durabench.results_io import load_results
-from durabench.settings import Settings
+from durabench.errors import ConfigError, DurabenchError
+from durabench.results.files import load_results
+from durabench.results.report import render_markdown
+from durabench.results.report_html import render_html
+from durabench.results.store import pulled
+from durabench.settings.values import Settings
 from starter.console import emit
 from starter.options import run_id_argument
 
@@ -31,7 +31,7 @@ def report_text(settings: Settings, run_id: str, fmt: str, threshold: float | No
     Raises:
         ConfigError: the run has no results.
     """
-    paths = RunPaths.for_run(settings.runs_dir, run_id)
+    paths = pulled(settings, run_id)
     result = load_results(paths, threshold)
     if result.scorecard is None:  # load_results always scores; kept for the type checker
         raise ConfigError(f"run {run_id} has no scorecard")
@@ -56,6 +56,6 @@ def report(run_id: str, fmt: str, out: Path | None, pass_threshold: float | None
     """Print (or write) a finished run's report."""
     try:
         text = report_text(_settings(), run_id, fmt, pass_threshold)
-    except ConfigError as exc:
+    except DurabenchError as exc:  # no such results, or the store could not be read
         raise click.ClickException(str(exc)) from exc
     emit(text, out)

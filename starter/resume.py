@@ -15,9 +15,10 @@ import click
 from temporalio.client import Client, WorkflowExecutionStatus
 
 from durabench.errors import ConfigError
-from durabench.models import Control, RunOutcome
+from durabench.models.run import Control
+from durabench.models.suite_run import RunOutcome
 from durabench.sandbox import docker_client
-from durabench.settings import Settings
+from durabench.settings.values import Settings
 from runtime.client import connect
 from runtime.temporal_profile import load_settings
 from starter.console import console

@@ -18,18 +18,15 @@ from temporalio.service import RPCError
 
 from durabench.errors import ConfigError
 from durabench.ids import id_prefix
-from durabench.models import (
-    Approval,
-    PlanSummary,
-    RunOutcome,
-    RunRequest,
-    RunResult,
-    ServiceTarget,
-    SuiteRunInput,
-)
-from durabench.planning import UNPAIRED_ENV, check_request
+from durabench.models.agent import AgentSpec
+from durabench.models.results import RunResult
+from durabench.models.run import Approval, PlanSummary, RunRequest
+from durabench.models.service import ServiceTarget
+from durabench.models.suite_run import RunOutcome, SuiteRunInput
+from durabench.planning.plan import UNPAIRED_ENV, check_request
+from durabench.results.store import open_store
 from durabench.sandbox import docker_client
-from durabench.settings import Settings
+from durabench.settings.values import Settings
 from runtime.client import connect, deployment_of
 from runtime.sweep import SWEEP_PERIOD_S, sweep_every
 from runtime.temporal_profile import load_settings
@@ -287,11 +284,13 @@ def run(
         rerun=rerun,
         rerun_of=rerun_of,
         allow_unpaired=os.environ.get(UNPAIRED_ENV, "").lower() == "true",
-        agent=agent,
-        model=model,
         parallel=parallel,
         category=category,
-        agent_options=_parse_opts(agent_opts) | ({"effort": effort} if effort else {}),
+        agent=AgentSpec(
+            name=agent,
+            model=model,
+            options=_parse_opts(agent_opts) | ({"effort": effort} if effort else {}),
+        ),
         infra_retries=settings.infra_retries if infra_retries is None else infra_retries,
         infra_backoff_sec=settings.infra_backoff_sec if infra_backoff is None else infra_backoff,
         approval_timeout_sec=approval_timeout or settings.approval_timeout_sec,
@@ -352,6 +351,7 @@ async def main(
     """
     settings = settings or load_settings()
     check_request(request, settings, here=not detach)  # a typo: refused before any run
+    open_store(settings).check()  # where results go: reachable, or refused with the fix
     if yes:
         request = request.model_copy(update={"approved_by": f"{getpass.getuser()} (--yes)"})
     if not detach:

@@ -12,7 +12,8 @@ from typing import Any
 from temporalio.client import Client, WorkflowHandle
 
 from durabench.errors import ConfigError
-from durabench.models import RunRequest, SuiteRunInput
+from durabench.models.run import RunRequest
+from durabench.models.suite_run import SuiteRunInput
 
 __all__ = ["check_same_request", "differences", "started_request"]
 

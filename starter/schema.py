@@ -7,7 +7,7 @@ import json
 import click
 from pydantic import BaseModel
 
-from durabench.models import AttemptResult, RunResult
+from durabench.models.results import AttemptResult, RunResult
 
 __all__ = ["schema"]
 

@@ -15,11 +15,14 @@ from rich.markup import escape
 from rich.progress import Progress
 
 from durabench.atomic import atomic_write
-from durabench.earlier_runs import read_plan
 from durabench.errors import ConfigError, ServiceAuthError, ServiceError, ServiceUnsupported
-from durabench.models import AttemptResult, RecordRunInput, RunPlan, RunResult, ServiceTarget
-from durabench.paths import RunPaths
-from durabench.results_io import build_results, write_reports
+from durabench.models.results import AttemptResult, RunResult
+from durabench.models.run import RunPlan
+from durabench.models.service import ServiceTarget
+from durabench.models.suite_run import RecordRunInput
+from durabench.results.earlier_runs import read_plan
+from durabench.results.files import build_results, write_reports
+from durabench.results.store import pulled, push
 from durabench.service import (
     EvaluateAttemptInput,
     ScoreRunInput,
@@ -27,7 +30,7 @@ from durabench.service import (
     grade_attempt,
     score_lane,
 )
-from durabench.settings import Settings
+from durabench.settings.values import Settings
 from starter.console import console
 from starter.options import run_async, run_id_argument
 
@@ -72,7 +75,7 @@ async def score_main(
             attempt, or stayed down while scoring (the message says which).
     """
     settings = settings or Settings.from_env()
-    paths = RunPaths.for_run(settings.runs_dir, run_id)
+    paths = pulled(settings, run_id)
     plan = read_plan(settings.runs_dir, run_id)
     target = _target(plan, service_url, scale)
     if target != plan.request.service:  # the plan records where the grades come from
@@ -115,6 +118,7 @@ async def score_main(
         approval = RecordRunInput.model_validate_json(paths.run.read_text()).approval
     result = build_results(paths, approval, settings.pass_threshold)
     write_reports(paths, result)
+    push(settings, paths)  # gradings, scores, the plan's service and the reports
     console.print(f"Results and reports rewritten in {paths.root}")
     if failed:
         console.print(

@@ -6,7 +6,7 @@ import asyncio
 
 import click
 
-from durabench.settings import Settings
+from durabench.settings.values import Settings
 from runtime.embedded import port_open, run_foreground
 from starter.console import console
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 from typing import Any
 
@@ -15,8 +16,10 @@ from temporalio.client import (
 )
 from temporalio.service import RPCError
 
-from durabench.models import RunOutcome, RunResult
-from durabench.settings import Settings
+from durabench.models.results import RunResult
+from durabench.models.suite_run import RunOutcome
+from durabench.results.store import pulled
+from durabench.settings.values import Settings
 from runtime.client import connect
 from runtime.temporal_profile import load_settings
 from starter.console import (
@@ -93,6 +96,8 @@ async def status_main(
         if outcome.status != "completed":
             console.print(f"Rejected: {outcome.reason}")
         results = Path(outcome.results_dir) / "results.json"
+        if settings.results_url:  # the worker's directory is on its host: read the store's
+            results = (await asyncio.to_thread(pulled, settings, run_id)).results
         if outcome.results_dir and results.exists():
             for table in result_tables(RunResult.model_validate_json(results.read_text())):
                 console.print(table)

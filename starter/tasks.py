@@ -8,7 +8,7 @@ import click
 from rich.markup import escape
 
 from durabench.errors import ConfigError, TaskFormatError
-from durabench.models import TaskSpec
+from durabench.models.task import TaskSpec
 from durabench.tasks import load_task, task_files
 from durabench.tasks.dialects import DIALECT_NAMES
 from starter.console import console, errors

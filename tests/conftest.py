@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from temporalio.client import Client
 
-from durabench.settings import Settings
+from durabench.settings.values import Settings
 from runtime.client import connect_when_ready
 from runtime.embedded import dev_server_args, wait_for_port
 

@@ -7,7 +7,7 @@ import os
 import subprocess
 import sys
 
-from durabench.settings import Settings
+from durabench.settings.values import Settings
 
 __all__ = ["one_error", "starter", "starter_async", "starter_env"]
 

@@ -31,7 +31,7 @@ with workflow.unsafe.imports_passed_through():
         SNAPSHOT,
         pool_workflow_id,
     )
-    from durabench.models import (
+    from durabench.models.accounts import (
         LeaseGrant,
         LeaseRequest,
         PoolAccounts,

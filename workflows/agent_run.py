@@ -34,17 +34,15 @@ from temporalio.workflow import ActivityCancellationType
 
 with workflow.unsafe.imports_passed_through():
     from activities import ResultActivities, SandboxActivities, ServiceActivities
-    from durabench.models import (
+    from durabench.models.attempt import (
         AttemptRef,
-        AttemptResult,
         ClassifyAttemptInput,
         CollectOutput,
         HostClaim,
-        Phase,
-        PhaseTiming,
         ProvisionInput,
-        ServiceTarget,
     )
+    from durabench.models.results import AttemptResult, Phase, PhaseTiming
+    from durabench.models.service import ServiceTarget
     from durabench.service.payloads import EvaluateAttemptInput
     from workflows.attempt_so_far import AttemptSoFar, Judged, attempt_result
     from workflows.policies import (
@@ -317,7 +315,8 @@ class AgentRunWorkflow:
             ref,
             timedelta(seconds=ref.task.agent_timeout_sec) + _SLACK,
             retry=REATTACH,
-            detail=f"{ref.agent} · {ref.model} · time limit {ref.task.agent_timeout_sec:g} s",
+            detail=f"{ref.agent.name} · {ref.agent.model} · "
+            f"time limit {ref.task.agent_timeout_sec:g} s",
         )
         verified, verifier_error = None, ""
         try:

@@ -13,16 +13,15 @@ from typing import Any
 from temporalio import workflow
 
 with workflow.unsafe.imports_passed_through():
-    from durabench.models import (
+    from durabench.models.attempt import (
         AgentRunOutput,
         AttemptRef,
-        AttemptResult,
-        PhaseTiming,
         PreparedImage,
         ProvisionOutput,
-        Verdict,
         VerifyOutput,
     )
+    from durabench.models.results import AttemptResult, PhaseTiming
+    from durabench.models.verdict import Verdict
 
 __all__ = ["AttemptSoFar", "Judged", "attempt_result"]
 
@@ -34,8 +33,8 @@ def attempt_result(ref: AttemptRef, **fields: Any) -> AttemptResult:
         task_id=ref.task.task_id,
         lane=ref.lane,
         attempt=ref.attempt,
-        agent=ref.agent,
-        model=ref.model,
+        agent=ref.agent.name,
+        model=ref.agent.model,
         account=ref.account,
         **fields,
     )

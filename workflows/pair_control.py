@@ -15,7 +15,7 @@ from temporalio.exceptions import ActivityError, ApplicationError, CancelledErro
 
 with workflow.unsafe.imports_passed_through():
     from activities import ServiceActivities
-    from durabench.models import ServiceTarget
+    from durabench.models.service import ServiceTarget
     from durabench.service.payloads import ScoreRunInput
     from workflows.paired_task import pair_workflow_id
     from workflows.policies import RETRY

@@ -24,20 +24,16 @@ from temporalio.workflow import ParentClosePolicy
 
 with workflow.unsafe.imports_passed_through():
     from activities import AccountActivities
-    from durabench.models import (
-        ArmProgress,
-        AttemptRef,
-        AttemptResult,
+    from durabench.models.accounts import (
         AwaitLeaseInput,
         Lease,
         LeaseGrant,
         LeaseRequest,
-        PairDone,
-        PairInput,
-        PairProgress,
-        PairResult,
         ReleaseRequest,
     )
+    from durabench.models.attempt import AttemptRef
+    from durabench.models.pair import ArmProgress, PairDone, PairInput, PairProgress
+    from durabench.models.results import AttemptResult, PairResult
     from workflows.agent_run import AgentRunWorkflow, failure_reason, record_attempt
     from workflows.policies import (
         BUSY_POLL_MAX,
@@ -215,8 +211,6 @@ class PairedTaskWorkflow:
                 lane=lane,
                 attempt=attempt,
                 agent=pair.agent,
-                model=pair.model,
-                agent_options=pair.agent_options,
                 service=pair.service,
                 budget_tokens=pair.budget_tokens,
             )
@@ -280,7 +274,7 @@ class PairedTaskWorkflow:
         info = workflow.info()
         label = f"{ref.task.task_id} · {ref.lane} · attempt {ref.attempt}"
         req = LeaseRequest(
-            agent=ref.agent,
+            agent=ref.agent.name,
             holder_workflow_id=info.workflow_id,
             holder_run_id=info.run_id,
             label=label,

@@ -13,8 +13,10 @@ from datetime import datetime
 
 from temporalio.exceptions import ActivityError, ChildWorkflowError
 
-from durabench.models import ArmProgress, PlanSummary, ProgressOutput, RunRequest
-from durabench.plan_rows import PlanRow, plan_rows, request_rows
+from durabench.models.pair import ArmProgress
+from durabench.models.run import PlanSummary, RunRequest
+from durabench.models.suite_run import ProgressOutput
+from durabench.planning.rows import PlanRow, plan_rows, request_rows
 from workflows.search_attributes import suite_of
 
 __all__ = [
@@ -103,7 +105,7 @@ def ended_by(err: BaseException) -> str:
 def plan_summary(request: RunRequest) -> str:
     """Summary of ``plan_run`` (and the run's static summary): what it plans."""
     source = suite_of(request) or f"rerun of {request.rerun_of}"
-    return f"{source} · {request.agent} · {request.model}"
+    return f"{source} · {request.agent.name} · {request.agent.model}"
 
 
 def page_summary(offset: int, limit: int, total: int) -> str:

@@ -20,7 +20,9 @@ from temporalio.common import (
     TypedSearchAttributes,
 )
 
-from durabench.models import AttemptRef, AttemptResult, PlanSummary, RunRequest
+from durabench.models.attempt import AttemptRef
+from durabench.models.results import AttemptResult
+from durabench.models.run import PlanSummary, RunRequest
 
 __all__ = [
     "CATEGORY",
@@ -97,7 +99,7 @@ def for_request(request: RunRequest) -> TypedSearchAttributes:
     return TypedSearchAttributes(
         [
             SearchAttributePair(SUITE, suite_of(request)),
-            SearchAttributePair(MODEL, request.model),
+            SearchAttributePair(MODEL, request.agent.model),
             SearchAttributePair(CONFIG_MODE, request.config_mode),
             SearchAttributePair(CATEGORY, request.category),
             SearchAttributePair(RUN_STATUS, "planning"),
@@ -110,7 +112,7 @@ def for_plan(plan: PlanSummary) -> list[SearchAttributeUpdate[str]]:
     req = plan.request
     return [
         SUITE.value_set(suite_of(req, plan.selection_file)),
-        MODEL.value_set(req.model),
+        MODEL.value_set(req.agent.model),
         CONFIG_MODE.value_set(req.config_mode),
         CATEGORY.value_set(req.category),
     ]
@@ -122,7 +124,7 @@ def for_attempt(ref: AttemptRef) -> TypedSearchAttributes:
         [
             SearchAttributePair(TASK, ref.task.task_id),
             SearchAttributePair(LANE, ref.lane),
-            SearchAttributePair(MODEL, ref.model),
+            SearchAttributePair(MODEL, ref.agent.model),
         ]
     )
 

@@ -28,24 +28,19 @@ from temporalio.workflow import ParentClosePolicy
 
 with workflow.unsafe.imports_passed_through():
     from activities import PlanActivities, ResultActivities
-    from durabench.approval import approval_mismatches
-    from durabench.models import (
-        Approval,
+    from durabench.models.pair import PairDone, PairInput
+    from durabench.models.run import Approval, Control, PlanSummary, Rejection, TaskRef
+    from durabench.models.suite_run import (
         CarriedState,
-        Control,
-        PairDone,
-        PairInput,
         PlanPageInput,
-        PlanSummary,
         ProgressOutput,
         RecordRunInput,
-        Rejection,
         ReportInput,
         RunOutcome,
         RunPhase,
         SuiteRunInput,
-        TaskRef,
     )
+    from durabench.planning.approval import approval_mismatches
     from workflows.pair_control import cancel_pairs, service_scores, tell_pairs
     from workflows.pair_ends import PAIR_ENDS, watch_carried, watch_child
     from workflows.paired_task import PairedTaskWorkflow, pair_workflow_id
@@ -433,8 +428,6 @@ class SuiteRunWorkflow:
             task=task,
             lanes=plan.lanes,
             agent=req.agent,
-            model=req.model,
-            agent_options=req.agent_options,
             infra_retries=req.infra_retries,
             infra_backoff_sec=req.infra_backoff_sec,
             service=req.service,

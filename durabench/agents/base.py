@@ -24,7 +24,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from durabench.models.config import McpServer, ModelApi
 from durabench.models.task import TaskSpec
 from durabench.models.verdict import TranscriptFormat
-from durabench.paths import SandboxPaths
+from durabench.settings.paths import SandboxPaths
 
 __all__ = ["Agent", "AgentContext", "CliInstall", "ExecInput", "Upload"]
 
@@ -75,7 +75,6 @@ class AgentContext(BaseModel):
     model_config = ConfigDict(frozen=True)
 
     task: TaskSpec
-    """The task."""
     model: str
     """Requested model."""
     lane: str = "baseline"

@@ -26,8 +26,8 @@ from typing import NamedTuple
 from durabench.agents import CliAgent
 from durabench.attempt.setup import AttemptSetup
 from durabench.errors import ConfigError
-from durabench.models import AttemptRef
-from durabench.settings import Settings
+from durabench.models.attempt import AttemptRef
+from durabench.settings.values import Settings
 from durabench.tasks import BUILTIN_SUITES_DIR
 
 __all__ = [
@@ -142,7 +142,7 @@ def check_attempt_inputs(
         TaskFormatError: the task directory is accepted but is not a valid task.
     """
     task_dir = check_task_dir(ref.task.task_dir, task_roots(settings))
-    CliAgent.check_version(ref.agent_options.get("version"))
+    CliAgent.check_version(ref.agent.options.get("version"))
     task = ref.task.model_copy(update={"task_dir": str(task_dir)})
     setup = AttemptSetup.of(ref.model_copy(update={"task": task}), environ)
     mounts = check_mounts(setup.agent.mounts(setup.ctx), mount_root(settings))

@@ -31,28 +31,26 @@ from durabench.atomic import atomic_write
 from durabench.attempt.limits import AttemptLimits
 from durabench.attempt.reward import parse_reward
 from durabench.attempt.setup import AttemptSetup
+from durabench.attempt.workspace_diff import diff_snapshots
 from durabench.classify import classify
 from durabench.configs import instruction_for, mcp_config_json, missing_mcp_env
 from durabench.errors import FileTooLarge, RewardFileMissing, RewardParseError, SandboxError
-from durabench.models import (
+from durabench.models.attempt import (
     AgentRunOutput,
     AttemptRef,
     ClassifyAttemptInput,
-    ClassifyInput,
     CollectOutput,
-    MeteredUsage,
     ProvisionOutput,
-    Verdict,
     VerifyOutput,
 )
 from durabench.models.task import TEXT_CATEGORY
-from durabench.paths import FINAL_MESSAGE, TRAJECTORY
+from durabench.models.verdict import ClassifyInput, MeteredUsage, Verdict
 from durabench.sandbox import Sandbox
 from durabench.sandbox.detached import REAP_SCRIPT, run_step, wrap_step
 from durabench.sandbox.tarball import pack, unpack
-from durabench.secrets import scrub_bytes, scrub_text
+from durabench.settings.paths import FINAL_MESSAGE, TRAJECTORY
+from durabench.settings.secrets import scrub_bytes, scrub_text
 from durabench.tasks import task_files
-from durabench.workspace_diff import diff_snapshots
 
 __all__ = ["Attempt"]
 
@@ -157,7 +155,7 @@ class Attempt:
             if done.exit_code != 0:
                 said = scrub_text((done.stderr or done.stdout).strip(), self.secrets)[:400]
                 raise SandboxError(
-                    f"setting up {self.ref.agent} in {self.ref.container_name} failed "
+                    f"setting up {self.ref.agent.name} in {self.ref.container_name} failed "
                     f"(exit {done.exit_code}): {said}"
                 )
 
@@ -344,7 +342,7 @@ class Attempt:
             ClassifyInput(
                 events=events,
                 transcript_format=dialect,
-                requested_model=self.ref.model if dialect else "",
+                requested_model=self.ref.agent.model if dialect else "",
                 exit_code=facts.exit_code,
                 timed_out=facts.timed_out,
                 wall_seconds=facts.wall_seconds,
@@ -428,11 +426,11 @@ class Attempt:
         trajectory = trajectory_of(
             self.agent.transcript_format(self.ctx),
             read_events(lines),
-            agent=self.ref.agent,
-            model=self.ref.model,
+            agent=self.ref.agent.name,
+            model=self.ref.agent.model,
             attempt_id=f"{self.ref.task.task_id}/{self.ref.lane}/attempt-{self.ref.attempt}",
             instruction=said.strip(),
-            version=self.ref.agent_options.get("version"),
+            version=self.ref.agent.options.get("version"),
         )
         if trajectory is not None:
             atomic_write(self.store / TRAJECTORY, scrub_text(trajectory.to_json(), self.secrets))

@@ -11,8 +11,10 @@ from typing import NamedTuple
 
 from durabench.agents import Agent, AgentContext, get_agent
 from durabench.configs import get_config
-from durabench.models import AttemptRef, LaneConfig, TaskSpec
-from durabench.paths import SandboxPaths
+from durabench.models.attempt import AttemptRef
+from durabench.models.config import LaneConfig
+from durabench.models.task import TaskSpec
+from durabench.settings.paths import SandboxPaths
 from durabench.tasks import load_task
 
 __all__ = ["AttemptSetup"]
@@ -40,7 +42,7 @@ class AttemptSetup(NamedTuple):
         mcp = config.mcp
         ctx = AgentContext(
             task=task,
-            model=ref.model,
+            model=ref.agent.model,
             lane=ref.lane,
             attempt=ref.attempt,
             paths=paths or SandboxPaths(),
@@ -48,4 +50,4 @@ class AttemptSetup(NamedTuple):
             mcp=mcp,
             mcp_url=environ.get(mcp.url_env, "") if mcp and mcp.url_env else "",
         )
-        return cls(task, config, get_agent(ref.agent, ref.agent_options), ctx)
+        return cls(task, config, get_agent(ref.agent.name, ref.agent.options), ctx)

@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Iterable, Mapping
 
+from durabench.agents.llm_ids import served_model_matches
 from durabench.audit.disk import AttemptKey, DiskAttempt, where
-from durabench.model_names import served_model_matches
 from durabench.models.audit import AuditCheck, Finding
 from durabench.models.results import AttemptResult
 from durabench.models.run import RunPlan
@@ -98,8 +98,8 @@ def _attempt(plan: RunPlan, a: AttemptResult) -> list[tuple[AuditCheck, str]]:
 
 def _model(plan: RunPlan, a: AttemptResult) -> list[str]:
     out = []
-    if a.model != plan.request.model:
-        out.append(f"requested {a.model}, but the run's plan asks for {plan.request.model}")
+    if a.model != plan.request.agent.model:
+        out.append(f"requested {a.model}, but the run's plan asks for {plan.request.agent.model}")
     served = a.served_model
     if served and not served_model_matches(a.model, served):
         if MISMATCH not in a.reason or a.included:

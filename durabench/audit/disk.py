@@ -9,7 +9,7 @@ from pydantic import ValidationError
 
 from durabench.models.audit import Finding
 from durabench.models.results import AttemptResult
-from durabench.paths import RunPaths
+from durabench.settings.paths import RunPaths
 
 __all__ = ["AttemptKey", "DiskAttempt", "read_attempts", "where"]
 

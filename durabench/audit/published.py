@@ -15,14 +15,14 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 
 from durabench.audit.disk import AttemptKey, where
-from durabench.dashboard import Dashboard, entry_of
 from durabench.models.audit import Finding
 from durabench.models.results import AttemptResult, RunResult
-from durabench.paths import RunPaths
-from durabench.report import render_markdown
-from durabench.report_html import render_html
-from durabench.results_io import build_results
-from durabench.scoring import DEFAULT_PASS_THRESHOLD
+from durabench.results.dashboard import Dashboard, entry_of
+from durabench.results.files import build_results
+from durabench.results.report import render_markdown
+from durabench.results.report_html import render_html
+from durabench.results.scoring import DEFAULT_PASS_THRESHOLD
+from durabench.settings.paths import RunPaths
 
 __all__ = ["check_published", "read_stored"]
 

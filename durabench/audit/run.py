@@ -11,12 +11,12 @@ from durabench.audit.attempts import check_attempts, check_pairs
 from durabench.audit.disk import DiskAttempt, read_attempts, where
 from durabench.audit.ledger import check_ledger
 from durabench.audit.published import check_published, read_stored
-from durabench.earlier_runs import read_plan
 from durabench.errors import ConfigError
 from durabench.models.audit import AuditReport, Finding, Ledger
 from durabench.models.results import AttemptResult, RunResult
-from durabench.paths import RunPaths
-from durabench.results_io import with_service_grade
+from durabench.results.earlier_runs import read_plan
+from durabench.results.files import with_service_grade
+from durabench.settings.paths import RunPaths
 
 __all__ = ["audit_run"]
 

@@ -33,11 +33,11 @@ from typing import Any
 from durabench.agents.claude_transcript import parse_claude
 from durabench.agents.codex_transcript import parse_codex
 from durabench.agents.gemini_transcript import gemini_retry, parse_gemini
+from durabench.agents.llm_ids import served_model_matches
 from durabench.agents.transcript import TranscriptFacts
 from durabench.classify.mcp_report import mcp_mismatch
 from durabench.classify.metered import metered_end, metered_mcp, metered_mismatch, token_note
 from durabench.classify.table import PatternGroup, PatternTable, load_table
-from durabench.model_names import served_model_matches
 from durabench.models.verdict import ClassifyInput, ExitClass, Signals, TranscriptFormat, Verdict
 
 __all__ = ["classify", "parse_transcript", "served_model_matches"]

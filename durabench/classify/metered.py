@@ -8,8 +8,8 @@ or an agent that never asked for the requested model, is a mismatch. Each rule i
 
 from __future__ import annotations
 
+from durabench.agents.llm_ids import served_model_matches
 from durabench.agents.transcript import TranscriptFacts
-from durabench.model_names import served_model_matches
 from durabench.models.verdict import ClassifyInput, ExitClass, MeteredUsage, TokenUsage
 
 __all__ = ["metered_end", "metered_mcp", "metered_mismatch", "token_note"]

@@ -14,8 +14,8 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from durabench.agents.llm_ids import served_model_matches
 from durabench.gateway.meter import ResponseUsage
-from durabench.model_names import served_model_matches
 from durabench.models.verdict import MeteredUsage, TokenUsage
 
 __all__ = ["LedgerEntry", "append_entry", "read_ledger"]

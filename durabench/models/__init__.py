@@ -1,4 +1,12 @@
-"""Every wire or disk format of durabench, as pydantic models."""
+"""Every wire or disk format of durabench, as pydantic models, one module per concept.
+
+``run`` (request, plan, approval), ``suite_run``, ``pair`` and ``attempt`` (each
+workflow's messages), ``agent`` (which agent, model and options), ``results``,
+``verdict``, ``scorecard``, ``audit``, ``accounts``, ``config``, ``service``, ``task``.
+Code imports from the concept module; the names are re-exported here for callers that
+predate the split. "Model" here means a data model: LLM model ids are
+:mod:`durabench.agents.llm_ids`, the service's HTTP shapes :mod:`durabench.service.wire`.
+"""
 
 from durabench.models.accounts import (
     AccountHealth,
@@ -16,6 +24,18 @@ from durabench.models.accounts import (
     ReleaseRequest,
     VanishedInput,
 )
+from durabench.models.agent import AgentSpec
+from durabench.models.attempt import (
+    AgentRunOutput,
+    AttemptRef,
+    ClassifyAttemptInput,
+    CollectOutput,
+    HostClaim,
+    PreparedImage,
+    ProvisionInput,
+    ProvisionOutput,
+    VerifyOutput,
+)
 from durabench.models.audit import (
     DIGESTED_FILES,
     AttemptDigest,
@@ -30,30 +50,11 @@ from durabench.models.config import (
     LaneConfig,
     McpServer,
 )
-from durabench.models.payloads import (
-    AgentRunOutput,
+from durabench.models.pair import (
     ArmProgress,
-    AttemptRef,
-    CarriedState,
-    ClassifyAttemptInput,
-    CollectOutput,
-    HostClaim,
     PairDone,
     PairInput,
     PairProgress,
-    PlanPage,
-    PlanPageInput,
-    PreparedImage,
-    ProgressOutput,
-    ProvisionInput,
-    ProvisionOutput,
-    RecordRunInput,
-    ReportInput,
-    ReportOutput,
-    RunOutcome,
-    RunPhase,
-    SuiteRunInput,
-    VerifyOutput,
 )
 from durabench.models.results import (
     AttemptResult,
@@ -88,6 +89,18 @@ from durabench.models.service import (
     ServiceRetry,
     ServiceTarget,
 )
+from durabench.models.suite_run import (
+    CarriedState,
+    PlanPage,
+    PlanPageInput,
+    ProgressOutput,
+    RecordRunInput,
+    ReportInput,
+    ReportOutput,
+    RunOutcome,
+    RunPhase,
+    SuiteRunInput,
+)
 from durabench.models.task import (
     TaskSpec,
 )
@@ -111,6 +124,7 @@ __all__ = [
     "AccountState",
     "AccountsFile",
     "AgentRunOutput",
+    "AgentSpec",
     "Approval",
     "ArmProgress",
     "AttemptDigest",

@@ -73,7 +73,6 @@ class AccountsFile(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     account: tuple[AccountSpec, ...] = ()
-    """The accounts."""
 
     @model_validator(mode="after")
     def _unique_ids(self) -> AccountsFile:
@@ -121,7 +120,6 @@ class Lease(BaseModel):
     lease_id: str
     """Id the holder releases it by."""
     account_id: str
-    """The account."""
     holder_workflow_id: str
     """Workflow that holds it; when that workflow run is no longer running, it expires."""
     holder_run_id: str
@@ -138,7 +136,6 @@ class Cooldown(BaseModel):
     model_config = ConfigDict(frozen=True)
 
     account_id: str
-    """The account."""
     until: datetime
     """When it takes leases again."""
     cause: str = ""
@@ -199,7 +196,6 @@ class ReleaseRequest(BaseModel):
     model_config = ConfigDict(frozen=True)
 
     lease_id: str
-    """The lease."""
     cool_until: datetime | None = None
     """When the attempt hit the account's usage cap: the time the cap resets."""
     cause: str = ""

@@ -50,9 +50,7 @@ class LedgerAttempt(BaseModel):
     model_config = ConfigDict(frozen=True)
 
     task_id: str
-    """The task."""
     lane: str
-    """The lane."""
     attempt: int
     """The attempt number."""
     ended: str
@@ -86,7 +84,6 @@ class Finding(BaseModel):
     model_config = ConfigDict(frozen=True)
 
     check: AuditCheck
-    """Which check."""
     where: str
     """The attempt (``task/lane/attempt-n``), task, or file it is about."""
     message: str
@@ -105,7 +102,6 @@ class AuditReport(BaseModel):
     schema_version: int = 1
     """Format version."""
     run_id: str
-    """The run."""
     clean: bool
     """Whether nothing was found: the run may be published."""
     ledger_skipped: str = ""

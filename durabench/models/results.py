@@ -37,7 +37,6 @@ class PhaseTiming(BaseModel):
     model_config = ConfigDict(frozen=True)
 
     phase: Phase
-    """Which phase."""
     started_at: datetime
     """When the phase started."""
     finished_at: datetime
@@ -52,9 +51,7 @@ class AttemptResult(BaseModel):
     schema_version: int = 2
     """Format version of this file (2: exit classes replace statuses)."""
     run_id: str
-    """The run."""
     task_id: str
-    """The task."""
     lane: str
     """The lane config name."""
     attempt: int
@@ -146,7 +143,6 @@ class PairResult(BaseModel):
     model_config = ConfigDict(frozen=True)
 
     task_id: str
-    """The task."""
     attempts: tuple[AttemptResult, ...]
     """Every attempt of every lane, retries included."""
     excluded: bool = False

@@ -5,8 +5,9 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from durabench.models.agent import AgentSpec, flat_agent_fields
 from durabench.models.service import ServiceTarget
 
 __all__ = [
@@ -35,10 +36,8 @@ class RunRequest(BaseModel):
     """Run id; the workflow id is ``run/<run_id>``."""
     suite: str
     """Suite name in the suite registry."""
-    agent: str = "oracle"
-    """Agent adapter name."""
-    model: str = "none"
-    """Model the agent is asked to use (``none`` for oracle)."""
+    agent: AgentSpec = Field(default_factory=AgentSpec)
+    """The agent, its model and options (``--agent``, ``--model``, ``--agent-opt``)."""
     parallel: int = Field(default=2, ge=1)
     """Pairs in flight at once."""
     category: Category = "staging"
@@ -49,8 +48,6 @@ class RunRequest(BaseModel):
     """The MCP lane's config name."""
     baseline_config: str = "baseline"
     """The baseline lane's config name."""
-    agent_options: dict[str, str] = Field(default_factory=dict)
-    """Agent options (``--agent-opt KEY=VALUE``), such as the replay agent's ``plan``."""
     infra_retries: int = Field(default=2, ge=0)
     """New attempts an arm gets after an ``infra_*`` attempt before its pair is excluded."""
     infra_backoff_sec: float = Field(default=60.0, ge=0)
@@ -88,6 +85,8 @@ class RunRequest(BaseModel):
     """The benchmark service that grades the run (``--service-url``); ``None``: the local
     verifier in the sandbox."""
 
+    _flat_agent = model_validator(mode="before")(flat_agent_fields)
+
     @property
     def tasks_from_service(self) -> bool:
         """Whether the tasks are the service's dataset (``--dataset-name`` and nothing else)."""
@@ -108,7 +107,6 @@ class TaskRef(BaseModel):
     model_config = ConfigDict(frozen=True)
 
     task_id: str
-    """Task id."""
     task_dir: str
     """Task directory on the worker's host."""
     agent_timeout_sec: float = 600.0
@@ -157,7 +155,7 @@ class PlanSummary(BaseModel):
     """Attempts that host admits at once (``DURABENCH_MAX_SANDBOXES``): with ``parallel``,
     what bounds the containers running at once; ``None`` in older plans."""
     cli_version: str | None = None
-    """The agent CLI version both lanes run (see :mod:`durabench.cli_choice`); ``None`` for
+    """The agent CLI version both lanes run (see :mod:`durabench.planning.cli_choice`); ``None`` for
     an agent that is no CLI, and in plans from before versions were chosen."""
     cli_version_note: str = ""
     """Where that version comes from: ``--agent-opt version``, the routing table, or the
@@ -170,7 +168,6 @@ class Counterpart(BaseModel):
     model_config = ConfigDict(frozen=True)
 
     task_id: str
-    """The task."""
     run_id: str
     """The earlier run holding its valid counterpart."""
 

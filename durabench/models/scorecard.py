@@ -13,9 +13,7 @@ class Cell(BaseModel):
     model_config = ConfigDict(frozen=True)
 
     task_id: str
-    """The task."""
     lane: str
-    """The lane."""
     best: float | None
     """Best reward over included attempts."""
     mean: float | None
@@ -34,11 +32,8 @@ class ExcludedAttempt(BaseModel):
     model_config = ConfigDict(frozen=True)
 
     task_id: str
-    """The task."""
     lane: str
-    """The lane."""
     attempt: int
-    """The attempt."""
     exit_class: str
     """Its class (``infra_*``), or the class of an attempt whose verifier gave no reward."""
     reason: str
@@ -51,7 +46,6 @@ class TaskDelta(BaseModel):
     model_config = ConfigDict(frozen=True)
 
     task_id: str
-    """The task."""
     baseline: float
     """Mean baseline reward."""
     full: float
@@ -66,7 +60,6 @@ class PairedComparison(BaseModel):
     model_config = ConfigDict(frozen=True)
 
     baseline_lane: str
-    """The baseline lane."""
     full_lane: str
     """The MCP lane."""
     pass_threshold: float
@@ -109,9 +102,7 @@ class Totals(BaseModel):
     attempts: int
     """Attempts, infra included: they cost too."""
     input_tokens: int
-    """Input tokens."""
     output_tokens: int
-    """Output tokens."""
     cache_read_tokens: int
     """Cached input tokens."""
     cost_usd: float

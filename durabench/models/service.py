@@ -13,7 +13,7 @@ from urllib.parse import urlsplit
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from durabench.errors import ConfigError
-from durabench.urls import check_service_url
+from durabench.settings.urls import check_service_url
 
 __all__ = ["PayloadKind", "ServiceApi", "ServiceRetry", "ServiceTarget"]
 

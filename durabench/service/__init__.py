@@ -13,16 +13,6 @@ from durabench.service.auth import (
 )
 from durabench.service.client import ServiceClient, Sleep
 from durabench.service.grading import Generation, final_score, grade
-from durabench.service.models import (
-    EvalResult,
-    EvalResultData,
-    EvalStatus,
-    EvaluateResponseRequest,
-    FinalScoreRequest,
-    FinalScoreResponse,
-    GenerationStatus,
-    PayloadType,
-)
 from durabench.service.payloads import (
     EvaluateAttemptInput,
     EvaluateAttemptOutput,
@@ -43,7 +33,17 @@ from durabench.service.records import (
 from durabench.service.retry import ServiceRetry, parse_retry_after
 from durabench.service.run_grading import grade_attempt, score_lane
 from durabench.service.status import GENERATION_STATUS, generation_status, ungraded_status
-from durabench.service.v1_models import (
+from durabench.service.wire import (
+    EvalResult,
+    EvalResultData,
+    EvalStatus,
+    EvaluateResponseRequest,
+    FinalScoreRequest,
+    FinalScoreResponse,
+    GenerationStatus,
+    PayloadType,
+)
+from durabench.service.wire_v1 import (
     V1DatasetTask,
     V1DatasetTasks,
     V1EvalRequest,

@@ -11,7 +11,7 @@ import os
 from collections.abc import Mapping
 from typing import Literal
 
-from durabench.secrets import scrub_text
+from durabench.settings.secrets import scrub_text
 
 __all__ = ["BEARER_KEY_ENV", "DESCOPE_KEY_ENV", "AuthKind", "ServiceAuth", "service_auth_from_env"]
 

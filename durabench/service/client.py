@@ -21,14 +21,14 @@ from durabench.logs import get_logger
 from durabench.models.service import ServiceTarget
 from durabench.service.auth import ServiceAuth, service_auth_from_env
 from durabench.service.errors import Call, error_for_response
-from durabench.service.models import (
+from durabench.service.retry import ServiceRetry, backoff_s, parse_retry_after, retryable_status
+from durabench.service.wire import (
     EvalResultData,
     EvaluateResponseRequest,
     FinalScoreRequest,
     FinalScoreResponse,
 )
-from durabench.service.retry import ServiceRetry, backoff_s, parse_retry_after, retryable_status
-from durabench.service.v1_models import (
+from durabench.service.wire_v1 import (
     V1DatasetTasks,
     V1EvalRequest,
     V1EvalResponse,
@@ -37,7 +37,7 @@ from durabench.service.v1_models import (
     V1Upload,
     V1UploadRequest,
 )
-from durabench.urls import check_service_url, check_upload_url
+from durabench.settings.urls import check_service_url, check_upload_url
 
 __all__ = ["ServiceClient", "Sleep"]
 
@@ -71,7 +71,7 @@ class ServiceClient:
 
         Raises:
             ConfigError: ``base_url`` is not an http(s) URL, or is plain http off loopback
-                (see :func:`~durabench.urls.check_service_url`).
+                (see :func:`~durabench.settings.urls.check_service_url`).
         """
         check_service_url(base_url)
         self.base_url = base_url.rstrip("/")
@@ -161,7 +161,7 @@ class ServiceClient:
 
         Raises:
             UploadUrlRefused: the URL points where the worker does not upload (see
-                :func:`~durabench.urls.check_upload_url`); nothing was sent.
+                :func:`~durabench.settings.urls.check_upload_url`); nothing was sent.
             ServiceRejected: the store refused it (413: too large for the dataset).
             ServiceError: the store stayed busy or unreachable through every try.
         """

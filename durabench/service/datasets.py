@@ -22,7 +22,7 @@ from durabench.atomic import atomic_write
 from durabench.errors import ConfigError
 from durabench.json_files import read_json_model
 from durabench.models.task import TEXT_CATEGORY
-from durabench.service.v1_models import V1DatasetTask
+from durabench.service.wire_v1 import V1DatasetTask
 
 __all__ = ["DatasetFile", "dataset_dir", "read_dataset_file", "write_text_tasks"]
 

@@ -12,17 +12,17 @@ from typing import NamedTuple
 
 from durabench import __version__
 from durabench.errors import ServiceAuthError, ServiceRejected, ServiceUnsupported
-from durabench.models import ExitClass
+from durabench.models.verdict import ExitClass
 from durabench.service.client import ServiceClient
-from durabench.service.models import (
+from durabench.service.payloads import ServiceTarget
+from durabench.service.records import RunScore, TaskGrade
+from durabench.service.status import generation_status, ungraded_status
+from durabench.service.wire import (
     EvaluateResponseRequest,
     FinalScoreRequest,
     FinalScoreResponse,
 )
-from durabench.service.payloads import ServiceTarget
-from durabench.service.records import RunScore, TaskGrade
-from durabench.service.status import generation_status, ungraded_status
-from durabench.service.v1_models import (
+from durabench.service.wire_v1 import (
     V1EvalRequest,
     V1Payload,
     V1ScoreRequest,
@@ -37,9 +37,7 @@ class Generation(NamedTuple):
     """One recorded attempt, as grading needs it."""
 
     run_id: str
-    """The run."""
     task_id: str
-    """The task."""
     lane: str
     """The lane config name."""
     attempt: int

@@ -10,7 +10,7 @@ from __future__ import annotations
 from pydantic import BaseModel, ConfigDict
 
 from durabench.models.service import ServiceApi, ServiceTarget
-from durabench.service.models import EvalStatus, GenerationStatus
+from durabench.service.wire import EvalStatus, GenerationStatus
 
 __all__ = [
     "EvaluateAttemptInput",
@@ -30,9 +30,7 @@ class EvaluateAttemptInput(BaseModel):
     service: ServiceTarget
     """Where to grade."""
     run_id: str
-    """The run."""
     task_id: str
-    """The task."""
     lane: str
     """The lane config name."""
     attempt: int = 1
@@ -78,7 +76,6 @@ class ScoreRunOutput(BaseModel):
     model_config = ConfigDict(frozen=True)
 
     lane: str
-    """The lane."""
     final_score: float
     """The service's score."""
     tasks_graded: int

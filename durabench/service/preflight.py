@@ -12,9 +12,9 @@ from __future__ import annotations
 from durabench.errors import ServiceAuthError, ServiceRejected, ServiceUnsupported
 from durabench.service.client import ServiceClient
 from durabench.service.grading import service_run_id
-from durabench.service.models import FinalScoreRequest
 from durabench.service.payloads import ServiceTarget
-from durabench.service.v1_models import V1ScoreRequest
+from durabench.service.wire import FinalScoreRequest
+from durabench.service.wire_v1 import V1ScoreRequest
 
 __all__ = ["PREFLIGHT_LANE", "check_service"]
 

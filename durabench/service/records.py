@@ -17,11 +17,11 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field, JsonValue
 
-from durabench.models import ExitClass, is_infra
-from durabench.paths import RunPaths
-from durabench.service.models import EvalResult, EvalResultData, EvalStatus, GenerationStatus
+from durabench.models.verdict import ExitClass, is_infra
 from durabench.service.payloads import ServiceApi
-from durabench.service.v1_models import V1TaskEval
+from durabench.service.wire import EvalResult, EvalResultData, EvalStatus, GenerationStatus
+from durabench.service.wire_v1 import V1TaskEval
+from durabench.settings.paths import RunPaths
 
 __all__ = ["RunScore", "TaskGrade", "grade_path", "load_grades", "pick_grades", "score_path"]
 
@@ -34,9 +34,7 @@ class TaskGrade(BaseModel):
     schema_version: int = 1
     """Format version of this file."""
     run_id: str
-    """The run."""
     task_id: str
-    """The task."""
     lane: str
     """The lane config name."""
     attempt: int
@@ -98,7 +96,6 @@ class RunScore(BaseModel):
     schema_version: int = 1
     """Format version of this file."""
     run_id: str
-    """The run."""
     lane: str
     """The lane config name."""
     api: ServiceApi

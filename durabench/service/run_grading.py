@@ -13,8 +13,8 @@ from pathlib import Path
 
 from durabench.atomic import atomic_write
 from durabench.errors import ConfigError, ServiceError
-from durabench.models import AttemptResult, RunPlan
-from durabench.paths import FINAL_MESSAGE, RunPaths
+from durabench.models.results import AttemptResult
+from durabench.models.run import RunPlan
 from durabench.service.client import ServiceClient
 from durabench.service.grading import Generation, failed_grade, final_score, grade
 from durabench.service.payloads import (
@@ -25,6 +25,7 @@ from durabench.service.payloads import (
 )
 from durabench.service.records import TaskGrade, grade_path, load_grades, pick_grades, score_path
 from durabench.service.status import ungraded_status
+from durabench.settings.paths import FINAL_MESSAGE, RunPaths
 
 __all__ = ["grade_attempt", "score_lane"]
 

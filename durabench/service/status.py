@@ -17,8 +17,8 @@ from __future__ import annotations
 
 from types import MappingProxyType
 
-from durabench.models import ExitClass
-from durabench.service.models import EvalStatus, GenerationStatus
+from durabench.models.verdict import ExitClass
+from durabench.service.wire import EvalStatus, GenerationStatus
 
 __all__ = ["GENERATION_STATUS", "generation_status", "ungraded_status"]
 

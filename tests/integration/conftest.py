@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from durabench.settings import Settings
+from durabench.settings.values import Settings
 from durabench.tasks import load_suite
 from tests.integration.real_sessions import TASK
 

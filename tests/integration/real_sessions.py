@@ -19,9 +19,11 @@ import pytest
 from temporalio.client import Client
 
 from durabench.agents import CliAgent, agent_class
-from durabench.models import RunRequest, RunResult
-from durabench.paths import RunPaths
-from durabench.settings import Settings
+from durabench.models.agent import AgentSpec
+from durabench.models.results import RunResult
+from durabench.models.run import RunRequest
+from durabench.settings.paths import RunPaths
+from durabench.settings.values import Settings
 from tests.integration.runs import finished_run
 from tests.model_upstream import ModelUpstream, Received, Reply
 
@@ -140,8 +142,7 @@ async def _run(
     request = RunRequest(
         run_id=f"real-{uuid.uuid4().hex[:6]}",
         suite="real",
-        agent=agent,
-        model=model,
+        agent=AgentSpec(name=agent, model=model),
         infra_retries=0,
     )
     return await finished_run(request, client, home)
@@ -157,7 +158,7 @@ def assert_whole_session(session: Session, capfd: pytest.CaptureFixture[str]) ->
     sent = {k: api.sent.get(k, 0) for k in ("input", "output", "cache_read", "cache_write")}
     metered = {k: sum(getattr(a.tokens, k) for a in result.attempts) for k in sent}
     assert metered == sent  # the gateway's meter is exactly what the API sent
-    cli = agent_class(result.plan.request.agent)
+    cli = agent_class(result.plan.request.agent.name)
     assert issubclass(cli, CliAgent)
     assert {a.cli_version for a in result.attempts} == {cli.version}  # what ran, named
     assert all(a.agent_image_id not in ("", a.task_image_id) for a in result.attempts)

@@ -15,9 +15,12 @@ from typing import Any
 import docker
 from temporalio.client import Client, WorkflowHandle
 
-from durabench.models import RunOutcome, RunRequest, RunResult
-from durabench.paths import RunPaths
-from durabench.settings import Settings
+from durabench.models.agent import AgentSpec
+from durabench.models.results import RunResult
+from durabench.models.run import RunRequest
+from durabench.models.suite_run import RunOutcome
+from durabench.settings.paths import RunPaths
+from durabench.settings.values import Settings
 from durabench.tasks import load_suite
 from starter.approve import approve_main
 from starter.run import main as run_main
@@ -97,10 +100,8 @@ def replay_request(
     return RunRequest(
         run_id=f"{prefix}-{uuid.uuid4().hex[:6]}",
         suite=suite,
-        agent="replay",
-        model="claude-haiku-4-5",
+        agent=AgentSpec(name="replay", model="claude-haiku-4-5", options={"plan": str(plan)}),
         parallel=parallel,
-        agent_options={"plan": str(plan)},
         infra_retries=infra_retries,
         infra_backoff_sec=0.1,
     )

@@ -24,8 +24,9 @@ import pytest
 from temporalio.client import Client
 
 from durabench.gateway import TOKEN_PREFIX
-from durabench.models import RunRequest
-from durabench.settings import Settings
+from durabench.models.agent import AgentSpec
+from durabench.models.run import RunRequest
+from durabench.settings.values import Settings
 from runtime.client import deployment_of
 from runtime.workers import build_workers, run_workers
 from starter.accounts import status_main
@@ -154,8 +155,7 @@ async def test_a_usage_cap_cools_its_account_the_retry_reroutes_and_no_secret_is
     request = RunRequest(
         run_id=f"acct-{uuid.uuid4().hex[:6]}",
         suite="accts",
-        agent="claude-code",
-        model=MODEL,
+        agent=AgentSpec(name="claude-code", model=MODEL),
         infra_retries=1,
         infra_backoff_sec=0.5,
     )

@@ -20,8 +20,9 @@ import pytest
 from temporalio.client import Client
 
 from durabench.gateway import TOKEN_PREFIX
-from durabench.models import RunRequest
-from durabench.settings import Settings
+from durabench.models.agent import AgentSpec
+from durabench.models.run import RunRequest
+from durabench.settings.values import Settings
 from tests.integration.runs import finished_run, stand_in_task
 from tests.model_upstream import (
     ModelUpstream,
@@ -178,9 +179,7 @@ async def test_cli_gets_its_command_line_user_mcp_config_and_only_placeholder_ke
     request = RunRequest(
         run_id=f"cli-{uuid.uuid4().hex[:6]}",
         suite="clis",
-        agent=agent,
-        model=MODEL,
-        agent_options=effort,
+        agent=AgentSpec(name=agent, model=MODEL, options=effort),
         infra_retries=0,
     )
     try:
@@ -283,8 +282,7 @@ async def test_a_run_budget_ends_the_attempt_as_the_models_when_spent(
         request = RunRequest(
             run_id=f"budget-{uuid.uuid4().hex[:6]}",
             suite="budget",
-            agent="claude-code",
-            model=MODEL,
+            agent=AgentSpec(name="claude-code", model=MODEL),
             config_mode="baseline_only",
             allow_unpaired=True,  # one lane is enough here
             budget_tokens=1000,
@@ -336,8 +334,7 @@ async def test_a_rewritten_transcript_changes_nothing_that_is_counted(
         request = RunRequest(
             run_id=f"forger-{uuid.uuid4().hex[:6]}",
             suite="forger",
-            agent="claude-code",
-            model=MODEL,
+            agent=AgentSpec(name="claude-code", model=MODEL),
             config_mode="baseline_only",
             allow_unpaired=True,
             infra_retries=0,

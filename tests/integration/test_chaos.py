@@ -25,9 +25,9 @@ import docker
 import pytest
 from temporalio.client import Client, WorkflowExecutionStatus
 
-from durabench.models import RunResult
-from durabench.paths import RunPaths
-from durabench.settings import Settings
+from durabench.models.results import RunResult
+from durabench.settings.paths import RunPaths
+from durabench.settings.values import Settings
 from runtime.client import deployment_of
 from tests.integration.runs import approved_detached, gelu_task, replay_request, worker_process
 from workflows import SuiteRunWorkflow
@@ -106,9 +106,9 @@ async def test_random_kill_9s_lose_and_repeat_nothing(
     markers = settings.home / "mounts" / "markers"  # agents mount only under the home's mounts/
     markers.mkdir(parents=True)
     request = replay_request("chaos", "chaos", _replay_plan(settings.home, tmp_path), parallel=2)
-    request = request.model_copy(
-        update={"agent_options": {**request.agent_options, "marker_dir": str(markers)}}
-    )
+    options = {**request.agent.options, "marker_dir": str(markers)}
+    agent = request.agent.model_copy(update={"options": options})
+    request = request.model_copy(update={"agent": agent})
     worker = worker_process(settings, log)
     kills: list[str] = []
     try:

@@ -9,7 +9,7 @@ import uuid
 
 import pytest
 
-from durabench.settings import Settings
+from durabench.settings.values import Settings
 
 pytestmark = pytest.mark.docker
 

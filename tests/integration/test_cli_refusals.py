@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from durabench.settings import Settings
+from durabench.settings.values import Settings
 from tests.starter_cli import one_error, starter
 
 

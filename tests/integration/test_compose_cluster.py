@@ -24,8 +24,8 @@ from temporalio.api.enums.v1 import EventType
 from temporalio.client import Client
 from temporalio.contrib.pydantic import pydantic_data_converter
 
-from durabench.models import RunResult
-from durabench.paths import RunPaths
+from durabench.models.results import RunResult
+from durabench.settings.paths import RunPaths
 from durabench.tasks import load_suite
 from tests.integration.runs import REPO, containers_of
 from workflows import SuiteRunWorkflow, run_workflow_id

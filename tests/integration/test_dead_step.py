@@ -16,10 +16,10 @@ from collections.abc import AsyncIterator
 import pytest
 
 from durabench.errors import AgentLost
-from durabench.paths import SandboxPaths
 from durabench.sandbox import DockerSandbox, SandboxSpec
 from durabench.sandbox.detached import REAP_SCRIPT, StepEnd, run_step, wrap_step
-from durabench.settings import Settings
+from durabench.settings.paths import SandboxPaths
+from durabench.settings.values import Settings
 
 pytestmark = pytest.mark.docker
 

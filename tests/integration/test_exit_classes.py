@@ -17,9 +17,9 @@ import pytest
 from temporalio.client import Client
 
 from durabench.classify import load_table
-from durabench.models import RunResult
-from durabench.paths import TRAJECTORY
-from durabench.settings import Settings
+from durabench.models.results import RunResult
+from durabench.settings.paths import TRAJECTORY
+from durabench.settings.values import Settings
 from durabench.tasks import load_suite
 from starter.report import report_text
 from tests.integration.runs import finished_run, replay_request

@@ -10,7 +10,7 @@ import docker
 import pytest
 
 from durabench.sandbox.docker.capacity import HOST_LABEL, HostCapacity, attempt_key
-from durabench.settings import Settings
+from durabench.settings.values import Settings
 
 pytestmark = pytest.mark.docker
 

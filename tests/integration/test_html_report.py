@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from durabench.report_html import render_html
+from durabench.results.report_html import render_html
 from tests.unit.results_set import hand_result
 
 pytestmark = pytest.mark.browser

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from temporalio.client import Client
 
-from durabench.settings import Settings
+from durabench.settings.values import Settings
 from tests.integration.runs import worker_process
 
 pytestmark = pytest.mark.docker

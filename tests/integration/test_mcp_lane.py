@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 from temporalio.client import Client
 
-from durabench.settings import Settings
+from durabench.settings.values import Settings
 from tests.integration.runs import finished_run, gelu_task, replay_request
 
 pytestmark = pytest.mark.docker

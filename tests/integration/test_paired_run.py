@@ -10,9 +10,11 @@ import docker
 import pytest
 from temporalio.client import Client
 
-from durabench.models import RunRequest, RunResult
-from durabench.paths import RunPaths
-from durabench.settings import Settings
+from durabench.models.agent import AgentSpec
+from durabench.models.results import RunResult
+from durabench.models.run import RunRequest
+from durabench.settings.paths import RunPaths
+from durabench.settings.values import Settings
 from durabench.tasks import load_suite
 from starter.audit import audit_main
 from starter.run import main as run_main
@@ -25,7 +27,9 @@ SECRET = f"sgp_{uuid.uuid4().hex}"
 
 
 def _request(suite: str = "pytorch", agent: str = "oracle") -> RunRequest:
-    return RunRequest(run_id=f"it-{uuid.uuid4().hex[:8]}", suite=suite, agent=agent, parallel=4)
+    return RunRequest(
+        run_id=f"it-{uuid.uuid4().hex[:8]}", suite=suite, agent=AgentSpec(name=agent), parallel=4
+    )
 
 
 def _leftover_containers(run_id: str) -> list[str]:

@@ -14,8 +14,10 @@ import pytest
 from temporalio.testing import ActivityEnvironment
 
 from activities import SandboxActivities
-from durabench.models import AttemptRef, ProvisionInput, TaskRef
-from durabench.settings import Settings
+from durabench.models.agent import AgentSpec
+from durabench.models.attempt import AttemptRef, ProvisionInput
+from durabench.models.run import TaskRef
+from durabench.settings.values import Settings
 from durabench.tasks import BUILTIN_SUITES_DIR
 from tests.integration.runs import containers_of
 from tests.workflows.harness import until
@@ -30,7 +32,10 @@ async def test_a_provision_cancelled_after_its_container_exists_removes_it(
 ) -> None:
     task = TaskRef(task_id=TASK, task_dir=str(BUILTIN_SUITES_DIR / "pytorch" / TASK))
     ref = AttemptRef(
-        run_id=f"cancel-{uuid.uuid4().hex[:6]}", task=task, lane="baseline", agent="nop", model="m"
+        run_id=f"cancel-{uuid.uuid4().hex[:6]}",
+        task=task,
+        lane="baseline",
+        agent=AgentSpec(name="nop", model="m"),
     )
     acts, env = SandboxActivities(settings, "q", "test"), ActivityEnvironment()
     provision = asyncio.create_task(

@@ -17,8 +17,9 @@ from typing import Any
 import pytest
 from temporalio.client import Client
 
-from durabench.models import RunRequest
-from durabench.settings import Settings
+from durabench.models.agent import AgentSpec
+from durabench.models.run import RunRequest
+from durabench.settings.values import Settings
 from tests.integration.real_sessions import FIX, FULL, TASK, assert_whole_session, real_session
 from tests.integration.runs import finished_run
 from tests.model_upstream import Received, Reply, anthropic_stream
@@ -102,8 +103,7 @@ async def test_real_claude_code_without_a_key_is_infra(
     request = RunRequest(
         run_id=f"real-{uuid.uuid4().hex[:6]}",
         suite="real",
-        agent="claude-code",
-        model=MODEL,
+        agent=AgentSpec(name="claude-code", model=MODEL),
         infra_retries=1,
         infra_backoff_sec=0.1,
     )

@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 from temporalio.client import Client
 
-from durabench.settings import Settings
+from durabench.settings.values import Settings
 from tests.integration.real_sessions import (
     FIX,
     FOUND,

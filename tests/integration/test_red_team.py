@@ -19,8 +19,10 @@ import docker
 import pytest
 from temporalio.client import Client
 
-from durabench.models import AttemptResult, RunRequest
-from durabench.settings import Settings
+from durabench.models.agent import AgentSpec
+from durabench.models.results import AttemptResult
+from durabench.models.run import RunRequest
+from durabench.settings.values import Settings
 from durabench.tasks import load_suite
 from tests.integration.runs import containers_of, finished_run
 
@@ -103,8 +105,7 @@ async def test_attacks_do_not_raise_their_scores_or_break_the_worker(
     request = RunRequest(
         run_id=f"rt-{uuid.uuid4().hex[:8]}",
         suite=_suite(settings.home),
-        agent="oracle",
-        agent_options={"user": "agent"},
+        agent=AgentSpec(name="oracle", options={"user": "agent"}),
         parallel=3,
     )
     paths, result = await finished_run(request, client, settings)

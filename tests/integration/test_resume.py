@@ -19,9 +19,11 @@ from temporalio.api.enums.v1 import EventType
 from temporalio.client import Client
 from temporalio.service import RPCError
 
-from durabench.models import RunRequest, RunResult
-from durabench.paths import RunPaths
-from durabench.settings import Settings
+from durabench.models.agent import AgentSpec
+from durabench.models.results import RunResult
+from durabench.models.run import RunRequest
+from durabench.settings.paths import RunPaths
+from durabench.settings.values import Settings
 from durabench.tasks import load_suite
 from runtime.orphans import LOST
 from tests.integration.runs import approved_detached, worker_process
@@ -75,9 +77,7 @@ async def test_kill_9_during_the_agent_loses_and_repeats_nothing(
     request = RunRequest(
         run_id=f"resume-{uuid.uuid4().hex[:6]}",
         suite="one",
-        agent="replay",
-        model="m",
-        agent_options={"plan": str(plan)},
+        agent=AgentSpec(name="replay", model="m", options={"plan": str(plan)}),
     )
     first = worker_process(settings)
     second = None
@@ -163,10 +163,12 @@ async def test_kill_9_at_every_phase_runs_each_session_exactly_once(
     request = RunRequest(
         run_id=f"phases-{uuid.uuid4().hex[:6]}",
         suite="phases",
-        agent="replay",
-        model="m",
+        agent=AgentSpec(
+            name="replay",
+            model="m",
+            options={"plan": str(tmp_path / "plan.json"), "marker_dir": str(markers)},
+        ),
         parallel=1,
-        agent_options={"plan": str(tmp_path / "plan.json"), "marker_dir": str(markers)},
     )
     worker = worker_process(settings)
     try:

@@ -10,7 +10,7 @@ import pytest
 from durabench.errors import SandboxError
 from durabench.sandbox import Sandbox, SandboxSpec, get_backend, known_backends
 from durabench.sandbox.conformance import CHECKS
-from durabench.settings import Settings
+from durabench.settings.values import Settings
 
 pytestmark = pytest.mark.docker
 

@@ -26,9 +26,10 @@ from temporalio.client import Client
 
 from durabench.agents import AGENT_UID, AGENT_USER, AgentContext, get_agent
 from durabench.errors import ConfigError
-from durabench.models import RunRequest
+from durabench.models.agent import AgentSpec
+from durabench.models.run import RunRequest
 from durabench.sandbox import DockerSandbox, SandboxSpec
-from durabench.settings import Settings
+from durabench.settings.values import Settings
 from durabench.tasks import load_suite
 from tests.integration.runs import containers_of, finished_run
 
@@ -245,7 +246,9 @@ async def test_a_hostile_task_fails_as_its_own_problem(
     hostile = settings.home / "suites" / "hostile" / task.task_id
     shutil.copytree(task.task_dir, hostile)
     (hostile / "solution" / "solve.sh").write_text(HOSTILE)
-    request = RunRequest(run_id=f"it-{uuid.uuid4().hex[:8]}", suite="hostile", agent="oracle")
+    request = RunRequest(
+        run_id=f"it-{uuid.uuid4().hex[:8]}", suite="hostile", agent=AgentSpec(name="oracle")
+    )
     paths, result = await finished_run(request, client, settings)
     assert {a.lane for a in result.attempts} == set(result.plan.lanes)
     for attempt in result.attempts:

@@ -14,8 +14,9 @@ from pathlib import Path
 import docker
 import pytest
 
-from durabench.models import RunRequest
-from durabench.settings import Settings
+from durabench.models.agent import AgentSpec
+from durabench.models.run import RunRequest
+from durabench.settings.values import Settings
 from durabench.tasks import load_suite
 from runtime.client import connect
 from runtime.embedded import ensure_server
@@ -59,8 +60,7 @@ async def test_the_run_survives_a_killed_server(tmp_path: Path, settings: Settin
     request = RunRequest(
         run_id=f"srv-{uuid.uuid4().hex[:6]}",
         suite="one",
-        agent="replay",
-        agent_options={"plan": str(plan)},
+        agent=AgentSpec(name="replay", options={"plan": str(plan)}),
     )
     pid_file = embedded.home / "temporal.pid"
     try:

@@ -11,10 +11,12 @@ from pathlib import Path
 import pytest
 from temporalio.client import Client, WorkflowFailureError
 
-from durabench.models import AttemptRef, RunRequest, TaskRef
+from durabench.models.agent import AgentSpec
+from durabench.models.attempt import AttemptRef
+from durabench.models.run import RunRequest, TaskRef
 from durabench.sandbox import DockerSandbox, SandboxSpec, docker_client
 from durabench.sandbox.docker.cleanup import DEPLOYMENT_LABEL, list_containers
-from durabench.settings import Settings
+from durabench.settings.values import Settings
 from durabench.tasks import load_suite
 from runtime.client import deployment_of
 from starter.approve import approve_main
@@ -28,7 +30,9 @@ pytestmark = pytest.mark.docker
 
 def _ref(run_id: str) -> AttemptRef:
     task = TaskRef(task_id="t1", task_dir="/nowhere")
-    return AttemptRef(run_id=run_id, task=task, lane="baseline", agent="nop", model="none")
+    return AttemptRef(
+        run_id=run_id, task=task, lane="baseline", agent=AgentSpec(name="nop", model="none")
+    )
 
 
 async def _container(settings: Settings, ref: AttemptRef, deployment: str) -> DockerSandbox:
@@ -81,7 +85,9 @@ async def test_resume_finishes_a_run_whose_worker_never_came(
 ) -> None:
     source = load_suite("pytorch")[2]
     shutil.copytree(source.task_dir, settings.home / "suites" / "one" / source.task_id)
-    request = RunRequest(run_id=f"res-{uuid.uuid4().hex[:6]}", suite="one", agent="nop")
+    request = RunRequest(
+        run_id=f"res-{uuid.uuid4().hex[:6]}", suite="one", agent=AgentSpec(name="nop")
+    )
     await run_main(request, detach=True, client=client, settings=settings)  # no worker runs
     with pytest.raises(asyncio.TimeoutError):
         handle = client.get_workflow_handle_for(
@@ -107,8 +113,7 @@ async def test_cancelling_a_run_removes_its_running_containers(
     request = RunRequest(
         run_id=f"cancel-{uuid.uuid4().hex[:6]}",
         suite="one",
-        agent="replay",
-        agent_options={"plan": str(plan)},
+        agent=AgentSpec(name="replay", options={"plan": str(plan)}),
     )
     run = asyncio.create_task(run_main(request, yes=True, client=client, settings=settings))
     while len(_running(request.run_id)) < 2:

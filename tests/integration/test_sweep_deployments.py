@@ -17,9 +17,11 @@ import pytest
 from temporalio.api.workflowservice.v1 import GetClusterInfoRequest
 from temporalio.client import Client
 
-from durabench.models import AttemptRef, TaskRef
+from durabench.models.agent import AgentSpec
+from durabench.models.attempt import AttemptRef
+from durabench.models.run import TaskRef
 from durabench.sandbox import DockerSandbox, SandboxSpec
-from durabench.settings import Settings
+from durabench.settings.values import Settings
 from starter.sweep import sweep_main
 
 pytestmark = pytest.mark.docker
@@ -30,7 +32,9 @@ DEPLOYMENT = "durabench.deployment"
 
 def _ref(run_id: str) -> AttemptRef:
     task = TaskRef(task_id="t1", task_dir="/nowhere")
-    return AttemptRef(run_id=run_id, task=task, lane="baseline", agent="nop", model="none")
+    return AttemptRef(
+        run_id=run_id, task=task, lane="baseline", agent=AgentSpec(name="nop", model="none")
+    )
 
 
 async def test_a_sweep_leaves_another_deployments_containers_alone(

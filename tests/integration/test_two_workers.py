@@ -24,10 +24,12 @@ import pytest
 from temporalio.api.enums.v1 import EventType
 from temporalio.client import Client
 
-from durabench.models import RunRequest, RunResult
-from durabench.paths import RunPaths
+from durabench.models.agent import AgentSpec
+from durabench.models.results import RunResult
+from durabench.models.run import RunRequest
 from durabench.sandbox.docker.cleanup import list_containers, listed_containers
-from durabench.settings import Settings
+from durabench.settings.paths import RunPaths
+from durabench.settings.values import Settings
 from durabench.tasks import load_suite
 from runtime.client import deployment_of
 from runtime.sweep import owned, remove_orphans
@@ -101,10 +103,8 @@ async def test_sticky_hosts_hold_their_limits_and_a_dead_host_s_attempts_move(
     request = RunRequest(
         run_id=f"hosts-{uuid.uuid4().hex[:6]}",
         suite="two",
-        agent="replay",
-        model="m",
+        agent=AgentSpec(name="replay", model="m", options={"plan": str(tmp_path / "plan.json")}),
         parallel=2,
-        agent_options={"plan": str(tmp_path / "plan.json")},
     )
     workers = {
         host: worker_process(

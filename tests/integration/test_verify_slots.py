@@ -16,8 +16,10 @@ import pytest
 from temporalio.testing import ActivityEnvironment
 
 from activities import SandboxActivities
-from durabench.models import AttemptRef, ProvisionInput, TaskRef
-from durabench.settings import Settings
+from durabench.models.agent import AgentSpec
+from durabench.models.attempt import AttemptRef, ProvisionInput
+from durabench.models.run import TaskRef
+from durabench.settings.values import Settings
 from durabench.tasks import BUILTIN_SUITES_DIR
 from tests.workflows.harness import until
 
@@ -29,7 +31,10 @@ TASK = "tensor-gelu-001"
 async def test_a_verify_waits_for_a_slot_and_then_verifies(settings: Settings) -> None:
     task = TaskRef(task_id=TASK, task_dir=str(BUILTIN_SUITES_DIR / "pytorch" / TASK))
     ref = AttemptRef(
-        run_id=f"slots-{uuid.uuid4().hex[:6]}", task=task, lane="baseline", agent="nop", model="m"
+        run_id=f"slots-{uuid.uuid4().hex[:6]}",
+        task=task,
+        lane="baseline",
+        agent=AgentSpec(name="nop", model="m"),
     )
     acts = SandboxActivities(settings.model_copy(update={"max_verifiers": 1}), "q", "test")
     env = ActivityEnvironment()

@@ -20,18 +20,12 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
-from durabench.models import (
-    Approval,
-    AttemptResult,
-    RunPlan,
-    RunRequest,
-    RunResult,
-    Signals,
-    TaskRef,
-    TokenUsage,
-)
-from durabench.report import summarize_lanes
-from durabench.scoring import compute_scorecard
+from durabench.models.agent import AgentSpec
+from durabench.models.results import AttemptResult, RunResult
+from durabench.models.run import Approval, RunPlan, RunRequest, TaskRef
+from durabench.models.verdict import Signals, TokenUsage
+from durabench.results.report import summarize_lanes
+from durabench.results.scoring import compute_scorecard
 
 LANES = ("baseline", "sourcegraph_full")
 TASKS = ("t1", "t2", "t3", "t4", "t5")
@@ -110,7 +104,7 @@ EXCLUDED = {"t4": "sourcegraph_full ended infra_usage_cap on attempt 2"}
 
 def hand_result() -> RunResult:
     plan = RunPlan(
-        request=RunRequest(run_id="hand", suite="s", agent="replay", model="m"),
+        request=RunRequest(run_id="hand", suite="s", agent=AgentSpec(name="replay", model="m")),
         lanes=LANES,
         tasks=tuple(TaskRef(task_id=t, task_dir=f"/{t}") for t in TASKS),
         task_count=len(TASKS),

@@ -9,7 +9,7 @@ import pytest
 
 from durabench.accounts import Pool, account_env, account_secrets, load_accounts, pool_accounts
 from durabench.errors import AccountError
-from durabench.models import LeaseRequest, PoolAccount, PoolState, ReleaseRequest
+from durabench.models.accounts import LeaseRequest, PoolAccount, PoolState, ReleaseRequest
 
 NOW = datetime(2026, 11, 26, 12, 0, tzinfo=UTC)
 

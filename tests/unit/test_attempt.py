@@ -11,13 +11,15 @@ import pytest
 
 from durabench.attempt import Attempt, AttemptSetup, parse_reward
 from durabench.errors import NON_RETRYABLE, AgentLost, RewardFileMissing, RewardParseError
-from durabench.models import AttemptRef, ClassifyAttemptInput, TaskRef
-from durabench.paths import FINAL_MESSAGE, TRAJECTORY, SandboxPaths
+from durabench.models.agent import AgentSpec
+from durabench.models.attempt import AttemptRef, ClassifyAttemptInput
+from durabench.models.run import TaskRef
 from durabench.sandbox import ExecResult
 from durabench.sandbox.detached import REAP_SCRIPT
-from durabench.secrets import REDACTED
 from durabench.service.datasets import write_text_tasks
-from durabench.service.v1_models import V1DatasetTask
+from durabench.service.wire_v1 import V1DatasetTask
+from durabench.settings.paths import FINAL_MESSAGE, TRAJECTORY, SandboxPaths
+from durabench.settings.secrets import REDACTED
 from durabench.tasks import BUILTIN_SUITES_DIR
 from tests.unit.memory_sandbox import Call, MemorySandbox
 
@@ -29,7 +31,7 @@ SECRET = "sk-ant-lifecycle-secret-0123"
 def _ref(lane: str = "baseline", agent: str = "oracle") -> AttemptRef:
     task = TaskRef(task_id=TASK, task_dir=str(BUILTIN_SUITES_DIR / "pytorch" / TASK))
     model = "claude-haiku-4-5" if agent == "claude-code" else "none"
-    return AttemptRef(run_id="r1", task=task, lane=lane, agent=agent, model=model)
+    return AttemptRef(run_id="r1", task=task, lane=lane, agent=AgentSpec(name=agent, model=model))
 
 
 def _attempt(
@@ -290,8 +292,7 @@ def test_a_text_task_answered_is_completed_and_unanswered_is_no_code(tmp_path: P
         run_id="r1",
         task=TaskRef(task_id="q1", task_dir=str(text_task)),
         lane="baseline",
-        agent="claude-code",
-        model="claude-haiku-4-5",
+        agent=AgentSpec(name="claude-code", model="claude-haiku-4-5"),
     )
     now = datetime(2026, 11, 26, 12, 0, tzinfo=UTC)
     classes = []

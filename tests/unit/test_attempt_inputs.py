@@ -27,9 +27,11 @@ from durabench.attempt.inputs import (
     task_roots,
 )
 from durabench.errors import ConfigError, TaskFormatError
-from durabench.models import AttemptRef, ProvisionInput, RunRequest, TaskRef
-from durabench.planning import make_plan
-from durabench.settings import Settings
+from durabench.models.agent import AgentSpec
+from durabench.models.attempt import AttemptRef, ProvisionInput
+from durabench.models.run import RunRequest, TaskRef
+from durabench.planning.plan import make_plan
+from durabench.settings.values import Settings
 from durabench.tasks import BUILTIN_SUITES_DIR
 
 TASK = "tensor-gelu-001"
@@ -47,9 +49,7 @@ def _ref(task_dir: Path | str, agent: str = "oracle", **options: str) -> Attempt
         run_id="r1",
         task=TaskRef(task_id=TASK, task_dir=str(task_dir)),
         lane="baseline",
-        agent=agent,
-        model=model,
-        agent_options=options,
+        agent=AgentSpec(name=agent, model=model, options=options),
     )
 
 
@@ -178,9 +178,11 @@ def test_a_bad_version_is_refused_at_plan_time(settings: Settings) -> None:
     request = RunRequest(
         run_id="r",
         suite="pytorch",
-        agent="gemini-cli",
-        model="gemini-2.5-pro",
-        agent_options={"version": "https://evil.example/x.tgz"},
+        agent=AgentSpec(
+            name="gemini-cli",
+            model="gemini-2.5-pro",
+            options={"version": "https://evil.example/x.tgz"},
+        ),
     )
     with pytest.raises(ConfigError, match="not a plain version"):
         make_plan(request, settings)

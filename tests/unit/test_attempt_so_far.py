@@ -2,16 +2,17 @@
 
 from __future__ import annotations
 
-from durabench.models import (
+from durabench.models.agent import AgentSpec
+from durabench.models.attempt import (
     AgentRunOutput,
     AttemptRef,
-    AttemptResult,
     PreparedImage,
     ProvisionOutput,
-    TaskRef,
-    Verdict,
     VerifyOutput,
 )
+from durabench.models.results import AttemptResult
+from durabench.models.run import TaskRef
+from durabench.models.verdict import Verdict
 from workflows.attempt_so_far import AttemptSoFar, Judged
 
 IMAGE = PreparedImage(image="img:1", dockerfile="FROM x", task_image_id="t", agent_image_id="a")
@@ -30,7 +31,9 @@ def _judged(cli_version: str | None = None) -> Judged:
 
 def _ref() -> AttemptRef:
     task = TaskRef(task_id="t1", task_dir="/tasks/t1")
-    return AttemptRef(run_id="r1", task=task, lane="baseline", agent="claude-code", model="m")
+    return AttemptRef(
+        run_id="r1", task=task, lane="baseline", agent=AgentSpec(name="claude-code", model="m")
+    )
 
 
 def _result(so_far: AttemptSoFar, cut: tuple[str, ...] = ()) -> AttemptResult:

@@ -11,9 +11,10 @@ import pytest
 from durabench.atomic import atomic_write
 from durabench.audit import audit_run, digest_attempt
 from durabench.errors import ConfigError
-from durabench.models import AttemptResult, AuditReport, Ledger, LedgerAttempt
-from durabench.paths import RunPaths
-from durabench.results_io import build_results, write_reports
+from durabench.models.audit import AuditReport, Ledger, LedgerAttempt
+from durabench.models.results import AttemptResult
+from durabench.results.files import build_results, write_reports
+from durabench.settings.paths import RunPaths
 from tests.unit.results_set import attempt, hand_result
 
 RUN = "hand"

@@ -27,10 +27,12 @@ from durabench.errors import (
     SandboxError,
     UploadUrlRefused,
 )
-from durabench.models import AgentRunOutput, AttemptResult, Verdict
-from durabench.paths import RunPaths
-from durabench.secrets import REDACTED
-from durabench.settings import Settings
+from durabench.models.attempt import AgentRunOutput
+from durabench.models.results import AttemptResult
+from durabench.models.verdict import Verdict
+from durabench.settings.paths import RunPaths
+from durabench.settings.secrets import REDACTED
+from durabench.settings.values import Settings
 
 SECRET = "sk-ant-boundary-secret-4f1e"
 

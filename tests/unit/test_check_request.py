@@ -7,9 +7,10 @@ from pathlib import Path
 import pytest
 
 from durabench.errors import ConfigError, UnknownAgent, UnknownConfig, UnknownSuite
-from durabench.models import RunRequest
-from durabench.planning import check_request
-from durabench.settings import Settings
+from durabench.models.agent import AgentSpec
+from durabench.models.run import RunRequest
+from durabench.planning.plan import check_request
+from durabench.settings.values import Settings
 
 
 def test_names_only_workers_may_know_are_theirs_to_refuse_when_detached(tmp_path: Path) -> None:
@@ -29,11 +30,19 @@ def test_names_only_workers_may_know_are_theirs_to_refuse_when_detached(tmp_path
 def test_what_is_wrong_anywhere_is_refused_detached_too(tmp_path: Path) -> None:
     settings = Settings(home=tmp_path)
     with pytest.raises(ConfigError, match="is not a model id"):
-        check_request(RunRequest(run_id="r", suite="x", model="Big Model"), settings, here=False)
+        check_request(
+            RunRequest(run_id="r", suite="x", agent=AgentSpec(model="Big Model")),
+            settings,
+            here=False,
+        )
     with pytest.raises(UnknownAgent):
-        check_request(RunRequest(run_id="r", suite="x", agent="nope"), settings, here=False)
+        check_request(
+            RunRequest(run_id="r", suite="x", agent=AgentSpec(name="nope")), settings, here=False
+        )
     with pytest.raises(ConfigError, match="calls a model"):
-        check_request(RunRequest(run_id="r", suite="x", agent="claude-code"), settings)
+        check_request(
+            RunRequest(run_id="r", suite="x", agent=AgentSpec(name="claude-code")), settings
+        )
     missing = str(tmp_path / "missing.json")
     with pytest.raises(ConfigError, match="cannot read it"):
         check_request(RunRequest(run_id="r", suite="", selection=missing), settings, here=False)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from durabench.classify import classify
-from durabench.models import ClassifyInput, MeteredUsage, TokenUsage
+from durabench.models.verdict import ClassifyInput, MeteredUsage, TokenUsage
 
 MODEL = "claude-haiku-4-5"
 INIT = {"type": "system", "subtype": "init", "model": MODEL}

@@ -20,10 +20,11 @@ from durabench.agents import (
 )
 from durabench.configs import get_config, mcp_config_json
 from durabench.errors import ConfigError
-from durabench.models import RunRequest
+from durabench.models.agent import AgentSpec
 from durabench.models.config import McpServer
-from durabench.planning import make_plan
-from durabench.settings import Settings
+from durabench.models.run import RunRequest
+from durabench.planning.plan import make_plan
+from durabench.settings.values import Settings
 from durabench.tasks import load_suite
 
 FULL = "sourcegraph_full"
@@ -205,11 +206,12 @@ def test_a_command_mcp_server_in_each_dialect() -> None:
 
 def test_a_cli_agent_without_a_model_is_refused_at_plan_time(tmp_path: Path) -> None:
     settings = Settings(home=tmp_path)
-    request = RunRequest(run_id="r", suite="pytorch", agent="claude-code")
+    request = RunRequest(run_id="r", suite="pytorch", agent=AgentSpec(name="claude-code"))
     with pytest.raises(ConfigError, match="calls a model: name it with --model"):
         make_plan(request, settings)
-    plan = make_plan(request.model_copy(update={"model": "claude-haiku-4-5"}), settings)
-    assert plan.request.agent == "claude-code"
+    haiku = request.agent.model_copy(update={"model": "claude-haiku-4-5"})
+    plan = make_plan(request.model_copy(update={"agent": haiku}), settings)
+    assert plan.request.agent.name == "claude-code"
 
 
 def test_an_instruction_too_long_for_one_argument_is_refused(tmp_path: Path) -> None:

@@ -21,8 +21,7 @@ import pytest
 from durabench.accounts import reset_time
 from durabench.agents import read_events
 from durabench.classify import classify
-from durabench.models import ClassifyInput, MeteredUsage
-from durabench.models.verdict import ExitClass
+from durabench.models.verdict import ClassifyInput, ExitClass, MeteredUsage
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 _COMMON = {

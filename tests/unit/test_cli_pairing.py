@@ -7,10 +7,12 @@ from pathlib import Path
 import pytest
 
 from durabench.errors import ConfigError
-from durabench.models import AttemptResult, RunRequest
-from durabench.paths import RunPaths
-from durabench.planning import make_plan
-from durabench.settings import Settings
+from durabench.models.agent import AgentSpec
+from durabench.models.results import AttemptResult
+from durabench.models.run import RunRequest
+from durabench.planning.plan import make_plan
+from durabench.settings.paths import RunPaths
+from durabench.settings.values import Settings
 from durabench.tasks import load_suite
 
 MODEL = "claude-haiku-4-5"
@@ -20,7 +22,10 @@ FULL = "sourcegraph_full"
 def _earlier_run(settings: Settings, run_id: str, versions: dict[str, str | None]) -> None:
     """A finished paired claude-code run of the pytorch suite; each lane ran ``versions``."""
     plan = make_plan(
-        RunRequest(run_id=run_id, suite="pytorch", agent="claude-code", model=MODEL), settings
+        RunRequest(
+            run_id=run_id, suite="pytorch", agent=AgentSpec(name="claude-code", model=MODEL)
+        ),
+        settings,
     )
     paths = RunPaths.for_run(settings.runs_dir, run_id)
     paths.plan.parent.mkdir(parents=True, exist_ok=True)
@@ -47,10 +52,8 @@ def _gap_fill(run_id: str, **options: str) -> RunRequest:
     return RunRequest(
         run_id=run_id,
         suite="pytorch",
-        agent="claude-code",
-        model=MODEL,
+        agent=AgentSpec(name="claude-code", model=MODEL, options=options),
         config_mode="baseline_only",
-        agent_options=options,
     )
 
 
@@ -97,7 +100,7 @@ def test_a_rerun_runs_the_version_its_original_ran(tmp_path: Path) -> None:
     _earlier_run(settings, "old", {"baseline": "2.0.14", FULL: "2.0.14"})
     rerun = RunRequest(run_id="again", suite="", rerun="all", rerun_of="old")
     plan = make_plan(rerun, settings)
-    assert plan.request.agent_options == {"version": "2.0.14"} and plan.cli_version == "2.0.14"
+    assert plan.request.agent.options == {"version": "2.0.14"} and plan.cli_version == "2.0.14"
 
 
 def test_a_rerun_of_a_run_that_mixed_versions_is_refused_naming_them(tmp_path: Path) -> None:

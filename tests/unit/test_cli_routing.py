@@ -10,22 +10,23 @@ import pytest
 from durabench.agents import get_agent
 from durabench.configs import CLI_ROUTES_FILE, cli_route, load_cli_routes
 from durabench.errors import ConfigError
-from durabench.models import RunRequest
-from durabench.planning import check_request, make_plan
-from durabench.settings import Settings
+from durabench.models.agent import AgentSpec
+from durabench.models.run import RunRequest
+from durabench.planning.plan import check_request, make_plan
+from durabench.settings.values import Settings
 
 LEGACY_MODEL = "claude-3-5-sonnet-20241022"
 """A deprecated snapshot the built-in table routes to a legacy Claude Code."""
 
 
-def _request(**kw: object) -> RunRequest:
-    base: dict[str, object] = {
-        "run_id": "r",
-        "suite": "pytorch",
-        "agent": "claude-code",
-        "model": "claude-haiku-4-5",
-    }
-    return RunRequest.model_validate(base | kw)
+def _request(
+    agent: str = "claude-code",
+    model: str = "claude-haiku-4-5",
+    agent_options: dict[str, str] | None = None,
+    **kw: object,
+) -> RunRequest:
+    spec = AgentSpec(name=agent, model=model, options=agent_options or {})
+    return RunRequest.model_validate({"run_id": "r", "suite": "pytorch", "agent": spec} | kw)
 
 
 def _legacy_version() -> str:
@@ -39,7 +40,7 @@ def test_the_routing_table_picks_the_legacy_version_for_a_listed_model(tmp_path:
     plan = make_plan(
         _request(model=LEGACY_MODEL, agent_options={"effort": "high"}), Settings(home=tmp_path)
     )
-    assert plan.request.agent_options == {"version": legacy}  # pinned; --effort left out
+    assert plan.request.agent.options == {"version": legacy}  # pinned; --effort left out
     assert plan.cli_version == legacy
     assert "routing table" in plan.cli_version_note and LEGACY_MODEL in plan.cli_version_note
     assert any("--effort" in w and legacy in w for w in plan.warnings)
@@ -48,7 +49,7 @@ def test_the_routing_table_picks_the_legacy_version_for_a_listed_model(tmp_path:
 def test_an_explicit_version_overrides_the_routing_table(tmp_path: Path) -> None:
     request = _request(model=LEGACY_MODEL, agent_options={"version": "2.0.14", "effort": "low"})
     plan = make_plan(request, Settings(home=tmp_path))
-    assert plan.request.agent_options == {"version": "2.0.14", "effort": "low"}
+    assert plan.request.agent.options == {"version": "2.0.14", "effort": "low"}
     assert plan.cli_version == "2.0.14" and "--agent-opt version" in plan.cli_version_note
 
 
@@ -56,7 +57,7 @@ def test_a_pinned_legacy_version_leaves_out_the_options_it_lacks_too(tmp_path: P
     legacy = _legacy_version()
     request = _request(agent_options={"version": legacy, "effort": "high"})
     plan = make_plan(request, Settings(home=tmp_path))
-    assert plan.request.agent_options == {"version": legacy}
+    assert plan.request.agent.options == {"version": legacy}
     assert any(f"claude-code {legacy} has no --effort" in w for w in plan.warnings)
 
 
@@ -64,11 +65,11 @@ def test_an_unlisted_model_runs_the_adapters_version_pinned_only_when_official(
     tmp_path: Path,
 ) -> None:
     staging = make_plan(_request(), Settings(home=tmp_path))
-    assert staging.cli_version == "2.1.332" and staging.request.agent_options == {}
+    assert staging.cli_version == "2.1.332" and staging.request.agent.options == {}
     assert "task image's own `claude`" in staging.cli_version_note
     official = make_plan(_request(category="official"), Settings(home=tmp_path))
-    assert official.request.agent_options == {"version": "2.1.332"}  # never the image's
-    install = get_agent("claude-code", official.request.agent_options).install_spec()
+    assert official.request.agent.options == {"version": "2.1.332"}  # never the image's
+    install = get_agent("claude-code", official.request.agent.options).install_spec()
     assert install.pinned  # installed even where a task image has a `claude` of its own
     assert official.cli_version == "2.1.332" and "official" in official.cli_version_note
 
@@ -84,7 +85,7 @@ def test_an_official_run_refuses_a_version_that_names_nothing(tmp_path: Path, ve
 
 def test_agents_that_are_no_cli_have_no_version(tmp_path: Path) -> None:
     plan = make_plan(_request(agent="oracle", model="none"), Settings(home=tmp_path))
-    assert plan.cli_version is None and plan.request.agent_options == {}
+    assert plan.cli_version is None and plan.request.agent.options == {}
 
 
 def test_a_route_with_a_version_npm_would_resolve_anew_is_refused(tmp_path: Path) -> None:

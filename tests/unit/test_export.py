@@ -12,7 +12,7 @@ from pathlib import Path
 
 import jsonschema
 
-from durabench.paths import RunPaths
+from durabench.settings.paths import RunPaths
 from tests.unit.results_set import ATTEMPTS, TASKS, hand_result
 
 

@@ -14,7 +14,7 @@ import httpx
 import pytest
 
 from durabench.gateway import Grant, ModelGateway, read_ledger
-from durabench.models import McpServer
+from durabench.models.config import McpServer
 from tests.model_upstream import (
     ModelUpstream,
     Received,

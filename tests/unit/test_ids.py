@@ -15,10 +15,12 @@ from durabench.configs import load_registry
 from durabench.configs.eval_matrix import configs_from_eval_matrix
 from durabench.errors import ConfigError, TaskFormatError
 from durabench.ids import ID_PATTERN, check_id
-from durabench.models import AttemptRef, RunRequest, TaskRef
-from durabench.paths import RunPaths
-from durabench.planning import make_plan
-from durabench.settings import Settings
+from durabench.models.agent import AgentSpec
+from durabench.models.attempt import AttemptRef
+from durabench.models.run import RunRequest, TaskRef
+from durabench.planning.plan import make_plan
+from durabench.settings.paths import RunPaths
+from durabench.settings.values import Settings
 from durabench.tasks import BUILTIN_SUITES_DIR, load_task
 from durabench.tasks.selection import read_selection
 from starter.approve import approve
@@ -111,7 +113,11 @@ def _ref(
 ) -> AttemptRef:
     task = TaskRef(task_id=task_id, task_dir="/t")
     return AttemptRef(
-        run_id=run_id, task=task, lane=lane, agent="oracle", model="none", placement=placement
+        run_id=run_id,
+        task=task,
+        lane=lane,
+        agent=AgentSpec(name="oracle", model="none"),
+        placement=placement,
     )
 
 

@@ -18,7 +18,7 @@ from temporalio.exceptions import ApplicationError
 from activities.accounts import AccountActivities
 from activities.boundary import KnownSecrets
 from durabench.errors import AccountError
-from durabench.models import LeaseGrant, LeaseRequest
+from durabench.models.accounts import LeaseGrant, LeaseRequest
 
 
 class RefusingPool:

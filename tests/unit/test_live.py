@@ -3,7 +3,8 @@ from datetime import UTC, datetime, timedelta
 
 from rich.console import Console
 
-from durabench.models import ArmProgress, PairProgress, ProgressOutput
+from durabench.models.pair import ArmProgress, PairProgress
+from durabench.models.suite_run import ProgressOutput
 from starter.live import eta, progress_view
 
 NOW = datetime(2026, 1, 1, 12, 0, tzinfo=UTC)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from durabench.models import ProgressOutput
+from durabench.models.suite_run import ProgressOutput
 from starter.console import progress_line
 
 

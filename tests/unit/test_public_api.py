@@ -13,6 +13,7 @@ PACKAGES = [
     "durabench.configs",
     "durabench.gateway",
     "durabench.models",
+    "durabench.results.store",
     "durabench.sandbox",
     "durabench.service",
     "durabench.tasks",

@@ -2,11 +2,12 @@ from pathlib import Path
 
 import pytest
 
-from durabench.dashboard import Dashboard, publish
 from durabench.errors import ConfigError
-from durabench.models import AuditReport, Finding, RunResult
-from durabench.paths import RunPaths
-from durabench.results_io import write_reports
+from durabench.models.audit import AuditReport, Finding
+from durabench.models.results import RunResult
+from durabench.results.dashboard import Dashboard, publish
+from durabench.results.files import write_reports
+from durabench.settings.paths import RunPaths
 from tests.unit.results_set import attempt, hand_result
 
 

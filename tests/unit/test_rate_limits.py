@@ -6,7 +6,7 @@ import json
 from datetime import UTC, datetime, timedelta
 
 from durabench.accounts.rate_limits import MAX_WAIT, rate_limit_until
-from durabench.models import MeteredUsage
+from durabench.models.verdict import MeteredUsage
 
 NOW = datetime(2026, 11, 26, 15, 0, tzinfo=UTC)
 

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from durabench.paths import RunPaths
-from durabench.report import headline, render_markdown
+from durabench.results.report import headline, render_markdown
+from durabench.settings.paths import RunPaths
 from tests.unit.results_set import hand_result
 
 
@@ -124,7 +124,7 @@ def test_headline_counts_right_without_retries() -> None:
 
 
 def test_the_html_report_names_each_lane_s_cli_version_and_mixed_pairs() -> None:
-    from durabench.report_html import render_html
+    from durabench.results.report_html import render_html
 
     result = hand_result()
     assert result.scorecard is not None
@@ -134,7 +134,7 @@ def test_the_html_report_names_each_lane_s_cli_version_and_mixed_pairs() -> None
 
 
 def test_what_the_read_limits_left_out_is_in_both_reports() -> None:
-    from durabench.report_html import render_html
+    from durabench.results.report_html import render_html
 
     result = hand_result()
     assert result.scorecard is not None
@@ -149,7 +149,7 @@ def test_what_the_read_limits_left_out_is_in_both_reports() -> None:
 
 
 def test_html_links_each_attempt_s_directory_and_only_trajectories_that_exist() -> None:
-    from durabench.report_html import render_html
+    from durabench.results.report_html import render_html
 
     result = hand_result()
     assert result.scorecard is not None
@@ -174,8 +174,8 @@ def test_run_paths_find_the_attempts_with_a_trajectory(tmp_path: Path) -> None:
 
 
 def test_both_reports_render_the_same_totals_table_unreported_cost_included() -> None:
-    from durabench.report import totals_table
-    from durabench.report_html import render_html
+    from durabench.results.report import totals_table
+    from durabench.results.report_html import render_html
 
     result = hand_result()
     assert result.scorecard is not None

@@ -7,13 +7,16 @@ from datetime import UTC, datetime
 
 from rich.console import Console
 
-from durabench.models import ArmProgress, PlanSummary, ProgressOutput, RunRequest
-from durabench.plan_rows import plan_rows
+from durabench.models.agent import AgentSpec
+from durabench.models.pair import ArmProgress
+from durabench.models.run import PlanSummary, RunRequest
+from durabench.models.suite_run import ProgressOutput
+from durabench.planning.rows import plan_rows
 from starter.console import plan_table
 from workflows.run_details import current_details, markdown_table, pair_details
 
 PLAN = PlanSummary(
-    request=RunRequest(run_id="r1", suite="pytorch", model="m-1"),
+    request=RunRequest(run_id="r1", suite="pytorch", agent=AgentSpec(model="m-1")),
     lanes=("baseline", "sourcegraph_full"),
     task_count=4,
     estimated_agent_hours=1.5,

@@ -13,7 +13,8 @@ import pytest
 from click.testing import CliRunner
 
 import starter.run
-from durabench.models import RunOutcome, RunResult
+from durabench.models.results import RunResult
+from durabench.models.suite_run import RunOutcome
 from starter.run import NOTHING_MEASURED_EXIT, run
 from tests.unit.results_set import hand_result
 

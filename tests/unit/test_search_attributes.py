@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from durabench.models import RunRequest, ServiceTarget
+from durabench.models.run import RunRequest
+from durabench.models.service import ServiceTarget
 from runtime.embedded import dev_server_args
 from workflows.search_attributes import (
     REWARD,

@@ -3,7 +3,7 @@ from pathlib import Path
 import pytest
 
 from durabench.configs import all_configs
-from durabench.secrets import REDACTED, scrub_text, scrub_tree, secret_values
+from durabench.settings.secrets import REDACTED, scrub_text, scrub_tree, secret_values
 
 
 def test_secret_values_are_the_token_variables_only() -> None:
@@ -28,7 +28,7 @@ def test_a_key_printed_without_effort_is_scrubbed_in_every_form(prefix: str) -> 
     import json
     from urllib.parse import quote
 
-    from durabench.secrets import REDACTED, scrub_bytes, scrub_text
+    from durabench.settings.secrets import REDACTED, scrub_bytes, scrub_text
 
     key = "sk-ant-api03-Zm9v+bar/baz=0123456789"
     spelled = [

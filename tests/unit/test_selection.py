@@ -9,9 +9,10 @@ from pathlib import Path
 import pytest
 
 from durabench.errors import ConfigError, TaskFormatError, UnknownConfig
-from durabench.models import RunRequest
-from durabench.planning import make_plan
-from durabench.settings import Settings
+from durabench.models.agent import AgentSpec
+from durabench.models.run import RunRequest
+from durabench.planning.plan import make_plan
+from durabench.settings.values import Settings
 from durabench.tasks import BUILTIN_SUITES_DIR
 from durabench.tasks.selection import load_selection, read_selection
 
@@ -111,16 +112,16 @@ def test_an_entry_whose_dir_holds_another_task_is_refused(tmp_path: Path) -> Non
 @pytest.mark.parametrize(
     ("change", "error", "message"),
     [
-        ({"model": "Claude Sonnet 4.5"}, ConfigError, "is not a model id"),
+        ({"agent": AgentSpec(model="Claude Sonnet 4.5")}, ConfigError, "is not a model id"),
         ({"full_config": "nope"}, UnknownConfig, "unknown config 'nope'; known configs"),
         ({"suite": "nope"}, ConfigError, "unknown suite 'nope'"),
-        ({"agent": "nope"}, ConfigError, "nope"),
+        ({"agent": AgentSpec(name="nope")}, ConfigError, "nope"),
     ],
 )
 def test_bad_names_fail_at_plan_time(
-    tmp_path: Path, change: dict[str, str], error: type[Exception], message: str
+    tmp_path: Path, change: dict[str, object], error: type[Exception], message: str
 ) -> None:
-    req = RunRequest(run_id="r", suite="pytorch").model_copy(update=change)
+    req = RunRequest.model_validate({"run_id": "r", "suite": "pytorch"} | change)
     with pytest.raises(error, match=message):
         make_plan(req, _settings(tmp_path))
 
@@ -134,8 +135,11 @@ def test_model_ids_of_every_provider_pass(tmp_path: Path) -> None:
         "gemini-2.5-pro",
         "us.anthropic.claude-3-7-sonnet-20250219-v1:0",
     ):
-        plan = make_plan(RunRequest(run_id="r", suite="pytorch", model=model), _settings(tmp_path))
-        assert plan.request.model == model
+        plan = make_plan(
+            RunRequest(run_id="r", suite="pytorch", agent=AgentSpec(model=model)),
+            _settings(tmp_path),
+        )
+        assert plan.request.agent.model == model
 
 
 def test_parallel_below_one_is_refused() -> None:

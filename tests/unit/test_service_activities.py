@@ -15,8 +15,9 @@ from temporalio.testing import ActivityEnvironment
 
 from activities.service import ServiceActivities
 from durabench.errors import ConfigError, ServiceAuthError
-from durabench.models import AttemptResult, ExitClass, RunPlan, RunRequest, TaskRef
-from durabench.paths import RunPaths
+from durabench.models.results import AttemptResult
+from durabench.models.run import RunPlan, RunRequest, TaskRef
+from durabench.models.verdict import ExitClass
 from durabench.service import (
     EvaluateAttemptInput,
     RunScore,
@@ -25,7 +26,8 @@ from durabench.service import (
     ServiceTarget,
     TaskGrade,
 )
-from durabench.settings import Settings
+from durabench.settings.paths import RunPaths
+from durabench.settings.values import Settings
 from tests.service_server import ARTIFACT_SCHEMA, SCHEMA, ServiceServer
 
 KEY = "vals-activity-key-5d21ee"

@@ -13,11 +13,13 @@ import pytest
 from temporalio.testing import ActivityEnvironment
 
 from activities.service import ServiceActivities
-from durabench.models import AttemptResult, ExitClass, RunPlan, RunRequest, TaskRef
-from durabench.paths import FINAL_MESSAGE, RunPaths
-from durabench.results_io import with_service_grade
+from durabench.models.results import AttemptResult
+from durabench.models.run import RunPlan, RunRequest, TaskRef
+from durabench.models.verdict import ExitClass
+from durabench.results.files import with_service_grade
 from durabench.service import EvaluateAttemptInput, ServiceRetry, ServiceTarget, TaskGrade
-from durabench.settings import Settings
+from durabench.settings.paths import FINAL_MESSAGE, RunPaths
+from durabench.settings.values import Settings
 from starter.console import result_tables
 from starter.score import score_main
 from tests.service_server import ServiceServer

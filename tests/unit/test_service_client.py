@@ -23,7 +23,7 @@ from durabench.errors import (
     ServiceRejected,
     ServiceUnsupported,
 )
-from durabench.models import ExitClass
+from durabench.models.verdict import ExitClass
 from durabench.service import (
     GENERATION_STATUS,
     EvalResult,

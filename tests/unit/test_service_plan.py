@@ -18,9 +18,10 @@ from temporalio.testing import ActivityEnvironment
 
 from activities.plan import PlanActivities
 from durabench.errors import ServiceAuthError
-from durabench.models import PlanSummary, RunRequest, ServiceRetry, ServiceTarget
-from durabench.paths import RunPaths
-from durabench.settings import Settings
+from durabench.models.run import PlanSummary, RunRequest
+from durabench.models.service import ServiceRetry, ServiceTarget
+from durabench.settings.paths import RunPaths
+from durabench.settings.values import Settings
 from starter.console import plan_table
 from tests.service_server import SCHEMA, ServiceServer
 

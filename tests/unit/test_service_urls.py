@@ -15,7 +15,7 @@ import pytest
 from durabench.errors import ConfigError, ServiceRejected, UploadUrlRefused
 from durabench.service import Generation, ServiceAuth, ServiceClient, ServiceRetry, grade
 from durabench.service import ServiceTarget as Target
-from durabench.urls import check_service_url, check_upload_url
+from durabench.settings.urls import check_service_url, check_upload_url
 from tests.service_server import ARTIFACT_SCHEMA, ServiceServer
 
 KEY = "vals-test-key-3f9a1c"

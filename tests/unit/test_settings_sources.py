@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from durabench.errors import ConfigError
-from durabench.settings import Settings
+from durabench.settings.values import Settings
 from tests.starter_cli import one_error
 
 REPO = Path(__file__).resolve().parents[2]

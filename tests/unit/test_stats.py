@@ -1,6 +1,6 @@
 import pytest
 
-from durabench.stats import BOOTSTRAP_SEED, mcnemar_exact, paired_bootstrap_ci
+from durabench.results.stats import BOOTSTRAP_SEED, mcnemar_exact, paired_bootstrap_ci
 
 
 @pytest.mark.parametrize(

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from durabench.errors import ConfigError
-from durabench.settings import Settings
+from durabench.settings.values import Settings
 from runtime.temporal_profile import connect_options, load_settings
 
 _PROFILES = """

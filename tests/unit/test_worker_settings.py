@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from durabench.errors import ConfigError
-from durabench.settings import Settings, default_max_sandboxes, default_max_verifiers
+from durabench.settings.values import Settings, default_max_sandboxes, default_max_verifiers
 
 
 def test_host_settings_come_from_the_environment(

@@ -1,4 +1,4 @@
-from durabench.workspace_diff import diff_snapshots
+from durabench.attempt.workspace_diff import diff_snapshots
 
 
 def test_diff_reports_changed_added_removed_files() -> None:
@@ -24,7 +24,7 @@ def test_no_change_no_patch() -> None:
 
 
 def test_the_patch_stops_growing_and_says_so() -> None:
-    from durabench.workspace_diff import diff_snapshots
+    from durabench.attempt.workspace_diff import diff_snapshots
 
     after = {f"f{i}.txt": b"a\n" * 5000 for i in range(50)}
     diff = diff_snapshots({}, after, max_chars=20_000)

@@ -17,28 +17,27 @@ from typing import Any
 from temporalio import activity
 
 from durabench.errors import ConfigError, ImageBuildError, RewardFileMissing
-from durabench.models import (
+from durabench.models.attempt import (
     AgentRunOutput,
     AttemptRef,
-    AttemptResult,
     ClassifyAttemptInput,
     HostClaim,
-    LaneSummary,
-    PlanPage,
-    PlanPageInput,
-    PlanSummary,
     PreparedImage,
     ProvisionInput,
     ProvisionOutput,
+    VerifyOutput,
+)
+from durabench.models.results import AttemptResult, LaneSummary
+from durabench.models.run import PlanSummary, RunRequest, TaskRef
+from durabench.models.suite_run import (
+    PlanPage,
+    PlanPageInput,
     RecordRunInput,
     ReportInput,
     ReportOutput,
-    RunRequest,
-    TaskRef,
-    Verdict,
-    VerifyOutput,
 )
-from durabench.paths import RunPaths
+from durabench.models.verdict import Verdict
+from durabench.settings.paths import RunPaths
 
 BUILD_FAILS = "t-build-fails"
 VERIFY_FAILS = "t-verify-fails"
@@ -57,6 +56,8 @@ class Recorder:
     provisioned: list[tuple[str, str]] = field(default_factory=list)
     torn_down: list[tuple[str, str]] = field(default_factory=list)
     attempts: list[AttemptResult] = field(default_factory=list)
+    agent_runs: list[AttemptRef] = field(default_factory=list)
+    """Each attempt ``run_agent`` was asked to run, as it arrived."""
     plan_gate: asyncio.Event | None = None
     """When set, planning waits for it."""
     page_gate: asyncio.Event | None = None
@@ -219,6 +220,7 @@ class Recorder:
         @activity.defn(name="run_agent")
         async def run_agent(ref: AttemptRef) -> AgentRunOutput:
             rec.calls.append("run_agent")
+            rec.agent_runs.append(ref)
             rec.in_agent += 1
             account = ref.account or ""
             rec.on_account[account] += 1

@@ -20,9 +20,10 @@ from temporalio.testing import WorkflowEnvironment
 from temporalio.worker import Worker
 
 from activities import PlanActivities, ResultActivities, ServiceActivities
-from durabench.models import RunOutcome, RunPlan, RunRequest, SuiteRunInput
-from durabench.paths import RunPaths
-from durabench.settings import Settings
+from durabench.models.run import RunPlan, RunRequest
+from durabench.models.suite_run import RunOutcome, SuiteRunInput
+from durabench.settings.paths import RunPaths
+from durabench.settings.values import Settings
 from starter.approve import approve_main
 from starter.run import main as run_main
 from tests.workflows.fakes import Recorder

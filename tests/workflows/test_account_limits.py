@@ -23,9 +23,12 @@ from temporalio.client import Client, WorkflowHandle
 from temporalio.worker import Worker
 
 from activities import AccountActivities, PlanActivities, ResultActivities
-from durabench.models import RunOutcome, RunRequest, RunResult
-from durabench.paths import RunPaths
-from durabench.settings import Settings
+from durabench.models.agent import AgentSpec
+from durabench.models.results import RunResult
+from durabench.models.run import RunRequest
+from durabench.models.suite_run import RunOutcome
+from durabench.settings.paths import RunPaths
+from durabench.settings.values import Settings
 from runtime.client import connect_when_ready
 from starter.approve import approve_main
 from starter.run import main as run_main
@@ -102,8 +105,7 @@ async def _start_approved(client: Client, settings: Settings) -> RunHandle:
     req = RunRequest(
         run_id=f"r-{uuid.uuid4().hex[:6]}",
         suite="pytorch",
-        agent="claude-code",
-        model="claude-haiku-4-5",
+        agent=AgentSpec(name="claude-code", model="claude-haiku-4-5"),
         parallel=4,
         infra_backoff_sec=0.1,
         lease_poll_sec=0.2,  # waiting arms ask the pool again soon

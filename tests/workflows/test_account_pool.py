@@ -20,16 +20,17 @@ from temporalio.worker import Worker
 
 from activities import AccountActivities
 from durabench.accounts import Pool
-from durabench.models import (
+from durabench.models.accounts import (
     LeaseGrant,
     LeaseRequest,
-    PairInput,
     PoolAccount,
     PoolState,
     ReleaseRequest,
-    TaskRef,
 )
-from durabench.settings import Settings
+from durabench.models.agent import AgentSpec
+from durabench.models.pair import PairInput
+from durabench.models.run import TaskRef
+from durabench.settings.values import Settings
 from tests.workflows.fakes import Recorder
 from tests.workflows.harness import until
 from workflows import (
@@ -53,8 +54,7 @@ def _pair_on_accounts(run_id: str, infra_retries: int) -> PairInput:
         run_id=run_id,
         task=TaskRef(task_id="t1", task_dir="/nowhere"),
         lanes=("baseline",),
-        agent="claude-code",
-        model="m",
+        agent=AgentSpec(name="claude-code", model="m"),
         infra_retries=infra_retries,
         infra_backoff_sec=1,
         accounts=True,

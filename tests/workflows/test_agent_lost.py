@@ -15,7 +15,7 @@ from temporalio.client import Client
 from temporalio.worker import Worker
 
 from durabench.errors import AgentLost
-from durabench.models import AgentRunOutput, AttemptRef
+from durabench.models.attempt import AgentRunOutput, AttemptRef
 from starter.approve import approve_main
 from tests.workflows.fakes import Recorder
 from tests.workflows.harness import Env, start_run

@@ -7,7 +7,8 @@ import uuid
 from temporalio.testing import WorkflowEnvironment
 from temporalio.worker import Worker
 
-from durabench.models import RunRequest, SuiteRunInput
+from durabench.models.run import RunRequest
+from durabench.models.suite_run import SuiteRunInput
 from tests.workflows.fakes import Recorder
 from workflows import WORKFLOWS, SuiteRunWorkflow, run_workflow_id
 

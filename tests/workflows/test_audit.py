@@ -20,9 +20,10 @@ import pytest
 from temporalio.client import Client
 from temporalio.testing import WorkflowEnvironment
 
-from durabench.dashboard import Dashboard
-from durabench.models import AttemptDigest, AuditReport
-from durabench.paths import RunPaths
+from durabench.models.agent import AgentSpec
+from durabench.models.audit import AttemptDigest, AuditReport
+from durabench.results.dashboard import Dashboard
+from durabench.settings.paths import RunPaths
 from starter.audit import audit_main
 from tests.starter_cli import one_error, starter_async
 from tests.workflows.harness import Disk, until
@@ -32,7 +33,7 @@ TASK = "tensor-gelu-001"
 
 
 async def _finished_run(disk: Disk) -> RunPaths:
-    outcome = await disk.run(suite="pytorch", model="m-1")
+    outcome = await disk.run(suite="pytorch", agent=AgentSpec(model="m-1"))
     assert outcome.status == "completed"
     return RunPaths.for_run(disk.settings.runs_dir, outcome.run_id)
 
@@ -163,7 +164,7 @@ async def test_an_attempt_its_pair_recorded_is_in_the_ledger(disk: Disk) -> None
     """An attempt cancelled by hand is recorded by its pair: the digest is in the pair's."""
     agent = disk.rec.gates[f"run_agent/{TASK}/baseline"] = asyncio.Event()
     run_id = f"r-{uuid.uuid4().hex[:6]}"
-    running = asyncio.create_task(disk.run(run_id, suite="pytorch", model="m-1"))
+    running = asyncio.create_task(disk.run(run_id, suite="pytorch", agent=AgentSpec(model="m-1")))
     await until(lambda: (TASK, "baseline") in disk.rec.live, "the baseline agent runs")
     await disk.client.get_workflow_handle(attempt_workflow_id(run_id, TASK, "baseline", 1)).cancel()
     paths = RunPaths.for_run(disk.settings.runs_dir, run_id)

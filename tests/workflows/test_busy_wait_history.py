@@ -16,7 +16,7 @@ from typing import Any
 from temporalio.api.enums.v1 import EventType
 from temporalio.client import Client, WorkflowHandle
 
-from durabench.models import LeaseRequest, PoolAccount, PoolState, ReleaseRequest
+from durabench.models.accounts import LeaseRequest, PoolAccount, PoolState, ReleaseRequest
 from tests.workflows.fakes import Recorder
 from tests.workflows.harness import until
 from tests.workflows.test_account_pool import _pair_on_accounts, _start_pool, _worker

@@ -13,8 +13,8 @@ from temporalio.client import Client
 from temporalio.worker import Worker
 
 from activities import PlanActivities
-from durabench.models import RunRequest
-from durabench.settings import Settings
+from durabench.models.run import RunRequest
+from durabench.settings.values import Settings
 from starter.approve import approve_main
 from starter.control import pause_main
 from starter.run import main as run_main

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from temporalio.api.operatorservice.v1 import ListSearchAttributesRequest
 
-from durabench.settings import Settings
+from durabench.settings.values import Settings
 from runtime.client import connect
 from workflows.search_attributes import SEARCH_ATTRIBUTES
 

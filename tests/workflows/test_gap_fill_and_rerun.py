@@ -11,9 +11,12 @@ from typing import Any
 import pytest
 from temporalio.client import WorkflowFailureError
 
-from durabench.paths import RunPaths
+from durabench.models.agent import AgentSpec
+from durabench.settings.paths import RunPaths
 from starter.options import failure_message
 from tests.workflows.harness import Disk
+
+M1, M2 = AgentSpec(model="m-1"), AgentSpec(model="m-2")
 
 
 async def _refusal(disk: Disk, **request: Any) -> str:
@@ -23,25 +26,25 @@ async def _refusal(disk: Disk, **request: Any) -> str:
 
 
 async def test_gap_fill_is_refused_until_a_counterpart_exists(disk: Disk) -> None:
-    refused = await _refusal(disk, suite="pytorch", model="m-1", config_mode="baseline_only")
+    refused = await _refusal(disk, suite="pytorch", agent=M1, config_mode="baseline_only")
     assert "baseline_only is gap-fill, but 4 task(s) have no valid sourcegraph_full" in refused
     assert "tensor-broadcast-001" in refused and "ALLOW_UNPAIRED_SINGLE_CONFIG=true" in refused
 
     # An earlier paired run whose full lane ended infra for one task: no counterpart there.
     disk.rec.classes["tensor-gelu-001/sourcegraph_full"] = ["infra_rate_limit"]
-    earlier = await disk.run(suite="pytorch", model="m-1", infra_retries=0)
+    earlier = await disk.run(suite="pytorch", agent=M1, infra_retries=0)
     assert earlier.status == "completed"
 
-    refused = await _refusal(disk, suite="pytorch", model="m-1", config_mode="baseline_only")
+    refused = await _refusal(disk, suite="pytorch", agent=M1, config_mode="baseline_only")
     assert "1 task(s) have no valid sourcegraph_full counterpart" in refused
     assert "tensor-gelu-001" in refused
     # Another model's or category's runs are no counterparts.
-    refused = await _refusal(disk, suite="pytorch", model="m-2", config_mode="baseline_only")
+    refused = await _refusal(disk, suite="pytorch", agent=M2, config_mode="baseline_only")
     assert "4 task(s)" in refused
 
     disk.rec.classes.clear()
     bypass = await disk.run(
-        suite="pytorch", model="m-1", config_mode="baseline_only", allow_unpaired=True
+        suite="pytorch", agent=M1, config_mode="baseline_only", allow_unpaired=True
     )
     plan = disk.plan(bypass.run_id)
     assert plan.lanes == ("baseline",)
@@ -54,15 +57,15 @@ async def test_gap_fill_is_refused_until_a_counterpart_exists(disk: Disk) -> Non
     assert "unpaired: 1 task(s) ran without a counterpart" in report
 
     # The full lane of the missing task, run alone under the bypass, completes the set.
-    await disk.run(suite="pytorch", model="m-1", config_mode="full_only", allow_unpaired=True)
-    filled = await disk.run(suite="pytorch", model="m-1", config_mode="baseline_only")
+    await disk.run(suite="pytorch", agent=M1, config_mode="full_only", allow_unpaired=True)
+    filled = await disk.run(suite="pytorch", agent=M1, config_mode="baseline_only")
     assert disk.plan(filled.run_id).unpaired == ()
 
 
 async def test_rerun_takes_exactly_the_failed_tasks_and_keeps_pairs(disk: Disk) -> None:
     disk.rec.rewards["tensor-gelu-001/baseline"] = 0.0
     disk.rec.classes["tensor-matmul-shape-001/sourcegraph_full"] = ["infra_connection"]
-    first = await disk.run(suite="pytorch", model="m-1", infra_retries=0, category="official")
+    first = await disk.run(suite="pytorch", agent=M1, infra_retries=0, category="official")
     disk.rec.rewards.clear()
     disk.rec.classes.clear()
 
@@ -70,7 +73,7 @@ async def test_rerun_takes_exactly_the_failed_tasks_and_keeps_pairs(disk: Disk) 
     plan = disk.plan(failed.run_id)
     assert [t.task_id for t in plan.tasks] == ["tensor-gelu-001", "tensor-matmul-shape-001"]
     assert plan.lanes == ("baseline", "sourcegraph_full")
-    assert (plan.request.rerun_of, plan.request.model, plan.request.category) == (
+    assert (plan.request.rerun_of, plan.request.agent.model, plan.request.category) == (
         first.run_id,
         "m-1",
         "official",

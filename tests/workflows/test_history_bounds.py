@@ -22,7 +22,9 @@ from temporalio import workflow
 from temporalio.client import Client
 from temporalio.worker import Worker
 
-from durabench.models import Approval, PairDone, PairInput, RunRequest, SuiteRunInput
+from durabench.models.pair import PairDone, PairInput
+from durabench.models.run import Approval, RunRequest
+from durabench.models.suite_run import SuiteRunInput
 from tests.workflows.fakes import Recorder
 from workflows import SuiteRunWorkflow, run_workflow_id
 

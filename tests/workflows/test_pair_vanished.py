@@ -16,8 +16,8 @@ from temporalio.client import Client, WorkflowHandle
 from temporalio.worker import Worker
 
 from activities import AccountActivities
-from durabench.models import RunOutcome
-from durabench.settings import Settings
+from durabench.models.suite_run import RunOutcome
+from durabench.settings.values import Settings
 from starter.approve import approve_main
 from tests.workflows.fakes import SLOW, Recorder
 from tests.workflows.harness import Env, start_run, until

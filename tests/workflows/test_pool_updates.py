@@ -24,8 +24,8 @@ from temporalio.client import Client, WorkflowHandle
 from temporalio.worker import Worker
 
 from activities import AccountActivities
-from durabench.models import LeaseRequest, PoolAccount, PoolState, ReleaseRequest
-from durabench.settings import Settings
+from durabench.models.accounts import LeaseRequest, PoolAccount, PoolState, ReleaseRequest
+from durabench.settings.values import Settings
 from runtime.client import connect_when_ready
 from runtime.embedded import dev_server_args, wait_for_port
 from tests.conftest import free_port

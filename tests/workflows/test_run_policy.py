@@ -8,7 +8,8 @@ import subprocess
 import pytest
 from temporalio.client import WorkflowUpdateFailedError
 
-from durabench.models import Approval
+from durabench.models.agent import AgentSpec
+from durabench.models.run import Approval
 from runtime.embedded import temporal_cli
 from starter.approve import approve_main
 from starter.control import pause_main, set_parallel_main
@@ -24,7 +25,7 @@ def _refusal(err: pytest.ExceptionInfo[WorkflowUpdateFailedError]) -> str:
 async def test_a_mismatched_approval_is_refused_at_the_caller_and_a_matching_one_taken(
     env: Env,
 ) -> None:
-    request, handle = await start_run(env, parallel=2, model="m-1")
+    request, handle = await start_run(env, parallel=2, agent=AgentSpec(model="m-1"))
     with pytest.raises(WorkflowUpdateFailedError) as refused:
         await approve_main(request.run_id, "ann", client=env.client, model="m-2", parallel=8)
     assert "model is 'm-1' in the plan, the approval says 'm-2'" in _refusal(refused)
@@ -151,7 +152,7 @@ async def _cli(address: str, wid: str, kind: str, name: str, given: str | None =
 
 
 async def test_the_temporal_cli_speaks_the_same_policy(env: Env, temporal_address: str) -> None:
-    request, handle = await start_run(env, parallel=1, model="m-1")
+    request, handle = await start_run(env, parallel=1, agent=AgentSpec(model="m-1"))
     mismatch = await _cli(
         temporal_address, handle.id, "update", "approve", '{"approver": "cli", "model": "m-9"}'
     )

@@ -5,8 +5,8 @@ from __future__ import annotations
 import uuid
 from pathlib import Path
 
-from durabench.models import RunRequest
-from durabench.settings import Settings
+from durabench.models.run import RunRequest
+from durabench.settings.values import Settings
 from starter.run import main as run_main
 from tests.workflows.harness import Env
 from workflows import SuiteRunWorkflow, run_workflow_id

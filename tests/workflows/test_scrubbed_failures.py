@@ -22,8 +22,9 @@ from temporalio.worker import Worker
 
 from activities.boundary import KnownSecrets, scrubbed
 from durabench.errors import RewardParseError, SandboxError, non_retryable_names
-from durabench.models import RunRequest
-from durabench.secrets import REDACTED
+from durabench.models.agent import AgentSpec
+from durabench.models.run import RunRequest
+from durabench.settings.secrets import REDACTED
 from starter.run import main as run_main
 from tests.workflows.harness import Disk
 from workflows import run_workflow_id
@@ -154,8 +155,7 @@ async def test_a_plan_that_quotes_a_secret_fails_the_run_without_it(
     request = RunRequest(
         run_id=f"r-{uuid.uuid4().hex[:6]}",
         suite="pytorch",
-        agent="replay",
-        agent_options={"plan": str(plan)},
+        agent=AgentSpec(name="replay", options={"plan": str(plan)}),
     )
     await run_main(request, detach=True, client=disk.client, settings=disk.settings)
     handle = disk.client.get_workflow_handle(run_workflow_id(request.run_id))

@@ -14,8 +14,10 @@ from pathlib import Path
 import pytest
 from temporalio.client import Client, WorkflowFailureError
 
-from durabench.models import RunResult, ServiceRetry, ServiceTarget
-from durabench.paths import RunPaths
+from durabench.models.agent import AgentSpec
+from durabench.models.results import RunResult
+from durabench.models.service import ServiceRetry, ServiceTarget
+from durabench.settings.paths import RunPaths
 from starter.audit import audit_main
 from starter.options import failure_message
 from starter.score import score_main
@@ -59,7 +61,7 @@ async def test_a_service_graded_suite_runs_end_to_end_and_rescores(
         disk.rec.messages[f"{task}/baseline"] = "wrong"
     disk.rec.messages["tensor-broadcast-001/baseline"] = "42"
     target = ServiceTarget(url=service.url, retry=ServiceRetry(backoff_s=0.01, max_attempts=3))
-    outcome = await disk.run(suite="pytorch", model="m-1", service=target)
+    outcome = await disk.run(suite="pytorch", agent=AgentSpec(model="m-1"), service=target)
     assert outcome.status == "completed"
     assert "verify" not in disk.rec.calls  # the service grades, not the local verifier
 

@@ -8,7 +8,9 @@ from typing import Any
 import pytest
 from temporalio.client import WorkflowFailureError
 
-from durabench.models import Approval, RunOutcome
+from durabench.models.agent import AgentSpec
+from durabench.models.run import Approval
+from durabench.models.suite_run import RunOutcome
 from starter.approve import approve_main, reject_main
 from tests.workflows.fakes import BUILD_FAILS, SLOW, VERIFY_FAILS
 from tests.workflows.harness import Env, start_run
@@ -166,3 +168,11 @@ async def test_long_suites_continue_as_new_with_bounded_history(env: Env) -> Non
     for wf in runs:
         history = await env.client.get_workflow_handle(wf.id, run_id=wf.run_id).fetch_history()
         assert len(history.events) < 400
+
+
+async def test_the_requested_agent_spec_reaches_every_attempt_whole(env: Env) -> None:
+    spec = AgentSpec(name="oracle", model="m-1", options={"plan": "p.json", "effort": "high"})
+    outcome = await _approved_run(env, agent=spec)
+    assert outcome.status == "completed"
+    assert env.rec.agent_runs and all(ref.agent == spec for ref in env.rec.agent_runs)
+    assert {(a.agent, a.model) for a in env.rec.attempts} == {("oracle", "m-1")}

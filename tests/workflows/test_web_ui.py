@@ -20,7 +20,8 @@ from temporalio.client import Client, WorkflowFailureError, WorkflowHandle
 from temporalio.common import SearchAttributeKey
 from temporalio.contrib.pydantic import pydantic_data_converter
 
-from durabench.models import RunRequest
+from durabench.models.agent import AgentSpec
+from durabench.models.run import RunRequest
 from starter.approve import approve_main
 from starter.control import pause_main
 from starter.run import main as run_main
@@ -68,7 +69,7 @@ async def _planned(disk: Disk, **request: Any) -> tuple[RunRequest, Handle]:
 
 
 async def test_the_run_shows_what_was_asked_its_plan_and_how_to_approve(disk: Disk) -> None:
-    req, handle = await _planned(disk, suite="pytorch", model="m-1")
+    req, handle = await _planned(disk, suite="pytorch", agent=AgentSpec(model="m-1"))
     desc = await handle.describe()
     assert await desc.static_summary() == "pytorch · oracle · m-1"
     asked = await desc.static_details()
@@ -92,7 +93,7 @@ async def test_the_run_shows_what_was_asked_its_plan_and_how_to_approve(disk: Di
 
 async def test_a_rerun_is_listed_under_its_suite_and_model(disk: Disk) -> None:
     """A rerun is asked for without a suite or model: its plan names them."""
-    first = await disk.run(suite="pytorch", model="m-1")
+    first = await disk.run(suite="pytorch", agent=AgentSpec(model="m-1"))
     rerun = await disk.run(suite="", rerun="all", rerun_of=first.run_id)
     handle = disk.client.get_workflow_handle(run_workflow_id(rerun.run_id))
     assert (await attribute(handle, SUITE), await attribute(handle, MODEL)) == ("pytorch", "m-1")
@@ -105,7 +106,7 @@ async def _says(handle: Handle, text: str) -> bool:
 async def test_a_run_refused_at_plan_time_says_failed(disk: Disk) -> None:
     """Gap-fill without a counterpart is refused by the worker's plan, not by the starter."""
     with pytest.raises(WorkflowFailureError):
-        await disk.run(suite="pytorch", model="m-1", config_mode="baseline_only")
+        await disk.run(suite="pytorch", agent=AgentSpec(model="m-1"), config_mode="baseline_only")
     listed = [
         wf
         async for wf in disk.client.list_workflows(
@@ -141,7 +142,7 @@ async def test_attempts_carry_task_lane_model_exit_class_and_reward(env: Env) ->
     env.rec.classes["t1/baseline"] = ["infra_rate_limit", "completed"]
     env.rec.rewards["t1/sourcegraph_full"] = 0.5
     model = f"m-{uuid.uuid4().hex[:6]}"  # the server is shared: only this test's attempts
-    request, handle = await start_run(env, model=model, infra_retries=1)
+    request, handle = await start_run(env, agent=AgentSpec(model=model), infra_retries=1)
     await approve_main(request.run_id, "ann", client=env.client)
     await handle.result()
 

@@ -4,6 +4,9 @@ A typo such as ``Claude Sonnet 4.5`` would otherwise surface an hour later as a 
 every attempt. Provider ids are lower case, without spaces (``claude-sonnet-4-5``,
 ``anthropic/claude-opus-4-1``, ``gpt-5-codex``, ``gemini-2.5-pro``, Bedrock's
 ``us.anthropic.claude-3-7-sonnet-20250219-v1:0``); ``none`` is for agents without a model.
+
+Named ``llm_ids`` and kept beside the agents that are asked for a model: in durabench
+"models" are the data types (:mod:`durabench.models`); these are the LLMs' ids.
 """
 
 from __future__ import annotations

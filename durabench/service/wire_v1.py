@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field, JsonValue
 
-from durabench.service.models import EvalResultData, EvalStatus, PayloadType
+from durabench.service.wire import EvalResultData, EvalStatus, PayloadType
 
 __all__ = [
     "V1DatasetTask",
@@ -45,7 +45,6 @@ class V1EvalRequest(BaseModel):
     run_id: str
     """The run; the service refuses a second grading of the same run and task with 409."""
     task_id: str
-    """The task."""
     dataset: str | None = None
     """Dataset name; left out when ``None``."""
     payload: V1Payload
@@ -60,9 +59,7 @@ class V1EvalResponse(BaseModel):
     model_config = ConfigDict(frozen=True)
 
     run_id: str
-    """The run."""
     task_id: str
-    """The task."""
     status: EvalStatus
     """How grading ended."""
     evaluator_version: str | None = None
@@ -92,7 +89,6 @@ class V1ScoreRequest(BaseModel):
     model_config = ConfigDict(frozen=True)
 
     run_id: str
-    """The run."""
     dataset: str | None = None
     """Dataset name; left out when ``None``."""
     evaluation_results: dict[str, V1TaskEval | None]
@@ -105,7 +101,6 @@ class V1ScoreResponse(BaseModel):
     model_config = ConfigDict(frozen=True)
 
     run_id: str
-    """The run."""
     tasks_evaluated: tuple[str, ...]
     """Task ids the score covers."""
     final_score: float
@@ -133,9 +128,7 @@ class V1DatasetTasks(BaseModel):
     model_config = ConfigDict(frozen=True)
 
     dataset: str
-    """Dataset name."""
     dataset_version: str | None = None
-    """Version of the dataset."""
     tasks: tuple[V1DatasetTask, ...]
     """Its tasks."""
 
@@ -148,7 +141,6 @@ class V1UploadRequest(BaseModel):
     run_id: str
     """The run (one per lane, as in evaluate)."""
     task_id: str
-    """The task."""
     dataset: str | None = None
     """Dataset name; left out when ``None``."""
     filename: str

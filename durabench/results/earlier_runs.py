@@ -1,10 +1,12 @@
-"""What earlier runs on this host left on disk: counterparts for gap-fill, tasks to rerun.
+"""What earlier runs left in the runs directory: counterparts for gap-fill, tasks to rerun.
 
 A single-config run (``--baseline-only`` / ``--full-only``) only makes sense next to the
 other lane of the same tasks, already run with the same model and category; otherwise it
 produces numbers nobody can compare, and so does a counterpart that ran another version
 of the agent CLI. The plan checks that here, from the results directories, before anything
 is approved. Reruns take their tasks (and the CLI version they ran) from the same place.
+With an object store, the planning activity pulls every host's plans and attempt results
+into the runs directory first (:meth:`~durabench.results.store.ResultStore.pull_index`).
 """
 
 from __future__ import annotations
@@ -16,8 +18,8 @@ from typing import Literal, NamedTuple
 from durabench.errors import ConfigError
 from durabench.models.results import AttemptResult
 from durabench.models.run import RunPlan
-from durabench.paths import RunPaths
-from durabench.results_io import with_service_grade
+from durabench.results.files import with_service_grade
+from durabench.settings.paths import RunPaths
 
 __all__ = [
     "Counterparts",
@@ -37,13 +39,13 @@ def read_plan(runs_dir: Path, run_id: str) -> RunPlan:
     """The plan of an earlier run.
 
     Raises:
-        ConfigError: there is no such run on this host.
+        ConfigError: there is no such run here (callers pull it from the store first).
     """
     path = RunPaths.for_run(runs_dir, run_id).plan
     if not path.is_file():
         raise ConfigError(
-            f"no run {run_id!r} under {runs_dir} (no plan.json): give the id of a run made "
-            "on this host (`python -m starter status` lists them)"
+            f"no run {run_id!r} under {runs_dir} (no plan.json), nor in DURABENCH_RESULTS_URL's "
+            "store if set: give the id of an earlier run (`python -m starter status` lists them)"
         )
     return RunPlan.model_validate_json(path.read_text())
 
@@ -103,7 +105,7 @@ def counterparts(
     for plan_file in plans:
         plan = RunPlan.model_validate_json(plan_file.read_text())
         req = plan.request
-        if req.model != model or req.category != category or lane not in plan.lanes:
+        if req.agent.model != model or req.category != category or lane not in plan.lanes:
             continue
         for (task_id, _), a in last_attempts(plan_file.parent, lane).items():
             if task_id.lower() not in wanted or not _valid(a):

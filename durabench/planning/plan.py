@@ -12,7 +12,7 @@ approval, each failing with one line that says what to change:
 * a single-config run (gap-fill) has, for every task, a valid counterpart of the other lane
   from an earlier run with the same model, category and agent CLI version, unless
   ``allow_unpaired`` (``ALLOW_UNPAIRED_SINGLE_CONFIG=true``), which the plan then records;
-* the agent CLI version both lanes run is chosen (:mod:`durabench.cli_choice`); a rerun
+* the agent CLI version both lanes run is chosen (:mod:`durabench.planning.cli_choice`); a rerun
   runs the version its original ran.
 """
 
@@ -23,17 +23,18 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from durabench.agents import Agent, CliAgent, agent_class, get_agent
-from durabench.cli_choice import CliChoice, choose_cli, other_versions, rerun_options
+from durabench.agents.llm_ids import check_model_name
 from durabench.configs import get_config, missing_mcp_env
-from durabench.earlier_runs import counterparts, read_plan, rerun_task_ids, versions_ran
 from durabench.errors import ConfigError
 from durabench.ids import check_id
-from durabench.model_names import check_model_name
-from durabench.models import Counterpart, RunPlan, RunRequest, TaskRef, TaskSpec
-from durabench.paths import RunPaths
+from durabench.models.run import Counterpart, RunPlan, RunRequest, TaskRef
+from durabench.models.task import TaskSpec
+from durabench.planning.cli_choice import CliChoice, choose_cli, other_versions, rerun_options
+from durabench.results.earlier_runs import counterparts, read_plan, rerun_task_ids, versions_ran
 from durabench.service.datasets import dataset_dir, read_dataset_file, write_text_tasks
-from durabench.service.v1_models import V1DatasetTask
-from durabench.settings import Settings
+from durabench.service.wire_v1 import V1DatasetTask
+from durabench.settings.paths import RunPaths
+from durabench.settings.values import Settings
 from durabench.tasks import load_suite, load_task
 from durabench.tasks.selection import load_selection
 
@@ -73,9 +74,10 @@ def _rerun_request(request: RunRequest, settings: Settings) -> tuple[RunRequest,
     effective = original.request.model_copy(update={k: getattr(request, k) for k in keep})
     ran = versions_ran(RunPaths.for_run(settings.runs_dir, request.rerun_of).root)
     options = rerun_options(
-        agent_class(effective.agent), effective.agent_options, ran, request.rerun_of
+        agent_class(effective.agent.name), effective.agent.options, ran, request.rerun_of
     )
-    effective = effective.model_copy(update={"agent_options": options})
+    pinned = effective.agent.model_copy(update={"options": options})
+    effective = effective.model_copy(update={"agent": pinned})
     return effective, [load_task(t.task_dir) for t in original.tasks if t.task_id in ids]
 
 
@@ -118,13 +120,13 @@ def _counterparts(
     other = request.full_config if baseline_only else request.baseline_config
     found, passed_over = counterparts(
         settings.runs_dir,
-        model=request.model,
+        model=request.agent.model,
         category=request.category,
         lane=other,
         task_ids=[s.task_id for s in specs],
         cli_version=cli.version,
     )
-    versions = other_versions(request.agent, cli.version, passed_over, _SHOWN)
+    versions = other_versions(request.agent.name, cli.version, passed_over, _SHOWN)
     lacking = tuple(s.task_id for s in specs if s.task_id.lower() not in found)
     if lacking and not request.allow_unpaired:
         shown = ", ".join(lacking[:_SHOWN])
@@ -133,7 +135,7 @@ def _counterparts(
         fix = f"Pin --agent-opt version={min(pin)} to match them, run" if pin else "Run"
         raise ConfigError(
             f"{request.config_mode} is gap-fill, but {len(lacking)} task(s) have no valid "
-            f"{other} counterpart (model {request.model}, category {request.category}, "
+            f"{other} counterpart (model {request.agent.model}, category {request.category}, "
             f"ended completed or model_*, the same agent CLI version) in an earlier run: "
             f"{shown}{more}. {f'Another CLI version: {versions}. ' if versions else ''}"
             f"{fix} them paired, or set {UNPAIRED_ENV}=true to run unpaired (recorded in the "
@@ -167,7 +169,7 @@ def _answer_warnings(request: RunRequest, agent: Agent) -> tuple[str, ...]:
     if agent.gives_final_message:
         return ()
     return (
-        f"agent {request.agent} leaves no final message, which is what the service grades: "
+        f"agent {request.agent.name} leaves no final message, which is what the service grades: "
         "every attempt is recorded 'no answer' and not sent. Grade a file of the attempt "
         "with --response-file (such as submission.patch), or run an agent that answers",
     )
@@ -176,7 +178,7 @@ def _answer_warnings(request: RunRequest, agent: Agent) -> tuple[str, ...]:
 def _left_out(cli: CliChoice, request: RunRequest) -> tuple[str, ...]:
     """Options the routed CLI version does not take, said so before approval."""
     return tuple(
-        f"{request.agent} {cli.version} has no --{name}: left out of this run "
+        f"{request.agent.name} {cli.version} has no --{name}: left out of this run "
         "(durabench/configs/cli_routes.json)"
         for name in cli.left_out
     )
@@ -201,12 +203,12 @@ def check_request(request: RunRequest, settings: Settings, *, here: bool = True)
     check_id(request.run_id, "run id")
     if request.rerun_of is not None or request.rerun is not None:
         return  # a rerun takes its model, agent and tasks from the earlier run
-    check_model_name(request.model)
-    agent = agent_class(request.agent)
-    if agent.requires_model and request.model == "none":
-        raise _model_missing(request.agent)
+    check_model_name(request.agent.model)
+    agent = agent_class(request.agent.name)
+    if agent.requires_model and request.agent.model == "none":
+        raise _model_missing(request.agent.name)
     if issubclass(agent, CliAgent):  # a version must name one release, for every run
-        agent.check_version(request.agent_options.get("version"))
+        agent.check_version(request.agent.options.get("version"))
     if request.dataset_file:
         read_dataset_file(Path(request.dataset_file))
     elif request.selection or request.benchmarks_dir:
@@ -245,16 +247,16 @@ def make_plan(
         request, specs = _rerun_request(request, settings)
     else:
         selection, specs = _tasks(request, settings, listed)
-    check_model_name(request.model)
-    cli = choose_cli(
-        agent_class(request.agent), request.model, request.agent_options, request.category
-    )
-    request = request.model_copy(update={"agent_options": cli.options})
+    check_model_name(request.agent.model)
+    asked = request.agent
+    cli = choose_cli(agent_class(asked.name), asked.model, asked.options, request.category)
+    pinned = request.agent.model_copy(update={"options": cli.options})
+    request = request.model_copy(update={"agent": pinned})
     lanes = lanes_of(request)
     configs = [get_config(lane) for lane in lanes]
-    agent = get_agent(request.agent, request.agent_options)
-    if agent.requires_model and request.model == "none":
-        raise _model_missing(request.agent)
+    agent = get_agent(request.agent.name, request.agent.options)
+    if agent.requires_model and request.agent.model == "none":
+        raise _model_missing(request.agent.name)
     for spec in specs:
         agent.check_task(spec)
     pairs, unpaired, passed_over = _counterparts(request, specs, settings, cli)

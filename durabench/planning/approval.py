@@ -8,7 +8,7 @@ and its signal handler give the same answer, and a test can check it without a s
 
 from __future__ import annotations
 
-from durabench.models import Approval, PlanSummary
+from durabench.models.run import Approval, PlanSummary
 
 __all__ = ["approval_mismatches"]
 
@@ -17,7 +17,7 @@ def approval_mismatches(plan: PlanSummary, approval: Approval) -> list[str]:
     """One line per restated parameter that differs from the plan; empty when it matches."""
     req = plan.request
     planned: dict[str, object] = {
-        "model": req.model,
+        "model": req.agent.model,
         "suite": req.source,
         "config_mode": req.config_mode,
         "full_config": req.full_config,

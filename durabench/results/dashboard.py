@@ -16,9 +16,10 @@ from pydantic import BaseModel, ConfigDict
 from durabench.errors import ConfigError
 from durabench.models.audit import AuditReport
 from durabench.models.results import RunResult
-from durabench.paths import RunPaths
-from durabench.results_io import atomic_write, load_results
-from durabench.run_versions import lane_cli_versions, lane_images, mixed_pairs
+from durabench.results.files import atomic_write, load_results
+from durabench.results.run_versions import lane_cli_versions, lane_images, mixed_pairs
+from durabench.results.store import LocalStore, ResultStore
+from durabench.settings.paths import RunPaths
 
 __all__ = ["Dashboard", "DashboardEntry", "entry_of", "publish", "refusal"]
 
@@ -29,13 +30,9 @@ class DashboardEntry(BaseModel):
     model_config = ConfigDict(frozen=True)
 
     run_id: str
-    """The run."""
     suite: str
-    """Suite."""
     agent: str
-    """Agent."""
     model: str
-    """Model."""
     category: str
     """staging or official."""
     lanes: dict[str, float | None]
@@ -100,8 +97,8 @@ def entry_of(result: RunResult) -> DashboardEntry:
     return DashboardEntry(
         run_id=req.run_id,
         suite=req.suite,
-        agent=req.agent,
-        model=req.model,
+        agent=req.agent.name,
+        model=req.agent.model,
         category=req.category,
         lanes={s.lane: s.mean_reward for s in result.lanes},
         pairs_compared=len(comp.tasks) if comp else 0,
@@ -117,15 +114,25 @@ def entry_of(result: RunResult) -> DashboardEntry:
 
 
 def publish(
-    runs_dir: Path, dashboard: Path, run_id: str, audit: AuditReport, force: bool = False
+    runs_dir: Path,
+    dashboard: Path,
+    run_id: str,
+    audit: AuditReport,
+    force: bool = False,
+    store: ResultStore | None = None,
 ) -> Dashboard:
     """Add ``run_id`` to ``dashboard`` and rebuild it, given the run's ``audit``.
+
+    Every run's ``results.json`` is fetched from ``store`` (the runs directory when none)
+    before it is read: the dashboard's runs may have been made, or rescored, on other hosts.
 
     Raises:
         ConfigError: the run has no results or is refused, or failed its audit and
             ``force`` is off; the message says why.
+        ResultStoreError: the object store refused or could not be reached.
     """
-    result = load_results(RunPaths.for_run(runs_dir, run_id))
+    store = store or LocalStore(runs_dir)
+    result = load_results(_pulled(store, RunPaths.for_run(runs_dir, run_id)))
     why = refusal(result)
     if why:
         raise ConfigError(f"run {run_id} is not published: {why}")
@@ -141,7 +148,7 @@ def publish(
     entries = {run_id: entry_of(result).model_copy(update=noted)}
     for other, entry in previous.items():
         if other != run_id:
-            paths = RunPaths.for_run(runs_dir, other)
+            paths = _pulled(store, RunPaths.for_run(runs_dir, other))
             if paths.results.exists():  # its numbers afresh; its audit as it was published
                 kept = {"ledger_checked": entry.ledger_checked, "forced": entry.forced}
                 entry = entry_of(load_results(paths)).model_copy(update=kept)
@@ -152,3 +159,9 @@ def publish(
     )
     atomic_write(dashboard, built.model_dump_json(indent=2))
     return built
+
+
+def _pulled(store: ResultStore, paths: RunPaths) -> RunPaths:
+    """``paths``, with the run's ``results.json`` (all the dashboard reads) fetched."""
+    store.pull(paths, paths.results)
+    return paths

@@ -18,7 +18,12 @@ from durabench.models.scorecard import (
     TaskDelta,
     Totals,
 )
-from durabench.stats import BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED, mcnemar_exact, paired_bootstrap_ci
+from durabench.results.stats import (
+    BOOTSTRAP_RESAMPLES,
+    BOOTSTRAP_SEED,
+    mcnemar_exact,
+    paired_bootstrap_ci,
+)
 
 __all__ = ["DEFAULT_PASS_THRESHOLD", "compute_scorecard"]
 

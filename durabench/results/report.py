@@ -7,7 +7,7 @@ from collections.abc import Iterable, Mapping
 
 from durabench.models.results import AttemptResult, LaneSummary, RunResult
 from durabench.models.scorecard import Cell, PairedComparison, Scorecard
-from durabench.run_versions import version_lines
+from durabench.results.run_versions import version_lines
 
 __all__ = [
     "cell_text",
@@ -158,7 +158,7 @@ def _header(result: RunResult) -> list[str]:
     lines = [
         f"# durabench run {req.run_id}",
         "",
-        f"- suite: `{req.source}`; agent: `{req.agent}`; model: `{req.model}`",
+        f"- suite: `{req.source}`; agent: `{req.agent.name}`; model: `{req.agent.model}`",
         f"- config mode: {req.config_mode} ({', '.join(result.plan.lanes)}); "
         f"category: {req.category}; parallel: {req.parallel}",
     ]

@@ -16,8 +16,8 @@ from typing import NamedTuple
 
 from durabench.agents import Agent, CliAgent
 from durabench.configs import cli_lacks, cli_route
-from durabench.earlier_runs import OtherVersion
 from durabench.errors import ConfigError
+from durabench.results.earlier_runs import OtherVersion
 
 __all__ = ["CliChoice", "choose_cli", "other_versions", "rerun_options"]
 

@@ -2,6 +2,9 @@
 
 Field names and enums follow the Vals benchmark runner and service schemas, so a result
 written here reads the same as one the reference runner writes.
+
+Named ``wire`` for what it is, the service's HTTP shapes: "models" in durabench are its own
+data types (:mod:`durabench.models`), and a model is also the LLM an agent runs.
 """
 
 from __future__ import annotations
@@ -58,7 +61,6 @@ class EvalResult(BaseModel):
     model_config = ConfigDict(frozen=True)
 
     task_id: str
-    """The task."""
     status: EvalStatus
     """How grading ended; only ``evaluated`` carries a result."""
     result: EvalResultData | None = None
@@ -73,7 +75,6 @@ class EvaluateResponseRequest(BaseModel):
     model_config = ConfigDict(frozen=True)
 
     task_id: str
-    """The task."""
     response: str
     """The agent's final answer."""
     dataset: str | None = None

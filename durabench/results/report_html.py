@@ -8,15 +8,15 @@ from urllib.parse import quote
 
 from durabench.models.results import AttemptResult, RunResult
 from durabench.models.scorecard import PairedComparison, Scorecard
-from durabench.paths import TRAJECTORY
-from durabench.report import (
+from durabench.results.report import (
     cell_text,
     comparison_lines,
     left_out,
     signal_names,
     totals_table,
 )
-from durabench.run_versions import version_lines
+from durabench.results.run_versions import version_lines
+from durabench.settings.paths import TRAJECTORY
 
 __all__ = ["render_html"]
 
@@ -159,8 +159,8 @@ def render_html(
     parts = [
         f"<!doctype html><html lang=en><head><meta charset=utf-8><title>{escape(title)}</title>",
         f"<style>{_CSS}</style></head><body><h1>{escape(title)}</h1>",
-        f"<p>suite <b>{escape(req.suite)}</b> · agent <b>{escape(req.agent)}</b> · model "
-        f"<b>{escape(req.model)}</b> · {escape(req.config_mode)} ({lanes})"
+        f"<p>suite <b>{escape(req.suite)}</b> · agent <b>{escape(req.agent.name)}</b> · model "
+        f"<b>{escape(req.agent.model)}</b> · {escape(req.config_mode)} ({lanes})"
         f" · category {escape(req.category)}</p>",
         *_versions(result),
         "<h2>Mean reward per task</h2>",

@@ -10,11 +10,11 @@ from durabench.atomic import atomic_write
 from durabench.errors import ConfigError
 from durabench.models.results import AttemptResult, RunResult
 from durabench.models.run import Approval, RunPlan
-from durabench.paths import RunPaths
-from durabench.report import render_markdown, summarize_lanes
-from durabench.report_html import render_html
-from durabench.scoring import compute_scorecard
+from durabench.results.report import render_markdown, summarize_lanes
+from durabench.results.report_html import render_html
+from durabench.results.scoring import compute_scorecard
 from durabench.service.records import RunScore, TaskGrade, score_path
+from durabench.settings.paths import RunPaths
 
 __all__ = [
     "atomic_write",

@@ -15,8 +15,8 @@ import json
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from durabench.models import AttemptResult, RunResult
-from durabench.run_versions import lane_cli_versions
+from durabench.models.results import AttemptResult, RunResult
+from durabench.results.run_versions import lane_cli_versions
 
 __all__ = ["attempt_rows", "pair_rows", "to_csv", "to_jsonl"]
 

@@ -2,7 +2,7 @@
 
 The starter, the worker and the tests read the same settings, from (highest first) the
 environment, ``.env`` in the working directory, ``$DURABENCH_HOME/config.toml``, and the
-defaults (:mod:`durabench.settings_sources`). Nothing here is a secret: secrets are read by
+defaults (:mod:`durabench.settings.sources`). Nothing here is a secret: secrets are read by
 activities at the last moment, by name, and the Temporal API key at connect time.
 ``Settings(...)`` built in code reads none of them: it holds exactly what it is given.
 """
@@ -24,7 +24,7 @@ from pydantic_settings import (
     SettingsConfigDict,
 )
 
-from durabench.settings_sources import (
+from durabench.settings.sources import (
     CONFIG_FILE,
     ENV_FILE,
     PREFIX,
@@ -175,6 +175,10 @@ class Settings(BaseSettings):
         default=None, validation_alias="DURABENCH_ACCOUNTS_FILE"
     )
     """``DURABENCH_ACCOUNTS_FILE``: the accounts file; unset: ``accounts.toml`` in ``home``."""
+    results_url: str | None = None
+    """``DURABENCH_RESULTS_URL``: an object store every host keeps results in
+    (``s3://bucket/prefix``; endpoint and credentials from the standard AWS variables);
+    unset: ``runs`` in ``home``, on this machine."""
     task_roots: Annotated[tuple[Path, ...], NoDecode] = ()
     """``DURABENCH_TASK_ROOTS``: absolute directories, ``os.pathsep``-separated, where this
     worker also accepts task directories (selection files and benchmark checkouts outside
@@ -184,6 +188,14 @@ class Settings(BaseSettings):
     @classmethod
     def _expand_user(cls, path: Path | None) -> Path | None:
         return path.expanduser() if path else path
+
+    @field_validator("results_url", mode="after")
+    @classmethod
+    def _object_store_url(cls, url: str | None) -> str | None:
+        """Only URLs of object stores durabench writes to, and none carrying credentials."""
+        from durabench.results.store.object_store import check_results_url
+
+        return check_results_url(url) if url else url
 
     @field_validator("task_roots", mode="before")
     @classmethod

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-from durabench.models import PlanSummary, RunRequest
+from durabench.models.run import PlanSummary, RunRequest
 
 __all__ = ["PlanRow", "containers_at_once", "plan_rows", "request_rows"]
 
@@ -28,9 +28,9 @@ class PlanRow(NamedTuple):
 def request_rows(req: RunRequest) -> list[PlanRow]:
     """What was asked, before any plan is made (the run's details from its start)."""
     rows = [
-        PlanRow("model", req.model),
+        PlanRow("model", req.agent.model),
         PlanRow("suite", req.source or f"rerun of {req.rerun_of} ({req.rerun} tasks)"),
-        PlanRow("agent", req.agent),
+        PlanRow("agent", req.agent.name),
         PlanRow("config mode", req.config_mode),
         PlanRow("parallel slots", str(req.parallel)),
         PlanRow("category", req.category),
@@ -51,9 +51,9 @@ def plan_rows(plan: PlanSummary) -> list[PlanRow]:
     if plan.selection_file and req.suite:
         source = f"{req.suite} from {plan.selection_file}"
     rows = [
-        PlanRow("model", req.model),
+        PlanRow("model", req.agent.model),
         PlanRow("suite" if not plan.selection_file else "selection", source),
-        PlanRow("agent", req.agent),
+        PlanRow("agent", req.agent.name),
         *(
             [PlanRow("agent CLI version", f"{plan.cli_version} ({plan.cli_version_note})")]
             if plan.cli_version

@@ -10,6 +10,7 @@ is parsed the same way.
 from __future__ import annotations
 
 import os
+import re
 import tomllib
 from collections.abc import Mapping
 from pathlib import Path
@@ -115,16 +116,23 @@ class ConfigFileSource(EnvSettingsSource):
         return {name.lower(): value.text for name, value in self.values.items()}
 
 
+def _shown(value: str) -> str:
+    """``value`` with the credentials of a URL (``scheme://user:key@host``) left out."""
+    return re.sub(r"(://)[^/@]*@", r"\1***@", value)
+
+
 def _where(name: str, config: ConfigFileSource) -> str:
     """Which source gave ``name`` its value, as the user wrote it."""
     if os.environ.get(name):
-        return f"{name}={os.environ[name]!r} in the environment"
+        return f"{name}={_shown(os.environ[name])!r} in the environment"
     in_dotenv = dotenv_value(name)
     if in_dotenv is not None:
-        return f"{name}={in_dotenv!r} in {Path(ENV_FILE).resolve()}"
+        return f"{name}={_shown(in_dotenv)!r} in {Path(ENV_FILE).resolve()}"
     if name in config.values:
         key = name.removeprefix(PREFIX).lower()
-        return f"{key} = {config.values[name].written!r} in {config.path}"
+        written = config.values[name].written
+        shown = _shown(written) if isinstance(written, str) else written
+        return f"{key} = {shown!r} in {config.path}"
     return name
 
 

@@ -1,0 +1,197 @@
+"""One attempt's messages: which attempt (``AttemptRef``), and each activity's input and output.
+
+They travel through Temporal history, so they stay small: paths, ids and numbers, never
+transcripts, logs or secrets. Each sits beside the others of the attempt's lifecycle
+(:mod:`durabench.attempt`), in the order the attempt uses them.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+
+from pydantic import BaseModel, ConfigDict
+
+from durabench.models.agent import AgentSpec
+from durabench.models.run import TaskRef
+from durabench.models.service import ServiceTarget
+
+__all__ = [
+    "AgentRunOutput",
+    "AttemptRef",
+    "ClassifyAttemptInput",
+    "CollectOutput",
+    "HostClaim",
+    "PreparedImage",
+    "ProvisionInput",
+    "ProvisionOutput",
+    "VerifyOutput",
+]
+
+_UNSAFE = re.compile(r"[^a-zA-Z0-9_.-]+")
+"""Characters a Docker container name cannot hold."""
+
+
+class AttemptRef(BaseModel):
+    """Names one attempt: every attempt-level activity takes this (or a model holding it)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    run_id: str
+    task: TaskRef
+    lane: str
+    """Lane config name."""
+    attempt: int = 1
+    """Attempt number, from 1."""
+    agent: AgentSpec
+    """The agent, its model and options, as the run's request named them."""
+    service: ServiceTarget | None = None
+    """The service that grades the attempt instead of the local verifier."""
+    budget_tokens: int | None = None
+    """Tokens the attempt may use, enforced by the model gateway; ``None``: no budget."""
+    account: str | None = None
+    """The account whose secret the agent gets (leased by the pair), or ``None`` for the
+    worker's own environment."""
+    placement: int = 0
+    """How many times the attempt's host disappeared and it started over on another; each
+    placement gets its own container, so a host that comes back cannot touch the new one."""
+
+    @property
+    def container_name(self) -> str:
+        """Deterministic container name, so a retried activity finds its container.
+
+        Readable (run, task, lane, attempt, placement, with characters Docker refuses made
+        ``-``) and unique: it ends in a hash of the ids themselves, so neither ``q:1`` and
+        ``q-1`` nor run ``a-b`` with task ``c`` and run ``a`` with task ``b-c`` share one.
+        """
+        raw = f"durabench-{self.run_id}-{self.task.task_id}-{self.lane}-{self.attempt}"
+        raw += f"-p{self.placement}" if self.placement else ""
+        ids = "\0".join(
+            (self.run_id, self.task.task_id, self.lane, str(self.attempt), str(self.placement))
+        )
+        return f"{_UNSAFE.sub('-', raw)}-{hashlib.sha256(ids.encode()).hexdigest()[:10]}"
+
+    @property
+    def labels(self) -> dict[str, str]:
+        """Labels put on the attempt's container (the sweeper and tests look for them)."""
+        return {
+            "durabench.run": self.run_id,
+            "durabench.task": self.task.task_id,
+            "durabench.lane": self.lane,
+            "durabench.attempt": str(self.attempt),
+        }
+
+
+class HostClaim(BaseModel):
+    """Output of ``claim_host``: the worker host that runs an attempt's container work."""
+
+    model_config = ConfigDict(frozen=True)
+
+    host_id: str
+    """The host's id (its containers carry it as the ``durabench.host`` label)."""
+    queue: str
+    """The host's own task queue."""
+    host_timeout_sec: float
+    """How long container work may wait on that queue before the attempt moves."""
+
+
+class PreparedImage(BaseModel):
+    """Output of ``prepare_image``."""
+
+    model_config = ConfigDict(frozen=True)
+
+    image: str
+    """Image tag, content-addressed."""
+    dockerfile: str
+    """Dockerfile variant it was built from."""
+    task_image_id: str = ""
+    """The task image's id (``sha256:...``); empty in histories from before it was kept."""
+    agent_image_id: str = ""
+    """The id of the image the agent runs in (the task image plus its installed CLI, or
+    the task image itself when nothing was installed); empty before it was kept."""
+
+
+class ProvisionInput(BaseModel):
+    """Input of ``provision_sandbox``."""
+
+    model_config = ConfigDict(frozen=True)
+
+    ref: AttemptRef
+    """The attempt."""
+    image: str
+    """Image to start."""
+
+
+class ProvisionOutput(BaseModel):
+    """Output of ``provision_sandbox``."""
+
+    model_config = ConfigDict(frozen=True)
+
+    container_id: str
+    instruction_file: str
+    """Instruction file placed in the container."""
+    mcp_config: bool
+    """Whether an MCP config file was placed."""
+    mcp_env_missing: tuple[str, ...] = ()
+    """MCP environment variables that were unset on the worker."""
+    cli_version: str | None = None
+    """The agent CLI's version as ``<cli> --version`` printed it in the sandbox (a plain
+    version token); ``None`` for an agent that is no CLI, or one that printed none."""
+
+
+class AgentRunOutput(BaseModel):
+    """Output of ``run_agent``."""
+
+    model_config = ConfigDict(frozen=True)
+
+    exit_code: int
+    """The agent command's exit code."""
+    timed_out: bool
+    """Whether the time limit killed it."""
+    files_changed: int = 0
+    """Workspace files the agent changed (its diff is ``submission.patch``)."""
+    wall_seconds: float = 0.0
+    """How long the agent's commands ran."""
+    reattached: bool = False
+    """A retried activity found the agent already started and waited for it."""
+    cut: tuple[str, ...] = ()
+    """What the workspace read for the diff left out (its limits), in words."""
+
+
+class CollectOutput(BaseModel):
+    """Output of ``collect_artifacts``."""
+
+    model_config = ConfigDict(frozen=True)
+
+    cut: tuple[str, ...] = ()
+    """What the collection's limits left out, in words."""
+
+
+class VerifyOutput(BaseModel):
+    """Output of ``verify``."""
+
+    model_config = ConfigDict(frozen=True)
+
+    reward: float
+    """The verifier's reward."""
+    build_failed: bool = False
+    """Whether the task's build command failed before the tests ran."""
+
+
+class ClassifyAttemptInput(BaseModel):
+    """Input of ``classify_attempt``: the facts besides the transcript, which stays put."""
+
+    model_config = ConfigDict(frozen=True)
+
+    ref: AttemptRef
+    """The attempt (its transcript is read from its sandbox)."""
+    exit_code: int
+    """The agent's exit code."""
+    timed_out: bool
+    """Whether the time limit killed it."""
+    wall_seconds: float
+    """How long it ran."""
+    files_changed: int
+    """Files it changed."""
+    build_failed: bool
+    """Whether the workspace failed to build."""

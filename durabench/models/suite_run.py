@@ -1,0 +1,182 @@
+"""The suite run's messages: its input and carried state, progress, outcome, plan pages, report.
+
+What a person asks for and approves (request, plan, approval) is in
+:mod:`durabench.models.run`; these are what ``SuiteRunWorkflow`` and its activities pass
+while the run runs. Small at any suite size: the task list is read in pages.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict
+
+from durabench.models.results import LaneSummary
+from durabench.models.run import Approval, PlanSummary, RunRequest, TaskRef
+
+__all__ = [
+    "CarriedState",
+    "PlanPage",
+    "PlanPageInput",
+    "ProgressOutput",
+    "RecordRunInput",
+    "ReportInput",
+    "ReportOutput",
+    "RunOutcome",
+    "RunPhase",
+    "SuiteRunInput",
+]
+
+
+class SuiteRunInput(BaseModel):
+    """Input of ``SuiteRunWorkflow``: a request, and after continue-as-new its state."""
+
+    model_config = ConfigDict(frozen=True)
+
+    request: RunRequest
+    """What the operator asked for."""
+    carried: CarriedState | None = None
+    """State from the previous workflow run of this run."""
+
+
+class CarriedState(BaseModel):
+    """What a run carries into its next workflow run: small at any suite size."""
+
+    model_config = ConfigDict(frozen=True)
+
+    plan: PlanSummary
+    """The plan summary."""
+    approval: Approval
+    next_index: int
+    """Index of the next task to start."""
+    done: int
+    """Pairs finished."""
+    by_class: dict[str, int]
+    """Finished attempts per exit class."""
+    excluded: int
+    """Pairs excluded."""
+    in_flight: tuple[str, ...]
+    """Task ids of pairs still running (they signal their end to the new run)."""
+    paused: bool = False
+    """The run was paused."""
+    control_seq: int = 0
+    """Pauses and resumes so far (orders the signals pairs get)."""
+    parallel: int | None = None
+    """Parallel slots as last set (``None``: as planned)."""
+    ended_abnormally: tuple[str, ...] = ()
+    """Task ids of pairs that ended without telling the run."""
+
+
+RunPhase = Literal[
+    "planning",
+    "awaiting_approval",
+    "running",
+    "reporting",
+    "completed",
+    "rejected",
+    "expired",
+    "failed",
+    "cancelled",
+]
+
+
+class ProgressOutput(BaseModel):
+    """Answer of the ``progress`` query."""
+
+    model_config = ConfigDict(frozen=True)
+
+    run_id: str
+    phase: RunPhase
+    """Where the run is."""
+    total: int = 0
+    """Tasks in the plan."""
+    done: int = 0
+    """Pairs finished."""
+    running: tuple[str, ...] = ()
+    """Task ids in flight."""
+    by_class: dict[str, int] = {}
+    """Finished attempts per exit class."""
+    excluded: int = 0
+    """Pairs excluded because an arm exhausted its infra retries."""
+    approved_by: str | None = None
+    """Who approved, once approved."""
+    approved_at: datetime | None = None
+    """When, once approved: the start of the clock for the ETA."""
+    paused: bool = False
+    """No new pair or attempt starts until the run is resumed."""
+    parallel: int = 0
+    """Pairs in flight at most (``set_parallel`` changes it)."""
+    ended_abnormally: tuple[str, ...] = ()
+    """Task ids of pairs that ended without telling the run (terminated, reset away):
+    counted done and excluded."""
+
+
+class RunOutcome(BaseModel):
+    """Result of ``SuiteRunWorkflow``."""
+
+    model_config = ConfigDict(frozen=True)
+
+    run_id: str
+    status: Literal["completed", "rejected", "expired"]
+    """How the run ended (``expired``: nobody approved it in time)."""
+    reason: str = ""
+    """Why it was rejected or expired."""
+    results_dir: str = ""
+    """The run's results directory."""
+    report_path: str = ""
+    """The Markdown report."""
+    lanes: tuple[LaneSummary, ...] = ()
+    """Totals per lane."""
+
+
+class RecordRunInput(BaseModel):
+    """Input of ``record_run``: the approved plan, persisted as ``run.json``."""
+
+    model_config = ConfigDict(frozen=True)
+
+    plan: PlanSummary
+    approval: Approval
+
+
+class PlanPageInput(BaseModel):
+    """Input of ``plan_page``: a slice of the plan's task list."""
+
+    model_config = ConfigDict(frozen=True)
+
+    run_id: str
+    offset: int
+    """First task index."""
+    limit: int
+    """At most this many tasks."""
+
+
+class PlanPage(BaseModel):
+    """Output of ``plan_page``."""
+
+    model_config = ConfigDict(frozen=True)
+
+    tasks: tuple[TaskRef, ...]
+    """The tasks of the slice, in plan order."""
+
+
+class ReportInput(BaseModel):
+    """Input of ``write_report``: the plan and attempts are read from the results directory."""
+
+    model_config = ConfigDict(frozen=True)
+
+    run_id: str
+    approval: Approval | None
+
+
+class ReportOutput(BaseModel):
+    """Output of ``write_report``."""
+
+    model_config = ConfigDict(frozen=True)
+
+    results_dir: str
+    """The run's results directory."""
+    report_path: str
+    """The Markdown report."""
+    lanes: tuple[LaneSummary, ...]
+    """Totals per lane."""

@@ -1,0 +1,262 @@
+"""Results in an object store (``DURABENCH_RESULTS_URL=s3://bucket/prefix``), through fsspec.
+
+A run's files are kept under ``<prefix>/<run_id>/`` with the layout of
+:class:`~durabench.settings.paths.RunPaths`. The endpoint and credentials are the standard AWS
+ones (``AWS_ENDPOINT_URL``, ``AWS_ACCESS_KEY_ID``/``AWS_SECRET_ACCESS_KEY``,
+``AWS_PROFILE``, …), read by botocore in each process: they never enter a workflow's
+input, its history, a log line or a results file.
+
+A file counts as unchanged when its size matches and its local modification time equals
+the object's: after each transfer the local copy takes the object's time, so files go
+over the wire once, in either direction.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+import fsspec
+from botocore.exceptions import BotoCoreError, NoCredentialsError
+
+from durabench.errors import ConfigError, ResultStoreError
+from durabench.results.store.store import ResultStore
+from durabench.settings.paths import RunPaths
+
+__all__ = ["SCHEMES", "ObjectStore", "check_results_url"]
+
+SCHEMES = ("s3",)
+"""URL schemes of object stores durabench writes results to."""
+
+_CREDENTIALS = (
+    "set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (or AWS_PROFILE) on every worker and "
+    "where you run the starter"
+)
+
+
+def check_results_url(url: str) -> str:
+    """``url`` if it names a bucket of a known object store, else why not and what to give.
+
+    Raises:
+        ValueError: a scheme durabench does not write to, no bucket, or credentials in it.
+    """
+    parts = urlsplit(url)
+    if parts.scheme not in SCHEMES:
+        known = ", ".join(f"{s}://bucket/prefix" for s in SCHEMES)
+        raise ValueError(
+            f"{url!r} is not an object store URL durabench writes to ({known}); unset it to "
+            "keep results in $DURABENCH_HOME/runs"
+        )
+    if "@" in parts.netloc or parts.password or parts.query:
+        raise ValueError(
+            f"{parts.scheme}:// URL carries credentials or options; give s3://bucket/prefix "
+            f"and {_CREDENTIALS} (AWS_ENDPOINT_URL for a store other than AWS)"
+        )
+    if not parts.netloc:
+        raise ValueError(f"{url!r} names no bucket; give {parts.scheme}://bucket/prefix")
+    return url
+
+
+class ObjectStore(ResultStore):
+    """Every host's results in one bucket; each process keeps a local copy of what it uses."""
+
+    def __init__(self, url: str) -> None:
+        check_results_url(url)
+        parts = urlsplit(url)
+        self._url = url
+        self.bucket = parts.netloc
+        self.root = f"{parts.netloc}/{parts.path.strip('/')}".rstrip("/")
+        self.fs = _filesystem(parts.scheme)
+
+    @property
+    def url(self) -> str:
+        """The URL as given (it holds no credentials: :func:`check_results_url`)."""
+        return self._url
+
+    def check(self) -> None:
+        """List the bucket, then write and remove a probe under the prefix.
+
+        Raises:
+            ConfigError: no bucket, no credentials, no access, or no store at the endpoint.
+        """
+        probe = f"{self.root}/.durabench-check-{os.getpid()}"
+        try:
+            with self._mapped("check"):
+                self.fs.ls(self.bucket)
+                self.fs.pipe_file(probe, b"durabench can write here\n")
+                self.fs.rm_file(probe)
+        except ResultStoreError as exc:
+            raise ConfigError(str(exc)) from exc.__cause__
+
+    def pull(self, paths: RunPaths, *wanted: Path) -> None:
+        """Fetch the objects at ``wanted`` (all if none) the local copy lacks or holds changed."""
+        for top in wanted or (paths.root,):
+            base = self._key(paths, top.relative_to(paths.root).as_posix())
+            with self._mapped(f"read {base}"):
+                for key, info in self.fs.find(base, detail=True).items():
+                    if info.get("type") != "file":
+                        continue
+                    local = self._local(paths, key)
+                    if not _same(local, info):
+                        _download(self.fs, key, local, info)
+
+    def pull_index(self, runs_dir: Path) -> None:
+        """Fetch each run's plan and attempt results the local copy lacks or holds changed."""
+        with self._mapped(f"read {self.root}"):
+            for key, info in self.fs.find(self.root, detail=True).items():
+                run_id = _indexed(key.removeprefix(self.root + "/"))
+                if run_id is None or info.get("type") != "file":
+                    continue
+                try:
+                    paths = RunPaths.for_run(runs_dir, run_id)
+                except ConfigError:
+                    continue  # not a run's directory: nothing durabench wrote
+                local = self._local(paths, key)
+                if not _same(local, info):
+                    _download(self.fs, key, local, info)
+
+    def push(self, paths: RunPaths, *written: Path) -> None:
+        """Send the files at ``written`` (all if none) that the store lacks or holds changed."""
+        for top in written or (paths.root,):
+            base = self._key(paths, top.relative_to(paths.root).as_posix())
+            with self._mapped(f"write {base}"):
+                held = self.fs.find(base, detail=True) if top.exists() else {}
+                for local in _files(top):
+                    key = self._key(paths, local.relative_to(paths.root).as_posix())
+                    if not _same(local, held.get(key)):
+                        self._upload(local, key)
+
+    def _upload(self, local: Path, key: str) -> None:
+        try:
+            self.fs.put_file(str(local), key)
+        except FileNotFoundError:
+            if local.exists():
+                raise
+            return  # a temporary file replaced while listing: its final name is sent
+        _set_mtime(local, self.fs.info(key))
+
+    def _key(self, paths: RunPaths, relative: str) -> str:
+        key = f"{self.root}/{paths.root.name}"
+        return f"{key}/{relative}" if relative and relative != "." else key
+
+    def _local(self, paths: RunPaths, key: str) -> Path:
+        """The local path of ``key``: inside the run's directory, or refused."""
+        relative = key.removeprefix(self._key(paths, "") + "/")
+        local = paths.root / relative
+        if relative == key or not local.resolve().is_relative_to(paths.root.resolve()):
+            raise ResultStoreError(
+                f"object {key} in {self.url} would be written outside {paths.root}; remove it "
+                "from the store"
+            )
+        return local
+
+    @contextmanager
+    def _mapped(self, doing: str) -> Iterator[None]:
+        """Translate the store's errors into ones that say what to do."""
+        try:
+            yield
+        except NoCredentialsError as exc:
+            raise ResultStoreError(
+                f"no credentials for {self.url} ({doing}): {_CREDENTIALS}"
+            ) from exc
+        except FileNotFoundError as exc:
+            raise ResultStoreError(
+                f"{self.url} ({doing}): {exc}. Create the bucket {self.bucket!r} (e.g. `aws "
+                f"s3 mb s3://{self.bucket}`) or fix DURABENCH_RESULTS_URL"
+            ) from exc
+        except PermissionError as exc:
+            raise ResultStoreError(
+                f"{self.url} refused access ({doing}): {exc}. The credentials need to list, "
+                f"read, write and delete under it; or {_CREDENTIALS} for ones that may"
+            ) from exc
+        except (BotoCoreError, OSError) as exc:
+            endpoint = os.environ.get("AWS_ENDPOINT_URL", "AWS's own")
+            raise ResultStoreError(
+                f"cannot reach the object store of {self.url} ({doing}) at endpoint "
+                f"{endpoint}: {exc}. Start it, or set AWS_ENDPOINT_URL to where it listens"
+            ) from exc
+
+
+_FILESYSTEMS: dict[tuple[str, ...], Any] = {}
+"""Filesystems made in this process, kept for its life: one dropped would close its
+session from whatever event loop runs when it is collected (a workflow's, in a worker)."""
+
+
+def _filesystem(scheme: str) -> Any:
+    """This process's filesystem for ``scheme`` under the AWS variables as they are now.
+
+    No listing cache: other hosts write to the same prefix.
+    """
+    key = (scheme, *sorted(f"{k}={v}" for k, v in os.environ.items() if k.startswith("AWS_")))
+    if key not in _FILESYSTEMS:
+        _FILESYSTEMS[key] = fsspec.filesystem(
+            scheme, skip_instance_cache=True, use_listings_cache=False
+        )
+    return _FILESYSTEMS[key]
+
+
+def _files(top: Path) -> Iterator[Path]:
+    """The files at ``top``: itself if a file, else every file below it."""
+    if top.is_file():
+        yield top
+    elif top.is_dir():
+        yield from sorted(p for p in top.rglob("*") if p.is_file() and not p.is_symlink())
+
+
+def _indexed(relative: str) -> str | None:
+    """The run id of a ``<run>/plan.json`` or attempt ``result.json`` key, else ``None``."""
+    parts = relative.split("/")
+    if len(parts) == 2 and parts[1] == "plan.json":
+        return parts[0]
+    if (
+        len(parts) == 6
+        and parts[1] == "tasks"
+        and parts[4].startswith("attempt-")
+        and parts[5] == "result.json"
+    ):
+        return parts[0]
+    return None
+
+
+def _modified(info: dict[str, Any]) -> float | None:
+    when = info.get("LastModified")
+    return when.timestamp() if isinstance(when, datetime) else None
+
+
+def _same(local: Path, info: dict[str, Any] | None) -> bool:
+    """Whether ``local`` and the object of ``info`` hold the same file (see the module)."""
+    if info is None or not local.is_file():
+        return False
+    stat = local.stat()
+    modified = _modified(info)
+    return (
+        modified is not None
+        and stat.st_size == info.get("size")
+        and int(stat.st_mtime) == int(modified)
+    )
+
+
+def _set_mtime(local: Path, info: dict[str, Any]) -> None:
+    modified = _modified(info)
+    if modified is not None:
+        os.utime(local, (modified, modified))
+
+
+def _download(fs: Any, key: str, local: Path, info: dict[str, Any]) -> None:
+    """Fetch ``key`` to ``local`` atomically: a reader never sees half a file."""
+    local.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=local.parent, prefix=f".{local.name}.")
+    os.close(fd)
+    try:
+        fs.get_file(key, tmp)
+        _set_mtime(Path(tmp), info)
+        os.replace(tmp, local)
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)

@@ -1,0 +1,50 @@
+"""A real S3-compatible server on loopback for tests: moto's server mode, in a thread.
+
+The results store reaches it the way it reaches any store, through the standard AWS
+variables (``AWS_ENDPOINT_URL`` and dummy keys), which :func:`s3_env` sets.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+import pytest
+from moto.server import ThreadedMotoServer
+
+__all__ = ["new_bucket", "s3_env", "s3_server"]
+
+
+@contextmanager
+def s3_server() -> Iterator[str]:
+    """A moto S3 server on 127.0.0.1 and a free port, for as long as the block; its URL."""
+    server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
+    server.start()
+    try:
+        host, port = server.get_host_and_port()
+        yield f"http://{host}:{port}"
+    finally:
+        server.stop()
+
+
+def s3_env(monkeypatch: pytest.MonkeyPatch, endpoint: str) -> dict[str, str]:
+    """Point botocore in this process at ``endpoint``; the variables, for child processes."""
+    env = {
+        "AWS_ENDPOINT_URL": endpoint,
+        "AWS_ACCESS_KEY_ID": "test",
+        "AWS_SECRET_ACCESS_KEY": "test",
+        "AWS_DEFAULT_REGION": "us-east-1",
+        "AWS_EC2_METADATA_DISABLED": "true",  # no credential lookups off loopback
+        "AWS_SHARED_CREDENTIALS_FILE": "/nonexistent",
+        "AWS_CONFIG_FILE": "/nonexistent",
+    }
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    monkeypatch.delenv("AWS_PROFILE", raising=False)
+    return env
+
+
+def new_bucket() -> str:
+    """A fresh bucket name."""
+    return f"durabench-{uuid.uuid4().hex[:12]}"
