@@ -68,12 +68,11 @@ class AccountPoolWorkflow:
         # Here, not in run: an update may arrive in the same task as the start.
         self.pool = Pool(state)
         self.updates = 0
-        self.count_updates = False
 
     @workflow.run
     async def run(self, state: PoolState) -> None:
         """Reclaim leases of vanished holders now and then; continue as new when long."""
-        self.count_updates = workflow.patched(UPDATE_COUNT)
+        workflow.deprecate_patch(UPDATE_COUNT)
         while not self._history_long():
             try:
                 await workflow.wait_condition(
@@ -92,7 +91,7 @@ class AccountPoolWorkflow:
     def _history_long(self) -> bool:
         info = workflow.info()
         limit = self.pool.state.max_history_events
-        if self.count_updates and self.updates >= self.pool.state.max_updates:
+        if self.updates >= self.pool.state.max_updates:
             return True
         return info.is_continue_as_new_suggested() or info.get_current_history_length() >= limit
 

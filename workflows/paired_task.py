@@ -128,10 +128,8 @@ class PairedTaskWorkflow:
         """Run every arm to a non-infra end or to the end of its retries."""
         self._task_id = pair.task.task_id
         self._set_paused(pair.paused, pair.control_seq)  # a newer signal may have come first
-        if workflow.patched(ARMS_SETTLE):
-            arms = await self._settled_arms(pair)
-        else:
-            arms = await self._arms_until_first_failure(pair)
+        workflow.deprecate_patch(ARMS_SETTLE)
+        arms = await self._settled_arms(pair)
         exhausted = [arm[-1] for arm in arms if arm[-1].infra]
         await self._tell_run(
             PairDone(
@@ -178,18 +176,6 @@ class PairedTaskWorkflow:
         )
         raise failures[0]
 
-    async def _arms_until_first_failure(self, pair: PairInput) -> list[list[AttemptResult]]:
-        """The path of histories from before ``pair-arms-settle``."""
-        # The run waits for this signal: it is sent however the pair ends.
-        done = PairDone(task_id=pair.task.task_id, by_class={}, excluded=True)
-        try:
-            return list(await asyncio.gather(*(self._arm(pair, lane) for lane in pair.lanes)))
-        except (Exception, asyncio.CancelledError) as err:  # not eviction: that must pass
-            if _cancelled(err):  # the arms tore their containers down before this
-                done = PairDone(task_id=pair.task.task_id, by_class={}, cancelled=True)
-            await self._tell_run(done)
-            raise
-
     async def _tell_run(self, done: PairDone) -> None:
         """Signal the run (whichever of its workflow runs is current) that this pair ended."""
         parent = workflow.info().parent
@@ -215,7 +201,8 @@ class PairedTaskWorkflow:
                 budget_tokens=pair.budget_tokens,
             )
             self._set_arm(ArmProgress(lane=lane, attempt=attempt, state="running"))
-            if pair.accounts and workflow.patched("account-pool"):
+            if pair.accounts:
+                workflow.deprecate_patch("account-pool")
                 results.append(await self._attempt_on_account(ref, pair.lease_poll_sec))
             else:
                 results.append(await self._attempt(ref))
@@ -290,7 +277,8 @@ class PairedTaskWorkflow:
                 retry_policy=POOL_RETRY,
                 summary=f"lease an account · {label}",
             )
-            if grant.busy and grant.lease is None and workflow.patched(BUSY_IN_ACTIVITY):
+            if grant.busy and grant.lease is None:
+                workflow.deprecate_patch(BUSY_IN_ACTIVITY)
                 grant = await self._await_lease(ref, req, poll_sec, grant.why, label)
             if grant.lease is not None:
                 return grant.lease
@@ -378,8 +366,8 @@ class PairedTaskWorkflow:
             result is not None
             and result.exit_class == "infra_rate_limit"
             and result.cap_resets_at is not None
-            and workflow.patched("cool-rate-limited-accounts")
         ):
+            workflow.deprecate_patch("cool-rate-limited-accounts")
             capped, cool_until = True, result.cap_resets_at
         req = ReleaseRequest(
             lease_id=lease.lease_id,
@@ -412,8 +400,9 @@ class PairedTaskWorkflow:
             )
         except ChildWorkflowError as err:
             if isinstance(err.cause, CancelledError):
-                if workflow.cancellation_reason() is not None or not workflow.patched(HAND_CANCEL):
+                if workflow.cancellation_reason() is not None:
                     raise  # the run is being cancelled: no new attempt
+                workflow.deprecate_patch(HAND_CANCEL)
                 reason = "the attempt was cancelled on its own (by an operator); its pair goes on"
                 return await record_attempt(ref, exit_class="infra_other", reason=reason)
             return await record_attempt(
