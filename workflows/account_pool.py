@@ -43,10 +43,6 @@ with workflow.unsafe.imports_passed_through():
 
 __all__ = ["AccountPoolWorkflow", "pool_workflow_id", "vanished"]
 
-UPDATE_COUNT = "pool-continue-as-new-by-updates"
-"""Patch: the pool continues as new after ``max_updates`` updates too (before it, only
-by history length or when the server suggested it)."""
-
 
 async def vanished(holders: tuple[tuple[str, str], ...], summary: str) -> list[tuple[str, str]]:
     """Which of ``(workflow id, run id)`` no longer run (run id ``""``: the latest run)."""
@@ -72,7 +68,6 @@ class AccountPoolWorkflow:
     @workflow.run
     async def run(self, state: PoolState) -> None:
         """Reclaim leases of vanished holders now and then; continue as new when long."""
-        workflow.deprecate_patch(UPDATE_COUNT)
         while not self._history_long():
             try:
                 await workflow.wait_condition(

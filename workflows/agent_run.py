@@ -64,15 +64,6 @@ T = TypeVar("T")
 
 _SLACK = timedelta(minutes=5)
 
-WAIT_CANCEL = "container-phases-wait-for-cancel"
-"""Patch: a cancelled container phase is waited for until it has ended (its work undone)
-before collect and teardown run (before it, TRY_CANCEL went on at once, and a container
-still being made appeared after its teardown)."""
-
-OUTCOME_ATTRIBUTES = "attempt-outcome-attributes"
-"""Patch: a recorded attempt sets its exit class and reward search attributes (before it,
-an attempt's workflow carried none)."""
-
 
 def host_lost(err: ActivityError) -> bool:
     """Whether no worker took the activity from its host queue in time: the host is gone."""
@@ -143,8 +134,6 @@ class AgentRunWorkflow:
     @workflow.run
     async def run(self, ref: AttemptRef) -> AttemptResult:
         """Run the phases; always collect and tear the container down; record the result."""
-        workflow.deprecate_patch(WAIT_CANCEL)
-        workflow.deprecate_patch("host-failover")
         return await self._run_placed(ref)
 
     async def _claim(self, ref: AttemptRef) -> HostClaim:
@@ -249,7 +238,6 @@ class AgentRunWorkflow:
     async def _finish(self, ref: AttemptRef, result: AttemptResult) -> AttemptResult:
         """Record the attempt, then have the service grade it if one does."""
         await save_result(ref, result)
-        workflow.deprecate_patch(OUTCOME_ATTRIBUTES)
         workflow.upsert_search_attributes(for_result(result))
         if ref.service is not None:
             await self._grade(ref, ref.service)
@@ -354,7 +342,7 @@ class AgentRunWorkflow:
             workflow.logger.error("container %s was not removed: %s", ref.container_name, err.cause)
 
     def _host(self) -> str:
-        """The host the attempt runs on (its queue on the pinned path, which names none)."""
+        """The host the attempt runs on (its queue until a claim names it)."""
         return self.hosts[-1] if self.hosts else self.host_queue
 
     def _timings(self) -> tuple[PhaseTiming, ...]:

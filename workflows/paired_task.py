@@ -49,24 +49,8 @@ with workflow.unsafe.imports_passed_through():
 __all__ = ["PairedTaskWorkflow", "attempt_workflow_id", "pair_workflow_id"]
 
 
-ARMS_SETTLE = "pair-arms-settle"
-"""Patch: the pair waits for both arms to end, whatever one of them does, before it tells
-the run (before it, the first arm to fail or be cancelled ended the pair at once: it
-reported cancelled while the other lane was still being torn down, and its failure
-cancelled the other arm's session)."""
-
-
-BUSY_IN_ACTIVITY = "busy-wait-in-activity"
-"""Patch: while every slot is in use, an arm asks the pool from one heartbeating
-``await_lease`` activity (before it, on a durable timer per ask: its history grew by a
-dozen events for every ask)."""
-
 BUSY_WAIT = timedelta(hours=1)
 """How long one ``await_lease`` asks before it answers busy (the arm then looks again)."""
-
-HAND_CANCEL = "attempt-cancelled-by-hand"
-"""Patch: an attempt cancelled on its own (not with its pair) is recorded ``infra_other``
-and the pair goes on (before it, the pair ended as if cancelled, without a trace)."""
 
 
 def pair_workflow_id(run_id: str, task_id: str) -> str:
@@ -128,7 +112,6 @@ class PairedTaskWorkflow:
         """Run every arm to a non-infra end or to the end of its retries."""
         self._task_id = pair.task.task_id
         self._set_paused(pair.paused, pair.control_seq)  # a newer signal may have come first
-        workflow.deprecate_patch(ARMS_SETTLE)
         arms = await self._settled_arms(pair)
         exhausted = [arm[-1] for arm in arms if arm[-1].infra]
         await self._tell_run(
@@ -202,7 +185,6 @@ class PairedTaskWorkflow:
             )
             self._set_arm(ArmProgress(lane=lane, attempt=attempt, state="running"))
             if pair.accounts:
-                workflow.deprecate_patch("account-pool")
                 results.append(await self._attempt_on_account(ref, pair.lease_poll_sec))
             else:
                 results.append(await self._attempt(ref))
@@ -278,7 +260,6 @@ class PairedTaskWorkflow:
                 summary=f"lease an account · {label}",
             )
             if grant.busy and grant.lease is None:
-                workflow.deprecate_patch(BUSY_IN_ACTIVITY)
                 grant = await self._await_lease(ref, req, poll_sec, grant.why, label)
             if grant.lease is not None:
                 return grant.lease
@@ -367,7 +348,6 @@ class PairedTaskWorkflow:
             and result.exit_class == "infra_rate_limit"
             and result.cap_resets_at is not None
         ):
-            workflow.deprecate_patch("cool-rate-limited-accounts")
             capped, cool_until = True, result.cap_resets_at
         req = ReleaseRequest(
             lease_id=lease.lease_id,
@@ -402,7 +382,6 @@ class PairedTaskWorkflow:
             if isinstance(err.cause, CancelledError):
                 if workflow.cancellation_reason() is not None:
                     raise  # the run is being cancelled: no new attempt
-                workflow.deprecate_patch(HAND_CANCEL)
                 reason = "the attempt was cancelled on its own (by an operator); its pair goes on"
                 return await record_attempt(ref, exit_class="infra_other", reason=reason)
             return await record_attempt(

@@ -42,19 +42,10 @@ with workflow.unsafe.imports_passed_through():
     )
     from durabench.planning.approval import approval_mismatches
     from workflows.pair_control import cancel_pairs, service_scores, tell_pairs
-    from workflows.pair_ends import PAIR_ENDS, watch_carried, watch_child
+    from workflows.pair_ends import watch_carried, watch_child
     from workflows.paired_task import PairedTaskWorkflow, pair_workflow_id
     from workflows.policies import RETRY, SHORT
     from workflows.run_details import current_details, ended_by, page_summary, plan_summary
-    from workflows.run_patches import (
-        APPROVAL_TIMEOUT,
-        APPROVED_WITH_REQUEST,
-        BATCHED_STARTS,
-        CANCEL_ON_REQUEST,
-        CONTROL_AFTER_START,
-        PLAN_ATTRIBUTES,
-        STATUS_AT_END,
-    )
     from workflows.search_attributes import RUN_STATUS, for_plan
 
 __all__ = ["PAGE_SIZE", "SuiteRunWorkflow", "run_workflow_id"]
@@ -261,7 +252,6 @@ class SuiteRunWorkflow:
         try:
             return await self._run(data)
         except (Exception, asyncio.CancelledError) as err:  # not eviction, not continue-as-new
-            workflow.deprecate_patch(STATUS_AT_END)
             cancelled = isinstance(err, asyncio.CancelledError)
             cancelled |= workflow.cancellation_reason() is not None
             self._note = "the run was cancelled" if cancelled else ended_by(err)
@@ -271,7 +261,6 @@ class SuiteRunWorkflow:
     async def _run(self, data: SuiteRunInput) -> RunOutcome:
         request = data.request
         start = self._start
-        workflow.deprecate_patch(PAIR_ENDS)
         if data.carried is None:
             rejected = await self._plan_and_approve(data)
             if rejected is not None:
@@ -309,10 +298,7 @@ class SuiteRunWorkflow:
         """
         if isinstance(err, asyncio.CancelledError):
             return True
-        requested = workflow.cancellation_reason() is not None
-        if requested:
-            workflow.deprecate_patch(CANCEL_ON_REQUEST)
-        return requested
+        return workflow.cancellation_reason() is not None
 
     async def _plan_and_approve(self, data: SuiteRunInput) -> RunOutcome | None:
         request = data.request
@@ -323,15 +309,12 @@ class SuiteRunWorkflow:
             retry_policy=RETRY,
             summary=plan_summary(request),
         )
-        workflow.deprecate_patch(PLAN_ATTRIBUTES)
         workflow.upsert_search_attributes(for_plan(self._plan))
         self._deadline = workflow.now() + timedelta(seconds=request.approval_timeout_sec)
         self._set_phase("awaiting_approval")
         if request.approved_by is not None:
-            workflow.deprecate_patch(APPROVED_WITH_REQUEST)
             self.approve(Approval(approver=request.approved_by))
         decided = lambda: self._approval is not None or self._rejection is not None  # noqa: E731
-        workflow.deprecate_patch(APPROVAL_TIMEOUT)
         timeout = timedelta(seconds=request.approval_timeout_sec)
         try:
             await workflow.wait_condition(
@@ -394,7 +377,6 @@ class SuiteRunWorkflow:
         plan = self._plan
         if plan is None:
             raise RuntimeError("no plan")
-        workflow.deprecate_patch(BATCHED_STARTS)
         req, index, started = plan.request, start, 0
         while index < plan.task_count:
             page = await workflow.execute_activity_method(
@@ -452,7 +434,6 @@ class SuiteRunWorkflow:
         self._watchers.append(asyncio.create_task(watch))
         seq = self._control_seq
         if seq != pair.control_seq:
-            workflow.deprecate_patch(CONTROL_AFTER_START)
             await handle.signal("pause" if self._paused else "resume", seq)
 
     async def _report(self) -> RunOutcome:
