@@ -177,12 +177,6 @@ class SandboxActivities:
             limits=self._limits,
         )
 
-    @activity.defn(name="get_host_queue")
-    @scrubbed
-    async def get_host_queue(self) -> str:
-        """This worker's own task queue (attempts from before ``claim_host``)."""
-        return self.host_queue
-
     @activity.defn(name="claim_host")
     @scrubbed
     async def claim_host(self, ref: AttemptRef) -> HostClaim:

@@ -75,7 +75,6 @@ def build_workers(
             plan.record_run,
             results.record_attempt,
             results.write_report,
-            sandbox.get_host_queue,
             sandbox.claim_host,
             service.evaluate_attempt,
             service.score_run,

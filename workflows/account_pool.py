@@ -43,10 +43,6 @@ with workflow.unsafe.imports_passed_through():
 
 __all__ = ["AccountPoolWorkflow", "pool_workflow_id", "vanished"]
 
-UPDATE_COUNT = "pool-continue-as-new-by-updates"
-"""Patch: the pool continues as new after ``max_updates`` updates too (before it, only
-by history length or when the server suggested it)."""
-
 
 async def vanished(holders: tuple[tuple[str, str], ...], summary: str) -> list[tuple[str, str]]:
     """Which of ``(workflow id, run id)`` no longer run (run id ``""``: the latest run)."""
@@ -68,12 +64,10 @@ class AccountPoolWorkflow:
         # Here, not in run: an update may arrive in the same task as the start.
         self.pool = Pool(state)
         self.updates = 0
-        self.count_updates = False
 
     @workflow.run
     async def run(self, state: PoolState) -> None:
         """Reclaim leases of vanished holders now and then; continue as new when long."""
-        self.count_updates = workflow.patched(UPDATE_COUNT)
         while not self._history_long():
             try:
                 await workflow.wait_condition(
@@ -92,7 +86,7 @@ class AccountPoolWorkflow:
     def _history_long(self) -> bool:
         info = workflow.info()
         limit = self.pool.state.max_history_events
-        if self.count_updates and self.updates >= self.pool.state.max_updates:
+        if self.updates >= self.pool.state.max_updates:
             return True
         return info.is_continue_as_new_suggested() or info.get_current_history_length() >= limit
 

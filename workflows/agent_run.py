@@ -11,8 +11,6 @@ and, on another host, starts over in a fresh container; the hosts it used are re
 A failed phase ends the attempt with an exit class (``infra_other`` for the pipeline's own
 failures) rather than failing the workflow: the pair decides whether to try again.
 
-Histories from before ``host-failover`` replay the pinned path (``get_host_queue``, no
-schedule-to-start timeout).
 """
 
 from __future__ import annotations
@@ -66,15 +64,6 @@ T = TypeVar("T")
 
 _SLACK = timedelta(minutes=5)
 
-WAIT_CANCEL = "container-phases-wait-for-cancel"
-"""Patch: a cancelled container phase is waited for until it has ended (its work undone)
-before collect and teardown run (before it, TRY_CANCEL went on at once, and a container
-still being made appeared after its teardown)."""
-
-OUTCOME_ATTRIBUTES = "attempt-outcome-attributes"
-"""Patch: a recorded attempt sets its exit class and reward search attributes (before it,
-an attempt's workflow carried none)."""
-
 
 def host_lost(err: ActivityError) -> bool:
     """Whether no worker took the activity from its host queue in time: the host is gone."""
@@ -102,7 +91,6 @@ class AgentRunWorkflow:
         self.left_behind: list[workflow.ActivityHandle[None]] = []
         self.current_placement = 0
         self.losses = 0
-        self.wait_cancel = False
 
     @workflow.query
     def placement(self) -> int:
@@ -135,9 +123,7 @@ class AgentRunWorkflow:
                 schedule_to_close_timeout=bound,
                 heartbeat_timeout=HEARTBEAT,
                 retry_policy=retry,
-                cancellation_type=ActivityCancellationType.WAIT_CANCELLATION_COMPLETED
-                if self.wait_cancel
-                else ActivityCancellationType.TRY_CANCEL,
+                cancellation_type=ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
                 summary=f"{_label(ref)} · {detail}",
             )
         finally:
@@ -148,10 +134,7 @@ class AgentRunWorkflow:
     @workflow.run
     async def run(self, ref: AttemptRef) -> AttemptResult:
         """Run the phases; always collect and tear the container down; record the result."""
-        self.wait_cancel = workflow.patched(WAIT_CANCEL)
-        if workflow.patched("host-failover"):
-            return await self._run_placed(ref)
-        return await self._run_pinned(ref)
+        return await self._run_placed(ref)
 
     async def _claim(self, ref: AttemptRef) -> HostClaim:
         claim = await workflow.execute_activity_method(
@@ -252,32 +235,10 @@ class AgentRunWorkflow:
         )
         so_far.judged = await self._agent_verify_classify(ref)
 
-    async def _run_pinned(self, ref: AttemptRef) -> AttemptResult:
-        """The path of histories from before host failover: one host, no moving."""
-        self.host_queue = await workflow.execute_activity_method(
-            SandboxActivities.get_host_queue,
-            start_to_close_timeout=SHORT,
-            retry_policy=RETRY,
-            summary=f"{_label(ref)} · this worker's host",
-        )
-        so_far = AttemptSoFar()
-        try:
-            await self._phases(ref, so_far)
-        except ActivityError as err:
-            if isinstance(err.cause, CancelledError):
-                raise  # the run is being cancelled: clean up, record nothing
-            so_far.failure = failure_reason(err)
-        finally:
-            if so_far.image is not None:  # the image is prepared: a container may exist
-                await self._collect(ref)
-                await self._teardown(ref)
-        return await self._finish(ref, so_far.result(ref, self._timings()))
-
     async def _finish(self, ref: AttemptRef, result: AttemptResult) -> AttemptResult:
         """Record the attempt, then have the service grade it if one does."""
         await save_result(ref, result)
-        if workflow.patched(OUTCOME_ATTRIBUTES):
-            workflow.upsert_search_attributes(for_result(result))
+        workflow.upsert_search_attributes(for_result(result))
         if ref.service is not None:
             await self._grade(ref, ref.service)
         return result
@@ -381,7 +342,7 @@ class AgentRunWorkflow:
             workflow.logger.error("container %s was not removed: %s", ref.container_name, err.cause)
 
     def _host(self) -> str:
-        """The host the attempt runs on (its queue on the pinned path, which names none)."""
+        """The host the attempt runs on (its queue until a claim names it)."""
         return self.hosts[-1] if self.hosts else self.host_queue
 
     def _timings(self) -> tuple[PhaseTiming, ...]:

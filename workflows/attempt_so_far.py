@@ -123,14 +123,10 @@ class AttemptSoFar:
         self,
         ref: AttemptRef,
         timings: tuple[PhaseTiming, ...],
-        hosts: list[str] | None = None,
+        hosts: list[str],
         collected_cut: tuple[str, ...] = (),
     ) -> AttemptResult:
-        """The attempt's result, with its phases' timings and what collecting left out.
-
-        ``hosts``: the hosts it ran on (``None`` on the pinned path, which names none).
-        """
+        """The attempt's result: its phases' timings, its hosts, what collecting left out."""
         fields = self.fields(collected_cut)
-        if hosts is not None:
-            fields["hosts"] = tuple(hosts)
+        fields["hosts"] = tuple(hosts)
         return attempt_result(ref, timings=timings, **fields)

@@ -21,11 +21,7 @@ with workflow.unsafe.imports_passed_through():
     from workflows.account_pool import vanished
     from workflows.paired_task import pair_workflow_id
 
-__all__ = ["PAIR_ENDS", "watch_carried", "watch_child"]
-
-PAIR_ENDS = "pair-ends-noticed"
-"""Patch: the run notices pairs that end without ``pair_done`` (before it, it waited for
-their signal forever)."""
+__all__ = ["watch_carried", "watch_child"]
 
 Ended = Callable[[str, str], None]
 

@@ -49,24 +49,8 @@ with workflow.unsafe.imports_passed_through():
 __all__ = ["PairedTaskWorkflow", "attempt_workflow_id", "pair_workflow_id"]
 
 
-ARMS_SETTLE = "pair-arms-settle"
-"""Patch: the pair waits for both arms to end, whatever one of them does, before it tells
-the run (before it, the first arm to fail or be cancelled ended the pair at once: it
-reported cancelled while the other lane was still being torn down, and its failure
-cancelled the other arm's session)."""
-
-
-BUSY_IN_ACTIVITY = "busy-wait-in-activity"
-"""Patch: while every slot is in use, an arm asks the pool from one heartbeating
-``await_lease`` activity (before it, on a durable timer per ask: its history grew by a
-dozen events for every ask)."""
-
 BUSY_WAIT = timedelta(hours=1)
 """How long one ``await_lease`` asks before it answers busy (the arm then looks again)."""
-
-HAND_CANCEL = "attempt-cancelled-by-hand"
-"""Patch: an attempt cancelled on its own (not with its pair) is recorded ``infra_other``
-and the pair goes on (before it, the pair ended as if cancelled, without a trace)."""
 
 
 def pair_workflow_id(run_id: str, task_id: str) -> str:
@@ -128,10 +112,7 @@ class PairedTaskWorkflow:
         """Run every arm to a non-infra end or to the end of its retries."""
         self._task_id = pair.task.task_id
         self._set_paused(pair.paused, pair.control_seq)  # a newer signal may have come first
-        if workflow.patched(ARMS_SETTLE):
-            arms = await self._settled_arms(pair)
-        else:
-            arms = await self._arms_until_first_failure(pair)
+        arms = await self._settled_arms(pair)
         exhausted = [arm[-1] for arm in arms if arm[-1].infra]
         await self._tell_run(
             PairDone(
@@ -178,18 +159,6 @@ class PairedTaskWorkflow:
         )
         raise failures[0]
 
-    async def _arms_until_first_failure(self, pair: PairInput) -> list[list[AttemptResult]]:
-        """The path of histories from before ``pair-arms-settle``."""
-        # The run waits for this signal: it is sent however the pair ends.
-        done = PairDone(task_id=pair.task.task_id, by_class={}, excluded=True)
-        try:
-            return list(await asyncio.gather(*(self._arm(pair, lane) for lane in pair.lanes)))
-        except (Exception, asyncio.CancelledError) as err:  # not eviction: that must pass
-            if _cancelled(err):  # the arms tore their containers down before this
-                done = PairDone(task_id=pair.task.task_id, by_class={}, cancelled=True)
-            await self._tell_run(done)
-            raise
-
     async def _tell_run(self, done: PairDone) -> None:
         """Signal the run (whichever of its workflow runs is current) that this pair ended."""
         parent = workflow.info().parent
@@ -215,7 +184,7 @@ class PairedTaskWorkflow:
                 budget_tokens=pair.budget_tokens,
             )
             self._set_arm(ArmProgress(lane=lane, attempt=attempt, state="running"))
-            if pair.accounts and workflow.patched("account-pool"):
+            if pair.accounts:
                 results.append(await self._attempt_on_account(ref, pair.lease_poll_sec))
             else:
                 results.append(await self._attempt(ref))
@@ -290,7 +259,7 @@ class PairedTaskWorkflow:
                 retry_policy=POOL_RETRY,
                 summary=f"lease an account · {label}",
             )
-            if grant.busy and grant.lease is None and workflow.patched(BUSY_IN_ACTIVITY):
+            if grant.busy and grant.lease is None:
                 grant = await self._await_lease(ref, req, poll_sec, grant.why, label)
             if grant.lease is not None:
                 return grant.lease
@@ -378,7 +347,6 @@ class PairedTaskWorkflow:
             result is not None
             and result.exit_class == "infra_rate_limit"
             and result.cap_resets_at is not None
-            and workflow.patched("cool-rate-limited-accounts")
         ):
             capped, cool_until = True, result.cap_resets_at
         req = ReleaseRequest(
@@ -412,7 +380,7 @@ class PairedTaskWorkflow:
             )
         except ChildWorkflowError as err:
             if isinstance(err.cause, CancelledError):
-                if workflow.cancellation_reason() is not None or not workflow.patched(HAND_CANCEL):
+                if workflow.cancellation_reason() is not None:
                     raise  # the run is being cancelled: no new attempt
                 reason = "the attempt was cancelled on its own (by an operator); its pair goes on"
                 return await record_attempt(ref, exit_class="infra_other", reason=reason)

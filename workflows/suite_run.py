@@ -42,19 +42,10 @@ with workflow.unsafe.imports_passed_through():
     )
     from durabench.planning.approval import approval_mismatches
     from workflows.pair_control import cancel_pairs, service_scores, tell_pairs
-    from workflows.pair_ends import PAIR_ENDS, watch_carried, watch_child
+    from workflows.pair_ends import watch_carried, watch_child
     from workflows.paired_task import PairedTaskWorkflow, pair_workflow_id
     from workflows.policies import RETRY, SHORT
     from workflows.run_details import current_details, ended_by, page_summary, plan_summary
-    from workflows.run_patches import (
-        APPROVAL_TIMEOUT,
-        APPROVED_WITH_REQUEST,
-        BATCHED_STARTS,
-        CANCEL_ON_REQUEST,
-        CONTROL_AFTER_START,
-        PLAN_ATTRIBUTES,
-        STATUS_AT_END,
-    )
     from workflows.search_attributes import RUN_STATUS, for_plan
 
 __all__ = ["PAGE_SIZE", "SuiteRunWorkflow", "run_workflow_id"]
@@ -88,7 +79,6 @@ class SuiteRunWorkflow:
         self._parallel = data.request.parallel
         self._start = 0
         self._ended_abnormally: list[str] = []
-        self._watch_ends = False
         self._watchers: list[asyncio.Task[None]] = []
         self._note = ""  # who paused the run and why, or why it ended
         self._deadline: datetime | None = None
@@ -262,22 +252,20 @@ class SuiteRunWorkflow:
         try:
             return await self._run(data)
         except (Exception, asyncio.CancelledError) as err:  # not eviction, not continue-as-new
-            if workflow.patched(STATUS_AT_END):
-                cancelled = isinstance(err, asyncio.CancelledError)
-                cancelled |= workflow.cancellation_reason() is not None
-                self._note = "the run was cancelled" if cancelled else ended_by(err)
-                self._set_phase("cancelled" if cancelled else "failed")
+            cancelled = isinstance(err, asyncio.CancelledError)
+            cancelled |= workflow.cancellation_reason() is not None
+            self._note = "the run was cancelled" if cancelled else ended_by(err)
+            self._set_phase("cancelled" if cancelled else "failed")
             raise
 
     async def _run(self, data: SuiteRunInput) -> RunOutcome:
         request = data.request
         start = self._start
-        self._watch_ends = workflow.patched(PAIR_ENDS)
         if data.carried is None:
             rejected = await self._plan_and_approve(data)
             if rejected is not None:
                 return rejected
-        elif self._watch_ends:
+        else:
             carried = watch_carried(
                 self._run_id,
                 data.carried.in_flight,
@@ -310,8 +298,7 @@ class SuiteRunWorkflow:
         """
         if isinstance(err, asyncio.CancelledError):
             return True
-        requested = workflow.cancellation_reason() is not None
-        return requested and workflow.patched(CANCEL_ON_REQUEST)
+        return workflow.cancellation_reason() is not None
 
     async def _plan_and_approve(self, data: SuiteRunInput) -> RunOutcome | None:
         request = data.request
@@ -322,26 +309,22 @@ class SuiteRunWorkflow:
             retry_policy=RETRY,
             summary=plan_summary(request),
         )
-        if workflow.patched(PLAN_ATTRIBUTES):
-            workflow.upsert_search_attributes(for_plan(self._plan))
+        workflow.upsert_search_attributes(for_plan(self._plan))
         self._deadline = workflow.now() + timedelta(seconds=request.approval_timeout_sec)
         self._set_phase("awaiting_approval")
-        if request.approved_by is not None and workflow.patched(APPROVED_WITH_REQUEST):
+        if request.approved_by is not None:
             self.approve(Approval(approver=request.approved_by))
         decided = lambda: self._approval is not None or self._rejection is not None  # noqa: E731
-        if workflow.patched(APPROVAL_TIMEOUT):
-            timeout = timedelta(seconds=request.approval_timeout_sec)
-            try:
-                await workflow.wait_condition(
-                    decided, timeout=timeout, timeout_summary="approval deadline"
-                )
-            except TimeoutError:
-                reason = f"nobody approved the plan within {timeout}; plan the run again"
-                self._note = reason
-                self._set_phase("expired")
-                return RunOutcome(run_id=request.run_id, status="expired", reason=reason)
-        else:
-            await workflow.wait_condition(decided)
+        timeout = timedelta(seconds=request.approval_timeout_sec)
+        try:
+            await workflow.wait_condition(
+                decided, timeout=timeout, timeout_summary="approval deadline"
+            )
+        except TimeoutError:
+            reason = f"nobody approved the plan within {timeout}; plan the run again"
+            self._note = reason
+            self._set_phase("expired")
+            return RunOutcome(run_id=request.run_id, status="expired", reason=reason)
         if self._approval is None:
             rejection = self._rejection
             reason = rejection.reason if rejection else "rejected"
@@ -394,7 +377,6 @@ class SuiteRunWorkflow:
         plan = self._plan
         if plan is None:
             raise RuntimeError("no plan")
-        batched = workflow.patched(BATCHED_STARTS)
         req, index, started = plan.request, start, 0
         while index < plan.task_count:
             page = await workflow.execute_activity_method(
@@ -409,7 +391,7 @@ class SuiteRunWorkflow:
                 await workflow.wait_condition(
                     lambda: not self._paused and len(self._running) < self._parallel
                 )
-                room = self._parallel - len(self._running) if batched else 1
+                room = self._parallel - len(self._running)
                 batch = pending[: min(room, req.pairs_per_run - started)]
                 del pending[: len(batch)]
                 # Every free slot is filled in one workflow task: starting pairs one at a
@@ -448,11 +430,10 @@ class SuiteRunWorkflow:
             # Pairs outlive continue-as-new; cancelling the run cancels them explicitly.
             parent_close_policy=ParentClosePolicy.ABANDON,
         )
-        if self._watch_ends:
-            watch = watch_child(task.task_id, handle, self._pair_ended)
-            self._watchers.append(asyncio.create_task(watch))
+        watch = watch_child(task.task_id, handle, self._pair_ended)
+        self._watchers.append(asyncio.create_task(watch))
         seq = self._control_seq
-        if seq != pair.control_seq and workflow.patched(CONTROL_AFTER_START):
+        if seq != pair.control_seq:
             await handle.signal("pause" if self._paused else "resume", seq)
 
     async def _report(self) -> RunOutcome:

@@ -24,6 +24,7 @@ from pydantic_settings import (
     SettingsConfigDict,
 )
 
+from durabench.settings.results_url import check_results_url
 from durabench.settings.sources import (
     CONFIG_FILE,
     ENV_FILE,
@@ -193,8 +194,6 @@ class Settings(BaseSettings):
     @classmethod
     def _object_store_url(cls, url: str | None) -> str | None:
         """Only URLs of object stores durabench writes to, and none carrying credentials."""
-        from durabench.results.store.object_store import check_results_url
-
         return check_results_url(url) if url else url
 
     @field_validator("task_roots", mode="before")

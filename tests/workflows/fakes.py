@@ -181,10 +181,6 @@ class Recorder:
         async def record_run(data: RecordRunInput) -> None:
             rec.calls.append("record_run")
 
-        @activity.defn(name="get_host_queue")
-        async def get_host_queue() -> str:
-            return rec.queue
-
         @activity.defn(name="claim_host")
         async def claim_host(ref: AttemptRef) -> HostClaim:
             return HostClaim(host_id="fake-host", queue=rec.queue, host_timeout_sec=300.0)
@@ -299,7 +295,6 @@ class Recorder:
             plan_run,
             plan_page,
             record_run,
-            get_host_queue,
             claim_host,
             prepare_image,
             provision_sandbox,

@@ -10,11 +10,9 @@ compete for two ``claude-code`` accounts of 2 and 1 slots.
 from __future__ import annotations
 
 import asyncio
-import os
 import uuid
 from collections.abc import AsyncIterator
 from contextlib import AsyncExitStack, asynccontextmanager
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -37,7 +35,6 @@ from tests.workflows.harness import until
 from workflows import (
     WORKFLOWS,
     AccountPoolWorkflow,
-    PairedTaskWorkflow,
     SuiteRunWorkflow,
     pool_workflow_id,
     run_workflow_id,
@@ -150,21 +147,6 @@ async def _terminate(handle: WorkflowHandle[Any, Any]) -> None:
         pass
 
 
-async def _record_a_busy_wait(client: Client, run_id: str) -> None:
-    """With DURABENCH_RECORD_HISTORIES=DIR, keep a pair that waited for a busy account."""
-    record = os.environ.get("DURABENCH_RECORD_HISTORIES")  # how tests/histories got it
-    if not record:
-        return
-    async for wf in client.list_workflows(f'WorkflowType = "{PairedTaskWorkflow.__name__}"'):
-        if not wf.id.startswith(f"run/{run_id}/task/"):
-            continue
-        history = await client.get_workflow_handle(wf.id, run_id=wf.run_id).fetch_history()
-        timers = [e for e in history.events if e.HasField("timer_started_event_attributes")]
-        if any(b"wait for an account" in e.user_metadata.summary.data for e in timers):
-            Path(record, "paired_task_busy_account.json").write_text(history.to_json())
-            return
-
-
 async def test_two_workers_two_runs_never_exceed_an_accounts_slots(
     client: Client,
     temporal_address: str,
@@ -197,7 +179,6 @@ async def test_two_workers_two_runs_never_exceed_an_accounts_slots(
             plans = [await h.query(SuiteRunWorkflow.plan) for h in handles]
         run_ids = [o.run_id for o in outcomes]
         identities = await _activity_identities(client, run_ids)
-        await _record_a_busy_wait(client, run_ids[0])
     finally:
         await _terminate(pool)
 

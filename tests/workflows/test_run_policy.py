@@ -15,6 +15,7 @@ from starter.approve import approve_main
 from starter.control import pause_main, set_parallel_main
 from starter.resume import resume_main
 from tests.workflows.harness import Env, RunHandle, start_run, until
+from tests.workflows.recording import record
 from workflows import PairedTaskWorkflow, SuiteRunWorkflow, pair_workflow_id
 
 
@@ -131,6 +132,7 @@ async def test_pause_holds_an_arms_infra_retry_until_resume(env: Env) -> None:
         ("baseline", 2): "completed",
         ("sourcegraph_full", 1): "completed",
     }
+    await record(env.client, {"paired_task_paused_retry": pair_workflow_id(request.run_id, "t1")})
 
 
 def _classes(env: Env) -> dict[tuple[str, int], str]:

@@ -14,7 +14,8 @@ from durabench.models.suite_run import RunOutcome
 from starter.approve import approve_main, reject_main
 from tests.workflows.fakes import BUILD_FAILS, SLOW, VERIFY_FAILS
 from tests.workflows.harness import Env, start_run
-from workflows import SuiteRunWorkflow, run_workflow_id
+from tests.workflows.recording import record
+from workflows import SuiteRunWorkflow, attempt_workflow_id, pair_workflow_id, run_workflow_id
 
 
 async def _approved_run(env: Env, **request: Any) -> RunOutcome:
@@ -51,6 +52,13 @@ async def test_run_waits_for_approval_then_runs_every_pair(env: Env) -> None:
     final = await handle.query(SuiteRunWorkflow.progress)
     assert (final.phase, final.done, final.approved_by) == ("completed", 4, "ann")
     assert (final.by_class, final.excluded) == ({"completed": 8}, 0)
+    await record(
+        env.client,
+        {
+            "paired_task": pair_workflow_id(request.run_id, "t1"),
+            "agent_run": attempt_workflow_id(request.run_id, "t1", "sourcegraph_full", 1),
+        },
+    )
 
 
 async def test_reject_ends_the_run_before_anything_starts(env: Env) -> None:
@@ -108,6 +116,13 @@ async def test_infra_arms_are_retried_and_exhausted_pairs_excluded(env: Env) -> 
     progress = await handle.query(SuiteRunWorkflow.progress)
     assert progress.excluded == 1
     assert progress.by_class["infra_usage_cap"] == 3
+    await record(
+        env.client,
+        {
+            "paired_task_infra_retry": pair_workflow_id(outcome.run_id, "t-flaky"),
+            "agent_run_infra": attempt_workflow_id(outcome.run_id, "t-flaky", "baseline", 1),
+        },
+    )
 
 
 @pytest.mark.parametrize("env", [[SLOW]], indirect=True)
@@ -168,6 +183,9 @@ async def test_long_suites_continue_as_new_with_bounded_history(env: Env) -> Non
     for wf in runs:
         history = await env.client.get_workflow_handle(wf.id, run_id=wf.run_id).fetch_history()
         assert len(history.events) < 400
+    runs.sort(key=lambda wf: wf.start_time)
+    first, last = ((wf.id, wf.run_id) for wf in (runs[0], runs[-1]))
+    await record(env.client, {"suite_run_first": first, "suite_run_last": last})
 
 
 async def test_the_requested_agent_spec_reaches_every_attempt_whole(env: Env) -> None:

@@ -8,9 +8,7 @@ a summary on every activity and timer, and search attributes that stay true to t
 from __future__ import annotations
 
 import asyncio
-import os
 import uuid
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -27,6 +25,7 @@ from starter.control import pause_main
 from starter.run import main as run_main
 from tests.workflows.fakes import SLOW
 from tests.workflows.harness import Disk, Env, start_run, until
+from tests.workflows.recording import record
 from workflows import SuiteRunWorkflow, attempt_workflow_id, pair_workflow_id, run_workflow_id
 from workflows.search_attributes import (
     EXIT_CLASS,
@@ -49,14 +48,6 @@ async def current_details(handle: Handle) -> str:
 
 async def attribute(handle: Handle, key: SearchAttributeKey[Any]) -> Any:
     return (await handle.describe()).typed_search_attributes.get(key)
-
-
-async def record(client: Client, names: dict[str, str]) -> None:
-    """With DURABENCH_RECORD_HISTORIES=DIR, keep these histories (how tests/histories got them)."""
-    where = os.environ.get("DURABENCH_RECORD_HISTORIES")
-    for name, workflow_id in names.items() if where else ():
-        history = await client.get_workflow_handle(workflow_id).fetch_history()
-        Path(str(where), f"{name}.json").write_text(history.to_json())
 
 
 async def _planned(disk: Disk, **request: Any) -> tuple[RunRequest, Handle]:

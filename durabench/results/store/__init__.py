@@ -11,9 +11,10 @@ from __future__ import annotations
 from pathlib import Path
 
 from durabench.results.store.local import LocalStore
-from durabench.results.store.object_store import SCHEMES, ObjectStore, check_results_url
+from durabench.results.store.object_store import ObjectStore
 from durabench.results.store.store import ResultStore
 from durabench.settings.paths import RunPaths
+from durabench.settings.results_url import SCHEMES, check_results_url
 from durabench.settings.values import Settings
 
 __all__ = [

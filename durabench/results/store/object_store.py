@@ -28,39 +28,9 @@ from botocore.exceptions import BotoCoreError, NoCredentialsError
 from durabench.errors import ConfigError, ResultStoreError
 from durabench.results.store.store import ResultStore
 from durabench.settings.paths import RunPaths
+from durabench.settings.results_url import CREDENTIALS_HINT, check_results_url
 
-__all__ = ["SCHEMES", "ObjectStore", "check_results_url"]
-
-SCHEMES = ("s3",)
-"""URL schemes of object stores durabench writes results to."""
-
-_CREDENTIALS = (
-    "set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (or AWS_PROFILE) on every worker and "
-    "where you run the starter"
-)
-
-
-def check_results_url(url: str) -> str:
-    """``url`` if it names a bucket of a known object store, else why not and what to give.
-
-    Raises:
-        ValueError: a scheme durabench does not write to, no bucket, or credentials in it.
-    """
-    parts = urlsplit(url)
-    if parts.scheme not in SCHEMES:
-        known = ", ".join(f"{s}://bucket/prefix" for s in SCHEMES)
-        raise ValueError(
-            f"{url!r} is not an object store URL durabench writes to ({known}); unset it to "
-            "keep results in $DURABENCH_HOME/runs"
-        )
-    if "@" in parts.netloc or parts.password or parts.query:
-        raise ValueError(
-            f"{parts.scheme}:// URL carries credentials or options; give s3://bucket/prefix "
-            f"and {_CREDENTIALS} (AWS_ENDPOINT_URL for a store other than AWS)"
-        )
-    if not parts.netloc:
-        raise ValueError(f"{url!r} names no bucket; give {parts.scheme}://bucket/prefix")
-    return url
+__all__ = ["ObjectStore"]
 
 
 class ObjectStore(ResultStore):
@@ -163,7 +133,7 @@ class ObjectStore(ResultStore):
             yield
         except NoCredentialsError as exc:
             raise ResultStoreError(
-                f"no credentials for {self.url} ({doing}): {_CREDENTIALS}"
+                f"no credentials for {self.url} ({doing}): {CREDENTIALS_HINT}"
             ) from exc
         except FileNotFoundError as exc:
             raise ResultStoreError(
@@ -173,7 +143,7 @@ class ObjectStore(ResultStore):
         except PermissionError as exc:
             raise ResultStoreError(
                 f"{self.url} refused access ({doing}): {exc}. The credentials need to list, "
-                f"read, write and delete under it; or {_CREDENTIALS} for ones that may"
+                f"read, write and delete under it; or {CREDENTIALS_HINT} for ones that may"
             ) from exc
         except (BotoCoreError, OSError) as exc:
             endpoint = os.environ.get("AWS_ENDPOINT_URL", "AWS's own")
