@@ -22,7 +22,9 @@ import asyncio
 import json
 import math
 import shutil
+import signal
 import statistics
+import sys
 import tempfile
 import time
 import uuid
@@ -33,8 +35,9 @@ from _common import dev_server, machine, ratio_line
 from temporalio.client import Client
 
 from durabench.models import RunRequest, RunResult
-from durabench.paths import RunPaths
-from durabench.settings import Settings
+from durabench.models.agent import AgentSpec
+from durabench.settings.paths import RunPaths
+from durabench.settings.values import Settings
 from durabench.tasks import load_suite
 from tests.integration.runs import approved_detached, worker_process
 
@@ -73,12 +76,11 @@ async def timed_run(
     request = RunRequest(
         run_id=f"conc-{uuid.uuid4().hex[:6]}",
         suite=SUITE,
-        agent="replay",
-        model="m",
+        agent=AgentSpec(name="replay", model="m", options={"plan": str(plan)}),
         parallel=parallel,
         config_mode="baseline_only",
-        agent_options={"plan": str(plan)},
         infra_retries=0,
+        allow_unpaired=True,  # new tasks in one lane have no counterparts; none needed here
     )
     began = time.monotonic()
     handle = await approved_detached(request, client, settings)
@@ -134,7 +136,8 @@ async def main() -> None:
             gateway_port=0,
         )
         write_suite(settings.home, args.n)
-        worker = worker_process(settings, root / "worker.log")
+        # One lane of new tasks has no counterparts to pair with: run it unpaired, as asked.
+        worker = worker_process(settings, root / "worker.log", ALLOW_UNPAIRED_SINGLE_CONFIG="true")
         try:
             warm, _ = await timed_run(client, settings, write_plan(root, 0), args.parallel)
             print(f"warm-up (images built, 0 s agents): {warm:.1f} s")
@@ -154,4 +157,5 @@ async def main() -> None:
 
 
 if __name__ == "__main__":
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # `timeout` still stops the worker
     asyncio.run(main())

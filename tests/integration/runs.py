@@ -77,7 +77,10 @@ async def approved_detached(
     """Start ``request`` for workers elsewhere, wait for its plan, approve it."""
     await run_main(request, detach=True, client=client, settings=settings)
     handle = client.get_workflow_handle_for(SuiteRunWorkflow.run, run_workflow_id(request.run_id))
-    while (await handle.query(SuiteRunWorkflow.progress)).phase != "awaiting_approval":
+    while (phase := (await handle.query(SuiteRunWorkflow.progress)).phase) != "awaiting_approval":
+        if (await handle.describe()).close_time is not None:  # the plan refused it: say why
+            await handle.result()
+            raise RuntimeError(f"run {request.run_id} ended {phase} before its approval")
         await asyncio.sleep(0.2)
     await approve_main(request.run_id, "ann", client=client)
     return handle
