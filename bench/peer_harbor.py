@@ -9,14 +9,15 @@ where a task lacks it (Harbor requires one), and the Dockerfile's ``BASE_IMAGE``
 to ``--image``, so that Harbor (which passes no build argument) builds from the same local
 base image as durabench, with no pull.
 
-Harbor side: ``harbor run -a oracle -e docker -n PARALLEL --no-delete`` (it keeps its images
-between trials, as durabench keeps its content-addressed ones: its best case), timed as the
-command a user waits for; its own job clock is printed too. It runs with
-``HARBOR_TELEMETRY=0`` inside ``unshare -n`` (a network namespace with only loopback), since
-it posts telemetry otherwise; the Docker socket is a file, reachable from there. Harbor calls
-``docker compose`` (v2), which Debian does not ship: the script writes a CLI plugin shim in a
-private ``DOCKER_CONFIG`` over Debian's ``docker-compose`` v1 (``up --wait`` without
-``--wait``, ``exec`` with ``-T``, ``cp`` through ``docker cp``).
+Harbor side: ``harbor run -a oracle -e docker -p TASKS -n PARALLEL``, its defaults otherwise
+(it keeps its ``hb__<task>`` images between jobs, as durabench keeps its content-addressed
+ones; the script removes the ones it made at the end), timed as the command a user waits
+for; its own job clock is printed too. It runs with ``HARBOR_TELEMETRY=0`` inside
+``unshare -n`` (a network namespace with only loopback), since it posts telemetry otherwise;
+the Docker socket is a file, reachable from there. Harbor calls ``docker compose`` (v2),
+which Debian does not ship: the script writes a CLI plugin shim in a private
+``DOCKER_CONFIG`` over Debian's ``docker-compose`` v1 (``up --wait`` without ``--wait``,
+``exec`` with ``-T``, ``cp`` through ``docker cp``).
 
 durabench side: one lane (``baseline_only``, ``allow_unpaired``), oracle agent,
 ``--parallel``, real workflows, ``python worker.py`` in its own process, real Docker; timed
@@ -209,7 +210,7 @@ def harbor_run(
     """One ``harbor run``: its wall seconds, its own job clock, and each trial's reward."""
     name = f"peer-{uuid.uuid4().hex[:6]}"
     argv = [str(harbor), "run", "-a", "oracle", "-e", "docker", "-p", str(tasks)]
-    argv += ["-n", str(parallel), "-o", str(jobs), "--job-name", name, "-q", "-y", "--no-delete"]
+    argv += ["-n", str(parallel), "-o", str(jobs), "--job-name", name, "-q", "-y"]
     netns = ["unshare", "-n", "sh", "-c", 'ip link set lo up && exec "$@"', "sh"]
     env = {**os.environ, "HARBOR_TELEMETRY": "0", "DOCKER_CONFIG": str(docker_config)}
     log = jobs / f"{name}.log"
@@ -268,19 +269,14 @@ def score(rewards: list[float], tasks: int) -> str:
     return f"score {mean:.2f} ({len(rewards)} tasks)"
 
 
-def remove_harbor_images(jobs: Path) -> None:
-    """Remove the images Harbor built (``--no-delete`` kept them): one per trial."""
-    projects = {re.sub(r"[^a-z0-9_-]", "-", d.name.lower()) for d in jobs.glob("*/*") if d.is_dir()}
+def harbor_images() -> set[str]:
+    """The images Harbor names for its tasks (``hb__<task>``), which it keeps after a job."""
     listed = subprocess.run(
-        ["docker", "images", "--format", "{{.Repository}}"], capture_output=True, text=True
+        ["docker", "images", "--format", "{{.Repository}}:{{.Tag}}"],
+        capture_output=True,
+        text=True,
     )
-    ours = [
-        r
-        for r in listed.stdout.split()
-        if r.removesuffix("_main") in projects and r.endswith("_main")
-    ]
-    if ours:
-        subprocess.run(["docker", "rmi", *ours], capture_output=True)
+    return {image for image in listed.stdout.split() if image.startswith("hb__")}
 
 
 @dataclass(frozen=True)
@@ -329,6 +325,7 @@ async def main() -> None:
     jobs = root / "harbor-jobs"
     jobs.mkdir()
     docker_config = write_docker_config(root, v1)
+    kept = harbor_images()
     async with dev_server() as client:
         settings = Settings(
             home=root / "home",
@@ -352,7 +349,9 @@ async def main() -> None:
         finally:
             worker.terminate()
             worker.wait()
-            remove_harbor_images(jobs)
+            made = sorted(harbor_images() - kept)
+            if made:
+                subprocess.run(["docker", "rmi", *made], capture_output=True)
     ours, theirs = statistics.median(walls["durabench"]), statistics.median(walls["harbor"])
     print(f"median wall: durabench {ours:.1f} s, harbor {theirs:.1f} s")
     print(f"load after: {machine().rsplit('load ', 1)[1]}")
