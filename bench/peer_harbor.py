@@ -10,21 +10,21 @@ to ``--image``, so that Harbor (which passes no build argument) builds from the 
 base image as durabench, with no pull.
 
 Harbor side: ``harbor run -a oracle -e docker -p TASKS -n PARALLEL``, its defaults otherwise
-(it keeps its ``hb__<task>`` images between jobs, as durabench keeps its content-addressed
-ones; the script removes the ones it made at the end), timed as the command a user waits
-for; its own job clock is printed too. It runs with ``HARBOR_TELEMETRY=0`` inside
-``unshare -n`` (a network namespace with only loopback), since it posts telemetry otherwise;
-the Docker socket is a file, reachable from there. Harbor calls ``docker compose`` (v2),
-which Debian does not ship: the script writes a CLI plugin shim in a private
-``DOCKER_CONFIG`` over Debian's ``docker-compose`` v1 (``up --wait`` without ``--wait``,
-``exec`` with ``-T``, ``cp`` through ``docker cp``).
+(each trial builds its image and removes it at the end with ``down --rmi local``: Harbor's
+own way, kept), timed as the command a user waits for; its own job clock is printed too. It
+runs with ``HARBOR_TELEMETRY=0`` inside ``unshare -n`` (a network namespace with only
+loopback), since it posts telemetry otherwise; the Docker socket is a file, reachable from
+there. Harbor calls ``docker compose`` (v2), which Debian does not ship: the script writes a
+CLI plugin shim in a private ``DOCKER_CONFIG`` over Debian's ``docker-compose`` v1
+(``up --wait`` without ``--wait``, ``exec`` with ``-T``, ``cp`` through ``docker cp``).
 
 durabench side: one lane (``baseline_only``, ``allow_unpaired``), oracle agent,
 ``--parallel``, real workflows, ``python worker.py`` in its own process, real Docker; timed
 from the request to the run's result (planning and approval included).
 
-One untimed run of each builds the images; then ``--rounds`` rounds alternate which goes
-first. Both must score 1.0 in every run. Harbor 0.25+ needs Python >= 3.12: found with
+One untimed run of each comes first (durabench keeps the images it builds; Harbor builds in
+every trial anyway); then ``--rounds`` rounds alternate which goes first. Both must score
+1.0 in every run. Harbor 0.25+ needs Python >= 3.12: found with
 ``--harbor PATH``, ``$DURABENCH_HARBOR`` or ``harbor`` on PATH; where it is missing (or Python
 3.12, or ``unshare``, or docker-compose) the script says so and exits 0 without a ratio.
 """
@@ -269,16 +269,6 @@ def score(rewards: list[float], tasks: int) -> str:
     return f"score {mean:.2f} ({len(rewards)} tasks)"
 
 
-def harbor_images() -> set[str]:
-    """The images Harbor names for its tasks (``hb__<task>``), which it keeps after a job."""
-    listed = subprocess.run(
-        ["docker", "images", "--format", "{{.Repository}}:{{.Tag}}"],
-        capture_output=True,
-        text=True,
-    )
-    return {image for image in listed.stdout.split() if image.startswith("hb__")}
-
-
 @dataclass(frozen=True)
 class Bench:
     """What one run of either side needs."""
@@ -325,7 +315,6 @@ async def main() -> None:
     jobs = root / "harbor-jobs"
     jobs.mkdir()
     docker_config = write_docker_config(root, v1)
-    kept = harbor_images()
     async with dev_server() as client:
         settings = Settings(
             home=root / "home",
@@ -349,9 +338,6 @@ async def main() -> None:
         finally:
             worker.terminate()
             worker.wait()
-            made = sorted(harbor_images() - kept)
-            if made:
-                subprocess.run(["docker", "rmi", *made], capture_output=True)
     ours, theirs = statistics.median(walls["durabench"]), statistics.median(walls["harbor"])
     print(f"median wall: durabench {ours:.1f} s, harbor {theirs:.1f} s")
     print(f"load after: {machine().rsplit('load ', 1)[1]}")
