@@ -67,9 +67,11 @@ ORG = "durabench"
 
 SHIM = '''#!{python}
 """docker compose (v2 CLI plugin) over docker-compose v1, for Harbor: bench/peer_harbor.py."""
-import json, os, subprocess, sys
+import json, os, subprocess, sys, time
 
+BEGAN = time.monotonic()
 V1 = {v1!r}
+CALLS = {calls!r}
 VALUED = {{"-p", "--project-name", "--project-directory", "-f", "--file", "--env-file",
           "--profile", "--ansi", "--log-level"}}
 EXEC_VALUED = {{"-w", "--workdir", "-e", "--env", "-u", "--user", "--index"}}
@@ -109,10 +111,17 @@ elif cmd == "cp":
         found = subprocess.run([V1, *top, "ps", "-q", service], capture_output=True, text=True)
         cid = found.stdout.strip().splitlines()
         return f"{{cid[0]}}:{{path}}" if cid else ref
-    sys.exit(subprocess.run(["docker", "cp", *[container(a) for a in rest]]).returncode)
-os.execv(V1, [V1, *top, *([cmd] if cmd else []), *rest])
+    argv = ["docker", "cp", *[container(a) for a in rest]]
+else:
+    argv = [V1, *top, *([cmd] if cmd else []), *rest]
+code = subprocess.run(argv).returncode
+with open(CALLS, "a") as log:
+    log.write(json.dumps({{"cmd": cmd, "s": time.monotonic() - BEGAN}}) + "\\n")
+sys.exit(code)
 '''
-"""The ``docker-compose`` CLI plugin: ``{python}`` and ``{v1}`` filled in when written."""
+"""The ``docker-compose`` CLI plugin: ``{python}``, ``{v1}`` and ``{calls}`` filled in when
+written. It appends each call's command and seconds to ``calls`` (JSON lines): what the
+v1 stand-in costs Harbor, which Compose v2 (one Go binary) would cost differently."""
 
 
 def say_and_exit(why: str) -> NoReturn:
@@ -174,12 +183,23 @@ def check_tools() -> str:
     return str(v1)
 
 
+def v1_startup(v1: str) -> float:
+    """Median seconds of ``docker-compose version``: what each v1 call pays to start."""
+    times = []
+    for _ in range(3):
+        began = time.monotonic()
+        subprocess.run([v1, "version"], capture_output=True)
+        times.append(time.monotonic() - began)
+    return statistics.median(times)
+
+
 def write_docker_config(root: Path, v1: str) -> Path:
     """A private ``DOCKER_CONFIG`` whose only CLI plugin is the compose shim."""
     config = root / "docker-config"
     plugin = config / "cli-plugins" / "docker-compose"
     plugin.parent.mkdir(parents=True)
-    plugin.write_text(SHIM.format(python=sys.executable, v1=v1))
+    calls = str(config / "calls.jsonl")
+    plugin.write_text(SHIM.format(python=sys.executable, v1=v1, calls=calls))
     plugin.chmod(0o755)
     (config / "config.json").write_text("{}\n")
     return config
@@ -204,16 +224,30 @@ def write_tasks(home: Path, base_image: str) -> Path:
     return suite
 
 
+@dataclass(frozen=True)
+class HarborRun:
+    """One ``harbor run``, measured."""
+
+    wall_s: float
+    job_s: float
+    """Its own job clock (``result.json``'s start to finish)."""
+    rewards: list[float]
+    calls_s: list[float]
+    """Seconds of each ``docker compose`` call (through the shim over v1)."""
+
+
 def harbor_run(
     harbor: Path, tasks: Path, jobs: Path, docker_config: Path, parallel: int
-) -> tuple[float, float, list[float]]:
-    """One ``harbor run``: its wall seconds, its own job clock, and each trial's reward."""
+) -> HarborRun:
+    """One ``harbor run`` of the tasks, ``parallel`` trials at once."""
     name = f"peer-{uuid.uuid4().hex[:6]}"
     argv = [str(harbor), "run", "-a", "oracle", "-e", "docker", "-p", str(tasks)]
     argv += ["-n", str(parallel), "-o", str(jobs), "--job-name", name, "-q", "-y"]
     netns = ["unshare", "-n", "sh", "-c", 'ip link set lo up && exec "$@"', "sh"]
     env = {**os.environ, "HARBOR_TELEMETRY": "0", "DOCKER_CONFIG": str(docker_config)}
     log = jobs / f"{name}.log"
+    calls = docker_config / "calls.jsonl"
+    calls.write_text("")
     began = time.monotonic()
     with log.open("wb") as out:
         done = subprocess.run([*netns, *argv], env=env, stdout=out, stderr=subprocess.STDOUT)
@@ -229,7 +263,8 @@ def harbor_run(
         result = json.loads(trial.read_text())
         reward = ((result.get("verifier_result") or {}).get("rewards") or {}).get("reward")
         rewards.append(float(reward) if reward is not None else 0.0)
-    return took, job_s, rewards
+    calls_s = [json.loads(line)["s"] for line in calls.read_text().splitlines()]
+    return HarborRun(took, job_s, rewards, calls_s)
 
 
 def _when(stamp: str) -> float:
@@ -286,10 +321,12 @@ class Bench:
         """Run ``side`` once, print its line (wall, score); its wall seconds."""
         extra = ""
         if side == "harbor":
-            took, job_s, rewards = harbor_run(
-                self.harbor, self.tasks, self.jobs, self.docker_config, self.parallel
+            run = harbor_run(self.harbor, self.tasks, self.jobs, self.docker_config, self.parallel)
+            took, rewards, calls = run.wall_s, run.rewards, run.calls_s
+            extra = (
+                f" (its job clock {run.job_s:.1f} s; {len(calls)} compose calls,"
+                f" median {statistics.median(calls or [0]):.2f} s)"
             )
-            extra = f" (its job clock {job_s:.1f} s)"
         else:
             took, rewards = await durabench_run(self.client, self.settings, self.parallel)
         print(f"{label:7} {side:9}: {took:6.1f} s{extra}, {score(rewards, self.n)}", flush=True)
@@ -315,6 +352,7 @@ async def main() -> None:
     jobs = root / "harbor-jobs"
     jobs.mkdir()
     docker_config = write_docker_config(root, v1)
+    print(f"docker-compose v1 start-up (`version`, median of 3): {v1_startup(v1):.2f} s")
     async with dev_server() as client:
         settings = Settings(
             home=root / "home",
