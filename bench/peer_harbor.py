@@ -111,9 +111,9 @@ elif cmd == "cp":
         found = subprocess.run([V1, *top, "ps", "-q", service], capture_output=True, text=True)
         cid = found.stdout.strip().splitlines()
         return f"{{cid[0]}}:{{path}}" if cid else ref
+argv = [V1, *top, *([cmd] if cmd else []), *rest]
+if cmd == "cp":
     argv = ["docker", "cp", *[container(a) for a in rest]]
-else:
-    argv = [V1, *top, *([cmd] if cmd else []), *rest]
 code = subprocess.run(argv).returncode
 with open(CALLS, "a") as log:
     log.write(json.dumps({{"cmd": cmd, "s": time.monotonic() - BEGAN}}) + "\\n")
