@@ -29,10 +29,21 @@ from tests.s3_server import new_bucket, s3_env, s3_server
 
 pytestmark = pytest.mark.docker
 
+SECRET = "s3-secret-1f9c2e7d"  # the store's key: moto takes any; it must show up nowhere
+
 SESSION = [
     {"type": "system", "subtype": "init", "model": "m-20250101"},
     {"type": "result", "subtype": "success", "is_error": False, "result": "Left a note."},
 ]
+
+
+async def _histories(client: Client, run_id: str) -> list[str]:
+    """The JSON history of every workflow of the run: the run, its pairs, its attempts."""
+    query = f"WorkflowId STARTS_WITH 'run/{run_id}'"
+    return [
+        (await client.get_workflow_handle(wf.id, run_id=wf.run_id).fetch_history()).to_json()
+        async for wf in client.list_workflows(query)
+    ]
 
 
 def _suite(tmp_path: Path, homes: list[Path]) -> Path:
@@ -65,7 +76,8 @@ async def test_attempts_of_two_hosts_with_separate_homes_report_from_the_store(
     shared = _suite(tmp_path, [starter_home, *homes.values()])
     request = _request(tmp_path)
     with s3_server() as endpoint:
-        aws = s3_env(monkeypatch, endpoint)
+        aws = s3_env(monkeypatch, endpoint) | {"AWS_SECRET_ACCESS_KEY": SECRET}
+        monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", SECRET)
         bucket = new_bucket()
         url = f"s3://{bucket}/results"
         store = ObjectStore(url).fs
@@ -97,6 +109,8 @@ async def test_attempts_of_two_hosts_with_separate_homes_report_from_the_store(
         result = RunResult.model_validate_json(report_text(here, request.run_id, "json", None))
         rows = export_text(here, request.run_id, "csv", "attempt").splitlines()
         kept = store.ls(f"{bucket}/results/{request.run_id}")
+        stored = [store.cat_file(key) for key in store.find(f"{bucket}/results/{request.run_id}")]
+        histories = await _histories(client, request.run_id)
 
     # Every attempt of both hosts is in the report, as the reader in the third home sees it.
     assert len(result.attempts) == 4
@@ -110,6 +124,11 @@ async def test_attempts_of_two_hosts_with_separate_homes_report_from_the_store(
         assert (attempt / TRAJECTORY).is_file(), sorted(attempt.rglob("*"))
     # The workers wrote the report to the store too.
     assert {Path(k).name for k in kept} >= {"plan.json", "run.json", "results.json", "report.md"}
+    # The store's key reached botocore only: no history, log, home or stored file holds it.
+    assert len(histories) >= 1 + 2 + 4 and not any(SECRET in h for h in histories)
+    on_disk = [f.read_bytes() for f in tmp_path.rglob("*") if f.is_file()]
+    on_disk += [f.read_bytes() for f in starter_home.rglob("*") if f.is_file()]
+    assert not any(SECRET.encode() in blob for blob in on_disk + stored)
 
 
 async def test_a_missing_bucket_stops_the_starter_and_the_worker_before_anything_runs(
