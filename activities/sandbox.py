@@ -35,6 +35,7 @@ from durabench.models.attempt import (
     AttemptRef,
     ClassifyAttemptInput,
     CollectOutput,
+    FinishOutput,
     HostClaim,
     PreparedImage,
     ProvisionInput,
@@ -86,6 +87,10 @@ def _log_volumes(paths: SandboxPaths, size_mb: int) -> dict[str, int]:
 
 
 _VERIFY_MARGIN_S = 60.0
+
+
+def _now() -> datetime:
+    return datetime.fromtimestamp(time.time(), tz=UTC)
 
 
 def _spare_before_verifying(ref: AttemptRef) -> float:
@@ -336,7 +341,7 @@ class SandboxActivities:
             return await self._attempt(data.ref).classify(
                 data,
                 metered=await asyncio.to_thread(read_ledger, ledger),
-                now=datetime.fromtimestamp(time.time(), tz=UTC),
+                now=_now(),
                 cap_cooldown=timedelta(seconds=self.settings.usage_cap_cooldown_sec),
             )
 
@@ -347,6 +352,9 @@ class SandboxActivities:
 
         Always an output; ``None`` only in histories from before collection limits.
         """
+        return await self._collect(ref)
+
+    async def _collect(self, ref: AttemptRef) -> CollectOutput:
         async with heartbeating(f"collecting {ref.container_name}"):
             collected = await self._attempt(ref).collect()
             run = RunPaths.for_run(self.settings.runs_dir, ref.run_id)
@@ -361,7 +369,37 @@ class SandboxActivities:
         It needs the attempt's name and nothing else: a task directory gone, or refused
         since, still has its container removed.
         """
+        await self._remove(ref)
+
+    async def _remove(self, ref: AttemptRef) -> None:
         await get_backend(_BACKEND)(SandboxSpec(name=ref.container_name, image="unused")).stop()
         self.gateway.store.revoke(ref.container_name)
         await asyncio.to_thread(self.capacity.release, attempt_key(ref.labels))
         log.debug("container removed", container=ref.container_name, **ref.labels)
+
+    @activity.defn(name="finish_sandbox")
+    @scrubbed
+    async def finish_sandbox(self, ref: AttemptRef) -> FinishOutput:
+        """Collect the attempt's logs, best effort, then remove its container: one round trip.
+
+        The two always run together at an attempt's end, so they are one activity (each
+        was a workflow task and an activity of its own). The removal runs whatever the
+        collect did: a collect that fails loses logs, never leaves a container running.
+        A removal that fails fails the activity, which retries both (the collect is
+        idempotent).
+        """
+        began, collected, error = _now(), None, ""
+        try:
+            collected = await self._collect(ref)
+        except Exception as exc:  # noqa: BLE001 - any failure to copy logs is reported, not raised
+            error = f"{type(exc).__name__}: {exc}"
+            log.warning("collecting artifacts failed", error=error, **ref.labels)
+        finally:
+            ended = _now()
+            await self._remove(ref)  # also when the collect is cancelled
+        return FinishOutput(
+            collected=collected,
+            collect_error=error,
+            collect_started_at=began,
+            collect_finished_at=ended,
+        )

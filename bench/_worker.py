@@ -36,6 +36,7 @@ from durabench.logs import configure_logging
 from durabench.models.attempt import AttemptRef
 from durabench.models.results import AttemptResult
 from runtime.orphans import end_orphaned_attempts, worker_identity
+from runtime.workflow_runner import workflow_runner
 from workflows import WORKFLOWS, SuiteRunWorkflow
 
 HOST = "bench"
@@ -85,6 +86,7 @@ async def main() -> None:
         task_queue=args.queue,
         identity=identity,
         workflows=workflows,
+        workflow_runner=workflow_runner(),
         activities=instant_activities(args.queue, task_ids, agent=agent, on_record=on_record),
     )
     stop = asyncio.Event()

@@ -35,6 +35,7 @@ from _workflows import BareChild, BareJob, BareParent
 from temporalio.client import Client
 from temporalio.worker import Worker
 
+from runtime.workflow_runner import workflow_runner
 from workflows import WORKFLOWS
 
 TARGET = 0.5
@@ -56,7 +57,13 @@ async def durabench_rate(client: Client, n: int, parallel: int) -> tuple[float, 
     task_ids = [f"t{i:05d}" for i in range(n)]
     done: list[int] = []
     activities = instant_activities(queue, task_ids, on_record=lambda _: done.append(1))
-    async with Worker(client, task_queue=queue, workflows=list(WORKFLOWS), activities=activities):
+    async with Worker(
+        client,
+        task_queue=queue,
+        workflows=list(WORKFLOWS),
+        workflow_runner=workflow_runner(),
+        activities=activities,
+    ):
         handle = await start_run(client, queue, n, parallel, run_id=queue)
         began = await approve(handle)
         outcome = await handle.result()

@@ -34,6 +34,7 @@ from runtime.client import connect, deployment_of
 from runtime.orphans import end_orphaned_attempts, worker_identity
 from runtime.sweep import SWEEP_PERIOD_S, sweep_every
 from runtime.temporal_profile import load_settings
+from runtime.workflow_runner import workflow_runner
 from workflows import WORKFLOWS
 
 __all__ = ["build_workers", "main", "run_workers", "start_host"]
@@ -69,6 +70,7 @@ def build_workers(
         identity=identity,
         graceful_shutdown_timeout=GRACE,
         workflows=list(WORKFLOWS),
+        workflow_runner=workflow_runner(),
         activities=[
             plan.plan_run,
             plan.plan_page,
@@ -97,6 +99,7 @@ def build_workers(
             sandbox.classify_attempt,
             sandbox.collect_artifacts,
             sandbox.teardown_sandbox,
+            sandbox.finish_sandbox,
         ],
         # Admission holds attempts to max_sandboxes, each with one phase here at a time.
         # Slack for teardowns of attempts that moved away, and for attempts of runs from

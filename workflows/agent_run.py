@@ -1,8 +1,8 @@
 """AgentRunWorkflow: one attempt of one lane of one task, phase by phase.
 
     claim_host -> prepare_image -> provision_sandbox -> run_agent -> verify
-    -> classify_attempt; collect_artifacts and teardown_sandbox in ``finally``;
-    then record_attempt.
+    -> classify_attempt; finish_sandbox (collect the logs, then remove the container)
+    in ``finally``; then record_attempt.
 
 Container phases run on the host queue of the worker that claimed the attempt (a host
 admits only as many attempts as it has room for). If no worker takes the host's work for
@@ -64,6 +64,10 @@ T = TypeVar("T")
 
 _SLACK = timedelta(minutes=5)
 
+FINISH_SANDBOX = "finish-sandbox"
+"""Patch: collect and teardown as one activity, ``finish_sandbox`` (issue 22); before it,
+``collect_artifacts`` then ``teardown_sandbox``."""
+
 
 def host_lost(err: ActivityError) -> bool:
     """Whether no worker took the activity from its host queue in time: the host is gone."""
@@ -108,6 +112,7 @@ class AgentRunWorkflow:
         retry: RetryPolicy = RETRY,
         bound: timedelta | None = None,
         detail: str = "",
+        timed: bool = True,
     ) -> T:
         ref = cast(AttemptRef, getattr(arg, "ref", arg))
         name = cast(Phase, phase.__name__)  # each sandbox activity is named for its method
@@ -127,9 +132,10 @@ class AgentRunWorkflow:
                 summary=f"{_label(ref)} · {detail}",
             )
         finally:
-            self.timings.append(
-                PhaseTiming(phase=name, started_at=started, finished_at=workflow.now())
-            )
+            if timed:
+                self.timings.append(
+                    PhaseTiming(phase=name, started_at=started, finished_at=workflow.now())
+                )
 
     @workflow.run
     async def run(self, ref: AttemptRef) -> AttemptResult:
@@ -172,8 +178,11 @@ class AgentRunWorkflow:
                 raise  # the run is being cancelled: clean up, record nothing
             so_far.failure = failure_reason(err)
         finally:
-            collected = await self._collect(ref)
-            await self._teardown(ref)
+            if workflow.patched(FINISH_SANDBOX):
+                collected = await self._finish_sandbox(ref)
+            else:
+                collected = await self._collect(ref)
+                await self._teardown(ref)
             await self._forget_left_behind()
         cut = collected.cut if collected else ()
         return await self._finish(ref, so_far.result(ref, self._timings(), self.hosts, cut))
@@ -310,6 +319,37 @@ class AgentRunWorkflow:
             detail=f"exit code {agent.exit_code}" + (", timed out" if agent.timed_out else ""),
         )
         return Judged(agent, verified, verifier_error, verdict)
+
+    async def _finish_sandbox(self, ref: AttemptRef) -> CollectOutput | None:
+        """Collect the logs (best effort), then remove the container, in one activity.
+
+        The collect keeps its phase timing (timed on the host); a failed collect loses
+        logs, not the attempt's result, and never leaves the container behind.
+        """
+        try:
+            out = await self._phase(
+                SandboxActivities.finish_sandbox,
+                ref,
+                timedelta(minutes=12),
+                retry=TEARDOWN_RETRY,
+                detail=f"logs and patch of {ref.container_name}, then remove it",
+                timed=False,
+            )
+        except ActivityError as err:
+            workflow.logger.error("container %s was not removed: %s", ref.container_name, err.cause)
+            return None
+        if out.collect_error:
+            workflow.logger.warning(
+                "collecting artifacts of %s failed: %s", ref.lane, out.collect_error
+            )
+        self.timings.append(
+            PhaseTiming(
+                phase="collect_artifacts",
+                started_at=out.collect_started_at,
+                finished_at=out.collect_finished_at,
+            )
+        )
+        return out.collected
 
     async def _collect(self, ref: AttemptRef) -> CollectOutput | None:
         """Copy logs out, best effort: a failed copy loses logs, not the attempt's result.

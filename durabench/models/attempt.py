@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+from datetime import datetime
 
 from pydantic import BaseModel, ConfigDict
 
@@ -21,6 +22,7 @@ __all__ = [
     "AttemptRef",
     "ClassifyAttemptInput",
     "CollectOutput",
+    "FinishOutput",
     "HostClaim",
     "PreparedImage",
     "ProvisionInput",
@@ -165,6 +167,22 @@ class CollectOutput(BaseModel):
 
     cut: tuple[str, ...] = ()
     """What the collection's limits left out, in words."""
+
+
+class FinishOutput(BaseModel):
+    """Output of ``finish_sandbox``: the collect's outcome; the container is gone.
+
+    The collect is timed on the host, so ``result.json`` keeps its phase timing.
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    collected: CollectOutput | None = None
+    """What the collect kept; ``None`` when it failed (the logs are lost, not the result)."""
+    collect_error: str = ""
+    """``Type: message`` of the collect's failure."""
+    collect_started_at: datetime
+    collect_finished_at: datetime
 
 
 class VerifyOutput(BaseModel):

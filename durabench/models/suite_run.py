@@ -29,17 +29,6 @@ __all__ = [
 ]
 
 
-class SuiteRunInput(BaseModel):
-    """Input of ``SuiteRunWorkflow``: a request, and after continue-as-new its state."""
-
-    model_config = ConfigDict(frozen=True)
-
-    request: RunRequest
-    """What the operator asked for."""
-    carried: CarriedState | None = None
-    """State from the previous workflow run of this run."""
-
-
 class CarriedState(BaseModel):
     """What a run carries into its next workflow run: small at any suite size."""
 
@@ -66,6 +55,17 @@ class CarriedState(BaseModel):
     """Parallel slots as last set (``None``: as planned)."""
     ended_abnormally: tuple[str, ...] = ()
     """Task ids of pairs that ended without telling the run."""
+
+
+class SuiteRunInput(BaseModel):
+    """Input of ``SuiteRunWorkflow``: a request, and after continue-as-new its state."""
+
+    model_config = ConfigDict(frozen=True)
+
+    request: RunRequest
+    """What the operator asked for."""
+    carried: CarriedState | None = None
+    """State from the previous workflow run of this run."""
 
 
 RunPhase = Literal[

@@ -7,10 +7,11 @@ invariants: nothing before approval, every sandbox torn down, at most ``parallel
 from __future__ import annotations
 
 import asyncio
+import time
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +22,8 @@ from durabench.models.attempt import (
     AgentRunOutput,
     AttemptRef,
     ClassifyAttemptInput,
+    CollectOutput,
+    FinishOutput,
     HostClaim,
     PreparedImage,
     ProvisionInput,
@@ -274,6 +277,16 @@ class Recorder:
             rec.torn_down.append(key)
             rec.live.discard(key)
 
+        @activity.defn(name="finish_sandbox")
+        async def finish_sandbox(ref: AttemptRef) -> FinishOutput:
+            began = datetime.fromtimestamp(time.time(), tz=UTC)
+            await collect_artifacts(ref)
+            ended = datetime.fromtimestamp(time.time(), tz=UTC)
+            await teardown_sandbox(ref)
+            return FinishOutput(
+                collected=CollectOutput(), collect_started_at=began, collect_finished_at=ended
+            )
+
         @activity.defn(name="record_attempt")
         async def record_attempt(result: AttemptResult) -> None:
             rec.fail_if_told("record_attempt", result.task_id, result.lane)
@@ -303,6 +316,7 @@ class Recorder:
             classify_attempt,
             collect_artifacts,
             teardown_sandbox,
+            finish_sandbox,
             record_attempt,
             write_report,
         ]

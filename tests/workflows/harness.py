@@ -24,6 +24,7 @@ from durabench.models.run import RunPlan, RunRequest
 from durabench.models.suite_run import RunOutcome, SuiteRunInput
 from durabench.settings.paths import RunPaths
 from durabench.settings.values import Settings
+from runtime.workflow_runner import workflow_runner
 from starter.approve import approve_main
 from starter.run import main as run_main
 from tests.workflows.fakes import Recorder
@@ -49,6 +50,7 @@ async def env(client: Client, request: pytest.FixtureRequest) -> AsyncIterator[E
         client,
         task_queue=queue,
         workflows=list(WORKFLOWS),
+        workflow_runner=workflow_runner(),
         activities=rec.activities(),
         max_heartbeat_throttle_interval=timedelta(seconds=1),  # cancels reach activities soon
     ):
@@ -129,6 +131,7 @@ async def disk(client: Client, settings: Settings) -> AsyncIterator[Disk]:
         client,
         task_queue=settings.task_queue,
         workflows=list(WORKFLOWS),
+        workflow_runner=workflow_runner(),
         activities=[*real, *rec.sandbox_activities()],
     ):
         yield Disk(client, settings, rec)

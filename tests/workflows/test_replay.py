@@ -9,6 +9,7 @@ from temporalio.client import WorkflowHistory
 from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.worker import Replayer
 
+from runtime.workflow_runner import workflow_runner
 from workflows import WORKFLOWS
 
 HISTORIES = Path(__file__).resolve().parent.parent / "histories"
@@ -17,7 +18,11 @@ HISTORIES = Path(__file__).resolve().parent.parent / "histories"
 @pytest.mark.parametrize("name", sorted(p.name for p in HISTORIES.glob("*.json")))
 async def test_history_replays(name: str) -> None:
     history = WorkflowHistory.from_json(name, (HISTORIES / name).read_text())
-    replayer = Replayer(workflows=list(WORKFLOWS), data_converter=pydantic_data_converter)
+    replayer = Replayer(
+        workflows=list(WORKFLOWS),
+        workflow_runner=workflow_runner(),  # the production worker's sandbox
+        data_converter=pydantic_data_converter,
+    )
     result = await replayer.replay_workflow(history, raise_on_replay_failure=False)
     assert result.replay_failure is None, result.replay_failure
 
@@ -34,6 +39,9 @@ def test_every_workflow_and_its_paths_have_a_recorded_history() -> None:
         "agent_run",
         "agent_run_cancelled",
         "agent_run_host_failover",
+        "agent_run_before_finish",  # patch finish-sandbox: collect, then teardown, apart
+        "agent_run_cancelled_before_finish",
+        "agent_run_host_failover_before_finish",
         "account_pool",
         "account_pool_update_count",  # the pool continuing as new
     }
