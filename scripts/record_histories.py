@@ -96,8 +96,8 @@ FROZEN = (
     "agent_run_cancelled_before_finish",
     "agent_run_host_failover_before_finish",
 )
-"""Old paths of a live patch (``finish-sandbox``: collect and teardown as two activities),
-recorded before it: no test records them any more, and they stay until the patch is
+"""Old paths of a live patch (``finish-sandbox``: collect, teardown and record as three
+activities), recorded before it: no test records them any more, and they stay until the patch is
 deprecated (README, "Changing workflows")."""
 
 

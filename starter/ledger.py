@@ -10,6 +10,7 @@ or was cancelled by hand is recorded by its pair instead, so the pair's history 
 from __future__ import annotations
 
 import asyncio
+import json
 from collections.abc import Iterable
 
 from temporalio.api.enums.v1 import EventType
@@ -107,7 +108,7 @@ async def _task(
             async with gate:
                 events = await _history(client, attempt_workflow_id(run_id, task_id, lane, n))
             if events is not None:
-                own = await _recorded(client, events)
+                own = await _recorded(client, events, (lane, n))
                 found.append(_entry(task_id, lane, n, events, own | recorded))
             elif n > last:
                 break
@@ -141,12 +142,23 @@ async def _history(client: Client, workflow_id: str) -> list[HistoryEvent] | Non
     return events
 
 
-async def _recorded(client: Client, events: list[HistoryEvent]) -> _Recorded:
-    """Each ``record_attempt`` in ``events`` that completed: its attempt, and its digest."""
+async def _recorded(
+    client: Client, events: list[HistoryEvent], own: tuple[str, int] | None = None
+) -> _Recorded:
+    """Each ``record_attempt`` in ``events`` that completed: its attempt, and its digest.
+
+    An attempt records itself with a local activity (patch ``finish-sandbox``): its
+    marker holds the result but not the input, so ``own`` names the attempt whose history
+    ``events`` is. Older attempts, and pairs, record with an activity, named by its input.
+    """
     scheduled: dict[int, tuple[str, int]] = {}
     out: _Recorded = {}
     for e in events:
-        if e.event_type == EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED:
+        if e.event_type == EventType.EVENT_TYPE_MARKER_RECORDED and own is not None:
+            local = await _local_record(client, e)
+            if local is not None:
+                out[own] = local[0]
+        elif e.event_type == EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED:
             call = e.activity_task_scheduled_event_attributes
             if call.activity_type.name == "record_attempt":
                 (value,) = await client.data_converter.decode(call.input.payloads)
@@ -160,3 +172,20 @@ async def _recorded(client: Client, events: list[HistoryEvent]) -> _Recorded:
                 value = values[0] if values else None
                 out[key] = None if value is None else AttemptDigest.model_validate(value)
     return out
+
+
+_LOCAL_ACTIVITY_MARKER = "core_local_activity"
+"""The marker the SDK records for a completed local activity (its data names the type)."""
+
+
+async def _local_record(client: Client, event: HistoryEvent) -> tuple[AttemptDigest | None] | None:
+    """What a local ``record_attempt`` returned, if ``event`` is one that completed."""
+    marker = event.marker_recorded_event_attributes
+    if marker.marker_name != _LOCAL_ACTIVITY_MARKER or "result" not in marker.details:
+        return None
+    data = json.loads(marker.details["data"].payloads[0].data or b"{}")
+    if data.get("activity_type") != "record_attempt":
+        return None
+    values = await client.data_converter.decode(marker.details["result"].payloads)
+    value = values[0] if values else None
+    return (None if value is None else AttemptDigest.model_validate(value),)

@@ -65,8 +65,9 @@ T = TypeVar("T")
 _SLACK = timedelta(minutes=5)
 
 FINISH_SANDBOX = "finish-sandbox"
-"""Patch: collect and teardown as one activity, ``finish_sandbox`` (issue 22); before it,
-``collect_artifacts`` then ``teardown_sandbox``."""
+"""Patch (issue 22): the attempt ends with one ``finish_sandbox`` activity and records its
+result with a local ``record_attempt``; before it, ``collect_artifacts``,
+``teardown_sandbox`` and ``record_attempt`` were three activities."""
 
 
 def host_lost(err: ActivityError) -> bool:
@@ -246,7 +247,7 @@ class AgentRunWorkflow:
 
     async def _finish(self, ref: AttemptRef, result: AttemptResult) -> AttemptResult:
         """Record the attempt, then have the service grade it if one does."""
-        await save_result(ref, result)
+        await save_result(ref, result, local=workflow.patched(FINISH_SANDBOX))
         workflow.upsert_search_attributes(for_result(result))
         if ref.service is not None:
             await self._grade(ref, ref.service)
@@ -396,19 +397,32 @@ async def record_attempt(ref: AttemptRef, **fields: Any) -> AttemptResult:
     return result
 
 
-async def save_result(ref: AttemptRef, result: AttemptResult) -> None:
+async def save_result(ref: AttemptRef, result: AttemptResult, *, local: bool = False) -> None:
     """Persist the attempt's result (``result.json``).
 
     It retries for hours: a workflow that failed here would have the pair start a new
-    attempt, and pay for a new session, for want of a file write.
+    attempt, and pay for a new session, for want of a file write. ``local``: as a local
+    activity, run by the worker that runs the workflow within the same workflow task (it
+    touches no container, so it needs no host), which saves a round trip per attempt.
     """
+    summary = f"{_label(ref)} · {result.exit_class} · result.json"
+    if local:
+        await workflow.execute_local_activity_method(
+            ResultActivities.record_attempt,
+            result,
+            start_to_close_timeout=SHORT,
+            schedule_to_close_timeout=AFTER_AGENT_BOUND,
+            retry_policy=AFTER_AGENT,
+            summary=summary,
+        )
+        return
     await workflow.execute_activity_method(
         ResultActivities.record_attempt,
         result,
         start_to_close_timeout=SHORT,
         schedule_to_close_timeout=AFTER_AGENT_BOUND,
         retry_policy=AFTER_AGENT,
-        summary=f"{_label(ref)} · {result.exit_class} · result.json",
+        summary=summary,
     )
 
 

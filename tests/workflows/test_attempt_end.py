@@ -1,12 +1,16 @@
-"""An attempt ends in one activity: ``finish_sandbox`` collects the logs, then removes the box.
+"""An attempt ends in one activity and a local one: finish the sandbox, record the result.
 
 ``collect_artifacts`` and ``teardown_sandbox`` always ran back to back, each a workflow
 task and an activity of its own (12 history events per attempt). Merged (issue 22), the
 collect keeps its phase timing in ``result.json`` and the removal still happens for every
-attempt. Histories from before the merge replay their two activities (``test_replay``).
+attempt. ``record_attempt`` touches no container: it runs as a local activity, in the
+workflow task that gets the finish's result. Histories from before replay their separate
+activities (``test_replay``).
 """
 
 from __future__ import annotations
+
+import json
 
 import pytest
 from temporalio.api.enums.v1 import EventType
@@ -17,7 +21,7 @@ from workflows import attempt_workflow_id
 
 
 @pytest.mark.parametrize("env", [["t1"]], indirect=True)
-async def test_an_attempt_ends_in_one_activity_that_collects_then_removes(env: Env) -> None:
+async def test_an_attempt_ends_in_one_activity_then_records_locally(env: Env) -> None:
     request, handle = await start_run(env, parallel=1)
     await approve_main(request.run_id, "ann", client=env.client)
     assert (await handle.result()).status == "completed"
@@ -29,8 +33,17 @@ async def test_an_attempt_ends_in_one_activity_that_collects_then_removes(env: E
         for e in history.events
         if e.event_type == EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED
     ]
-    assert scheduled[-2:] == ["finish_sandbox", "record_attempt"]
+    assert scheduled[-1] == "finish_sandbox"
     assert "collect_artifacts" not in scheduled and "teardown_sandbox" not in scheduled
+    # The result is recorded by a local activity: a marker, not an activity of its own.
+    assert "record_attempt" not in scheduled
+    local = [
+        json.loads(e.marker_recorded_event_attributes.details["data"].payloads[0].data)
+        for e in history.events
+        if e.marker_recorded_event_attributes.marker_name == "core_local_activity"
+    ]
+    assert [m["activity_type"] for m in local] == ["record_attempt"]
+    assert len(env.rec.attempts) == 2
 
     assert sorted(env.rec.torn_down) == [("t1", "baseline"), ("t1", "sourcegraph_full")]
     assert env.rec.calls.count("collect_artifacts") == 2

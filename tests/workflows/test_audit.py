@@ -72,11 +72,13 @@ async def _digest(client: Client, run_id: str) -> tuple[AttemptDigest, int]:
     """The digest in history, and its payload's size."""
     handle = client.get_workflow_handle(attempt_workflow_id(run_id, TASK, "baseline", 1))
     for event in (await handle.fetch_history()).events:
-        done = event.activity_task_completed_event_attributes
-        if done.result.payloads:
-            (value,) = await client.data_converter.decode(done.result.payloads)
+        marker = event.marker_recorded_event_attributes  # a local activity's result
+        payloads = marker.details["result"].payloads if "result" in marker.details else []
+        payloads = payloads or event.activity_task_completed_event_attributes.result.payloads
+        if payloads:
+            (value,) = await client.data_converter.decode(payloads)
             if isinstance(value, dict) and "files" in value:
-                return AttemptDigest.model_validate(value), done.result.payloads[0].ByteSize()
+                return AttemptDigest.model_validate(value), payloads[0].ByteSize()
     raise AssertionError("record_attempt returned no digest into history")
 
 

@@ -8,6 +8,7 @@ a summary on every activity and timer, and search attributes that stay true to t
 from __future__ import annotations
 
 import asyncio
+import json
 import uuid
 from typing import Any
 
@@ -186,8 +187,11 @@ async def _summaries(client: Client, wf_id: str) -> list[tuple[str, str]]:
     history = await client.get_workflow_handle(wf_id).fetch_history()
     out = []
     for event in history.events:
+        marker = event.marker_recorded_event_attributes
         if event.event_type == EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED:
             kind = event.activity_task_scheduled_event_attributes.activity_type.name
+        elif marker.marker_name == "core_local_activity":  # a local activity, done
+            kind = json.loads(marker.details["data"].payloads[0].data)["activity_type"]
         elif event.event_type == EventType.EVENT_TYPE_TIMER_STARTED:
             kind = "timer"
         else:
