@@ -16,7 +16,16 @@ with workflow.unsafe.imports_passed_through():
     from durabench.models.pair import PairDone, PairInput
     from workflows import run_workflow_id
 
-__all__ = ["BareChild", "BareJob", "BareParent", "StandInPair"]
+__all__ = [
+    "BareChild",
+    "BareJob",
+    "BareParent",
+    "ShapedAttempt",
+    "ShapedJob",
+    "ShapedPair",
+    "ShapedParent",
+    "StandInPair",
+]
 
 _STEP = timedelta(seconds=60)
 
@@ -64,6 +73,84 @@ class BareParent:
     async def _child(self, child_id: str, task: str) -> str:
         try:
             return await workflow.execute_child_workflow(BareChild.run, task, id=child_id)
+        finally:
+            self._running -= 1
+
+
+@dataclass(frozen=True)
+class ShapedJob:
+    """Input of :class:`ShapedParent`: durabench's shape per task, counted from its history."""
+
+    tasks: int
+    parallel: int
+    activities: int
+    """Activities an attempt schedules, one after the other."""
+    local_activities: int
+    """Local activities an attempt runs after them."""
+
+
+@workflow.defn
+class ShapedAttempt:
+    """An attempt's shape: its activities in sequence, then its local ones; nothing done."""
+
+    @workflow.run
+    async def run(self, job: ShapedJob) -> None:
+        """Run ``bare_step`` as many times as an attempt runs phases."""
+        for _ in range(job.activities):
+            await workflow.execute_activity("bare_step", "a", start_to_close_timeout=_STEP)
+        for _ in range(job.local_activities):
+            await workflow.execute_local_activity("bare_step", "a", start_to_close_timeout=_STEP)
+
+
+@workflow.defn
+class ShapedPair:
+    """A pair's shape: two attempt children at once, then a ``pair_done`` signal to the run."""
+
+    @workflow.run
+    async def run(self, job: ShapedJob) -> None:
+        """Run both lanes' attempts, then tell the parent."""
+        me = workflow.info()
+        await asyncio.gather(
+            *(
+                workflow.execute_child_workflow(
+                    ShapedAttempt.run, job, id=f"{me.workflow_id}/{lane}"
+                )
+                for lane in ("baseline", "mcp")
+            )
+        )
+        assert me.parent is not None
+        await workflow.get_external_workflow_handle(me.parent.workflow_id).signal("pair_done")
+
+
+@workflow.defn
+class ShapedParent:
+    """The same-shape yardstick: a window of pairs as the run keeps, counted by signal."""
+
+    def __init__(self) -> None:
+        self._running = 0
+        self._done = 0
+
+    @workflow.signal
+    def pair_done(self) -> None:
+        """A pair ended (durabench's pairs tell their run the same way)."""
+        self._done += 1
+
+    @workflow.run
+    async def run(self, job: ShapedJob) -> int:
+        """Start every pair in a sliding window; return how many told their end."""
+        prefix = workflow.info().workflow_id
+        children: list[asyncio.Task[None]] = []
+        for i in range(job.tasks):
+            await workflow.wait_condition(lambda: self._running < job.parallel)
+            self._running += 1
+            children.append(asyncio.create_task(self._pair(f"{prefix}/{i}", job)))
+        await asyncio.gather(*children)
+        await workflow.wait_condition(lambda: self._done == job.tasks)
+        return self._done
+
+    async def _pair(self, child_id: str, job: ShapedJob) -> None:
+        try:
+            await workflow.execute_child_workflow(ShapedPair.run, job, id=child_id)
         finally:
             self._running -= 1
 

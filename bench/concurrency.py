@@ -21,6 +21,7 @@ import argparse
 import asyncio
 import json
 import math
+import os
 import shutil
 import signal
 import statistics
@@ -116,6 +117,17 @@ def phase_medians(result: RunResult) -> str:
     return ", ".join(f"{p} {statistics.median(s):.2f}" for p, s in by_phase.items())
 
 
+def cpu_busy_seconds() -> float:
+    """Whole-machine CPU time spent busy since boot (``/proc/stat``: all but idle and iowait).
+
+    Sampled around the timed run, it counts every process the run keeps busy: the worker,
+    the server, dockerd, containerd and its shims, and the sandboxes' own processes.
+    """
+    fields = [int(x) for x in Path("/proc/stat").read_text().splitlines()[0].split()[1:]]
+    idle, iowait = fields[3], fields[4]
+    return (sum(fields[:8]) - idle - iowait) / os.sysconf("SC_CLK_TCK")
+
+
 async def main() -> None:
     """Warm up, then measure N agents of ``--wait`` s at ``--parallel``; print the ratio."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -141,9 +153,11 @@ async def main() -> None:
         try:
             warm, _ = await timed_run(client, settings, write_plan(root, 0), args.parallel)
             print(f"warm-up (images built, 0 s agents): {warm:.1f} s")
+            busy_before = cpu_busy_seconds()
             took, result = await timed_run(
                 client, settings, write_plan(root, args.wait), args.parallel
             )
+            busy = cpu_busy_seconds() - busy_before
         finally:
             worker.terminate()
             worker.wait()
@@ -151,6 +165,19 @@ async def main() -> None:
     print(f"wall time: {took:.1f} s; ideal ceil({args.n}/{args.parallel}) x {args.wait:g} s")
     print(f"        = {ideal:.1f} s; most agents at once: {most_at_once(result, 'run_agent')}")
     print(f"        phase medians (s): {phase_medians(result)}")
+    cores = os.cpu_count() or 1
+    print(
+        f"        CPU busy: {busy:.0f} CPU-s over the run, {busy / args.n:.2f} per attempt; "
+        f"{busy / (took * cores):.0%} of {cores} cores' {took * cores:.0f} CPU-s"
+    )
+    # Were every attempt's CPU work spread evenly, the run could not end before busy/cores:
+    # the wall time this machine allows whatever durabench schedules, and the cores that
+    # the target's wall time would need with the same work.
+    floor = max(ideal, busy / cores)
+    print(
+        f"        CPU floor on {cores} cores: {floor:.1f} s ({floor / ideal:.2f}x ideal); "
+        f"{TARGET}x the ideal needs {busy / (TARGET * ideal):.1f} cores at this CPU per attempt"
+    )
     print(f"load after: {machine().rsplit('load ', 1)[1]}")
     ratio = took / ideal
     print(ratio_line("concurrency wall / ideal", ratio, f"<= {TARGET}x", met=ratio <= TARGET))
