@@ -235,6 +235,35 @@ def _lost(sandbox: Sandbox, n: int, why: str) -> AgentLost:
 
 _FIRST_POLL_S = 0.05
 """First wait for a step's end marker; it doubles up to the caller's ``poll_s``."""
+_WAIT_IN_SANDBOX_S = 5.0
+"""How long one waiting exec waits in the sandbox before the worker looks again (and
+heartbeats, and checks the step's process)."""
+
+_WAIT_FOR_END = (
+    'i=0; while [ "$i" -lt {rounds} ]; do '
+    "read -r x < {done} 2>/dev/null || exit 0; "
+    "case $x in running*) ;; *) exit 0 ;; esac; "
+    "sleep {every} 2>/dev/null || sleep 1; i=$((i + 1)); done"
+)
+"""Returns once ``.done`` holds an end, is gone, or ``rounds`` checks ``every`` s apart
+have passed; what it returns means only "look now"."""
+
+
+async def _wait_in_sandbox(sandbox: Sandbox, done: PurePosixPath, every_s: float) -> None:
+    """Wait in the sandbox, checking ``done`` every ``every_s``, for up to 5 s: one exec.
+
+    It runs as root, whom the agent cannot signal; were it stopped early all the same,
+    the caller only reads the markers sooner. A sandbox that cannot run it now (its
+    process slots full, the daemon busy) is waited for from here instead.
+    """
+    rounds = max(1, round(_WAIT_IN_SANDBOX_S / every_s))
+    script = _WAIT_FOR_END.format(rounds=rounds, done=shlex.quote(str(done)), every=every_s)
+    try:
+        await sandbox.exec(["sh", "-c", script], user="0", timeout_s=_WAIT_IN_SANDBOX_S + 5)
+    except SandboxError:
+        await asyncio.sleep(every_s)
+
+
 _CHECK_EVERY_S = 15.0
 """How often a step still running is checked for its process (and at once on re-attach)."""
 
@@ -255,9 +284,11 @@ async def run_step(
 
     The step is a :func:`wrap_step` script (with the same ``launched``), started as root.
 
-    The wait checks the markers after 50 ms, doubling up to ``poll_s``: a quick step (a
-    verifier, a short agent) costs milliseconds, an hour-long one a check a second. A step
-    found running is checked for its process at once, and every 15 s while it runs.
+    The wait runs in the sandbox (one exec, up to 5 s each), checking the end marker
+    after 50 ms, doubling up to ``poll_s``: a quick step (a verifier, a short agent) is
+    seen done within milliseconds, and an hour-long one costs an exec every 5 s, not
+    daemon reads every second. A step found running is checked for its process at once,
+    and every 15 s while it runs.
 
     Returns:
         How it ended, and whether this call re-attached to a step started earlier.
@@ -283,7 +314,7 @@ async def run_step(
                     why = f"no longer runs (its root shell, pid {process.pid}, died)"
                     raise _lost(sandbox, n, why)
                 break
-        await asyncio.sleep(wait_s)
+        await _wait_in_sandbox(sandbox, markers / f"step-{n}.done", wait_s)
         wait_s = min(wait_s * 2, poll_s)
         if on_wait is not None:
             await on_wait()
