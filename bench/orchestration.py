@@ -9,9 +9,17 @@ the same number of tasks in flight, with activities that return at once:
   per task, with the fake activities of ``tests.workflows.fakes`` (instant agent); timed
   from the approval to the run's result.
 - bare: one parent -> one child per task -> two trivial activities; timed from its start.
+- same-shape bare ("shape"): durabench's structure with nothing inside: one pair child per
+  task -> two attempt children, each running as many trivial activities in sequence as an
+  ``AgentRunWorkflow`` schedules (and the pair as many as a ``PairedTaskWorkflow``), the
+  pair signalling ``pair_done`` to the run. The counts are read from the histories of a
+  two-task durabench probe run before the rounds, so they follow the real workflows.
 
-Rounds alternate the order (bare, durabench, durabench, bare, ...) so a load that changes
-during the run weighs on both. The ratio is durabench's pairs/s over the bare tasks/s.
+Rounds alternate the order (bare, shape, durabench, then reversed, ...) so a load that
+changes during the run weighs on all three. The target ratio is durabench's pairs/s over
+the bare tasks/s. A second ratio, durabench over the same shape (no target), splits the gap:
+what is left below 1.0x is durabench's own code; what the shape loses against bare is the
+cost of the explicit phases (style rule 7).
 """
 
 from __future__ import annotations
@@ -31,7 +39,17 @@ from _common import (
     ratio_line,
     start_run,
 )
-from _workflows import BareChild, BareJob, BareParent
+from _workflows import (
+    BareChild,
+    BareJob,
+    BareParent,
+    Shape,
+    ShapeAttempt,
+    ShapeJob,
+    ShapePair,
+    ShapeRun,
+)
+from temporalio.api.enums.v1 import EventType
 from temporalio.client import Client
 from temporalio.worker import Worker
 
@@ -48,6 +66,31 @@ async def events_per_task(client: Client, queue: str, n: int) -> float:
     async for wf in client.list_workflows(f'TaskQueue = "{queue}"'):
         total += wf.history_length
     return total / n
+
+
+async def _counts(client: Client, queue: str, kind: str) -> tuple[int, int]:
+    """Activities and local activities in the history of one ``kind`` workflow on ``queue``."""
+    async for wf in client.list_workflows(f'TaskQueue = "{queue}" AND WorkflowType = "{kind}"'):
+        history = await client.get_workflow_handle(wf.id, run_id=wf.run_id).fetch_history()
+        remote = local = 0
+        for event in history.events:
+            if event.event_type == EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED:
+                remote += 1
+            elif event.event_type == EventType.EVENT_TYPE_MARKER_RECORDED:
+                local += event.marker_recorded_event_attributes.marker_name.endswith(
+                    "local_activity"
+                )
+        return remote, local
+    raise RuntimeError(f"no {kind} on {queue}: cannot count its activities")
+
+
+async def probe_shape(client: Client, parallel: int) -> Shape:
+    """The activities per pair and per attempt of a two-task durabench run (untimed)."""
+    _, queue = await durabench_rate(client, 2, parallel)
+    await asyncio.sleep(2)  # visibility is eventually consistent
+    pair, pair_local = await _counts(client, queue, "PairedTaskWorkflow")
+    attempt, attempt_local = await _counts(client, queue, "AgentRunWorkflow")
+    return Shape(pair, attempt, attempt_local, pair_local)
 
 
 async def durabench_rate(client: Client, n: int, parallel: int) -> tuple[float, str]:
@@ -81,6 +124,24 @@ async def bare_rate(client: Client, n: int, parallel: int) -> tuple[float, str]:
     return n / elapsed, queue
 
 
+async def shape_rate(client: Client, n: int, parallel: int, shape: Shape) -> tuple[float, str]:
+    """Pairs per second of the same-shape bare pipeline; its queue."""
+    queue = f"bench-shape-{uuid.uuid4().hex[:8]}"
+    workflows = [ShapeRun, ShapePair, ShapeAttempt]
+    async with Worker(client, task_queue=queue, workflows=workflows, activities=[bare_step]):
+        began = time.monotonic()
+        ended = await client.execute_workflow(
+            ShapeRun.run,
+            ShapeJob(tasks=n, parallel=parallel, shape=shape),
+            id=queue,
+            task_queue=queue,
+        )
+        elapsed = time.monotonic() - began
+    if ended != n:
+        raise RuntimeError(f"same-shape pipeline ended {ended} of {n} pairs")
+    return n / elapsed, queue
+
+
 async def main() -> None:
     """Run the rounds and print each figure, then the ratio."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -90,11 +151,22 @@ async def main() -> None:
     args = parser.parse_args()
     print(f"machine: {machine()}")
     print(f"tasks per round: {args.n}, parallel: {args.parallel}, rounds: {args.rounds}")
-    rates: dict[str, list[float]] = {"bare": [], "durabench": []}
-    runs = {"bare": bare_rate, "durabench": durabench_rate}
+    rates: dict[str, list[float]] = {"bare": [], "shape": [], "durabench": []}
     async with dev_server() as client:
+        shape = await probe_shape(client, args.parallel)
+        print(
+            f"shape (from a durabench probe): pair {shape.pair_activities} activities"
+            f" + {shape.pair_local} local, attempt {shape.attempt_activities} activities"
+            f" + {shape.attempt_local} local"
+        )
+
+        async def shaped(client: Client, n: int, parallel: int) -> tuple[float, str]:
+            return await shape_rate(client, n, parallel, shape)
+
+        runs = {"bare": bare_rate, "shape": shaped, "durabench": durabench_rate}
         for r in range(args.rounds):
-            order = ["bare", "durabench"] if r % 2 == 0 else ["durabench", "bare"]
+            order = ["bare", "shape", "durabench"]
+            order = order if r % 2 == 0 else order[::-1]
             for name in order:
                 rate, queue = await runs[name](client, args.n, args.parallel)
                 rates[name].append(rate)
@@ -104,8 +176,13 @@ async def main() -> None:
                     print(f"        {name} history events per task: {events:.0f}")
     # Harmonic mean: the rate of all rounds' tasks over all rounds' time.
     mean = {k: len(v) / sum(1 / x for x in v) for k, v in rates.items()}
-    print(f"bare pipeline: {mean['bare']:.2f} pairs/s; durabench: {mean['durabench']:.2f} pairs/s")
+    print(
+        f"bare pipeline: {mean['bare']:.2f} pairs/s; same-shape bare: {mean['shape']:.2f}"
+        f" pairs/s; durabench: {mean['durabench']:.2f} pairs/s"
+    )
     print(f"load after: {machine().rsplit('load ', 1)[1]}")
+    own = mean["durabench"] / mean["shape"]
+    print(ratio_line("orchestration durabench/same-shape bare pairs/s", own, None))
     ratio = mean["durabench"] / mean["bare"]
     print(
         ratio_line("orchestration durabench/bare pairs/s", ratio, f">= {TARGET}x", ratio >= TARGET)
