@@ -13,6 +13,22 @@ content-addressed, one per task id), so the measured run starts from built image
 second run of a suite does. Measured: approval -> run result. The ideal is
 ``ceil(N / parallel) x wait``; the target is at most 1.3x of it. Also printed: the most
 agents that ran at once, and each phase's median, from ``results.json``'s timings.
+
+Where the time over the ideal goes: the whole machine's CPU busy time (``/proc/stat``,
+everything but idle and iowait) is read over a few idle seconds before the warm-up (the
+background: other users, the dev server) and over the timed run. Their difference, per
+attempt, is what one attempt costs the machine in CPU (its sandbox's create, start,
+execs, copies and removal in the Docker daemon; the worker's activities and workflows).
+A wave cannot end before its agents have waited and its attempts' CPU work has run on
+the machine's cores, and that work is not spread under the agents' wait (a slot holds
+its sandbox from provision to teardown, so a wave's provisions come before its agents
+and its verifies, collects and teardowns after), so the floor is
+
+    waves x (wait + CPU-s per attempt x parallel / cores)
+
+and the floor's ratio to the ideal is what this machine allows at best, whatever the
+orchestration does. Where the measured ratio is near that floor, the wave's time is CPU;
+where it is well above, it is latency (daemon round trips, queueing) on the way.
 """
 
 from __future__ import annotations
@@ -21,25 +37,30 @@ import argparse
 import asyncio
 import json
 import math
+import os
 import shutil
-import signal
 import statistics
-import sys
 import tempfile
 import time
-import uuid
 from pathlib import Path
 
 import _path  # noqa: F401  (first: the checkout's own packages)
-from _common import dev_server, machine, ratio_line
+from _common import (
+    dev_server,
+    load_after,
+    machine,
+    one_lane_run,
+    ratio_line,
+    run_script,
+    worker_running,
+    worker_settings,
+)
 from temporalio.client import Client
 
-from durabench.models import RunRequest, RunResult
+from durabench.models import RunResult
 from durabench.models.agent import AgentSpec
-from durabench.settings.paths import RunPaths
 from durabench.settings.values import Settings
 from durabench.tasks import load_suite
-from tests.integration.runs import approved_detached, worker_process
 
 TARGET = 1.3
 SUITE = "conc"
@@ -69,27 +90,29 @@ def write_plan(root: Path, wait: float) -> Path:
     return plan
 
 
+def cpu_busy_s() -> float:
+    """Whole-machine CPU-seconds busy since boot (all cores): ``/proc/stat`` less idle, iowait."""
+    fields = [int(x) for x in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
+    # user nice system idle iowait irq softirq steal (guest is counted in user already)
+    busy = sum(fields[:8]) - fields[3] - fields[4]
+    return busy / os.sysconf("SC_CLK_TCK")
+
+
+async def background_cpu(seconds: float = 5.0) -> float:
+    """Busy cores on average over ``seconds`` of doing nothing: the machine's background."""
+    before, began = cpu_busy_s(), time.monotonic()
+    await asyncio.sleep(seconds)
+    return (cpu_busy_s() - before) / (time.monotonic() - began)
+
+
 async def timed_run(
     client: Client, settings: Settings, plan: Path, parallel: int
-) -> tuple[float, RunResult]:
-    """Seconds from approval to the run's result, and its results."""
-    request = RunRequest(
-        run_id=f"conc-{uuid.uuid4().hex[:6]}",
-        suite=SUITE,
-        agent=AgentSpec(name="replay", model="m", options={"plan": str(plan)}),
-        parallel=parallel,
-        config_mode="baseline_only",
-        infra_retries=0,
-        allow_unpaired=True,  # new tasks in one lane have no counterparts; none needed here
-    )
-    began = time.monotonic()
-    handle = await approved_detached(request, client, settings)
-    outcome = await handle.result()
-    took = time.monotonic() - began
-    if outcome.status != "completed":
-        raise RuntimeError(f"run {request.run_id} ended {outcome.status}")
-    paths = RunPaths.for_run(settings.runs_dir, request.run_id)
-    return took, RunResult.model_validate_json(paths.results.read_text())
+) -> tuple[float, float, RunResult]:
+    """Seconds from request to the run's result, CPU-seconds busy meanwhile, its results."""
+    agent = AgentSpec(name="replay", model="m", options={"plan": str(plan)})
+    before = cpu_busy_s()
+    took, result = await one_lane_run(client, settings, SUITE, agent, parallel)
+    return took, cpu_busy_s() - before, result
 
 
 def most_at_once(result: RunResult, phase: str) -> int:
@@ -127,35 +150,43 @@ async def main() -> None:
     print(f"machine: {machine()}")
     print(f"agents: {args.n} (one lane), parallel: {args.parallel}, each waits {args.wait:g} s")
     root = Path(tempfile.mkdtemp(prefix="durabench-bench-conc-"))
+    cores = os.cpu_count() or 1
     async with dev_server() as client:
-        settings = Settings(
-            home=root / "home",
-            temporal_address=client.service_client.config.target_host,
-            task_queue=f"bench-conc-{uuid.uuid4().hex[:8]}",
-            base_image=args.image,
-            gateway_port=0,
-        )
+        settings = worker_settings(client, root, args.image, "conc")
         write_suite(settings.home, args.n)
-        # One lane of new tasks has no counterparts to pair with: run it unpaired, as asked.
-        worker = worker_process(settings, root / "worker.log", ALLOW_UNPAIRED_SINGLE_CONFIG="true")
-        try:
-            warm, _ = await timed_run(client, settings, write_plan(root, 0), args.parallel)
+        with worker_running(settings, root / "worker.log"):
+            idle = await background_cpu()
+            warm, _, _ = await timed_run(client, settings, write_plan(root, 0), args.parallel)
             print(f"warm-up (images built, 0 s agents): {warm:.1f} s")
-            took, result = await timed_run(
+            took, busy, result = await timed_run(
                 client, settings, write_plan(root, args.wait), args.parallel
             )
-        finally:
-            worker.terminate()
-            worker.wait()
-    ideal = math.ceil(args.n / args.parallel) * args.wait
+    waves = math.ceil(args.n / args.parallel)
+    ideal = waves * args.wait
     print(f"wall time: {took:.1f} s; ideal ceil({args.n}/{args.parallel}) x {args.wait:g} s")
     print(f"        = {ideal:.1f} s; most agents at once: {most_at_once(result, 'run_agent')}")
     print(f"        phase medians (s): {phase_medians(result)}")
-    print(f"load after: {machine().rsplit('load ', 1)[1]}")
+    per_attempt = max(busy - idle * took, 0.0) / args.n
+    floor = waves * (args.wait + per_attempt * args.parallel / cores)
+    over = (took - ideal) / waves
+    print(
+        f"cpu: {busy:.1f} CPU-s busy over the run ({busy / took:.2f} of {cores} cores),"
+        f" background {idle:.2f} cores before it"
+    )
+    print(
+        f"        {per_attempt:.2f} CPU-s per attempt (background taken out);"
+        f" a wave's CPU work {per_attempt * args.parallel:.1f} CPU-s"
+        f" = {per_attempt * args.parallel / cores:.1f} s on {cores} cores"
+        f" against {over:.1f} s measured over each wave's wait"
+    )
+    print(
+        f"        floor on this machine: {waves} x ({args.wait:g} + {per_attempt:.2f} x"
+        f" {args.parallel} / {cores}) = {floor:.1f} s = {floor / ideal:.2f}x the ideal"
+    )
+    print(load_after())
     ratio = took / ideal
     print(ratio_line("concurrency wall / ideal", ratio, f"<= {TARGET}x", met=ratio <= TARGET))
 
 
 if __name__ == "__main__":
-    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # `timeout` still stops the worker
-    asyncio.run(main())
+    run_script(main)  # a SIGTERM (`timeout`) still stops the worker
