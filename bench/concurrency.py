@@ -14,15 +14,18 @@ second run of a suite does. Measured: approval -> run result. The ideal is
 ``ceil(N / parallel) x wait``; the target is at most 1.3x of it. Also printed: the most
 agents that ran at once, and each phase's median, from ``results.json``'s timings.
 
-Where the time over the ideal goes: the whole machine's CPU busy time (``/proc/stat``,
-everything but idle and iowait) is read over a few idle seconds before the warm-up (the
-background: other users, the dev server) and over the timed run. Their difference, per
-attempt, is what one attempt costs the machine in CPU (its sandbox's create, start,
-execs, copies and removal in the Docker daemon; the worker's activities and workflows).
-A wave cannot end before its agents have waited and its attempts' CPU work has run on
-the machine's cores, and that work is not spread under the agents' wait (a slot holds
-its sandbox from provision to teardown, so a wave's provisions come before its agents
-and its verifies, collects and teardowns after), so the floor is
+Where the time over the ideal goes: CPU time is read before and after the timed run from
+the whole machine (``/proc/stat``, everything but idle and iowait) and from what the run
+itself uses: the sandboxes (the ``docker`` cgroup's ``cpuacct.usage``, which keeps the CPU
+of removed containers), the Docker daemon (``dockerd`` and ``containerd``) and this
+script's own processes (itself, the dev server and the worker). On a shared machine the
+second is the run's cost (other users' containers and daemon calls, if any, count in it
+too: an upper bound); the first says how busy the cores were. Per attempt, the run's CPU
+is what one attempt costs the machine. A wave cannot end before its agents have waited
+and its attempts' CPU work has run on the machine's cores, and that work is not spread
+under the agents' wait (a slot holds its sandbox from provision to teardown, so a wave's
+provisions come before its agents and its verifies, collects and teardowns after), so the
+floor is
 
     waves x (wait + CPU-s per attempt x parallel / cores)
 
@@ -34,14 +37,13 @@ where it is well above, it is latency (daemon round trips, queueing) on the way.
 from __future__ import annotations
 
 import argparse
-import asyncio
 import json
 import math
 import os
 import shutil
 import statistics
 import tempfile
-import time
+from dataclasses import dataclass
 from pathlib import Path
 
 import _path  # noqa: F401  (first: the checkout's own packages)
@@ -90,29 +92,75 @@ def write_plan(root: Path, wait: float) -> Path:
     return plan
 
 
-def cpu_busy_s() -> float:
-    """Whole-machine CPU-seconds busy since boot (all cores): ``/proc/stat`` less idle, iowait."""
+DOCKER_CGROUP = Path("/sys/fs/cgroup/cpuacct/docker/cpuacct.usage")
+"""Every container's CPU nanoseconds, kept after removal (cgroup v1, cgroupfs driver)."""
+
+
+@dataclass(frozen=True)
+class Cpu:
+    """CPU-seconds used so far, by where (see the module's docstring)."""
+
+    machine: float
+    sandboxes: float
+    daemon: float
+    bench: float
+
+    def __sub__(self, other: Cpu) -> Cpu:
+        return Cpu(
+            self.machine - other.machine,
+            self.sandboxes - other.sandboxes,
+            self.daemon - other.daemon,
+            self.bench - other.bench,
+        )
+
+    @property
+    def run(self) -> float:
+        """What the run used: its sandboxes, the daemon, the bench's own processes."""
+        return self.sandboxes + self.daemon + self.bench
+
+
+def _proc_cpu(pid: int, children: bool) -> float:
+    """CPU-seconds of process ``pid`` (with its waited-for children's, if asked)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:  # gone meanwhile
+        return 0.0
+    ticks = int(fields[11]) + int(fields[12])  # utime, stime
+    if children:
+        ticks += int(fields[13]) + int(fields[14])  # cutime, cstime
+    return ticks / os.sysconf("SC_CLK_TCK")
+
+
+def cpu_now() -> Cpu:
+    """CPU-seconds so far: the machine's busy time, the sandboxes', the daemon's, the bench's."""
     fields = [int(x) for x in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
     # user nice system idle iowait irq softirq steal (guest is counted in user already)
-    busy = sum(fields[:8]) - fields[3] - fields[4]
-    return busy / os.sysconf("SC_CLK_TCK")
-
-
-async def background_cpu(seconds: float = 5.0) -> float:
-    """Busy cores on average over ``seconds`` of doing nothing: the machine's background."""
-    before, began = cpu_busy_s(), time.monotonic()
-    await asyncio.sleep(seconds)
-    return (cpu_busy_s() - before) / (time.monotonic() - began)
+    machine_s = (sum(fields[:8]) - fields[3] - fields[4]) / os.sysconf("SC_CLK_TCK")
+    sandboxes = int(DOCKER_CGROUP.read_text()) / 1e9 if DOCKER_CGROUP.exists() else 0.0
+    daemon = bench = 0.0
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            text = stat.read_text()
+        except OSError:
+            continue
+        comm = text[text.index("(") + 1 : text.rindex(")")]
+        ppid = int(text.rsplit(")", 1)[1].split()[1])
+        if comm in ("dockerd", "containerd"):
+            daemon += _proc_cpu(int(stat.parent.name), children=False)
+        elif ppid == os.getpid():  # the dev server and the worker
+            bench += _proc_cpu(int(stat.parent.name), children=True)
+    own = os.times()
+    return Cpu(machine_s, sandboxes, daemon, bench + own.user + own.system)
 
 
 async def timed_run(
     client: Client, settings: Settings, plan: Path, parallel: int
-) -> tuple[float, float, RunResult]:
-    """Seconds from request to the run's result, CPU-seconds busy meanwhile, its results."""
+) -> tuple[float, Cpu, RunResult]:
+    """Seconds from request to the run's result, CPU used meanwhile, its results."""
     agent = AgentSpec(name="replay", model="m", options={"plan": str(plan)})
-    before = cpu_busy_s()
+    before = cpu_now()
     took, result = await one_lane_run(client, settings, SUITE, agent, parallel)
-    return took, cpu_busy_s() - before, result
+    return took, cpu_now() - before, result
 
 
 def most_at_once(result: RunResult, phase: str) -> int:
@@ -155,10 +203,9 @@ async def main() -> None:
         settings = worker_settings(client, root, args.image, "conc")
         write_suite(settings.home, args.n)
         with worker_running(settings, root / "worker.log"):
-            idle = await background_cpu()
             warm, _, _ = await timed_run(client, settings, write_plan(root, 0), args.parallel)
             print(f"warm-up (images built, 0 s agents): {warm:.1f} s")
-            took, busy, result = await timed_run(
+            took, cpu, result = await timed_run(
                 client, settings, write_plan(root, args.wait), args.parallel
             )
     waves = math.ceil(args.n / args.parallel)
@@ -166,18 +213,18 @@ async def main() -> None:
     print(f"wall time: {took:.1f} s; ideal ceil({args.n}/{args.parallel}) x {args.wait:g} s")
     print(f"        = {ideal:.1f} s; most agents at once: {most_at_once(result, 'run_agent')}")
     print(f"        phase medians (s): {phase_medians(result)}")
-    per_attempt = max(busy - idle * took, 0.0) / args.n
+    per_attempt = cpu.run / args.n
     floor = waves * (args.wait + per_attempt * args.parallel / cores)
     over = (took - ideal) / waves
     print(
-        f"cpu: {busy:.1f} CPU-s busy over the run ({busy / took:.2f} of {cores} cores),"
-        f" background {idle:.2f} cores before it"
+        f"cpu over the run: machine {cpu.machine:.1f} CPU-s busy ({cpu.machine / took:.2f} of"
+        f" {cores} cores); the run's {cpu.run:.1f} CPU-s: sandboxes {cpu.sandboxes:.1f},"
+        f" docker daemon {cpu.daemon:.1f}, worker + server + bench {cpu.bench:.1f}"
     )
     print(
-        f"        {per_attempt:.2f} CPU-s per attempt (background taken out);"
-        f" a wave's CPU work {per_attempt * args.parallel:.1f} CPU-s"
-        f" = {per_attempt * args.parallel / cores:.1f} s on {cores} cores"
-        f" against {over:.1f} s measured over each wave's wait"
+        f"        {per_attempt:.2f} CPU-s per attempt; a wave's CPU work"
+        f" {per_attempt * args.parallel:.1f} CPU-s = {per_attempt * args.parallel / cores:.1f} s"
+        f" on {cores} cores, against {over:.1f} s measured over each wave's wait"
     )
     print(
         f"        floor on this machine: {waves} x ({args.wait:g} + {per_attempt:.2f} x"
