@@ -9,12 +9,15 @@ from __future__ import annotations
 
 import asyncio
 import os
+import signal
 import socket
 import subprocess
+import sys
 import tempfile
 import time
-from collections.abc import AsyncIterator, Callable, Sequence
-from contextlib import asynccontextmanager
+import uuid
+from collections.abc import AsyncIterator, Callable, Coroutine, Iterator, Sequence
+from contextlib import asynccontextmanager, contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -23,11 +26,15 @@ from temporalio import activity
 from temporalio.client import Client, WorkflowHandle
 from temporalio.contrib.pydantic import pydantic_data_converter
 
+from durabench.models.agent import AgentSpec
 from durabench.models.attempt import AgentRunOutput, AttemptRef
-from durabench.models.results import AttemptResult
+from durabench.models.results import AttemptResult, RunResult
 from durabench.models.run import Approval, RunRequest
 from durabench.models.suite_run import RunOutcome, SuiteRunInput
+from durabench.settings.paths import RunPaths
+from durabench.settings.values import Settings
 from runtime.embedded import dev_server_args, wait_for_port
+from tests.integration.runs import approved_detached, worker_process
 from tests.workflows.fakes import Recorder
 from workflows import SuiteRunWorkflow, run_workflow_id
 
@@ -36,9 +43,14 @@ __all__ = [
     "bare_step",
     "dev_server",
     "instant_activities",
+    "load_after",
     "machine",
+    "one_lane_run",
     "ratio_line",
+    "run_script",
     "start_run",
+    "worker_settings",
+    "worker_running",
 ]
 
 
@@ -56,6 +68,11 @@ def machine() -> str:
     )
     load = " ".join(f"{x:.2f}" for x in os.getloadavg())
     return f"{model}, {os.cpu_count()} cores, {mem_kib / 2**20:.1f} GiB RAM, load {load}"
+
+
+def load_after() -> str:
+    """``load after: …``, the line every bench prints before its ratio."""
+    return f"load after: {machine().rsplit('load ', 1)[1]}"
 
 
 def ratio_line(what: str, value: float, target: str | None, met: bool = True) -> str:
@@ -154,3 +171,58 @@ async def approve(handle: WorkflowHandle[Any, RunOutcome]) -> float:
     began = time.monotonic()
     await handle.signal(SuiteRunWorkflow.approve, Approval(approver="bench"))
     return began
+
+
+def run_script(main: Callable[[], Coroutine[Any, Any, None]]) -> None:
+    """Run a bench's ``main``; a SIGTERM (``timeout``) unwinds it, so its teardown runs."""
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
+    asyncio.run(main())
+
+
+def worker_settings(client: Client, root: Path, image: str, name: str) -> Settings:
+    """Settings of a real worker on ``client``'s server: home under ``root``, its own queue."""
+    return Settings(
+        home=root / "home",
+        temporal_address=client.service_client.config.target_host,
+        task_queue=f"bench-{name}-{uuid.uuid4().hex[:8]}",
+        base_image=image,
+        gateway_port=0,
+    )
+
+
+@contextmanager
+def worker_running(settings: Settings, log: Path) -> Iterator[None]:
+    """``python worker.py`` in its own process for the block, stopped (and waited) after.
+
+    It runs one lane of new tasks unpaired (``ALLOW_UNPAIRED_SINGLE_CONFIG``): the benches'
+    suites have no counterparts to pair with.
+    """
+    worker = worker_process(settings, log, ALLOW_UNPAIRED_SINGLE_CONFIG="true")
+    try:
+        yield
+    finally:
+        worker.terminate()
+        worker.wait()
+
+
+async def one_lane_run(
+    client: Client, settings: Settings, suite: str, agent: AgentSpec, parallel: int
+) -> tuple[float, RunResult]:
+    """One run of ``suite``, one lane, no retries: seconds from request to result; results."""
+    request = RunRequest(
+        run_id=f"{suite}-{uuid.uuid4().hex[:6]}",
+        suite=suite,
+        agent=agent,
+        parallel=parallel,
+        config_mode="baseline_only",
+        infra_retries=0,
+        allow_unpaired=True,  # one lane of new tasks: no counterparts, none needed
+    )
+    began = time.monotonic()
+    handle = await approved_detached(request, client, settings)
+    outcome = await handle.result()
+    took = time.monotonic() - began
+    if outcome.status != "completed":
+        raise RuntimeError(f"run {request.run_id} ended {outcome.status}")
+    paths = RunPaths.for_run(settings.runs_dir, request.run_id)
+    return took, RunResult.model_validate_json(paths.results.read_text())

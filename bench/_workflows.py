@@ -20,10 +20,11 @@ __all__ = [
     "BareChild",
     "BareJob",
     "BareParent",
-    "ShapedAttempt",
-    "ShapedJob",
-    "ShapedPair",
-    "ShapedParent",
+    "Shape",
+    "ShapeAttempt",
+    "ShapeJob",
+    "ShapePair",
+    "ShapeRun",
     "StandInPair",
 ]
 
@@ -78,79 +79,107 @@ class BareParent:
 
 
 @dataclass(frozen=True)
-class ShapedJob:
-    """Input of :class:`ShapedParent`: durabench's shape per task, counted from its history."""
+class Shape:
+    """How many activities each level of a durabench task schedules, counted in its histories.
+
+    Counted, not written down, so the same-shape pipeline follows the real workflows when
+    their phases change (merged, or made local activities).
+    """
+
+    pair_activities: int
+    """Activities a ``PairedTaskWorkflow`` schedules itself (account leases and the like)."""
+    attempt_activities: int
+    """Activities an ``AgentRunWorkflow`` schedules, in sequence."""
+    attempt_local: int = 0
+    """Local activities an ``AgentRunWorkflow`` runs (recorded as markers)."""
+    pair_local: int = 0
+    """Local activities a ``PairedTaskWorkflow`` runs."""
+
+
+@dataclass(frozen=True)
+class ShapeJob:
+    """Input of :class:`ShapeRun`: the bare job plus the shape of each task."""
 
     tasks: int
     parallel: int
-    activities: int
-    """Activities an attempt schedules, one after the other."""
-    local_activities: int
-    """Local activities an attempt runs after them."""
+    shape: Shape
+
+
+async def _steps(task: str, remote: int, local: int) -> None:
+    """``remote`` activities, then ``local`` local activities, one after the other."""
+    for _ in range(remote):
+        await workflow.execute_activity("bare_step", task, start_to_close_timeout=_STEP)
+    for _ in range(local):
+        await workflow.execute_local_activity("bare_step", task, start_to_close_timeout=_STEP)
 
 
 @workflow.defn
-class ShapedAttempt:
-    """An attempt's shape: its activities in sequence, then its local ones; nothing done."""
+class ShapeAttempt:
+    """An attempt of durabench's shape with nothing inside: its activities, in sequence."""
 
     @workflow.run
-    async def run(self, job: ShapedJob) -> None:
-        """Run ``bare_step`` as many times as an attempt runs phases."""
-        for _ in range(job.activities):
-            await workflow.execute_activity("bare_step", "a", start_to_close_timeout=_STEP)
-        for _ in range(job.local_activities):
-            await workflow.execute_local_activity("bare_step", "a", start_to_close_timeout=_STEP)
+    async def run(self, task: str, shape: Shape) -> str:
+        """Run as many trivial activities as an ``AgentRunWorkflow`` schedules."""
+        await _steps(task, shape.attempt_activities, shape.attempt_local)
+        return task
 
 
 @workflow.defn
-class ShapedPair:
-    """A pair's shape: two attempt children at once, then a ``pair_done`` signal to the run."""
+class ShapePair:
+    """A pair of durabench's shape: its own activities, two attempt children, ``pair_done``."""
 
     @workflow.run
-    async def run(self, job: ShapedJob) -> None:
-        """Run both lanes' attempts, then tell the parent."""
-        me = workflow.info()
+    async def run(self, task: str, shape: Shape) -> str:
+        """Run the pair's activities, both attempts at once, then tell the run."""
+        await _steps(task, shape.pair_activities, shape.pair_local)
+        me = workflow.info().workflow_id
         await asyncio.gather(
             *(
                 workflow.execute_child_workflow(
-                    ShapedAttempt.run, job, id=f"{me.workflow_id}/{lane}"
+                    ShapeAttempt.run, args=[task, shape], id=f"{me}/{lane}"
                 )
-                for lane in ("baseline", "mcp")
+                for lane in ("a", "b")
             )
         )
-        assert me.parent is not None
-        await workflow.get_external_workflow_handle(me.parent.workflow_id).signal("pair_done")
+        parent = workflow.info().parent
+        if parent is not None:
+            await workflow.get_external_workflow_handle(parent.workflow_id).signal(
+                "pair_done", task
+            )
+        return task
 
 
 @workflow.defn
-class ShapedParent:
-    """The same-shape yardstick: a window of pairs as the run keeps, counted by signal."""
+class ShapeRun:
+    """The second yardstick: :class:`BareParent`'s window over pairs of durabench's shape."""
 
     def __init__(self) -> None:
         self._running = 0
         self._done = 0
 
-    @workflow.signal
-    def pair_done(self) -> None:
-        """A pair ended (durabench's pairs tell their run the same way)."""
+    @workflow.signal(name="pair_done")
+    def pair_done(self, task: str) -> None:
+        """A pair ended (durabench's run counts its pairs the same way)."""
         self._done += 1
 
     @workflow.run
-    async def run(self, job: ShapedJob) -> int:
-        """Start every pair in a sliding window; return how many told their end."""
+    async def run(self, job: ShapeJob) -> int:
+        """Start every pair in a sliding window; return how many told the run they ended."""
         prefix = workflow.info().workflow_id
-        children: list[asyncio.Task[None]] = []
+        children: list[asyncio.Task[str]] = []
         for i in range(job.tasks):
             await workflow.wait_condition(lambda: self._running < job.parallel)
             self._running += 1
-            children.append(asyncio.create_task(self._pair(f"{prefix}/{i}", job)))
+            children.append(asyncio.create_task(self._pair(f"{prefix}/{i}", f"t{i}", job.shape)))
         await asyncio.gather(*children)
         await workflow.wait_condition(lambda: self._done == job.tasks)
         return self._done
 
-    async def _pair(self, child_id: str, job: ShapedJob) -> None:
+    async def _pair(self, child_id: str, task: str, shape: Shape) -> str:
         try:
-            await workflow.execute_child_workflow(ShapedPair.run, job, id=child_id)
+            return await workflow.execute_child_workflow(
+                ShapePair.run, args=[task, shape], id=child_id
+            )
         finally:
             self._running -= 1
 

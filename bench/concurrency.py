@@ -13,34 +13,56 @@ content-addressed, one per task id), so the measured run starts from built image
 second run of a suite does. Measured: approval -> run result. The ideal is
 ``ceil(N / parallel) x wait``; the target is at most 1.3x of it. Also printed: the most
 agents that ran at once, and each phase's median, from ``results.json``'s timings.
+
+Where the time over the ideal goes: CPU time is read before and after the timed run from
+the whole machine (``/proc/stat``, everything but idle and iowait) and from what the run
+itself uses: the sandboxes (the ``docker`` cgroup's ``cpuacct.usage``, which keeps the CPU
+of removed containers), the Docker daemon (``dockerd`` and ``containerd``) and this
+script's own processes (itself, the dev server and the worker). On a shared machine the
+second is the run's cost (other users' containers and daemon calls, if any, count in it
+too: an upper bound); the first says how busy the cores were. Per attempt, the run's CPU
+is what one attempt costs the machine. A wave cannot end before its agents have waited
+and its attempts' CPU work has run on the machine's cores, and that work is not spread
+under the agents' wait (a slot holds its sandbox from provision to teardown, so a wave's
+provisions come before its agents and its verifies, collects and teardowns after), so the
+floor is
+
+    waves x (wait + CPU-s per attempt x parallel / cores)
+
+and the floor's ratio to the ideal is what this machine allows at best, whatever the
+orchestration does. Where the measured ratio is near that floor, the wave's time is CPU;
+where it is well above, it is latency (daemon round trips, queueing) on the way.
 """
 
 from __future__ import annotations
 
 import argparse
-import asyncio
 import json
 import math
 import os
 import shutil
-import signal
 import statistics
-import sys
 import tempfile
-import time
-import uuid
+from dataclasses import dataclass
 from pathlib import Path
 
 import _path  # noqa: F401  (first: the checkout's own packages)
-from _common import dev_server, machine, ratio_line
+from _common import (
+    dev_server,
+    load_after,
+    machine,
+    one_lane_run,
+    ratio_line,
+    run_script,
+    worker_running,
+    worker_settings,
+)
 from temporalio.client import Client
 
-from durabench.models import RunRequest, RunResult
+from durabench.models import RunResult
 from durabench.models.agent import AgentSpec
-from durabench.settings.paths import RunPaths
 from durabench.settings.values import Settings
 from durabench.tasks import load_suite
-from tests.integration.runs import approved_detached, worker_process
 
 TARGET = 1.3
 SUITE = "conc"
@@ -70,27 +92,75 @@ def write_plan(root: Path, wait: float) -> Path:
     return plan
 
 
+DOCKER_CGROUP = Path("/sys/fs/cgroup/cpuacct/docker/cpuacct.usage")
+"""Every container's CPU nanoseconds, kept after removal (cgroup v1, cgroupfs driver)."""
+
+
+@dataclass(frozen=True)
+class Cpu:
+    """CPU-seconds used so far, by where (see the module's docstring)."""
+
+    machine: float
+    sandboxes: float
+    daemon: float
+    bench: float
+
+    def __sub__(self, other: Cpu) -> Cpu:
+        return Cpu(
+            self.machine - other.machine,
+            self.sandboxes - other.sandboxes,
+            self.daemon - other.daemon,
+            self.bench - other.bench,
+        )
+
+    @property
+    def run(self) -> float:
+        """What the run used: its sandboxes, the daemon, the bench's own processes."""
+        return self.sandboxes + self.daemon + self.bench
+
+
+def _proc_cpu(pid: int, children: bool) -> float:
+    """CPU-seconds of process ``pid`` (with its waited-for children's, if asked)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:  # gone meanwhile
+        return 0.0
+    ticks = int(fields[11]) + int(fields[12])  # utime, stime
+    if children:
+        ticks += int(fields[13]) + int(fields[14])  # cutime, cstime
+    return ticks / os.sysconf("SC_CLK_TCK")
+
+
+def cpu_now() -> Cpu:
+    """CPU-seconds so far: the machine's busy time, the sandboxes', the daemon's, the bench's."""
+    fields = [int(x) for x in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
+    # user nice system idle iowait irq softirq steal (guest is counted in user already)
+    machine_s = (sum(fields[:8]) - fields[3] - fields[4]) / os.sysconf("SC_CLK_TCK")
+    sandboxes = int(DOCKER_CGROUP.read_text()) / 1e9 if DOCKER_CGROUP.exists() else 0.0
+    daemon = bench = 0.0
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            text = stat.read_text()
+        except OSError:
+            continue
+        comm = text[text.index("(") + 1 : text.rindex(")")]
+        ppid = int(text.rsplit(")", 1)[1].split()[1])
+        if comm in ("dockerd", "containerd"):
+            daemon += _proc_cpu(int(stat.parent.name), children=False)
+        elif ppid == os.getpid():  # the dev server and the worker
+            bench += _proc_cpu(int(stat.parent.name), children=True)
+    own = os.times()
+    return Cpu(machine_s, sandboxes, daemon, bench + own.user + own.system)
+
+
 async def timed_run(
     client: Client, settings: Settings, plan: Path, parallel: int
-) -> tuple[float, RunResult]:
-    """Seconds from approval to the run's result, and its results."""
-    request = RunRequest(
-        run_id=f"conc-{uuid.uuid4().hex[:6]}",
-        suite=SUITE,
-        agent=AgentSpec(name="replay", model="m", options={"plan": str(plan)}),
-        parallel=parallel,
-        config_mode="baseline_only",
-        infra_retries=0,
-        allow_unpaired=True,  # new tasks in one lane have no counterparts; none needed here
-    )
-    began = time.monotonic()
-    handle = await approved_detached(request, client, settings)
-    outcome = await handle.result()
-    took = time.monotonic() - began
-    if outcome.status != "completed":
-        raise RuntimeError(f"run {request.run_id} ended {outcome.status}")
-    paths = RunPaths.for_run(settings.runs_dir, request.run_id)
-    return took, RunResult.model_validate_json(paths.results.read_text())
+) -> tuple[float, Cpu, RunResult]:
+    """Seconds from request to the run's result, CPU used meanwhile, its results."""
+    agent = AgentSpec(name="replay", model="m", options={"plan": str(plan)})
+    before = cpu_now()
+    took, result = await one_lane_run(client, settings, SUITE, agent, parallel)
+    return took, cpu_now() - before, result
 
 
 def most_at_once(result: RunResult, phase: str) -> int:
@@ -117,17 +187,6 @@ def phase_medians(result: RunResult) -> str:
     return ", ".join(f"{p} {statistics.median(s):.2f}" for p, s in by_phase.items())
 
 
-def cpu_busy_seconds() -> float:
-    """Whole-machine CPU time spent busy since boot (``/proc/stat``: all but idle and iowait).
-
-    Sampled around the timed run, it counts every process the run keeps busy: the worker,
-    the server, dockerd, containerd and its shims, and the sandboxes' own processes.
-    """
-    fields = [int(x) for x in Path("/proc/stat").read_text().splitlines()[0].split()[1:]]
-    idle, iowait = fields[3], fields[4]
-    return (sum(fields[:8]) - idle - iowait) / os.sysconf("SC_CLK_TCK")
-
-
 async def main() -> None:
     """Warm up, then measure N agents of ``--wait`` s at ``--parallel``; print the ratio."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -139,50 +198,42 @@ async def main() -> None:
     print(f"machine: {machine()}")
     print(f"agents: {args.n} (one lane), parallel: {args.parallel}, each waits {args.wait:g} s")
     root = Path(tempfile.mkdtemp(prefix="durabench-bench-conc-"))
+    cores = os.cpu_count() or 1
     async with dev_server() as client:
-        settings = Settings(
-            home=root / "home",
-            temporal_address=client.service_client.config.target_host,
-            task_queue=f"bench-conc-{uuid.uuid4().hex[:8]}",
-            base_image=args.image,
-            gateway_port=0,
-        )
+        settings = worker_settings(client, root, args.image, "conc")
         write_suite(settings.home, args.n)
-        # One lane of new tasks has no counterparts to pair with: run it unpaired, as asked.
-        worker = worker_process(settings, root / "worker.log", ALLOW_UNPAIRED_SINGLE_CONFIG="true")
-        try:
-            warm, _ = await timed_run(client, settings, write_plan(root, 0), args.parallel)
+        with worker_running(settings, root / "worker.log"):
+            warm, _, _ = await timed_run(client, settings, write_plan(root, 0), args.parallel)
             print(f"warm-up (images built, 0 s agents): {warm:.1f} s")
-            busy_before = cpu_busy_seconds()
-            took, result = await timed_run(
+            took, cpu, result = await timed_run(
                 client, settings, write_plan(root, args.wait), args.parallel
             )
-            busy = cpu_busy_seconds() - busy_before
-        finally:
-            worker.terminate()
-            worker.wait()
-    ideal = math.ceil(args.n / args.parallel) * args.wait
+    waves = math.ceil(args.n / args.parallel)
+    ideal = waves * args.wait
     print(f"wall time: {took:.1f} s; ideal ceil({args.n}/{args.parallel}) x {args.wait:g} s")
     print(f"        = {ideal:.1f} s; most agents at once: {most_at_once(result, 'run_agent')}")
     print(f"        phase medians (s): {phase_medians(result)}")
-    cores = os.cpu_count() or 1
+    per_attempt = cpu.run / args.n
+    floor = waves * (args.wait + per_attempt * args.parallel / cores)
+    over = (took - ideal) / waves
     print(
-        f"        CPU busy: {busy:.0f} CPU-s over the run, {busy / args.n:.2f} per attempt; "
-        f"{busy / (took * cores):.0%} of {cores} cores' {took * cores:.0f} CPU-s"
+        f"cpu over the run: machine {cpu.machine:.1f} CPU-s busy ({cpu.machine / took:.2f} of"
+        f" {cores} cores); the run's {cpu.run:.1f} CPU-s: sandboxes {cpu.sandboxes:.1f},"
+        f" docker daemon {cpu.daemon:.1f}, worker + server + bench {cpu.bench:.1f}"
     )
-    # Were every attempt's CPU work spread evenly, the run could not end before busy/cores:
-    # the wall time this machine allows whatever durabench schedules, and the cores that
-    # the target's wall time would need with the same work.
-    floor = max(ideal, busy / cores)
     print(
-        f"        CPU floor on {cores} cores: {floor:.1f} s ({floor / ideal:.2f}x ideal); "
-        f"{TARGET}x the ideal needs {busy / (TARGET * ideal):.1f} cores at this CPU per attempt"
+        f"        {per_attempt:.2f} CPU-s per attempt; a wave's CPU work"
+        f" {per_attempt * args.parallel:.1f} CPU-s = {per_attempt * args.parallel / cores:.1f} s"
+        f" on {cores} cores, against {over:.1f} s measured over each wave's wait"
     )
-    print(f"load after: {machine().rsplit('load ', 1)[1]}")
+    print(
+        f"        floor on this machine: {waves} x ({args.wait:g} + {per_attempt:.2f} x"
+        f" {args.parallel} / {cores}) = {floor:.1f} s = {floor / ideal:.2f}x the ideal"
+    )
+    print(load_after())
     ratio = took / ideal
     print(ratio_line("concurrency wall / ideal", ratio, f"<= {TARGET}x", met=ratio <= TARGET))
 
 
 if __name__ == "__main__":
-    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # `timeout` still stops the worker
-    asyncio.run(main())
+    run_script(main)  # a SIGTERM (`timeout`) still stops the worker

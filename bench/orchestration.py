@@ -9,24 +9,25 @@ the same number of tasks in flight, with activities that return at once:
   per task, with the fake activities of ``tests.workflows.fakes`` (instant agent); timed
   from the approval to the run's result.
 - bare: one parent -> one child per task -> two trivial activities; timed from its start.
-- same-shape bare: durabench's shape with nothing in it: one parent -> a pair child per
-  task -> two attempt children, each running as many trivial activities (and local ones)
-  as an attempt in ``tests/histories/agent_run.json`` does, and the pair's ``pair_done``
-  signal. No target: durabench over it says what durabench's own code costs, and the
-  same-shape over the bare pipeline what the shape (explicit phases) costs.
+- same-shape bare ("shape"): durabench's structure with nothing inside: one pair child per
+  task -> two attempt children, each running as many trivial activities in sequence as an
+  ``AgentRunWorkflow`` schedules (and the pair as many as a ``PairedTaskWorkflow``), the
+  pair signalling ``pair_done`` to the run. The counts are read from the histories of a
+  two-task durabench probe run before the rounds, so they follow the real workflows.
 
-Rounds alternate the order (bare, durabench, durabench, bare, ...) so a load that changes
-during the run weighs on both. The ratio is durabench's pairs/s over the bare tasks/s.
+Rounds alternate the order (bare, shape, durabench, then reversed, ...) so a load that
+changes during the run weighs on all three. The target ratio is durabench's pairs/s over
+the bare tasks/s. A second ratio, durabench over the same shape (no target), splits the gap:
+what is left below 1.0x is durabench's own code; what the shape loses against bare is the
+cost of the explicit phases (style rule 7).
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import time
 import uuid
-from pathlib import Path
 
 import _path  # noqa: F401  (first: the checkout's own packages)
 from _common import (
@@ -42,11 +43,13 @@ from _workflows import (
     BareChild,
     BareJob,
     BareParent,
-    ShapedAttempt,
-    ShapedJob,
-    ShapedPair,
-    ShapedParent,
+    Shape,
+    ShapeAttempt,
+    ShapeJob,
+    ShapePair,
+    ShapeRun,
 )
+from temporalio.api.enums.v1 import EventType
 from temporalio.client import Client
 from temporalio.worker import Worker
 from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner, SandboxRestrictions
@@ -57,26 +60,11 @@ from workflows import WORKFLOWS
 TARGET = 0.5
 """durabench at least half as fast as the bare pipeline."""
 
-ATTEMPT_HISTORY = Path(__file__).resolve().parents[1] / "tests" / "histories" / "agent_run.json"
-"""An attempt as the workflows run it today (re-recorded with them): the shape to copy."""
-
 
 def yardstick_runner() -> SandboxedWorkflowRunner:
-    """The yardsticks' module passed through, as durabench's ``workflows`` is: a fair race."""
+    """The yardsticks' module passed through the sandbox, as durabench's own are: a fair race."""
     restrictions = SandboxRestrictions.default.with_passthrough_modules("_workflows")
     return SandboxedWorkflowRunner(restrictions=restrictions)
-
-
-def attempt_shape() -> tuple[int, int]:
-    """Activities and local activities of one attempt, counted in its recorded history."""
-    events = json.loads(ATTEMPT_HISTORY.read_text())["events"]
-    activities = sum(1 for e in events if e["eventType"] == "EVENT_TYPE_ACTIVITY_TASK_SCHEDULED")
-    local = sum(
-        1
-        for e in events
-        if e.get("markerRecordedEventAttributes", {}).get("markerName") == "core_local_activity"
-    )
-    return activities, local
 
 
 async def events_per_task(client: Client, queue: str, n: int) -> float:
@@ -86,6 +74,31 @@ async def events_per_task(client: Client, queue: str, n: int) -> float:
     async for wf in client.list_workflows(f'TaskQueue = "{queue}"'):
         total += wf.history_length
     return total / n
+
+
+async def _counts(client: Client, queue: str, kind: str) -> tuple[int, int]:
+    """Activities and local activities in the history of one ``kind`` workflow on ``queue``."""
+    async for wf in client.list_workflows(f'TaskQueue = "{queue}" AND WorkflowType = "{kind}"'):
+        history = await client.get_workflow_handle(wf.id, run_id=wf.run_id).fetch_history()
+        remote = local = 0
+        for event in history.events:
+            if event.event_type == EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED:
+                remote += 1
+            elif event.event_type == EventType.EVENT_TYPE_MARKER_RECORDED:
+                local += event.marker_recorded_event_attributes.marker_name.endswith(
+                    "local_activity"
+                )
+        return remote, local
+    raise RuntimeError(f"no {kind} on {queue}: cannot count its activities")
+
+
+async def probe_shape(client: Client, parallel: int) -> Shape:
+    """The activities per pair and per attempt of a two-task durabench run (untimed)."""
+    _, queue = await durabench_rate(client, 2, parallel)
+    await asyncio.sleep(2)  # visibility is eventually consistent
+    pair, pair_local = await _counts(client, queue, "PairedTaskWorkflow")
+    attempt, attempt_local = await _counts(client, queue, "AgentRunWorkflow")
+    return Shape(pair, attempt, attempt_local, pair_local)
 
 
 async def durabench_rate(client: Client, n: int, parallel: int) -> tuple[float, str]:
@@ -98,7 +111,7 @@ async def durabench_rate(client: Client, n: int, parallel: int) -> tuple[float, 
         client,
         task_queue=queue,
         workflows=list(WORKFLOWS),
-        workflow_runner=workflow_runner(),
+        workflow_runner=workflow_runner(),  # as the production worker runs them
         activities=activities,
     ):
         handle = await start_run(client, queue, n, parallel, run_id=queue)
@@ -131,12 +144,10 @@ async def bare_rate(client: Client, n: int, parallel: int) -> tuple[float, str]:
     return n / elapsed, queue
 
 
-async def shaped_rate(client: Client, n: int, parallel: int) -> tuple[float, str]:
+async def shape_rate(client: Client, n: int, parallel: int, shape: Shape) -> tuple[float, str]:
     """Pairs per second of the same-shape bare pipeline; its queue."""
     queue = f"bench-shape-{uuid.uuid4().hex[:8]}"
-    activities, local = attempt_shape()
-    job = ShapedJob(tasks=n, parallel=parallel, activities=activities, local_activities=local)
-    workflows = [ShapedParent, ShapedPair, ShapedAttempt]
+    workflows = [ShapeRun, ShapePair, ShapeAttempt]
     async with Worker(
         client,
         task_queue=queue,
@@ -145,7 +156,12 @@ async def shaped_rate(client: Client, n: int, parallel: int) -> tuple[float, str
         activities=[bare_step],
     ):
         began = time.monotonic()
-        ended = await client.execute_workflow(ShapedParent.run, job, id=queue, task_queue=queue)
+        ended = await client.execute_workflow(
+            ShapeRun.run,
+            ShapeJob(tasks=n, parallel=parallel, shape=shape),
+            id=queue,
+            task_queue=queue,
+        )
         elapsed = time.monotonic() - began
     if ended != n:
         raise RuntimeError(f"same-shape pipeline ended {ended} of {n} pairs")
@@ -161,11 +177,19 @@ async def main() -> None:
     args = parser.parse_args()
     print(f"machine: {machine()}")
     print(f"tasks per round: {args.n}, parallel: {args.parallel}, rounds: {args.rounds}")
-    activities, local = attempt_shape()
-    print(f"an attempt's shape ({ATTEMPT_HISTORY.name}): {activities} activities, {local} local")
-    rates: dict[str, list[float]] = {"bare": [], "durabench": [], "shape": []}
-    runs = {"bare": bare_rate, "durabench": durabench_rate, "shape": shaped_rate}
+    rates: dict[str, list[float]] = {"bare": [], "shape": [], "durabench": []}
     async with dev_server() as client:
+        shape = await probe_shape(client, args.parallel)
+        print(
+            f"shape (from a durabench probe): pair {shape.pair_activities} activities"
+            f" + {shape.pair_local} local, attempt {shape.attempt_activities} activities"
+            f" + {shape.attempt_local} local"
+        )
+
+        async def shaped(client: Client, n: int, parallel: int) -> tuple[float, str]:
+            return await shape_rate(client, n, parallel, shape)
+
+        runs = {"bare": bare_rate, "shape": shaped, "durabench": durabench_rate}
         for r in range(args.rounds):
             order = ["bare", "shape", "durabench"]
             order = order if r % 2 == 0 else order[::-1]
@@ -179,12 +203,10 @@ async def main() -> None:
     # Harmonic mean: the rate of all rounds' tasks over all rounds' time.
     mean = {k: len(v) / sum(1 / x for x in v) for k, v in rates.items()}
     print(
-        f"bare pipeline: {mean['bare']:.2f} pairs/s; same-shape bare: {mean['shape']:.2f} "
-        f"pairs/s; durabench: {mean['durabench']:.2f} pairs/s"
+        f"bare pipeline: {mean['bare']:.2f} pairs/s; same-shape bare: {mean['shape']:.2f}"
+        f" pairs/s; durabench: {mean['durabench']:.2f} pairs/s"
     )
     print(f"load after: {machine().rsplit('load ', 1)[1]}")
-    shape = mean["shape"] / mean["bare"]
-    print(ratio_line("orchestration same-shape bare/bare pairs/s", shape, None))
     own = mean["durabench"] / mean["shape"]
     print(ratio_line("orchestration durabench/same-shape bare pairs/s", own, None))
     ratio = mean["durabench"] / mean["bare"]

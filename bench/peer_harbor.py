@@ -14,9 +14,11 @@ Harbor side: ``harbor run -a oracle -e docker -p TASKS -n PARALLEL``, its defaul
 own way, kept), timed as the command a user waits for; its own job clock is printed too. It
 runs with ``HARBOR_TELEMETRY=0`` inside ``unshare -n`` (a network namespace with only
 loopback), since it posts telemetry otherwise; the Docker socket is a file, reachable from
-there. Harbor calls ``docker compose`` (v2), which Debian does not ship: the script writes a
-CLI plugin shim in a private ``DOCKER_CONFIG`` over Debian's ``docker-compose`` v1
-(``up --wait`` without ``--wait``, ``exec`` with ``-T``, ``cp`` through ``docker cp``).
+there. Harbor calls ``docker compose`` (v2). Where ``docker compose version`` answers, Harbor
+uses it as it is; where it does not (Debian ships no v2), the script writes a CLI plugin
+shim in a private ``DOCKER_CONFIG`` over Debian's ``docker-compose`` v1 (``up --wait``
+without ``--wait``, ``exec`` with ``-T``, ``cp`` through ``docker cp``). The output says
+which, with that Compose's start-up time (``version``, median of 3).
 
 durabench side: one lane (``baseline_only``, ``allow_unpaired``), oracle agent,
 ``--parallel``, real workflows, ``python worker.py`` in its own process, real Docker; timed
@@ -26,19 +28,17 @@ One untimed run of each comes first (durabench keeps the images it builds; Harbo
 every trial anyway); then ``--rounds`` rounds alternate which goes first. Both must score
 1.0 in every run. Harbor 0.25+ needs Python >= 3.12: found with
 ``--harbor PATH``, ``$DURABENCH_HARBOR`` or ``harbor`` on PATH; where it is missing (or Python
-3.12, or ``unshare``, or docker-compose) the script says so and exits 0 without a ratio.
+3.12, or ``unshare``, or any Compose) the script says so and exits 0 without a ratio.
 """
 
 from __future__ import annotations
 
 import argparse
-import asyncio
 import glob
 import json
 import os
 import re
 import shutil
-import signal
 import statistics
 import subprocess
 import sys
@@ -51,15 +51,21 @@ from pathlib import Path
 from typing import NoReturn
 
 import _path  # noqa: F401  (first: the checkout's own packages)
-from _common import dev_server, machine, ratio_line
+from _common import (
+    dev_server,
+    load_after,
+    machine,
+    one_lane_run,
+    ratio_line,
+    run_script,
+    worker_running,
+    worker_settings,
+)
 from temporalio.client import Client
 
-from durabench.models import RunRequest, RunResult
 from durabench.models.agent import AgentSpec
-from durabench.settings.paths import RunPaths
 from durabench.settings.values import Settings
 from durabench.tasks import load_suite
-from tests.integration.runs import approved_detached, worker_process
 
 TARGET = 0.2
 SUITE = "peer"
@@ -165,8 +171,30 @@ def find_harbor(given: str | None) -> Path:
     return harbor
 
 
-def check_tools() -> str:
-    """``unshare -n`` must work and ``docker-compose`` v1 exist; its path."""
+@dataclass(frozen=True)
+class Compose:
+    """The ``docker compose`` Harbor calls: the real v2, or the shim over v1."""
+
+    label: str
+    """What it is, for the output: its version line, and ``v1 through the shim`` if so."""
+    startup_s: float
+    """Median seconds of its ``version``: what each of Harbor's calls pays to start."""
+    docker_config: Path | None
+    """The private ``DOCKER_CONFIG`` holding the shim; ``None``: the user's own (v2)."""
+
+
+def _startup(argv: list[str]) -> float:
+    """Median seconds of ``argv`` over 3 runs."""
+    times = []
+    for _ in range(3):
+        began = time.monotonic()
+        subprocess.run(argv, capture_output=True)
+        times.append(time.monotonic() - began)
+    return statistics.median(times)
+
+
+def check_tools(root: Path) -> Compose:
+    """``unshare -n`` must work; the real ``docker compose`` v2, else v1 under the shim."""
     netns = subprocess.run(["unshare", "-n", "true"], capture_output=True, text=True)
     if netns.returncode != 0:
         say_and_exit(
@@ -174,23 +202,20 @@ def check_tools() -> str:
             "with only loopback so that it posts no telemetry; run as root (or with "
             "CAP_SYS_ADMIN)"
         )
+    v2 = subprocess.run(["docker", "compose", "version"], capture_output=True, text=True)
+    if v2.returncode == 0:
+        startup = _startup(["docker", "compose", "version"])
+        return Compose(f"{v2.stdout.strip()} (real v2)", startup, None)
     v1 = shutil.which("docker-compose")
     if v1 is None:
         say_and_exit(
-            "docker-compose not found: Harbor calls `docker compose`, which this script maps "
-            "onto Debian's docker-compose v1; `apt-get install docker-compose`"
+            "neither `docker compose` (v2) nor docker-compose (v1) found: Harbor calls "
+            "`docker compose`; install the Compose v2 plugin (`docker-compose-plugin`), or "
+            "Debian's v1 (`apt-get install docker-compose`), which this script shims"
         )
-    return str(v1)
-
-
-def v1_startup(v1: str) -> float:
-    """Median seconds of ``docker-compose version``: what each v1 call pays to start."""
-    times = []
-    for _ in range(3):
-        began = time.monotonic()
-        subprocess.run([v1, "version"], capture_output=True)
-        times.append(time.monotonic() - began)
-    return statistics.median(times)
+    version = subprocess.run([v1, "version", "--short"], capture_output=True, text=True)
+    label = f"docker-compose {version.stdout.strip()} (v1 through the shim: no v2 here)"
+    return Compose(label, _startup([v1, "version"]), write_docker_config(root, v1))
 
 
 def write_docker_config(root: Path, v1: str) -> Path:
@@ -232,22 +257,25 @@ class HarborRun:
     job_s: float
     """Its own job clock (``result.json``'s start to finish)."""
     rewards: list[float]
-    calls_s: list[float]
-    """Seconds of each ``docker compose`` call (through the shim over v1)."""
+    calls_s: list[float] | None
+    """Seconds of each ``docker compose`` call (the shim over v1 counts them; v2: ``None``)."""
 
 
 def harbor_run(
-    harbor: Path, tasks: Path, jobs: Path, docker_config: Path, parallel: int
+    harbor: Path, tasks: Path, jobs: Path, docker_config: Path | None, parallel: int
 ) -> HarborRun:
     """One ``harbor run`` of the tasks, ``parallel`` trials at once."""
     name = f"peer-{uuid.uuid4().hex[:6]}"
     argv = [str(harbor), "run", "-a", "oracle", "-e", "docker", "-p", str(tasks)]
     argv += ["-n", str(parallel), "-o", str(jobs), "--job-name", name, "-q", "-y"]
     netns = ["unshare", "-n", "sh", "-c", 'ip link set lo up && exec "$@"', "sh"]
-    env = {**os.environ, "HARBOR_TELEMETRY": "0", "DOCKER_CONFIG": str(docker_config)}
+    env = {**os.environ, "HARBOR_TELEMETRY": "0"}
+    calls = None
+    if docker_config is not None:
+        env["DOCKER_CONFIG"] = str(docker_config)
+        calls = docker_config / "calls.jsonl"
+        calls.write_text("")
     log = jobs / f"{name}.log"
-    calls = docker_config / "calls.jsonl"
-    calls.write_text("")
     began = time.monotonic()
     with log.open("wb") as out:
         done = subprocess.run([*netns, *argv], env=env, stdout=out, stderr=subprocess.STDOUT)
@@ -263,7 +291,9 @@ def harbor_run(
         result = json.loads(trial.read_text())
         reward = ((result.get("verifier_result") or {}).get("rewards") or {}).get("reward")
         rewards.append(float(reward) if reward is not None else 0.0)
-    calls_s = [json.loads(line)["s"] for line in calls.read_text().splitlines()]
+    calls_s = None
+    if calls is not None:
+        calls_s = [json.loads(line)["s"] for line in calls.read_text().splitlines()]
     return HarborRun(took, job_s, rewards, calls_s)
 
 
@@ -276,23 +306,7 @@ async def durabench_run(
     client: Client, settings: Settings, parallel: int
 ) -> tuple[float, list[float]]:
     """One durabench run of suite ``peer``: seconds from request to result, each reward."""
-    request = RunRequest(
-        run_id=f"peer-{uuid.uuid4().hex[:6]}",
-        suite=SUITE,
-        agent=AgentSpec(name="oracle"),
-        parallel=parallel,
-        config_mode="baseline_only",
-        infra_retries=0,
-        allow_unpaired=True,  # one lane of new tasks: no counterparts, none needed
-    )
-    began = time.monotonic()
-    handle = await approved_detached(request, client, settings)
-    outcome = await handle.result()
-    took = time.monotonic() - began
-    if outcome.status != "completed":
-        raise RuntimeError(f"run {request.run_id} ended {outcome.status}")
-    paths = RunPaths.for_run(settings.runs_dir, request.run_id)
-    result = RunResult.model_validate_json(paths.results.read_text())
+    took, result = await one_lane_run(client, settings, SUITE, AgentSpec(name="oracle"), parallel)
     return took, [a.reward if a.reward is not None else 0.0 for a in result.attempts]
 
 
@@ -311,7 +325,7 @@ class Bench:
     harbor: Path
     tasks: Path
     jobs: Path
-    docker_config: Path
+    docker_config: Path | None
     client: Client
     settings: Settings
     parallel: int
@@ -323,10 +337,12 @@ class Bench:
         if side == "harbor":
             run = harbor_run(self.harbor, self.tasks, self.jobs, self.docker_config, self.parallel)
             took, rewards, calls = run.wall_s, run.rewards, run.calls_s
-            extra = (
-                f" (its job clock {run.job_s:.1f} s; {len(calls)} compose calls,"
-                f" median {statistics.median(calls or [0]):.2f} s)"
-            )
+            extra = f" (its job clock {run.job_s:.1f} s"
+            if calls is not None:
+                extra += (
+                    f"; {len(calls)} compose calls, median {statistics.median(calls or [0]):.2f} s"
+                )
+            extra += ")"
         else:
             took, rewards = await durabench_run(self.client, self.settings, self.parallel)
         print(f"{label:7} {side:9}: {took:6.1f} s{extra}, {score(rewards, self.n)}", flush=True)
@@ -345,44 +361,34 @@ async def main() -> None:
         parser.error("--rounds must be at least 1: each round times both once")
     print(f"machine: {machine()}")
     harbor = find_harbor(args.harbor)
-    v1 = check_tools()
     version = subprocess.run([str(harbor), "--version"], capture_output=True, text=True)
     print(f"harbor {version.stdout.strip()} ({harbor}); parallel {args.parallel}")
     root = Path(tempfile.mkdtemp(prefix="durabench-bench-peer-"))
     jobs = root / "harbor-jobs"
     jobs.mkdir()
-    docker_config = write_docker_config(root, v1)
-    print(f"docker-compose v1 start-up (`version`, median of 3): {v1_startup(v1):.2f} s")
+    compose = check_tools(root)
+    print(f"compose: {compose.label}; start-up (`version`, median of 3) {compose.startup_s:.2f} s")
     async with dev_server() as client:
-        settings = Settings(
-            home=root / "home",
-            temporal_address=client.service_client.config.target_host,
-            task_queue=f"bench-peer-{uuid.uuid4().hex[:8]}",
-            base_image=args.image,
-            gateway_port=0,
-        )
+        settings = worker_settings(client, root, args.image, "peer")
         tasks = write_tasks(settings.home, args.image)
         n = len(list(tasks.iterdir()))
         print(f"tasks: {n} ({tasks}), base image {args.image}")
-        worker = worker_process(settings, root / "worker.log", ALLOW_UNPAIRED_SINGLE_CONFIG="true")
-        bench = Bench(harbor, tasks, jobs, docker_config, client, settings, args.parallel, n)
+        bench = Bench(
+            harbor, tasks, jobs, compose.docker_config, client, settings, args.parallel, n
+        )
         walls: dict[str, list[float]] = {"harbor": [], "durabench": []}
-        try:
+        with worker_running(settings, root / "worker.log"):
             for side in ("harbor", "durabench"):
                 await bench.once(side, "warm-up")
             for r in range(1, args.rounds + 1):
                 for side in ("harbor", "durabench") if r % 2 else ("durabench", "harbor"):
                     walls[side].append(await bench.once(side, f"round {r}"))
-        finally:
-            worker.terminate()
-            worker.wait()
     ours, theirs = statistics.median(walls["durabench"]), statistics.median(walls["harbor"])
     print(f"median wall: durabench {ours:.1f} s, harbor {theirs:.1f} s")
-    print(f"load after: {machine().rsplit('load ', 1)[1]}")
+    print(load_after())
     ratio = ours / theirs
     print(ratio_line("peer durabench/harbor wall", ratio, f"<= {TARGET}x", met=ratio <= TARGET))
 
 
 if __name__ == "__main__":
-    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # `timeout` still stops the worker
-    asyncio.run(main())
+    run_script(main)

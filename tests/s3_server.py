@@ -2,6 +2,9 @@
 
 The results store reaches it the way it reaches any store, through the standard AWS
 variables (``AWS_ENDPOINT_URL`` and dummy keys), which :func:`s3_env` sets.
+
+A test module that wants the fixtures ``endpoint`` (one server per module) and ``url`` (a
+new bucket's results URL per test) imports ``s3_endpoint_fixture`` and ``s3_url_fixture``.
 """
 
 from __future__ import annotations
@@ -13,7 +16,9 @@ from contextlib import contextmanager
 import pytest
 from moto.server import ThreadedMotoServer
 
-__all__ = ["new_bucket", "s3_env", "s3_server"]
+from durabench.results.store import ObjectStore
+
+__all__ = ["new_bucket", "s3_endpoint_fixture", "s3_env", "s3_server", "s3_url_fixture"]
 
 
 @contextmanager
@@ -48,3 +53,20 @@ def s3_env(monkeypatch: pytest.MonkeyPatch, endpoint: str) -> dict[str, str]:
 def new_bucket() -> str:
     """A fresh bucket name."""
     return f"durabench-{uuid.uuid4().hex[:12]}"
+
+
+@pytest.fixture(scope="module", name="endpoint")
+def s3_endpoint_fixture() -> Iterator[str]:
+    """One S3 server for the test module; its URL."""
+    with s3_server() as url:
+        yield url
+
+
+@pytest.fixture(name="url")
+def s3_url_fixture(endpoint: str, monkeypatch: pytest.MonkeyPatch) -> str:
+    """A new bucket on the module's server, and its results URL (``s3://BUCKET/results``)."""
+    s3_env(monkeypatch, endpoint)
+    bucket = new_bucket()
+    url = f"s3://{bucket}/results"
+    ObjectStore(url).fs.mkdir(bucket)
+    return url

@@ -6,7 +6,6 @@ is its own ``DURABENCH_HOME``, sharing only the results URL.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -15,23 +14,7 @@ from durabench.errors import ConfigError
 from durabench.results.store import LocalStore, ObjectStore, open_store, pull, pulled, push
 from durabench.settings.paths import RunPaths
 from durabench.settings.values import Settings
-from tests.s3_server import new_bucket, s3_env, s3_server
-
-
-@pytest.fixture(scope="module")
-def endpoint() -> Iterator[str]:
-    with s3_server() as url:
-        yield url
-
-
-@pytest.fixture
-def url(endpoint: str, monkeypatch: pytest.MonkeyPatch) -> str:
-    """A new bucket on the server, and its results URL."""
-    s3_env(monkeypatch, endpoint)
-    bucket = new_bucket()
-    url = f"s3://{bucket}/results"
-    ObjectStore(url).fs.mkdir(bucket)
-    return url
+from tests.s3_server import s3_endpoint_fixture, s3_url_fixture  # noqa: F401 (fixtures)
 
 
 def _host(tmp_path: Path, name: str, url: str | None) -> Settings:

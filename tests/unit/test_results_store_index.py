@@ -7,10 +7,8 @@ loopback (moto's server mode); each "host" is its own ``DURABENCH_HOME``.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
-import pytest
 from temporalio.testing import ActivityEnvironment
 
 from activities.plan import PlanActivities
@@ -26,26 +24,10 @@ from durabench.results.store import LocalStore, ObjectStore, open_store, pulled,
 from durabench.settings.paths import RunPaths
 from durabench.settings.values import Settings
 from durabench.tasks import load_suite
-from tests.s3_server import new_bucket, s3_env, s3_server
+from tests.s3_server import s3_endpoint_fixture, s3_url_fixture  # noqa: F401 (fixtures)
 from tests.unit.results_set import ATTEMPTS, EXCLUDED, LANES, TASKS, hand_result
 
 M1 = AgentSpec(model="m-1")
-
-
-@pytest.fixture(scope="module")
-def endpoint() -> Iterator[str]:
-    with s3_server() as url:
-        yield url
-
-
-@pytest.fixture
-def url(endpoint: str, monkeypatch: pytest.MonkeyPatch) -> str:
-    """A new bucket on the server, and its results URL."""
-    s3_env(monkeypatch, endpoint)
-    bucket = new_bucket()
-    url = f"s3://{bucket}/results"
-    ObjectStore(url).fs.mkdir(bucket)
-    return url
 
 
 def _baseline_run(settings: Settings, run_id: str) -> RunPaths:
