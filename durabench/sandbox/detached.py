@@ -26,6 +26,7 @@ the step again. That is what keeps a finished (paid) agent session from running 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import re
 import shlex
 import time
@@ -234,9 +235,44 @@ def _lost(sandbox: Sandbox, n: int, why: str) -> AgentLost:
 
 
 _FIRST_POLL_S = 0.05
-"""First wait for a step's end marker; it doubles up to the caller's ``poll_s``."""
+"""First wait between marker reads when no waiter can run; it doubles up to ``poll_s``."""
 _CHECK_EVERY_S = 15.0
 """How often a step still running is checked for its process (and at once on re-attach)."""
+
+_WAITER = (
+    "c=; i=0; while [ $i -lt 168 ]; do "
+    "read -r c _ < {done} 2>/dev/null; case $c in [0-9]*|-[0-9]*) exit 0 ;; esac; "
+    "if [ $i -lt 20 ]; then sleep 0.01; else sleep 0.1; fi; i=$((i + 1)); done; exit 1"
+)
+"""Returns when ``.done`` records an end, or after about 15 s (``_CHECK_EVERY_S``).
+
+One blocking exec in place of a marker read per poll: a quick step's end is seen within
+10 ms, and the worker makes one daemon call while a long one runs. Its exit says only
+when to read the markers; what it prints or how it ends decides nothing."""
+
+
+async def _wait_for_end(
+    sandbox: Sandbox,
+    done: PurePosixPath,
+    heartbeat_s: float,
+    on_wait: Callable[[], Awaitable[None]] | None,
+) -> None:
+    """Block until the waiter returns, calling ``on_wait`` every ``heartbeat_s`` meanwhile.
+
+    An agent can kill the waiter (when it runs as root) or hold every process slot: the
+    caller then reads the markers early, which is all either can cause.
+    """
+    waiter = asyncio.ensure_future(
+        sandbox.exec(["sh", "-c", _WAITER.format(done=shlex.quote(str(done)))], user="0")
+    )
+    try:
+        while not (await asyncio.wait({waiter}, timeout=heartbeat_s))[0]:
+            if on_wait is not None:
+                await on_wait()
+        with contextlib.suppress(SandboxError):
+            waiter.result()
+    finally:
+        waiter.cancel()
 
 
 async def run_step(
@@ -255,9 +291,12 @@ async def run_step(
 
     The step is a :func:`wrap_step` script (with the same ``launched``), started as root.
 
-    The wait checks the markers after 50 ms, doubling up to ``poll_s``: a quick step (a
-    verifier, a short agent) costs milliseconds, an hour-long one a check a second. A step
-    found running is checked for its process at once, and every 15 s while it runs.
+    The wait is a root exec in the sandbox that returns when ``.done`` records an end
+    (or after 15 s), with ``on_wait`` called every ``poll_s`` meanwhile; then the markers
+    are read, and they alone say how the step ended. A waiter that returns with no end
+    recorded (killed, or it could not run) is followed by a pause of 50 ms, doubling up
+    to ``poll_s``, so nothing in the sandbox can make the worker spin. A step found
+    running is checked for its process at once, and every 15 s while it runs.
 
     Returns:
         How it ended, and whether this call re-attached to a step started earlier.
@@ -283,11 +322,14 @@ async def run_step(
                     why = f"no longer runs (its root shell, pid {process.pid}, died)"
                     raise _lost(sandbox, n, why)
                 break
-        await asyncio.sleep(wait_s)
-        wait_s = min(wait_s * 2, poll_s)
-        if on_wait is not None:
-            await on_wait()
+        await _wait_for_end(sandbox, markers / f"step-{n}.done", poll_s, on_wait)
         state = await step_state(sandbox, markers, n, launched)
+        if state.end is None:
+            await asyncio.sleep(wait_s)
+            wait_s = min(wait_s * 2, poll_s)
+            if on_wait is not None:
+                await on_wait()
+            state = await step_state(sandbox, markers, n, launched)
     return state.end, reattached
 
 
