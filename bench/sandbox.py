@@ -9,7 +9,12 @@ Each repetition runs, in alternating order:
   collect (``read_tree`` of the three directories ``collect_artifacts`` copies), remove.
 - docker run: ``docker run --rm --network none IMAGE true`` (the CLI, as a user would).
 - sandbox, detached agent: the same, but the agent runs as ``run_agent`` runs it, a detached
-  step with markers (``durabench.sandbox.detached.run_step``) that is polled for its end.
+  step with markers (``durabench.sandbox.detached.run_step``), waited for as it waits.
+- floor: the same attempt in the fewest raw Docker API calls (docker-py's low-level
+  ``APIClient``, the sandbox's container options): create, start, exec create+start+inspect
+  twice, one ``get_archive`` (of the first directory the sandbox arm reads), remove with
+  force. What the shape of an attempt (a kept-alive container and two execs) costs before
+  durabench adds anything.
 
 Two warm-up repetitions are not counted. Medians are printed; the ratio is sandbox over
 docker run. Every container the bench creates is removed, also on failure.
@@ -31,6 +36,7 @@ from pathlib import PurePosixPath
 import _path  # noqa: F401  (first: the checkout's own packages)
 import docker
 from _common import machine, ratio_line
+from docker.models import containers as docker_containers
 
 from durabench.errors import DurabenchError
 from durabench.sandbox import DockerSandbox, SandboxSpec, docker_client
@@ -78,6 +84,44 @@ async def sandbox_attempt(
     return times
 
 
+def floor_attempt(client: docker.DockerClient, image: str, label: str) -> dict[str, float]:
+    """The attempt's shape in the fewest daemon calls (8); seconds per phase."""
+    spec = SandboxSpec(name=f"{label}-{uuid.uuid4().hex[:8]}", image=image, labels={label: "1"})
+    api = client.api
+    args = DockerSandbox(spec, client=client)._run_args()
+    args.pop("detach")
+    create = docker_containers._create_container_args(  # type: ignore[attr-defined]
+        {**args, "version": api.api_version}
+    )
+    times: dict[str, float] = {}
+    mark = time.monotonic()
+
+    def lap(phase: str) -> None:
+        nonlocal mark
+        now = time.monotonic()
+        times[phase], mark = now - mark, now
+
+    made = api.create_container(**create)
+    try:
+        api.start(made["Id"])
+        lap("start")
+        for phase in ("agent", "verify"):
+            run = api.exec_create(made["Id"], ["true"])
+            api.exec_start(run["Id"])
+            if api.exec_inspect(run["Id"])["ExitCode"] != 0:
+                raise RuntimeError(f"floor: `true` failed in {spec.name}")
+            lap(phase)
+        with contextlib.suppress(docker.errors.NotFound):  # as the sandbox arm reads it
+            stream, _ = api.get_archive(made["Id"], str(PATHS.agent_logs))
+            for _chunk in stream:
+                pass
+        lap("collect")
+    finally:
+        api.remove_container(made["Id"], force=True)
+    lap("remove")
+    return times
+
+
 def docker_run(image: str, label: str) -> dict[str, float]:
     """``docker run --rm --network none IMAGE true``; seconds."""
     began = time.monotonic()
@@ -98,6 +142,7 @@ async def measure(client: docker.DockerClient, image: str, k: int, label: str) -
         "run": lambda: asyncio.to_thread(docker_run, image, label),
         "sandbox": lambda: sandbox_attempt(client, image, label, detached=False),
         "detached": lambda: sandbox_attempt(client, image, label, detached=True),
+        "floor": lambda: asyncio.to_thread(floor_attempt, client, image, label),
     }
     samples: dict[str, list[dict[str, float]]] = {name: [] for name in arms}
     for rep in range(k + 2):
@@ -111,13 +156,21 @@ async def measure(client: docker.DockerClient, image: str, k: int, label: str) -
             s[phase] if phase else sum(s.values()) for s in samples[name]
         )
 
-    base, total, slow = (median_ms(name) for name in arms)
-    phases = ", ".join(f"{p} {median_ms('sandbox', p):.0f}" for p in PHASES)
+    base, total, slow, floor = (median_ms(name) for name in arms)
+
+    def phases(name: str) -> str:
+        return ", ".join(f"{p} {median_ms(name, p):.0f}" for p in PHASES)
+
     print(f"docker run --rm --network none {image} true: median {base:.0f} ms")
-    print(f"durabench sandbox attempt: median {total:.0f} ms ({phases} ms)")
+    print(f"durabench sandbox attempt: median {total:.0f} ms ({phases('sandbox')} ms)")
     print(
         f"durabench sandbox attempt, agent as a detached step (run_agent's way): "
         f"median {slow:.0f} ms ({slow / base:.2f}x docker run)"
+    )
+    print(
+        f"floor, the same attempt in 8 raw API calls: median {floor:.0f} ms "
+        f"({phases('floor')} ms; {floor / base:.2f}x docker run; durabench adds "
+        f"{total - floor:.0f} ms, {total / floor:.2f}x the floor)"
     )
     print(f"load after: {machine().rsplit('load ', 1)[1]}")
     ratio = total / base
