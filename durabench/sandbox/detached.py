@@ -26,7 +26,6 @@ the step again. That is what keeps a finished (paid) agent session from running 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import re
 import shlex
 import time
@@ -241,14 +240,15 @@ _CHECK_EVERY_S = 15.0
 
 _WAITER = (
     "c=; i=0; while [ $i -lt 168 ]; do "
-    "read -r c _ < {done} 2>/dev/null; case $c in [0-9]*|-[0-9]*) exit 0 ;; esac; "
+    "read -r c e l _ < {done} 2>/dev/null; "
+    'case $c in [0-9]*|-[0-9]*) echo "$c $e $l"; exit 0 ;; esac; '
     "if [ $i -lt 20 ]; then sleep 0.01; else sleep 0.1; fi; i=$((i + 1)); done; exit 1"
 )
-"""Returns when ``.done`` records an end, or after about 15 s (``_CHECK_EVERY_S``).
+"""Prints the end ``.done`` records once it does, or exits 1 after about 15 s.
 
 One blocking exec in place of a marker read per poll: a quick step's end is seen within
-10 ms, and the worker makes one daemon call while a long one runs. Its exit says only
-when to read the markers; what it prints or how it ends decides nothing."""
+10 ms, and the worker makes one daemon call while a long one runs."""
+_END_LINE = re.compile(r"-?[0-9]{1,6} [0-9]{1,9} [0-9]{1,9}\n?")
 
 
 async def _wait_for_end(
@@ -256,11 +256,14 @@ async def _wait_for_end(
     done: PurePosixPath,
     heartbeat_s: float,
     on_wait: Callable[[], Awaitable[None]] | None,
-) -> None:
-    """Block until the waiter returns, calling ``on_wait`` every ``heartbeat_s`` meanwhile.
+) -> StepEnd | None:
+    """The end the waiter read from ``.done``, calling ``on_wait`` every ``heartbeat_s``.
 
-    An agent can kill the waiter (when it runs as root) or hold every process slot: the
-    caller then reads the markers early, which is all either can cause.
+    The waiter is a root process reading the root-only marker: its output is the marker
+    read through another channel, which only root in the sandbox can write to, and root
+    could write the marker itself. Anything else (the waiter killed, a round that timed
+    out, output that is not an end, an exec that could not run) gives ``None``: the caller
+    reads the markers, which is all an agent can cause.
     """
     waiter = asyncio.ensure_future(
         sandbox.exec(["sh", "-c", _WAITER.format(done=shlex.quote(str(done)))], user="0")
@@ -269,10 +272,15 @@ async def _wait_for_end(
         while not (await asyncio.wait({waiter}, timeout=heartbeat_s))[0]:
             if on_wait is not None:
                 await on_wait()
-        with contextlib.suppress(SandboxError):
-            waiter.result()
+        try:
+            result = waiter.result()
+        except SandboxError:
+            return None
     finally:
         waiter.cancel()
+    if result.exit_code != 0 or not _END_LINE.fullmatch(result.stdout):
+        return None
+    return _parse_end(result.stdout)
 
 
 async def run_step(
@@ -291,11 +299,11 @@ async def run_step(
 
     The step is a :func:`wrap_step` script (with the same ``launched``), started as root.
 
-    The wait is a root exec in the sandbox that returns when ``.done`` records an end
-    (or after 15 s), with ``on_wait`` called every ``poll_s`` meanwhile; then the markers
-    are read, and they alone say how the step ended. A waiter that returns with no end
-    recorded (killed, or it could not run) is followed by a pause of 50 ms, doubling up
-    to ``poll_s``, so nothing in the sandbox can make the worker spin. A step found
+    The wait is a root exec in the sandbox that prints the end ``.done`` records once it
+    does (or returns after 15 s), with ``on_wait`` called every ``poll_s`` meanwhile. A
+    waiter that returns without an end (killed, or it could not run) is followed by a
+    marker read and a pause of 50 ms, doubling up to ``poll_s``, so nothing in the
+    sandbox can make the worker spin. A step found
     running is checked for its process at once, and every 15 s while it runs.
 
     Returns:
@@ -322,7 +330,9 @@ async def run_step(
                     why = f"no longer runs (its root shell, pid {process.pid}, died)"
                     raise _lost(sandbox, n, why)
                 break
-        await _wait_for_end(sandbox, markers / f"step-{n}.done", poll_s, on_wait)
+        end = await _wait_for_end(sandbox, markers / f"step-{n}.done", poll_s, on_wait)
+        if end is not None:
+            return end, reattached
         state = await step_state(sandbox, markers, n, launched)
         if state.end is None:
             await asyncio.sleep(wait_s)
