@@ -234,38 +234,56 @@ def _lost(sandbox: Sandbox, n: int, why: str) -> AgentLost:
 
 
 _FIRST_POLL_S = 0.05
-"""First wait for a step's end marker; it doubles up to the caller's ``poll_s``."""
-_WAIT_IN_SANDBOX_S = 5.0
-"""How long one waiting exec waits in the sandbox before the worker looks again (and
-heartbeats, and checks the step's process)."""
-
-_WAIT_FOR_END = (
-    'i=0; while [ "$i" -lt {rounds} ]; do '
-    "read -r x < {done} 2>/dev/null || exit 0; "
-    "case $x in running*) ;; *) exit 0 ;; esac; "
-    "sleep {every} 2>/dev/null || sleep 1; i=$((i + 1)); done"
-)
-"""Returns once ``.done`` holds an end, is gone, or ``rounds`` checks ``every`` s apart
-have passed; what it returns means only "look now"."""
-
-
-async def _wait_in_sandbox(sandbox: Sandbox, done: PurePosixPath, every_s: float) -> None:
-    """Wait in the sandbox, checking ``done`` every ``every_s``, for up to 5 s: one exec.
-
-    It runs as root, whom the agent cannot signal; were it stopped early all the same,
-    the caller only reads the markers sooner. A sandbox that cannot run it now (its
-    process slots full, the daemon busy) is waited for from here instead.
-    """
-    rounds = max(1, round(_WAIT_IN_SANDBOX_S / every_s))
-    script = _WAIT_FOR_END.format(rounds=rounds, done=shlex.quote(str(done)), every=every_s)
-    try:
-        await sandbox.exec(["sh", "-c", script], user="0", timeout_s=_WAIT_IN_SANDBOX_S + 5)
-    except SandboxError:
-        await asyncio.sleep(every_s)
-
-
+"""First wait between marker reads when no waiter can run; it doubles up to ``poll_s``."""
 _CHECK_EVERY_S = 15.0
 """How often a step still running is checked for its process (and at once on re-attach)."""
+
+_WAITER = (
+    "c=; i=0; while [ $i -lt 53 ]; do "
+    "read -r c e l _ < {done} 2>/dev/null; "
+    'case $c in [0-9]*|-[0-9]*) echo "$c $e $l"; exit 0 ;; esac; '
+    "if [ $i -lt 20 ]; then sleep 0.01; elif [ $i -lt 40 ]; then sleep 0.1; else sleep 1; fi; "
+    "i=$((i + 1)); done; exit 1"
+)
+"""Prints the end ``.done`` records once it does, or exits 1 after about 15 s.
+
+One blocking exec in place of a marker read per poll: a quick step's end is seen within
+10 ms, and the worker makes one daemon call while a long one runs. It checks every 10 ms
+at first, every 100 ms after 0.2 s and every second after 2 s: an hour-long agent costs
+a ``sleep`` a second in its sandbox, as the worker's old poll did, without the reads."""
+_END_LINE = re.compile(r"-?[0-9]{1,6} [0-9]{1,9} [0-9]{1,9}\n?")
+
+
+async def _wait_for_end(
+    sandbox: Sandbox,
+    done: PurePosixPath,
+    heartbeat_s: float,
+    on_wait: Callable[[], Awaitable[None]] | None,
+) -> StepEnd | None:
+    """The end the waiter read from ``.done``, calling ``on_wait`` every ``heartbeat_s``.
+
+    The waiter is a root process reading the root-only marker: its output is the marker
+    read through another channel, which only root in the sandbox can write to, and root
+    could write the marker itself. Anything else (the waiter killed, a round that timed
+    out, output that is not an end, an exec that could not run) gives ``None``: the caller
+    reads the markers, which is all an agent can cause.
+    """
+    waiter = asyncio.ensure_future(
+        sandbox.exec(["sh", "-c", _WAITER.format(done=shlex.quote(str(done)))], user="0")
+    )
+    try:
+        while not (await asyncio.wait({waiter}, timeout=heartbeat_s))[0]:
+            if on_wait is not None:
+                await on_wait()
+        try:
+            result = waiter.result()
+        except SandboxError:
+            return None
+    finally:
+        waiter.cancel()
+    if result.exit_code != 0 or not _END_LINE.fullmatch(result.stdout):
+        return None
+    return _parse_end(result.stdout)
 
 
 async def run_step(
@@ -284,11 +302,12 @@ async def run_step(
 
     The step is a :func:`wrap_step` script (with the same ``launched``), started as root.
 
-    The wait runs in the sandbox (one exec, up to 5 s each), checking the end marker
-    after 50 ms, doubling up to ``poll_s``: a quick step (a verifier, a short agent) is
-    seen done within milliseconds, and an hour-long one costs an exec every 5 s, not
-    daemon reads every second. A step found running is checked for its process at once,
-    and every 15 s while it runs.
+    The wait is a root exec in the sandbox that prints the end ``.done`` records once it
+    does (or returns after 15 s), with ``on_wait`` called every ``poll_s`` meanwhile. A
+    waiter that returns without an end (killed, or it could not run) is followed by a
+    marker read and a pause of 50 ms, doubling up to ``poll_s``, so nothing in the
+    sandbox can make the worker spin. A step found
+    running is checked for its process at once, and every 15 s while it runs.
 
     Returns:
         How it ended, and whether this call re-attached to a step started earlier.
@@ -314,11 +333,16 @@ async def run_step(
                     why = f"no longer runs (its root shell, pid {process.pid}, died)"
                     raise _lost(sandbox, n, why)
                 break
-        await _wait_in_sandbox(sandbox, markers / f"step-{n}.done", wait_s)
-        wait_s = min(wait_s * 2, poll_s)
-        if on_wait is not None:
-            await on_wait()
+        end = await _wait_for_end(sandbox, markers / f"step-{n}.done", poll_s, on_wait)
+        if end is not None:
+            return end, reattached
         state = await step_state(sandbox, markers, n, launched)
+        if state.end is None:
+            await asyncio.sleep(wait_s)
+            wait_s = min(wait_s * 2, poll_s)
+            if on_wait is not None:
+                await on_wait()
+            state = await step_state(sandbox, markers, n, launched)
     return state.end, reattached
 
 

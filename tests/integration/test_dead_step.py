@@ -113,3 +113,27 @@ async def test_a_live_step_is_still_reattached(box: DockerSandbox) -> None:
     end, again = await _reattach(box, quick, n=1)
     assert again and (end.exit_code, end.timed_out) == (0, False)
     assert await box.read_file(f"{P.output}/stdout.txt") == "ok\n"  # it ran once
+
+
+KILL_WAITER = r"""
+i=0
+while [ $i -lt 100 ]; do
+  for d in /proc/[0-9]*; do
+    case $(tr '\0' ' ' < $d/cmdline 2>/dev/null) in
+      "sh -c c=; i=0"*) kill -KILL ${d#/proc/} && echo killed >> /tmp/killed ;;
+    esac
+  done
+  [ -e /tmp/killed ] && exit 7
+  sleep 0.1; i=$((i + 1))
+done
+exit 9
+"""
+"""An agent running as root that kills the worker's waiter for its end, then exits 7."""
+
+
+async def test_an_agent_that_kills_the_waiter_still_ends_as_it_did(box: DockerSandbox) -> None:
+    script = _script(KILL_WAITER, n=2)
+    step = run_step(box, script, P.steps, 2, poll_s=0.2, launched=P.launches)
+    end, again = await asyncio.wait_for(step, timeout=GUARD_S)
+    assert (end.exit_code, end.timed_out, again) == (7, False, False)
+    assert "killed" in await box.read_file("/tmp/killed")  # there was a waiter, and it died
