@@ -15,8 +15,13 @@ from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner, SandboxR
 
 __all__ = ["PASSED_THROUGH", "workflow_runner"]
 
-PASSED_THROUGH = ("workflows",)
-"""durabench's own packages imported once per worker, not once per workflow instance."""
+PASSED_THROUGH = ("workflows", "durabench", "activities")
+"""durabench's packages the sandbox imports once (with their submodules), not per workflow.
+
+``workflows`` is orchestration only; ``durabench`` and ``activities`` are what the
+workflows import inside ``imports_passed_through()`` (models, policies, activity classes
+for their method references): none keeps module-level state a workflow writes.
+"""
 
 
 def workflow_runner() -> SandboxedWorkflowRunner:
