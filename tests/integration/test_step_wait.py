@@ -10,6 +10,8 @@ records the end, and the markers still decide how the step ended (issue 22).
 
 from __future__ import annotations
 
+import asyncio
+
 import pytest
 
 from durabench.sandbox import DockerSandbox
@@ -37,3 +39,18 @@ async def test_a_step_is_waited_for_in_the_sandbox_not_polled(
     assert await read_file(f"{P.output}/stdout.txt") == "ok\n"
     # Before the step, after its end: a poll from the worker read the markers about 8 times.
     assert len(reads) <= 4, reads
+
+
+async def test_long_execs_do_not_hold_up_other_docker_calls(
+    box: DockerSandbox,  # noqa: F811
+) -> None:
+    """Waiters and verifiers block a thread each: more of them than asyncio's default pool
+    (6 threads on 2 CPUs) held every other Docker call of the worker until one ended."""
+    await box.exec(["sh", "-c", f"echo ok > {P.output}/probe"], user="0")
+    long = [asyncio.create_task(box.exec(["sleep", "5"])) for _ in range(12)]
+    try:
+        await asyncio.sleep(0.5)  # every long exec is under way (each holds its thread)
+        assert await box.read_file(f"{P.output}/probe") == "ok\n"
+        assert not any(task.done() for task in long)  # the read did not wait for them
+    finally:
+        await asyncio.gather(*long)

@@ -8,7 +8,6 @@ memory, CPU and process limits, no network unless the agent needs one.
 
 from __future__ import annotations
 
-import asyncio
 import time
 from collections.abc import Mapping
 from contextlib import suppress
@@ -32,6 +31,7 @@ from durabench.sandbox.docker.archive import (
     read_tree_limited,
 )
 from durabench.sandbox.docker.errors import map_docker_errors, shared_docker_client
+from durabench.sandbox.docker.threads import in_thread
 from durabench.sandbox.limits import (
     DEFAULT_LIMITS,
     EXEC_OUTPUT_BYTES,
@@ -159,7 +159,7 @@ class DockerSandbox(Sandbox):
 
     async def start(self) -> str:
         """Start the container, or re-attach to one of the same name."""
-        return await asyncio.to_thread(self._start_sync)
+        return await in_thread(self._start_sync)
 
     def _container_or_raise(self) -> Container:
         if self._container is None:
@@ -182,7 +182,7 @@ class DockerSandbox(Sandbox):
 
     async def stop(self, delete: bool = True) -> None:
         """Stop, and remove when ``delete``; a missing container is fine."""
-        await asyncio.to_thread(self._stop_sync, delete)
+        await in_thread(self._stop_sync, delete)
 
     def _exec_sync(
         self,
@@ -234,7 +234,7 @@ class DockerSandbox(Sandbox):
         timeout_s: float | None = None,
     ) -> ExecResult:
         """Run ``cmd``; ``timeout_s`` is enforced inside the container with ``timeout``."""
-        return await asyncio.to_thread(self._exec_sync, cmd, cwd, env, user, timeout_s)
+        return await in_thread(self._exec_sync, cmd, cwd, env, user, timeout_s)
 
     def _exec_detached_sync(
         self, cmd: list[str], cwd: str | None, env: Mapping[str, str] | None, user: str | None
@@ -257,7 +257,7 @@ class DockerSandbox(Sandbox):
         user: str | None = None,
     ) -> None:
         """Start ``cmd`` with a detached ``docker exec``."""
-        await asyncio.to_thread(self._exec_detached_sync, cmd, cwd, env, user)
+        await in_thread(self._exec_detached_sync, cmd, cwd, env, user)
 
     def _open(self, path: str, cap: int) -> ArchiveStream:
         return open_archive(self._container_or_raise(), self.spec.name, path, cap)
@@ -277,7 +277,7 @@ class DockerSandbox(Sandbox):
 
     async def read_bytes(self, path: str, *, max_bytes: int | None = READ_BYTES) -> bytes:
         """Read one file through a tar stream, refused unread when over ``max_bytes``."""
-        return await asyncio.to_thread(self._read_bytes_sync, path, max_bytes)
+        return await in_thread(self._read_bytes_sync, path, max_bytes)
 
     def _read_tail_sync(self, path: str, max_bytes: int) -> bytes:
         try:
@@ -290,14 +290,14 @@ class DockerSandbox(Sandbox):
 
     async def read_tail(self, path: str, max_bytes: int) -> bytes:
         """The whole file when small enough, else its last bytes (``tail -c`` as root)."""
-        return await asyncio.to_thread(self._read_tail_sync, path, max_bytes)
+        return await in_thread(self._read_tail_sync, path, max_bytes)
 
     def _read_tree_sync(self, path: str, limits: ReadLimits) -> TreeRead:
         return read_tree_limited(self._open(path, limits.max_stream_bytes), path, limits)
 
     async def read_tree(self, path: str, *, limits: ReadLimits = DEFAULT_LIMITS) -> TreeRead:
         """Regular files under ``path`` from one streamed archive, within ``limits``."""
-        return await asyncio.to_thread(self._read_tree_sync, path, limits)
+        return await in_thread(self._read_tree_sync, path, limits)
 
     def _put(self, files: list[tuple[PurePosixPath, bytes]]) -> None:
         container = self._container_or_raise()
@@ -309,11 +309,11 @@ class DockerSandbox(Sandbox):
         """Write one file (parents created)."""
         data = contents.encode() if isinstance(contents, str) else contents
         rel = PurePosixPath(path).relative_to("/")
-        await asyncio.to_thread(self._put, [(rel, data)])
+        await in_thread(self._put, [(rel, data)])
 
     async def upload_files(self, files: Mapping[str, Path]) -> None:
         """Copy host files in one archive."""
         packed = [
             (PurePosixPath(dest).relative_to("/"), src.read_bytes()) for dest, src in files.items()
         ]
-        await asyncio.to_thread(self._put, packed)
+        await in_thread(self._put, packed)
