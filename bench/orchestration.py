@@ -61,10 +61,19 @@ TARGET = 0.5
 """durabench at least half as fast as the bare pipeline."""
 
 
-def yardstick_runner() -> SandboxedWorkflowRunner:
-    """The yardsticks' module passed through the sandbox, as durabench's own are: a fair race."""
+def yardstick_worker(client: Client, queue: str, workflows: list[type]) -> Worker:
+    """A worker of yardstick workflows and ``bare_step``.
+
+    Their module is passed through the sandbox, as durabench's own are: a fair race.
+    """
     restrictions = SandboxRestrictions.default.with_passthrough_modules("_workflows")
-    return SandboxedWorkflowRunner(restrictions=restrictions)
+    return Worker(
+        client,
+        task_queue=queue,
+        workflows=workflows,
+        workflow_runner=SandboxedWorkflowRunner(restrictions=restrictions),
+        activities=[bare_step],
+    )
 
 
 async def events_per_task(client: Client, queue: str, n: int) -> float:
@@ -127,13 +136,7 @@ async def bare_rate(client: Client, n: int, parallel: int) -> tuple[float, str]:
     """Tasks per second of the bare pipeline; its queue."""
     queue = f"bench-bare-{uuid.uuid4().hex[:8]}"
     workflows = [BareParent, BareChild]
-    async with Worker(
-        client,
-        task_queue=queue,
-        workflows=workflows,
-        workflow_runner=yardstick_runner(),
-        activities=[bare_step],
-    ):
+    async with yardstick_worker(client, queue, workflows):
         began = time.monotonic()
         ended = await client.execute_workflow(
             BareParent.run, BareJob(tasks=n, parallel=parallel), id=queue, task_queue=queue
@@ -148,13 +151,7 @@ async def shape_rate(client: Client, n: int, parallel: int, shape: Shape) -> tup
     """Pairs per second of the same-shape bare pipeline; its queue."""
     queue = f"bench-shape-{uuid.uuid4().hex[:8]}"
     workflows = [ShapeRun, ShapePair, ShapeAttempt]
-    async with Worker(
-        client,
-        task_queue=queue,
-        workflows=workflows,
-        workflow_runner=yardstick_runner(),
-        activities=[bare_step],
-    ):
+    async with yardstick_worker(client, queue, workflows):
         began = time.monotonic()
         ended = await client.execute_workflow(
             ShapeRun.run,
