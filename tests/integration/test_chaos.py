@@ -201,19 +201,39 @@ def _emulate_daemon_restart(run_id: str) -> list[str]:
     return done
 
 
-def _restart_daemon() -> list[str]:
+def _gone(pid: int) -> bool:
+    """Whether ``pid`` has exited (a zombie its parent has not reaped counts)."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()[0] == "Z"
+    except OSError:
+        return True
+
+
+def _restart_daemon(log: Path) -> list[str]:
     """Stop dockerd (SIGTERM: it stops every container) and start it as it was started."""
-    pid = int(subprocess.run(["pgrep", "-xo", "dockerd"], capture_output=True, text=True,
-                             check=True).stdout.split()[0])  # fmt: skip
+    found = subprocess.run(["pgrep", "-xo", "dockerd"], capture_output=True, text=True)
+    pid = int(found.stdout.split()[0])
     argv = Path(f"/proc/{pid}/cmdline").read_bytes().rstrip(b"\0").split(b"\0")
     os.kill(pid, signal.SIGTERM)
-    while Path(f"/proc/{pid}").exists():
+    for _ in range(600):
+        if _gone(pid):
+            break
         time.sleep(0.2)
-    subprocess.Popen(argv, start_new_session=True, stdout=subprocess.DEVNULL,
-                     stderr=subprocess.DEVNULL)  # fmt: skip
-    while subprocess.run(["docker", "info"], capture_output=True, check=False).returncode:
+    else:
+        raise AssertionError(f"dockerd {pid} did not stop within 2 minutes")
+    with log.open("ab") as out:
+        subprocess.Popen(argv, start_new_session=True, stdout=out, stderr=out)
+    for _ in range(240):
+        if not subprocess.run(["docker", "info"], capture_output=True).returncode:
+            return [f"restarted dockerd ({b' '.join(argv).decode()}; its log {log})"]
         time.sleep(0.5)
-    return [f"restarted dockerd ({b' '.join(argv).decode()})"]
+    raise AssertionError(f"dockerd did not come back within 2 minutes; see {log}")
+
+
+def _began(markers: Path) -> list[str]:
+    """The sessions that began, as each signed in: "task lane attempt"."""
+    log = markers / "executions.log"
+    return log.read_text().splitlines() if log.exists() else []
 
 
 def _attempts(settings: Settings, run_id: str) -> RunResult:
@@ -239,19 +259,22 @@ async def test_a_docker_daemon_restart_mid_session_loses_and_repeats_nothing(
         handle = await approved_detached(request, client, settings)
 
         async def struck_and_d2_done() -> bool:
-            began = set((markers / "executions.log").read_text().splitlines()) if (
-                markers / "executions.log").exists() else set()  # fmt: skip
             progress = await handle.query(SuiteRunWorkflow.progress)
-            return {f"{t} {lane} 1" for t, lane in STRUCK} <= began and progress.done == 1
+            return {f"{t} {lane} 1" for t, lane in STRUCK} <= set(_began(markers)) and (
+                progress.done == 1
+            )
 
         await until(struck_and_d2_done, "d2 done while d1's sessions run", 1200)
-        real = os.environ.get(DAEMON_ENV) == "1"
-        print(*(_restart_daemon() if real else _emulate_daemon_restart(request.run_id)))
+        if os.environ.get(DAEMON_ENV) == "1":
+            fault = await asyncio.to_thread(_restart_daemon, tmp_path / "dockerd.log")
+        else:
+            fault = _emulate_daemon_restart(request.run_id)
+        print(*fault)
         outcome = await asyncio.wait_for(handle.result(), timeout=180)
     finally:
         _kill(worker)
     assert outcome.status == "completed"
-    executions = sorted((markers / "executions.log").read_text().splitlines())
+    executions = sorted(_began(markers))
     again = [f"{t} {lane} 2" for t, lane in STRUCK]
     assert executions == sorted([f"{t} {lane} 1" for t in DAEMON_TASKS for lane in LANES] + again)
     result = _attempts(settings, request.run_id)
