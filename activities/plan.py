@@ -24,6 +24,7 @@ from durabench.models.accounts import AccountHealth
 from durabench.models.run import PlanSummary, RunPlan, RunRequest
 from durabench.models.suite_run import PlanPage, PlanPageInput, RecordRunInput
 from durabench.planning.plan import make_plan
+from durabench.planning.worker_checks import check_as_workers_will
 from durabench.results.files import atomic_write
 from durabench.results.store import open_store, pull, pulled, push
 from durabench.service import ServiceClient, ServiceTarget, V1DatasetTask, check_service
@@ -138,6 +139,7 @@ class PlanActivities:
         roots = task_roots(self.settings)  # workers check again; refused here, it fails early
         for task in plan.tasks:
             check_task_dir(task.task_dir, roots)
+        check_as_workers_will(plan.request, plan.lanes, plan.tasks, self.settings)
         return plan
 
     @activity.defn(name="plan_page")

@@ -28,7 +28,13 @@ from durabench.attempt import Attempt, AttemptLimits, AttemptSetup, GatewayAcces
 from durabench.attempt.inputs import check_attempt_inputs
 from durabench.attempt.verify_slots import VerifySlots
 from durabench.configs import dockerfile_for
-from durabench.gateway import PROVIDERS, Grant, ModelGateway, read_ledger
+from durabench.gateway import (
+    PROVIDERS,
+    Grant,
+    ModelGateway,
+    ensure_gateway_network,
+    read_ledger,
+)
 from durabench.logs import get_logger
 from durabench.models.attempt import (
     AgentRunOutput,
@@ -240,7 +246,9 @@ class SandboxActivities:
 
         Cancelled, it undoes its own work before it reports so: the container may still be
         in the making (Docker calls run in threads), and a teardown that ran before it
-        appeared would leave it behind.
+        appeared would leave it behind. The sandbox of an agent that calls a model joins
+        the gateway's network, made here if absent: on a fresh host, or after the network
+        was removed, the gateway (which also makes it) has not started yet.
         """
         ref = data.ref
         setup, _ = check_attempt_inputs(ref, self.settings, os.environ)
@@ -251,6 +259,9 @@ class SandboxActivities:
             environ = {**os.environ, mcp.url_env: f"{await self.gateway.url()}/mcp"}
         attempt = self._attempt(ref, data.image, environ)
         async with heartbeating(f"provisioning {ref.container_name}"):
+            if setup.agent.needs_network:
+                network = self.settings.gateway_network
+                await asyncio.to_thread(ensure_gateway_network, self.client, network)
             provisioning = asyncio.ensure_future(attempt.provision(os.environ))
             try:
                 out = await asyncio.shield(provisioning)

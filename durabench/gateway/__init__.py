@@ -7,6 +7,7 @@ which swaps in the real key on the way out and records what the API answered.
 from durabench.gateway.grants import TOKEN_PREFIX, Grant, GrantStore
 from durabench.gateway.ledger import LedgerEntry, read_ledger
 from durabench.gateway.meter import ResponseMeter, ResponseUsage
+from durabench.gateway.network import ensure_gateway_network
 from durabench.gateway.providers import PROVIDERS, Provider
 from durabench.gateway.service import ModelGateway
 
@@ -20,5 +21,6 @@ __all__ = [
     "Provider",
     "ResponseMeter",
     "ResponseUsage",
+    "ensure_gateway_network",
     "read_ledger",
 ]

@@ -30,6 +30,7 @@ from durabench.ids import check_id
 from durabench.models.run import Counterpart, RunPlan, RunRequest, TaskRef
 from durabench.models.task import TaskSpec
 from durabench.planning.cli_choice import CliChoice, choose_cli, other_versions, rerun_options
+from durabench.planning.worker_checks import check_as_workers_will
 from durabench.results.earlier_runs import counterparts, read_plan, rerun_task_ids, versions_ran
 from durabench.service.datasets import dataset_dir, read_dataset_file, write_text_tasks
 from durabench.service.wire_v1 import V1DatasetTask
@@ -191,6 +192,8 @@ def check_request(request: RunRequest, settings: Settings, *, here: bool = True)
     model name; a selection file; a CLI version such as `latest`) is refused in one line and
     leaves no failed run behind.
     The plan activity checks everything again on a worker, with what only it can see.
+    Planned here, an attempt's input is checked as this process's worker will check it
+    (:func:`~durabench.planning.worker_checks.check_as_workers_will`).
 
     ``here``: this process's worker plans the run, so suites and configs are checked as
     this machine knows them; otherwise (``--detach``) workers elsewhere may know suites
@@ -209,16 +212,20 @@ def check_request(request: RunRequest, settings: Settings, *, here: bool = True)
         raise _model_missing(request.agent.name)
     if issubclass(agent, CliAgent):  # a version must name one release, for every run
         agent.check_version(request.agent.options.get("version"))
+    specs: list[TaskSpec] = []
     if request.dataset_file:
         read_dataset_file(Path(request.dataset_file))
     elif request.selection or request.benchmarks_dir:
-        load_selection(request.selection, request.benchmarks_dir, benchmark=request.suite or None)
+        _, specs = load_selection(
+            request.selection, request.benchmarks_dir, benchmark=request.suite or None
+        )
     if here:
         for lane in lanes_of(request):
             get_config(lane)
         if not (request.dataset_file or request.selection or request.benchmarks_dir):
             if not request.tasks_from_service:
-                load_suite(request.suite, settings.home)
+                specs = load_suite(request.suite, settings.home)
+        check_as_workers_will(request, lanes_of(request), specs, settings)
 
 
 def _model_missing(agent: str) -> ConfigError:

@@ -49,3 +49,24 @@ def test_a_refusal_the_worker_makes_is_one_line_too(settings: Settings) -> None:
     proc = starter(settings, "run", "--suite", "pytorch", "--baseline-only", "--yes")
     error = one_error(proc)
     assert "baseline_only is gap-fill, but 4 task(s) have no valid sourcegraph_full" in error
+
+
+def test_an_agent_option_every_worker_would_refuse_is_refused_at_plan_time(
+    settings: Settings, tmp_path: Path
+) -> None:
+    """A mount outside DURABENCH_HOME/mounts/: refused once, not by every attempt's worker."""
+    plan = tmp_path / "plan.json"
+    plan.write_text('{"cases": [{"exit_code": 0}]}')
+    run_id = f"refused-{uuid.uuid4().hex[:8]}"
+    proc = starter(
+        settings, "run", "--suite", "pytorch", "--agent", "replay",
+        "--agent-opt", f"plan={plan}", "--agent-opt", f"marker_dir={tmp_path / 'markers'}",
+        "--yes", "--run-id", run_id,
+    )  # fmt: skip
+    error = one_error(proc)
+    assert f"mount host directory {tmp_path / 'markers'}" in error
+    assert "DURABENCH_HOME/mounts/" in error
+    status = starter(settings, "status", run_id)
+    assert one_error(status) == (
+        f"Error: no run {run_id}; list the runs with `python -m starter status`"
+    )

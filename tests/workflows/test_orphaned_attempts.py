@@ -23,7 +23,7 @@ from temporalio.common import RetryPolicy
 from temporalio.worker import Worker
 
 with workflow.unsafe.imports_passed_through():
-    from runtime.orphans import LOST, end_orphaned_attempts, started_by_dead_peer, worker_identity
+    from runtime.orphans import LOST, end_orphaned_attempts, worker_identity
     from tests.workflows.harness import until
 
 HEARTBEAT = timedelta(hours=1)
@@ -104,17 +104,3 @@ async def test_a_restarted_worker_takes_over_its_hosts_attempts_at_once(
     assert [s.attempt for s in started] == [2]  # the first attempt did not run to its end
     assert started[0].last_failure.application_failure_info.type == LOST
     assert started[0].identity == identity
-
-
-def test_only_dead_workers_of_its_own_host_are_taken_for_dead() -> None:
-    me = worker_identity("h1")
-    assert me.endswith("@h1") and worker_identity("h1") != me  # unique per process start
-    dead, alive = (lambda pid: False), (lambda pid: True)
-    assert started_by_dead_peer("123-abc@h1", "h1", me, dead)
-    assert started_by_dead_peer("123@h1", "h1", me, dead)  # a worker from before suffixes
-    assert not started_by_dead_peer("123-abc@h1", "h1", me, alive)  # a live peer's own
-    assert not started_by_dead_peer(me, "h1", me, dead)  # its own
-    assert not started_by_dead_peer("123-abc@h12", "h1", me, dead)  # another host's
-    assert not started_by_dead_peer("123-abc@h1", "1", me, dead)
-    earlier_life = f"{os.getpid()}-000000@h1"  # a restarted container: the same pid
-    assert started_by_dead_peer(earlier_life, "h1", me, alive)
