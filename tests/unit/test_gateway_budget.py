@@ -112,3 +112,14 @@ def test_the_worst_case_is_each_provider_s_output_cap_and_the_input_s_size() -> 
     assert worst_case("gemini", {"generationConfig": {"maxOutputTokens": 9}}, 30) == 19
     assert worst_case("openai", {}, 0) == 32_000  # no cap named: the default reserve
     assert worst_case("anthropic", {"max_tokens": True}, 0) == 32_000
+
+
+async def test_a_gateway_started_anew_refuses_what_the_last_one_spent(tmp_path: Path) -> None:
+    async with gateway_rig(tmp_path, _costly) as rig:
+        token = rig.grant(model=MODEL, budget_tokens=BUDGET)
+        for _ in range(4):  # 500 tokens each: 2,000 spent
+            answer = await rig.send("POST", "/anthropic/v1/messages", token, content=_body(480))
+            assert answer.status_code == 200
+    async with gateway_rig(tmp_path, _costly) as again:  # a new process: memory is empty
+        refused = await again.send("POST", "/anthropic/v1/messages", token, content=_body(480))
+    assert refused.status_code == 400 and again.upstream.received == []
