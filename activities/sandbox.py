@@ -315,6 +315,8 @@ class SandboxActivities:
             attempt=ref.container_name,
             agent=ref.agent.name,
             provider=agent.model_api,
+            model=ref.agent.model,
+            auxiliary_models=agent.auxiliary_models,
             account=ref.account,
             ledger=str(self._attempt_dir(ref) / _LEDGER),
             budget_tokens=ref.budget_tokens,

@@ -300,6 +300,6 @@ class ModelUpstream:
                     self.wfile.flush()
                 self.close_connection = True
 
-            do_GET = do_POST = _handle
+            do_GET = do_POST = do_DELETE = do_PUT = _handle
 
         return Handler

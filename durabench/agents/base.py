@@ -107,6 +107,9 @@ class Agent(ABC):
     """The model API the agent calls, through the gateway; ``None``: it calls none."""
     base_url_env: ClassVar[str] = ""
     """The variable the agent reads its model API's base URL from (the gateway's)."""
+    auxiliary_models: ClassVar[tuple[str, ...]] = ()
+    """Models the agent asks for on its own besides the requested one (side work such as
+    titles and summaries). The gateway serves these too and refuses every other model."""
     gives_final_message: ClassVar[bool] = False
     """Whether the agent ends with a final message: the answer a service grades unless
     ``--response-file`` names a file (oracle and nop leave none)."""

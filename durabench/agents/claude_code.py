@@ -19,6 +19,10 @@ __all__ = ["ClaudeCodeAgent"]
 
 MAX_OUTPUT_TOKENS = "64000"
 """``CLAUDE_CODE_MAX_OUTPUT_TOKENS``: high, so long edits are not cut short by a default."""
+SMALL_MODEL = "claude-haiku-4-5"
+"""The model Claude Code uses for its background calls (titles, summaries, its Explore
+subagent) whatever ``--model`` says: the default of 2.1.332 (its ``haiku`` tier), pinned
+through its own variables so another CLI version asks for the same one."""
 
 
 @agent("claude-code")
@@ -31,6 +35,7 @@ class ClaudeCodeAgent(CliAgent):
     secret_env: ClassVar[tuple[str, ...]] = ("ANTHROPIC_API_KEY", "CLAUDE_CODE_OAUTH_TOKEN")
     model_api = "anthropic"
     base_url_env = "ANTHROPIC_BASE_URL"
+    auxiliary_models: ClassVar[tuple[str, ...]] = (SMALL_MODEL,)
     extra_options = frozenset({"max_output_tokens"})
 
     def transcript_format(self, ctx: AgentContext) -> TranscriptFormat:
@@ -38,11 +43,13 @@ class ClaudeCodeAgent(CliAgent):
         return "claude-code"
 
     def env(self, ctx: AgentContext) -> dict[str, str]:
-        """A high output-token cap; no auto-update inside the sandbox."""
+        """A high output-token cap; the small model pinned; no auto-update in the sandbox."""
         return {
             "CLAUDE_CODE_MAX_OUTPUT_TOKENS": self.options.get(
                 "max_output_tokens", MAX_OUTPUT_TOKENS
             ),
+            "ANTHROPIC_DEFAULT_HAIKU_MODEL": SMALL_MODEL,
+            "ANTHROPIC_SMALL_FAST_MODEL": SMALL_MODEL,
             "DISABLE_AUTOUPDATER": "1",
         }
 

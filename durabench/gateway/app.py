@@ -1,32 +1,36 @@
-"""The gateway itself: a streaming pass-through from sandboxes to the model APIs.
+"""The gateway itself: a streaming pass-through from sandboxes to the model APIs, with policy.
 
-A plain ASGI app (served by uvicorn) over one ``httpx.AsyncClient``: each request's
-placeholder key is looked up, swapped for the real key, and the request forwarded; the
-response streams back to the agent byte for byte while :class:`ResponseMeter` reads its
-usage, and one ledger line records it. The gateway holds no state of its own: grants and
-ledgers are files, so a restarted worker's gateway carries on where the last one stopped.
+A plain ASGI app (served by uvicorn) over one ``httpx.AsyncClient``. Each request's
+placeholder key is looked up; then the request must pass, in order: the allow-list of
+endpoints (:mod:`.allowlist`, 403), the body limit (:mod:`.request`, 413), the attempt's
+model (the requested one or an auxiliary one its CLI needs, 403) and its token budget
+(:mod:`.budget`, 400). Only then is the real key swapped in and the request forwarded;
+the answer streams back to the agent chunk by chunk while :class:`ResponseMeter` reads its
+usage, and one ledger line records it. Every refusal is a ledger line too. Grants and
+ledgers are files, so a restarted gateway carries on where the last one stopped.
 """
 
 from __future__ import annotations
 
 import json
-import time
 from collections.abc import Awaitable, Callable, Mapping, MutableMapping
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 from urllib.parse import parse_qsl, urlencode
 
 import httpx
 
+from durabench.gateway.allowlist import MCP_METHODS, allowed, path_fault
+from durabench.gateway.budget import Budgets, Reservation, worst_case
 from durabench.gateway.grants import Grant, GrantStore
-from durabench.gateway.ledger import LedgerEntry, append_entry, read_ledger
+from durabench.gateway.ledger import append_entry
 from durabench.gateway.meter import ResponseMeter, ResponseUsage
 from durabench.gateway.providers import PROVIDERS, ProviderName, client_key, outgoing_headers
+from durabench.gateway.request import AgentRequest, BodyTooLarge, Receive, read_body
 
 __all__ = ["GatewayApp", "McpResolver", "SecretResolver"]
 
 Scope = MutableMapping[str, Any]
-Receive = Callable[[], Awaitable[MutableMapping[str, Any]]]
 Send = Callable[[MutableMapping[str, Any]], Awaitable[None]]
 SecretResolver = Callable[[Grant], tuple[str, str]]
 """The real key behind a grant: ``(variable, value)``; raises ``LookupError`` when this
@@ -35,10 +39,16 @@ McpResolver = Callable[[Grant], tuple[str, str]]
 """The lane's MCP endpoint and token on this host: ``(url, token)``; raises
 ``LookupError`` when a variable is unset."""
 
-MAX_REQUEST_BYTES = 32 << 20
-"""A request body past this is refused: no model request is that large."""
 _HOP = {"connection", "keep-alive", "transfer-encoding", "content-length", "content-encoding"}
 _RESETS = ("anthropic-ratelimit-", "x-ratelimit-reset")
+
+
+class _Refused(Exception):
+    """The gateway answers the request itself: ``status``, ledgered as ``reason``."""
+
+    def __init__(self, status: int, reason: str, kind: str, message: str) -> None:
+        super().__init__(message)
+        self.status, self.reason, self.kind = status, reason, kind
 
 
 class GatewayApp:
@@ -57,49 +67,113 @@ class GatewayApp:
         self.resolve_mcp = resolve_mcp
         self.upstreams = upstreams
         self.client = client
+        self.budgets = Budgets()
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         """One request: ``/healthz``, ``/mcp/...`` or ``/<provider>/...``."""
         if scope["type"] != "http":
             return
-        path: str = scope["path"]
-        if path == "/healthz":
+        raw = (scope.get("raw_path") or scope["path"].encode()).decode("latin-1")
+        if raw == "/healthz":
             await _reply(send, 200, {"gateway": "durabench"})
             return
-        provider, _, rest = path.lstrip("/").partition("/")
+        provider, _, rest = raw.partition("?")[0].lstrip("/").partition("/")
+        headers = {k.decode("latin-1"): v.decode("latin-1") for k, v in scope["headers"]}
         if provider == "mcp":
-            await self._mcp(scope, receive, send, "/" + rest if rest else "")
+            await self._mcp(scope, receive, send, headers, "/" + rest)
             return
         if provider not in PROVIDERS:
-            await _reply(send, 404, _error("not_found", f"no model API at /{provider}"))
+            await _reply(send, 404, _error("not_found", f"no model API at /{provider[:80]}"))
             return
-        headers = {k.decode("latin-1"): v.decode("latin-1") for k, v in scope["headers"]}
-        query = dict(parse_qsl(scope.get("query_string", b"").decode("latin-1")))
-        grant = self.store.find(client_key(headers, query))
+        query = parse_qsl(scope.get("query_string", b"").decode("latin-1"))
+        grant = self.store.find(client_key(headers, dict(query)))
         if grant is None or grant.provider != provider:
-            await _reply(
-                send,
-                401,
-                _error(
-                    "authentication_error",
-                    "durabench gateway: this key is good for no running attempt",
-                ),
-            )
+            message = "durabench gateway: this key is good for no running attempt"
+            await _reply(send, 401, _error("authentication_error", message))
             return
-        body = await _body(receive)
-        if body is None:
-            await _reply(send, 413, _error("request_too_large", "request body too large"))
+        req = AgentRequest(grant.provider, "/" + rest, scope["method"], headers, query)
+        reservation = None
+        try:
+            reservation = await self._admit(grant, req, receive)
+            variable, secret = self._secret(grant)
+        except _Refused as refusal:
+            if reservation is not None:
+                self.budgets.settle(reservation, 0)
+            await _refuse(send, grant, req, refusal)
             return
-        if not PROVIDERS[grant.provider].passes("/" + rest):
-            message = f"durabench gateway: /{rest[:80]} is not a model endpoint it passes on"
-            await _reply(send, 403, _error("permission_error", message))
-            return
-        request = _Request(grant.provider, "/" + rest, scope["method"], headers, query, body)
-        await self._forward(grant, grant.provider, request, send)
+        await self._forward(grant, req, send, reservation, (variable, secret))
 
-    async def _mcp(self, scope: Scope, receive: Receive, send: Send, rest: str) -> None:
-        """The lane's MCP server over HTTP: the placeholder in its auth header swapped."""
-        headers = {k.decode("latin-1"): v.decode("latin-1") for k, v in scope["headers"]}
+    async def _admit(self, grant: Grant, req: AgentRequest, receive: Receive) -> Reservation | None:
+        """Pass the request through the policy; its budget reservation, if it has one.
+
+        Raises:
+            _Refused: the path, the body, the model or the budget is refused.
+        """
+        fault = path_fault(req.path)
+        route = None if fault else allowed(grant.provider, req.method, req.path)
+        if route is None:
+            why = f" ({fault})" if fault else ""
+            raise _Refused(
+                403,
+                "path",
+                "permission_error",
+                f"durabench gateway: {req.method} {req.path[:120]} is not an endpoint it "
+                f"passes on{why}; it passes only the model endpoints a coding CLI calls",
+            )
+        await _take_body(req, receive)
+        asked = req.asked_model()
+        if req.method == "POST" and not grant.serves(asked):
+            allowed_models = ", ".join((grant.model, *grant.auxiliary_models))
+            raise _Refused(
+                403,
+                "model",
+                "permission_error",
+                f"durabench gateway: model {asked[:120]!r} is not this attempt's; "
+                f"it may use {allowed_models}",
+            )
+        if not route.priced or grant.budget_tokens is None:
+            return None
+        worst = worst_case(grant.provider, req.doc, len(req.body))
+        reservation = self.budgets.reserve(grant.ledger, grant.budget_tokens, worst)
+        if reservation is None:
+            spent, held = self.budgets.held(grant.ledger)
+            raise _Refused(
+                400,
+                "budget",
+                "invalid_request_error",
+                f"durabench: this attempt's budget of {grant.budget_tokens:,} tokens is spent "
+                f"({spent:,} used, {held:,} held by requests in flight); the attempt ends here",
+            )
+        return reservation
+
+    def _secret(self, grant: Grant) -> tuple[str, str]:
+        try:
+            return self.resolve(grant)
+        except LookupError as exc:
+            raise _Refused(
+                503, "no key on this host", "api_error", f"durabench gateway: {exc}"
+            ) from None
+
+    async def _forward(
+        self,
+        grant: Grant,
+        req: AgentRequest,
+        send: Send,
+        reservation: Reservation | None,
+        key: tuple[str, str],
+    ) -> None:
+        req.force_usage()
+        query = urlencode([(k, v) for k, v in req.query if k != "key"])
+        base = self.upstreams[grant.provider].rstrip("/")
+        url = base + req.path + (f"?{query}" if query else "")
+        out = outgoing_headers(req.headers, grant.provider, *key)
+        out["accept-encoding"] = "identity"  # bytes pass through as the API sent them
+        await self._stream(grant, req, out, url, send, reservation)
+
+    async def _mcp(
+        self, scope: Scope, receive: Receive, send: Send, headers: dict[str, str], rest: str
+    ) -> None:
+        """The lane's MCP server over HTTP: its one endpoint, the placeholder swapped."""
         grant = None
         for value in headers.values():
             words = value.split()
@@ -110,73 +184,61 @@ class GatewayApp:
             await _reply(send, 401, _error("authentication_error", "no MCP server for this key"))
             return
         server = grant.mcp
-        if not rest.startswith(server.url_suffix) or ".." in rest:
-            message = f"durabench gateway: {rest[:80]} is not the MCP server's endpoint"
-            await _reply(send, 403, _error("permission_error", message))
-            return
+        req = AgentRequest("mcp", rest, scope["method"], headers, [])
         try:
-            url, token = self.resolve_mcp(grant)
-        except LookupError as exc:
-            await _reply(send, 503, _error("api_error", f"durabench gateway: {exc}"))
-            return
-        body = await _body(receive)
-        if body is None:
-            await _reply(send, 413, _error("request_too_large", "request body too large"))
+            if path_fault(rest) or rest != (server.url_suffix or "/"):
+                message = f"durabench gateway: {rest[:120]} is not the MCP server's endpoint"
+                raise _Refused(403, "path", "permission_error", message)
+            if req.method not in MCP_METHODS:
+                message = f"durabench gateway: {req.method} is not an MCP request"
+                raise _Refused(403, "path", "permission_error", message)
+            await _take_body(req, receive)
+            try:
+                url, token = self.resolve_mcp(grant)
+            except LookupError as exc:
+                raise _Refused(503, "no key on this host", "api_error", str(exc)) from None
+        except _Refused as refusal:
+            await _refuse(send, grant, req, refusal)
             return
         query = scope.get("query_string", b"").decode("latin-1")
-        out = {
-            k: v
-            for k, v in headers.items()
-            if k not in {"host", "content-length", "connection", server.auth_header.lower()}
-        }
+        drop = {"host", "content-length", "connection", server.auth_header.lower()}
+        out = {k: v for k, v in headers.items() if k not in drop}
         out[server.auth_header] = f"{server.auth_scheme} {token}".strip()
         out["accept-encoding"] = "identity"
-        req = _Request("mcp", rest, scope["method"], headers, {}, body)
-        target = url.rstrip("/") + rest + (f"?{query}" if query else "")
-        await self._stream(
-            grant,
-            req,
-            self.client.build_request(req.method, target, headers=out, content=body),
-            send,
-        )
-
-    async def _forward(
-        self, grant: Grant, provider: ProviderName, req: _Request, send: Send
-    ) -> None:
-        started = time.time()
-        ledger = Path(grant.ledger)
-        refused = self._refusal(grant, ledger)
-        if refused:
-            status, reason, message = refused
-            await _reply(send, status, _error("invalid_request_error", message))
-            append_entry(ledger, req.entry(started, status, refused=reason))
-            return
-        try:
-            variable, secret = self.resolve(grant)
-        except LookupError as exc:
-            await _reply(send, 503, _error("api_error", f"durabench gateway: {exc}"))
-            append_entry(ledger, req.entry(started, 503, refused="no key on this host"))
-            return
-        query = urlencode([(k, v) for k, v in req.query.items() if k != "key"])
-        url = self.upstreams[provider].rstrip("/") + req.path + (f"?{query}" if query else "")
-        out = outgoing_headers(req.headers, provider, variable, secret)
-        out["accept-encoding"] = "identity"  # bytes pass through as the API sent them
-        upstream = self.client.build_request(req.method, url, headers=out, content=req.body)
-        await self._stream(grant, req, upstream, send)
+        target = url.rstrip("/") + server.url_suffix + (f"?{query}" if query else "")
+        await self._stream(grant, req, out, target, send, None)
 
     async def _stream(
-        self, grant: Grant, req: _Request, upstream: httpx.Request, send: Send
+        self,
+        grant: Grant,
+        req: AgentRequest,
+        headers: dict[str, str],
+        url: str,
+        send: Send,
+        reservation: Reservation | None,
     ) -> None:
-        """Send ``upstream``; stream its answer to the agent, metered; record it."""
-        started, ledger = time.time(), Path(grant.ledger)
+        """Send the request; stream its answer to the agent, metered; record it."""
+        ledger = Path(grant.ledger)
+        headers["content-length"] = str(len(req.body))
+        upstream = self.client.build_request(
+            req.method, url, headers=headers, content=req.content()
+        )
+        if not upstream.url.raw_path.partition(b"?")[0].endswith(req.path.encode()):
+            if reservation is not None:
+                self.budgets.settle(reservation, 0)
+            message = "durabench gateway: the path would change on the way out"
+            await _refuse(send, grant, req, _Refused(403, "path", "permission_error", message))
+            return
         try:
             response = await self.client.send(upstream, stream=True)
         except httpx.HTTPError as exc:
+            if reservation is not None:
+                self.budgets.settle(reservation, 0)
             message = (
                 f"durabench gateway could not reach the {req.provider} API: {type(exc).__name__}"
             )
             await _reply(send, 502, _error("api_error", message))
-            append_entry(ledger, req.entry(started, 502, refused="upstream unreachable"))
+            append_entry(ledger, req.entry(502, refused="upstream unreachable"))
             return
         meter = (
             ResponseMeter(req.provider, response.headers.get("content-type", ""))
@@ -184,32 +246,19 @@ class GatewayApp:
             else None
         )
         try:
-            await send(
-                {
-                    "type": "http.response.start",
-                    "status": response.status_code,
-                    "headers": [
-                        (k.encode("latin-1"), v.encode("latin-1"))
-                        for k, v in response.headers.multi_items()
-                        if k.lower() not in _HOP
-                    ],
-                }
-            )
-            async for chunk in response.aiter_raw():
-                if meter is not None:
-                    meter.feed(chunk)
-                await send({"type": "http.response.body", "body": chunk, "more_body": True})
-            await send({"type": "http.response.body", "body": b""})
-        except httpx.HTTPError:
-            pass  # the stream was cut: the agent sees it end; the ledger says what came
+            await _relay(response, meter, send)
         finally:
             await response.aclose()
+            usage = meter.usage() if meter is not None else ResponseUsage()
+            charged = _charge(usage, response.status_code, reservation)
+            if reservation is not None:
+                self.budgets.settle(reservation, charged)
             append_entry(
                 ledger,
                 req.entry(
-                    started,
                     response.status_code,
-                    usage=meter.usage() if meter is not None else ResponseUsage(),
+                    usage=usage,
+                    charged=charged,
                     retry_after=response.headers.get("retry-after", ""),
                     resets={
                         k: v for k, v in response.headers.items() if k.lower().startswith(_RESETS)
@@ -217,81 +266,54 @@ class GatewayApp:
                 ),
             )
 
-    def _refusal(self, grant: Grant, ledger: Path) -> tuple[int, str, str] | None:
-        if grant.budget_tokens is None:
-            return None
-        used = read_ledger(ledger)
-        if used is None:
-            return None
-        total = used.tokens.total
-        if total < grant.budget_tokens:
-            return None
-        return (
-            400,
-            "budget",
-            f"durabench: this attempt's budget of {grant.budget_tokens:,} tokens is spent "
-            f"({total:,} used); the attempt ends here",
-        )
+
+async def _relay(response: httpx.Response, meter: ResponseMeter | None, send: Send) -> None:
+    """The answer to the agent as it comes, each chunk metered and let go."""
+    headers = [
+        (k.encode("latin-1"), v.encode("latin-1"))
+        for k, v in response.headers.multi_items()
+        if k.lower() not in _HOP
+    ]
+    await send({"type": "http.response.start", "status": response.status_code, "headers": headers})
+    try:
+        async for chunk in response.aiter_raw():
+            if meter is not None:
+                meter.feed(chunk)
+            await send({"type": "http.response.body", "body": chunk, "more_body": True})
+    except httpx.HTTPError:
+        pass  # the stream was cut: the agent sees it end; the ledger says what came
+    await send({"type": "http.response.body", "body": b""})
 
 
-class _Request:
-    """One agent request, as read."""
+def _charge(usage: ResponseUsage, status: int, reservation: Reservation | None) -> int:
+    """What the request costs the budget.
 
-    def __init__(
-        self,
-        provider: ProviderName | Literal["mcp"],
-        path: str,
-        method: str,
-        headers: dict[str, str],
-        query: dict[str, str],
-        body: bytes,
-    ) -> None:
-        self.provider, self.path, self.method = provider, path, method
-        self.headers, self.query, self.body = headers, query, body
+    The usage reported; else, for a success that reported none (which the API still
+    bills), its whole reservation.
+    """
+    reported = usage.input + usage.output + usage.cache_read + usage.cache_write
+    if reported or reservation is None or not 200 <= status < 300:
+        return reported
+    return reservation.tokens
 
-    def asked_model(self) -> str:
-        """The model the body names (Gemini names it in the path)."""
-        try:
-            doc = json.loads(self.body) if self.body else {}
-        except ValueError:
-            doc = {}
-        model = doc.get("model") if isinstance(doc, dict) else None
-        if isinstance(model, str):
-            return model[:200]
-        if "/models/" in self.path:
-            return self.path.split("/models/", 1)[1].split(":", 1)[0][:200]
-        return ""
 
-    def entry(self, started: float, status: int, **fields: Any) -> LedgerEntry:
-        now = time.time()
-        fields.setdefault("usage", ResponseUsage())
-        return LedgerEntry(
-            at=now,
-            provider=self.provider,
-            path=self.path[:500],
-            status=status,
-            asked_model=self.asked_model(),
-            seconds=round(now - started, 3),
-            **fields,
-        )
+async def _take_body(req: AgentRequest, receive: Receive) -> None:
+    try:
+        req.take_body(await read_body(receive, req.headers.get("content-length")))
+    except BodyTooLarge:
+        raise _Refused(
+            413, "size", "request_too_large", "durabench gateway: request body too large"
+        ) from None
+
+
+async def _refuse(send: Send, grant: Grant, req: AgentRequest, refusal: _Refused) -> None:
+    await _reply(send, refusal.status, _error(refusal.kind, str(refusal)))
+    append_entry(Path(grant.ledger), req.entry(refusal.status, refused=refusal.reason))
 
 
 def _error(kind: str, message: str) -> dict[str, Any]:
     """An error body every CLI shows: Anthropic's shape, with OpenAI's ``message`` too."""
     return {"type": "error", "error": {"type": kind, "message": message}}
-
-
-async def _body(receive: Receive) -> bytes | None:
-    chunks, size = [], 0
-    while True:
-        message = await receive()
-        chunk = message.get("body", b"")
-        size += len(chunk)
-        if size > MAX_REQUEST_BYTES:
-            return None
-        chunks.append(chunk)
-        if not message.get("more_body"):
-            return b"".join(chunks)
 
 
 async def _reply(send: Send, status: int, doc: Mapping[str, Any]) -> None:

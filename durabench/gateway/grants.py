@@ -18,6 +18,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict
 
+from durabench.agents.llm_ids import served_model_matches
 from durabench.atomic import atomic_write
 from durabench.gateway.providers import ProviderName
 from durabench.models.config import McpServer
@@ -39,6 +40,11 @@ class Grant(BaseModel):
     """The agent's registry name: which variables its real key may be in."""
     provider: ProviderName
     """The model API the key is good for."""
+    model: str
+    """The model the attempt was asked to use: the only one its requests may name."""
+    auxiliary_models: tuple[str, ...] = ()
+    """Other models its CLI calls on its own for side work (Claude Code's small model for
+    titles and summaries), which the gateway serves too."""
     account: str | None = None
     """The leased account, whose secret is sent; ``None``: the worker's own key."""
     ledger: str
@@ -47,6 +53,14 @@ class Grant(BaseModel):
     """Tokens (input, output and cache) the attempt may use; ``None``: no budget."""
     mcp: McpServer | None = None
     """The lane's MCP server over HTTP, reached through the gateway; ``None``: none."""
+
+    def serves(self, model: str) -> bool:
+        """Whether a request naming ``model`` may go out.
+
+        It may when ``model`` is the requested model, an auxiliary one, or a dated
+        snapshot of either.
+        """
+        return any(served_model_matches(m, model) for m in (self.model, *self.auxiliary_models))
 
 
 class GrantStore:

@@ -4,6 +4,11 @@ It is written by the gateway, outside the sandbox, from what the API answered, s
 the attempt's meter of record: tokens, the models that served it, and the rate limits and
 overloads it met. It holds no key, no prompt and no query string. Appends from several
 gateways (a restarted worker's) go to the same file; a line cut by a crash is skipped.
+
+The gateway's own refusals of what the agent asked for (a path or a model it does not
+pass on, a spent budget, an oversized body) are the agent's doing: they are counted apart
+and never read as the API's answers, so an agent cannot make its attempt look refused by
+the API (``infra_auth``, a rate limit) by asking for something the gateway refuses.
 """
 
 from __future__ import annotations
@@ -18,7 +23,11 @@ from durabench.agents.llm_ids import served_model_matches
 from durabench.gateway.meter import ResponseUsage
 from durabench.models.verdict import MeteredUsage, TokenUsage
 
-__all__ = ["LedgerEntry", "append_entry", "read_ledger"]
+__all__ = ["POLICY_REFUSALS", "LedgerEntry", "append_entry", "read_entries", "read_ledger"]
+
+POLICY_REFUSALS = frozenset({"path", "model", "budget", "size"})
+"""``refused`` values the agent's own request caused; any other refusal (no key on this
+host, the API unreachable) is the host's."""
 
 
 class LedgerEntry(BaseModel):
@@ -41,7 +50,11 @@ class LedgerEntry(BaseModel):
     resets: dict[str, str] = Field(default_factory=dict)
     """The API's rate-limit reset headers, by name."""
     refused: str = ""
-    """Why the gateway itself refused the request (budget spent, upstream unreachable)."""
+    """Why the gateway itself refused the request: one of :data:`POLICY_REFUSALS`, or
+    the host's trouble (``upstream unreachable``, ``no key on this host``)."""
+    charged: int = 0
+    """Tokens charged to the attempt's budget: the usage the API reported, or the
+    request's whole reservation when a success reported none."""
     seconds: float = 0.0
     """From the request to the end of the response."""
 
@@ -52,22 +65,29 @@ def append_entry(path: Path, entry: LedgerEntry) -> None:
         f.write(entry.model_dump_json() + "\n")
 
 
-def read_ledger(path: Path) -> MeteredUsage | None:
-    """The attempt's totals, or ``None`` when no request went through the gateway."""
+def read_entries(path: Path) -> list[LedgerEntry]:
+    """Every whole line of the ledger (none when there is no file yet)."""
     try:
         lines = path.read_text(encoding="utf-8").splitlines()
     except FileNotFoundError:
-        return None
+        return []
     entries = []
     for line in lines:
         try:
             entries.append(LedgerEntry.model_validate_json(line))
         except (ValidationError, ValueError):
             continue
+    return entries
+
+
+def read_ledger(path: Path) -> MeteredUsage | None:
+    """The attempt's totals, or ``None`` when no request went through the gateway."""
+    entries = read_entries(path)
     if not entries:
         return None
     mcp = [e for e in entries if e.provider == "mcp"]
     entries = [e for e in entries if e.provider != "mcp"]
+    answered = [e for e in entries if e.refused not in POLICY_REFUSALS]
     tokens = Counter[str]()
     served = Counter[str]()
     asked = Counter(e.asked_model for e in entries if e.asked_model)
@@ -90,15 +110,18 @@ def read_ledger(path: Path) -> MeteredUsage | None:
         )
         if e.usage.model:
             served[e.usage.model] += e.usage.output or 1
-    last = entries[-1] if entries else LedgerEntry(at=0, provider="", path="", status=0)
+    api = [e for e in answered if not e.refused]
+    last = answered[-1] if answered else LedgerEntry(at=0, provider="", path="", status=0)
     return MeteredUsage(
         requests=len(entries),
         tokens=TokenUsage(**tokens),
         served_models=tuple(m for m, _ in served.most_common()),
-        rate_limited=sum(e.status == 429 for e in entries),
-        overloaded=sum(e.status == 529 or e.usage.error == "overloaded_error" for e in entries),
-        auth_refused=sum(e.status in (401, 403) for e in entries),
+        rate_limited=sum(e.status == 429 for e in api),
+        overloaded=sum(e.status == 529 or e.usage.error == "overloaded_error" for e in api),
+        auth_refused=sum(e.status in (401, 403) for e in api),
         budget_spent=any(e.refused == "budget" for e in entries),
+        refused_path=sum(e.refused == "path" for e in entries),
+        refused_model=sum(e.refused == "model" for e in entries),
         last_status=last.status,
         last_error=last.usage.error or last.refused,
         last_retry_after=last.retry_after,

@@ -29,18 +29,8 @@ class Provider:
     """The worker's variable naming another upstream (a company proxy, a test server)."""
     base_path: str
     """What the agent's base URL ends in after the gateway's ``/<name>`` (``/v1`` for
-    OpenAI clients, which expect the version in the base URL)."""
-    paths: tuple[str, ...] = ()
-    """Path prefixes passed on: the model endpoints an agent's session calls. Anything
-    else (batches, files, admin APIs) would spend the key where the meter cannot see."""
-    refused: tuple[str, ...] = ()
-    """Prefixes refused even under :attr:`paths` (Anthropic's message batches)."""
-
-    def passes(self, path: str) -> bool:
-        """Whether ``path`` is a model endpoint the gateway passes on."""
-        if ".." in path or "//" in path:
-            return False
-        return path.startswith(self.paths) and not path.startswith(self.refused or ("\0",))
+    OpenAI clients, which expect the version in the base URL). What it passes on is
+    :mod:`durabench.gateway.allowlist`'s."""
 
     def upstream(self, environ: Mapping[str, str]) -> str:
         """Where requests go: the worker's ``upstream_env``, else the API itself.
@@ -58,22 +48,18 @@ PROVIDERS: Mapping[ProviderName, Provider] = {
         "https://api.anthropic.com",
         "ANTHROPIC_BASE_URL",
         base_path="",
-        paths=("/v1/messages", "/v1/models", "/v1/complete"),
-        refused=("/v1/messages/batches",),
     ),
     "openai": Provider(
         "openai",
         "https://api.openai.com",
         "OPENAI_BASE_URL",
         base_path="/v1",
-        paths=("/v1/responses", "/v1/chat/completions", "/v1/completions", "/v1/models"),
     ),
     "gemini": Provider(
         "gemini",
         "https://generativelanguage.googleapis.com",
         "GOOGLE_GEMINI_BASE_URL",
         base_path="",
-        paths=("/v1beta/models", "/v1/models", "/v1alpha/models"),
     ),
 }
 

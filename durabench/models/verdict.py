@@ -89,13 +89,18 @@ class MeteredUsage(BaseModel):
     overloaded: int = 0
     """Responses that were 529 or a stream's ``overloaded_error``."""
     auth_refused: int = 0
-    """Responses that were 401 or 403."""
+    """Responses from the API that were 401 or 403."""
     budget_spent: bool = False
     """The gateway refused a request because the attempt's budget was spent."""
+    refused_path: int = 0
+    """Requests the gateway refused for an endpoint it does not pass on."""
+    refused_model: int = 0
+    """Requests the gateway refused for naming a model the attempt was not granted."""
     last_status: int = 0
-    """Status of the last response."""
+    """Status of the last answer from the API or the host (the gateway's refusals of the
+    agent's own requests are not answers: see ``refused_path``, ``budget_spent``)."""
     last_error: str = ""
-    """Error type of the last response, or the gateway's reason for refusing it."""
+    """Error type of that answer, or the host's reason for failing it."""
     last_retry_after: str = ""
     """The last response's ``retry-after``."""
     last_resets: str = ""

@@ -82,7 +82,8 @@ elif cli == "codex":
     url = env["OPENAI_BASE_URL"] + "/responses"
     auth = {"authorization": "Bearer " + env["OPENAI_API_KEY"]}
 else:
-    url = env["GOOGLE_GEMINI_BASE_URL"] + "/v1beta/models/m:streamGenerateContent?alt=sse"
+    model = "claude-haiku-4-5:streamGenerateContent?alt=sse"  # the run's model, as asked
+    url = env["GOOGLE_GEMINI_BASE_URL"] + "/v1beta/models/" + model
     auth = {"x-goog-api-key": env["GEMINI_API_KEY"]}
 calls = [(url, auth, {"model": "claude-haiku-4-5", "stream": True, "messages": []})]
 if env.get("SOURCEGRAPH_URL"):
@@ -299,10 +300,13 @@ FORGER = r"""#!/bin/sh
 # A stand-in claude that asks the API for a bigger model than it was told to use, then
 # prints a transcript claiming the requested model and next to no tokens.
 python3 - <<'PY'
-import json, os, urllib.request
+import json, os, urllib.error, urllib.request
 url, key = os.environ["ANTHROPIC_BASE_URL"] + "/v1/messages", os.environ["ANTHROPIC_API_KEY"]
 body = json.dumps({"model": "claude-opus-4-1", "stream": True, "messages": []}).encode()
-urllib.request.urlopen(urllib.request.Request(url, data=body, headers={"x-api-key": key})).read()
+try:
+    urllib.request.urlopen(urllib.request.Request(url, data=body, headers={"x-api-key": key}))
+except urllib.error.HTTPError as exc:
+    print(exc.code, exc.read().decode())
 PY
 echo a note > /workspace/NOTES.md
 cat /opt/stand-in/forged.jsonl
@@ -343,6 +347,6 @@ async def test_a_rewritten_transcript_changes_nothing_that_is_counted(
     (attempt,) = result.attempts
     assert attempt.exit_class == "infra_other"  # never scored as the requested model
     assert "asked the API only for claude-opus-4-1" in attempt.reason
-    assert attempt.served_model == "claude-opus-4-1"
-    assert (attempt.tokens.input, attempt.tokens.output) == (100, 20)  # what the API sent
+    assert upstream.received == []  # the gateway refused the other model: no key spent
+    assert (attempt.tokens.input, attempt.tokens.output) == (0, 0)  # what the API sent
     assert attempt.cost_usd is None  # the transcript's figure is not believed

@@ -52,11 +52,13 @@ class Rig:
         self.ledger = tmp_path / "gateway.jsonl"
 
     def grant(self, agent: str = "claude-code", provider: str = "anthropic", **kw: object) -> str:
+        models = {"anthropic": MODEL, "openai": "gpt-5-codex", "gemini": "gemini-2.5-pro"}
         grant = Grant.model_validate(
             {
                 "attempt": "run-1-task-1-mcp-1",
                 "agent": agent,
                 "provider": provider,
+                "model": models[provider],
                 "ledger": str(self.ledger),
                 **kw,
             }
@@ -264,7 +266,7 @@ async def test_the_mcp_server_gets_its_token_and_the_agent_only_the_placeholder(
     assert seen.path == "/sg/.api/mcp/v1"
     assert seen.headers["authorization"] == f"token {MCP_TOKEN}"
     metered = read_ledger(rig.ledger)
-    assert metered is not None and (metered.mcp_requests, metered.mcp_answered) == (1, 1)
+    assert metered is not None and (metered.mcp_requests, metered.mcp_answered) == (2, 1)
     assert metered.requests == 0  # MCP traffic is no model request
 
 

@@ -1,0 +1,125 @@
+"""An attempt's token budget holds under concurrency, on every stream shape, across restarts.
+
+Each request reserves its worst case before it goes out; refusals are 400s the CLIs do
+not retry, ledgered as ``budget``. The ledger's total passes the budget by at most one
+request's worst case.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+
+from durabench.gateway import read_ledger
+from durabench.gateway.budget import Budgets, worst_case
+from durabench.gateway.ledger import read_entries
+from tests.gateway_rig import gateway_rig
+from tests.model_upstream import Received, Reply, anthropic_stream
+
+MODEL = "claude-haiku-4-5"
+BUDGET = 2000
+
+
+def _costly(received: Received) -> Reply:
+    """500 tokens an answer, as the hostile agent's requests cost."""
+    return anthropic_stream(
+        MODEL, [{"type": "text", "text": "ok"}], input_tokens=20, output_tokens=480
+    )
+
+
+def _body(max_tokens: int, *, stream: bool = True) -> bytes:
+    doc = {"model": MODEL, "max_tokens": max_tokens, "stream": stream, "messages": []}
+    return json.dumps(doc).encode()
+
+
+async def test_thirty_concurrent_requests_cannot_all_spend_a_budget_none_has_spent_yet(
+    tmp_path: Path,
+) -> None:
+    async with gateway_rig(tmp_path, _costly) as rig:
+        token = rig.grant(model=MODEL, budget_tokens=BUDGET)
+        answers = await asyncio.gather(
+            *(
+                rig.send("POST", "/anthropic/v1/messages", token, content=_body(480))
+                for _ in range(30)
+            )
+        )
+    statuses = sorted(a.status_code for a in answers)
+    assert statuses.count(200) < 30 and set(statuses) == {200, 400}
+    refused = next(a for a in answers if a.status_code == 400)
+    assert "budget of 2,000 tokens is spent" in refused.json()["error"]["message"]
+    metered = read_ledger(rig.ledger)
+    assert metered is not None and metered.budget_spent
+    one_worst_case = 480 + len(_body(480)) // 3
+    assert metered.tokens.total <= BUDGET + one_worst_case
+    assert len(rig.upstream.received) == statuses.count(200)
+
+
+async def test_a_chat_completions_stream_is_made_to_report_its_usage(tmp_path: Path) -> None:
+    def chat(received: Received) -> Reply:
+        body = received.body if isinstance(received.body, dict) else {}
+        chunk = {"model": "gpt-5", "choices": [{"delta": {"content": "ok"}}]}
+        events: list[dict[str, object]] = [chunk]
+        if (body.get("stream_options") or {}).get("include_usage"):
+            usage = {"prompt_tokens": 80, "completion_tokens": 7, "total_tokens": 87}
+            events.append({"model": "gpt-5", "choices": [], "usage": usage})
+        return Reply(events=events, headers={"content-type": "text/event-stream"})
+
+    async with gateway_rig(tmp_path, chat) as rig:
+        token = rig.grant("openai", model="gpt-5", budget_tokens=BUDGET)
+        body = {"model": "gpt-5", "stream": True, "messages": [], "stream_options": {}}
+        answer = await rig.send("POST", "/openai/v1/chat/completions", token, json=body)
+    assert answer.status_code == 200
+    (seen,) = rig.upstream.received
+    assert seen.body["stream_options"] == {"include_usage": True}
+    metered = read_ledger(rig.ledger)
+    assert metered is not None and (metered.tokens.input, metered.tokens.output) == (80, 7)
+
+
+async def test_a_success_that_reports_no_usage_is_charged_its_whole_reservation(
+    tmp_path: Path,
+) -> None:
+    def silent(received: Received) -> Reply:
+        return Reply(body={"id": "msg", "content": []})
+
+    async with gateway_rig(tmp_path, silent) as rig:
+        token = rig.grant(model=MODEL, budget_tokens=BUDGET)
+        body = _body(2500, stream=False)
+        first = await rig.send("POST", "/anthropic/v1/messages", token, content=body)
+        second = await rig.send("POST", "/anthropic/v1/messages", token, content=body)
+    assert (first.status_code, second.status_code) == (200, 400)
+    (charged, refused) = read_entries(rig.ledger)
+    assert charged.charged == 2500 + len(body) // 3 and refused.refused == "budget"
+
+
+def test_a_restarted_gateway_counts_what_its_ledger_says_was_spent(tmp_path: Path) -> None:
+    ledger = tmp_path / "gateway.jsonl"
+    line = {"at": 0, "provider": "anthropic", "path": "/v1/messages", "status": 200}
+    ledger.write_text(json.dumps(line | {"charged": 1990}) + "\n" + "{cut\n")
+    budgets = Budgets()
+    held = budgets.reserve(str(ledger), 2000, 500)
+    assert held is not None and budgets.held(str(ledger)) == (1990, 500)
+    assert budgets.reserve(str(ledger), 2000, 1) is None  # spent + held reach the budget
+    budgets.settle(held, 20)
+    assert budgets.held(str(ledger)) == (2010, 0)
+    assert Budgets().held(str(ledger)) == (1990, 0)  # the ledger, not memory, on restart
+
+
+def test_the_worst_case_is_each_provider_s_output_cap_and_the_input_s_size() -> None:
+    assert worst_case("anthropic", {"max_tokens": 100}, 300) == 200
+    assert worst_case("openai", {"max_output_tokens": 50}, 0) == 50
+    assert worst_case("openai", {"max_completion_tokens": 70}, 3) == 71
+    assert worst_case("gemini", {"generationConfig": {"maxOutputTokens": 9}}, 30) == 19
+    assert worst_case("openai", {}, 0) == 32_000  # no cap named: the default reserve
+    assert worst_case("anthropic", {"max_tokens": True}, 0) == 32_000
+
+
+async def test_a_gateway_started_anew_refuses_what_the_last_one_spent(tmp_path: Path) -> None:
+    async with gateway_rig(tmp_path, _costly) as rig:
+        token = rig.grant(model=MODEL, budget_tokens=BUDGET)
+        for _ in range(4):  # 500 tokens each: 2,000 spent
+            answer = await rig.send("POST", "/anthropic/v1/messages", token, content=_body(480))
+            assert answer.status_code == 200
+    async with gateway_rig(tmp_path, _costly) as again:  # a new process: memory is empty
+        refused = await again.send("POST", "/anthropic/v1/messages", token, content=_body(480))
+    assert refused.status_code == 400 and again.upstream.received == []
