@@ -24,7 +24,12 @@ terminal or a reader would act on or hide (bidi overrides, zero-width, line sepa
 _LINE_BREAKS = re.compile("[\t\n\r]")
 
 
+_NAMED = {"\t": "\\t", "\n": "\\n", "\r": "\\r"}
+
+
 def _shown(match: re.Match[str]) -> str:
+    if match.group() in _NAMED:
+        return _NAMED[match.group()]
     code = ord(match.group())
     return f"\\x{code:02x}" if code <= 0xFF else f"\\u{code:04x}"
 
@@ -39,7 +44,7 @@ def one_line(text: str) -> str:
     return _LINE_BREAKS.sub(_shown, visible_controls(text))
 
 
-_MD_SPECIAL = re.compile(r"([\\`*_\[\]#|~!])")
+_MD_SPECIAL = re.compile(r"([\\`*\[\]#|~])")
 _HTML = {"&": "&amp;", "<": "&lt;", ">": "&gt;"}
 
 
