@@ -80,7 +80,7 @@ def _control(ch: str) -> bool:
 
 
 def _quoted(name: str) -> str:
-    """``name`` as git writes it in a patch: C-quoted when it holds a control, ``"`` or ``\\``.
+    """``name`` as git writes it in a patch: C-quoted when it holds a control or a quote.
 
     The agent names its files: a newline would forge a patch line, an escape sequence
     would act on the terminal of whoever reads the patch.
@@ -88,8 +88,7 @@ def _quoted(name: str) -> str:
     if not any(_control(ch) or ch in '"\\' for ch in name):
         return name
     out = "".join(
-        _GIT_ESCAPES.get(ch)
-        or ("".join(f"\\{b:03o}" for b in ch.encode()) if _control(ch) else ch)
+        _GIT_ESCAPES.get(ch) or ("".join(f"\\{b:03o}" for b in ch.encode()) if _control(ch) else ch)
         for ch in name
     )
     return f'"{out}"'
