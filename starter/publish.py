@@ -36,7 +36,7 @@ async def publish_main(
     report = await audit_main(run_id, client=client, settings=settings, publishing=True)
     if not report.clean or report.notes:
         print_audit(report)
-    store = open_store(settings)  # the dashboard's other runs may be on other hosts
+    store = open_store(settings)  # the run may have been made or rescored on another host
     built = publish_run(settings.runs_dir, target, run_id, report, force=force, store=store)
     forced = f", forced past {len(report.findings)} finding(s)" if report.findings else ""
     console.print(f"Published {run_id}{forced}: {target} now holds {len(built.runs)} run(s).")
