@@ -79,7 +79,13 @@ def _one(
             if current is None
             else f"changed (sha256 {entry.grade[:12]}… then, {current[:12]}… now)"
         )
-        out.append(_ledger(key, f"eval.json {what} after the service's grading was recorded"))
+        out.append(
+            _ledger(
+                key,
+                f"eval.json {what} after the service's grading was recorded (by hand, or "
+                "graded again by `starter score`)",
+            )
+        )
 
 
 def _failed(found: DiskAttempt) -> bool:

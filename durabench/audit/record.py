@@ -102,7 +102,10 @@ def _final_scores(paths: RunPaths, plan: RunPlan, ledger: Ledger | None) -> list
             why = "a score the run's history does not record (put there, or `starter score`)"
             out.append(_ledger(path.name, why))
         elif score != recorded[lane]:
-            why = f"says {score:g}, but the service's score history recorded is {recorded[lane]:g}"
+            why = (
+                f"says {score:g}, but the service's score history recorded is "
+                f"{recorded[lane]:g} (edited, or scored again by `starter score`)"
+            )
             out.append(_ledger(path.name, why))
     return out
 
