@@ -18,7 +18,7 @@ from durabench.errors import ConfigError
 from durabench.models.run import Approval, Rejection
 from durabench.models.suite_run import ProgressOutput, RunOutcome
 from runtime.client import connect
-from starter.console import ANSWER_WITHIN, console, no_worker
+from starter.console import ANSWER_WITHIN, console, no_worker, shown
 from starter.options import run_async, run_id_argument
 from workflows import SuiteRunWorkflow, run_workflow_id
 
@@ -81,7 +81,7 @@ async def approve_main(
     given = {k: v for k, v in restated.items() if v is not None}
     approval = Approval(approver=approver, note=note, **given)
     taken = await handle.execute_update(SuiteRunWorkflow.approve_checked, approval)
-    console.print(f"Run {run_id} approved by {taken.approver} at {taken.approved_at}.")
+    console.print(shown(f"Run {run_id} approved by {taken.approver} at {taken.approved_at}."))
     return taken
 
 
@@ -102,7 +102,7 @@ async def reject_main(run_id: str, reason: str, by: str, client: Client | None =
             f"`python -m starter cancel {run_id}`"
         )
     await handle.signal(SuiteRunWorkflow.reject, Rejection(reason=reason, rejected_by=by))
-    console.print(f"Rejection of run {run_id} sent: {reason}")
+    console.print(shown(f"Rejection of run {run_id} sent: {reason}"))
 
 
 @click.command()

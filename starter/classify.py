@@ -10,7 +10,7 @@ import click
 from durabench.agents.transcript import read_events
 from durabench.classify import classify as classify_attempt
 from durabench.models.verdict import ClassifyInput, TranscriptFormat
-from starter.console import console
+from starter.console import console, shown
 
 __all__ = ["classify"]
 
@@ -55,13 +55,15 @@ def classify(
         return
     signals = [name for name, on in verdict.signals.model_dump().items() if on]
     cost = "-" if verdict.cost_usd is None else f"${verdict.cost_usd:.4f}"
-    console.print(f"[bold]{verdict.exit_class}[/]: {verdict.reason}")
+    console.print(f"[bold]{verdict.exit_class}[/]: {shown(verdict.reason)}")
     console.print(
-        f"served model: {verdict.served_model or 'not named'}; cost: {cost}; "
-        f"tokens in/out: {verdict.tokens.input}/{verdict.tokens.output}"
+        shown(
+            f"served model: {verdict.served_model or 'not named'}; cost: {cost}; "
+            f"tokens in/out: {verdict.tokens.input}/{verdict.tokens.output}"
+        )
     )
     console.print(
         f"signals: {', '.join(signals) or 'none'}; classifier v{verdict.classifier_version}"
     )
     if verdict.last_message:
-        console.print(f"last message: {verdict.last_message[:300]}")
+        console.print(f"last message: {shown(verdict.last_message[:300])}")

@@ -17,6 +17,7 @@ from durabench.models.suite_run import ProgressOutput
 from durabench.planning.rows import plan_rows
 from durabench.results.report import cell_text, comparison_lines, headline, service_score
 from durabench.settings.values import Settings
+from durabench.text_safety import visible_controls
 
 __all__ = [
     "ANSWER_WITHIN",
@@ -28,6 +29,7 @@ __all__ = [
     "plan_table",
     "progress_line",
     "result_tables",
+    "shown",
     "signal_command",
     "ui_url",
 ]
@@ -55,6 +57,15 @@ def _console(*, stderr: bool = False) -> Console:
 
 console = _console()
 errors = _console(stderr=True)
+
+
+def shown(text: str) -> str:
+    """``text`` as rich markup that prints it as written: data, never markup or escapes.
+
+    A task id, a reason, a final message or a note can come from an agent, a task or a
+    service; ``[bold]`` in it stays ``[bold]``, and an escape sequence is written out.
+    """
+    return escape(visible_controls(text))
 
 
 def emit(text: str, out: Path | None) -> None:
@@ -118,7 +129,7 @@ def plan_table(plan: PlanSummary) -> Table:
     """The parameters a person confirms before approving (alerts in red)."""
     table = Table(title=f"Plan of run {plan.request.run_id}", show_header=False)
     for row in plan_rows(plan):
-        key, value = escape(row.key), escape(row.value)
+        key, value = shown(row.key), shown(row.value)
         table.add_row(*((f"[red]{key}[/]", f"[red]{value}[/]") if row.alert else (key, value)))
     return table
 
@@ -132,7 +143,7 @@ def progress_line(p: ProgressOutput) -> str:
         excluded += f" (ended without finishing: {', '.join(p.ended_abnormally)})"
     done = f"{p.done}/{p.total} pairs done{excluded}"
     phase = f"{p.phase} (paused)" if p.paused else p.phase
-    return f"{phase}: {done}; attempts: {classes}; in flight: {running}"
+    return shown(f"{phase}: {done}; attempts: {classes}; in flight: {running}")
 
 
 def result_tables(result: RunResult) -> list[Table | str]:
@@ -140,44 +151,49 @@ def result_tables(result: RunResult) -> list[Table | str]:
     card = result.scorecard
     if card is None:
         return ["(these results have no scorecard: run `python -m starter report <run-id>`)"]
-    tasks = Table(title=f"Run {result.plan.request.run_id}: best | mean reward")
+    tasks = Table(title=shown(f"Run {result.plan.request.run_id}: best | mean reward"))
     tasks.add_column("task")
     for lane in result.plan.lanes:
-        tasks.add_column(lane)
+        tasks.add_column(shown(lane))
     cells = {(c.task_id, c.lane): c for c in card.cells}
     notes: list[Table | str] = []
     for t in result.plan.tasks:
-        row = [t.task_id + (" (excluded)" if t.task_id in result.excluded else "")]
+        row = [shown(t.task_id + (" (excluded)" if t.task_id in result.excluded else ""))]
         for lane in result.plan.lanes:
             cell = cells[(t.task_id, lane)]
             marks = []
             for text in cell.daggers:
-                notes.append(f"†{len(notes) + 1} {t.task_id} / {lane} {text}")
+                notes.append(shown(f"†{len(notes) + 1} {t.task_id} / {lane} {text}"))
                 marks.append(len(notes))
-            row.append(cell_text(cell, marks))
+            row.append(shown(cell_text(cell, marks)))
         tasks.add_row(*row)
     said = headline(result)
-    out: list[Table | str] = [*([f"[bold]{escape(said)}[/]"] if said else []), tasks, *notes]
+    out: list[Table | str] = [*([f"[bold]{shown(said)}[/]"] if said else []), tasks, *notes]
     if result.plan.request.service is not None:
-        out += [escape(service_score(result, lane)) for lane in result.plan.lanes]
+        out += [shown(service_score(result, lane)) for lane in result.plan.lanes]
     if card.comparison is not None:
-        out += [line[2:] for line in comparison_lines(card.comparison)]
+        out += [shown(line[2:]) for line in comparison_lines(card.comparison)]
     totals = Table(title="Tokens and cost")
     for col in ("lane", "attempts", "input", "output", "cost (USD)"):
         totals.add_column(col)
     for tot in card.totals:
         totals.add_row(
-            tot.lane,
+            shown(tot.lane),
             str(tot.attempts),
             f"{tot.input_tokens:,}",
             f"{tot.output_tokens:,}",
             f"{tot.cost_usd:.2f}",
         )
     out.append(totals)
-    out += [f"[yellow]excluded[/] {task}: {why}" for task, why in sorted(result.excluded.items())]
     out += [
-        f"{a.task_id} / {a.lane} / attempt {a.attempt}: {a.exit_class}: {a.reason}"
-        + (f" (verifier: {a.verifier_error})" if a.verifier_error else "")
+        f"[yellow]excluded[/] {shown(f'{task}: {why}')}"
+        for task, why in sorted(result.excluded.items())
+    ]
+    out += [
+        shown(
+            f"{a.task_id} / {a.lane} / attempt {a.attempt}: {a.exit_class}: {a.reason}"
+            + (f" (verifier: {a.verifier_error})" if a.verifier_error else "")
+        )
         for a in result.attempts
         if a.exit_class != "completed" or a.verifier_error
     ]

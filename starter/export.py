@@ -40,7 +40,11 @@ def export_text(settings: Settings, run_id: str, fmt: str, level: str) -> str:
 )
 @click.option("--out", type=click.Path(dir_okay=False, path_type=Path), help="Write to FILE.")
 def export(run_id: str, fmt: str, level: str, out: Path | None) -> None:
-    """Print (or write) a finished run's results as flat rows, for pandas and spreadsheets."""
+    """Print (or write) a finished run's results as flat rows, for pandas and spreadsheets.
+
+    In CSV, a text cell that a spreadsheet would run as a formula (starting with =, +, -,
+    @, tab or CR) is written with a leading ' (OWASP's CSV-injection advice).
+    """
     try:
         text = export_text(Settings.from_env(), run_id, fmt, level)
     except DurabenchError as exc:  # no such results, or the store could not be read

@@ -5,6 +5,9 @@ planned lane is read attempt by attempt until one does not exist (and on past an
 number found on disk). Each history gives how the attempt ended and what its
 ``record_attempt`` returned: the digest of what it wrote. An attempt whose workflow failed
 or was cancelled by hand is recorded by its pair instead, so the pair's history is read too.
+Each attempt's history also gives what its ``evaluate_attempt`` returned (the digest of the
+service's grading), and the run's own history its plan, approval, tasks and final scores
+(:mod:`starter.run_history`).
 """
 
 from __future__ import annotations
@@ -21,6 +24,8 @@ from temporalio.service import RPCError, RPCStatusCode
 from durabench.models.audit import AttemptDigest, Ledger, LedgerAttempt
 from durabench.models.results import AttemptResult
 from durabench.models.run import RunPlan
+from durabench.service import EvaluateAttemptOutput
+from starter.run_history import read_run_history
 from workflows import attempt_workflow_id, pair_workflow_id, run_workflow_id
 
 __all__ = ["LedgerGone", "read_ledger"]
@@ -78,9 +83,15 @@ async def read_ledger(
             tg.create_task(_task(client, gate, run_id, t, lanes)) for t, lanes in beyond.items()
         ]
     status = desc.status or WorkflowExecutionStatus.RUNNING
+    first = desc.raw_description.workflow_execution_info.first_run_id or desc.run_id
+    run = await read_run_history(client, run_id, first)
     return Ledger(
         run_ended=_status_word(status),
         attempts=tuple(a for task in tasks for a in task.result()),
+        plan=run.plan,
+        approval=run.approval,
+        task_ids=run.task_ids,
+        final_scores=run.final_scores,
     )
 
 
@@ -109,7 +120,8 @@ async def _task(
                 events = await _history(client, attempt_workflow_id(run_id, task_id, lane, n))
             if events is not None:
                 own = await _recorded(client, events, (lane, n))
-                found.append(_entry(task_id, lane, n, events, own | recorded))
+                entry = _entry(task_id, lane, n, events, own | recorded)
+                found.append(await _with_grade(client, events, entry))
             elif n > last:
                 break
             n += 1
@@ -127,6 +139,24 @@ def _entry(
         recorded=(lane, n) in recorded,
         digest=recorded.get((lane, n)),
     )
+
+
+async def _with_grade(
+    client: Client, events: list[HistoryEvent], entry: LedgerAttempt
+) -> LedgerAttempt:
+    """``entry`` with the last grading its history records, if a service graded it."""
+    scheduled: set[int] = set()
+    graded, grade = False, None
+    for e in events:
+        if e.event_type == EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED:
+            if e.activity_task_scheduled_event_attributes.activity_type.name == "evaluate_attempt":
+                scheduled.add(e.event_id)
+        elif e.event_type == EventType.EVENT_TYPE_ACTIVITY_TASK_COMPLETED:
+            done = e.activity_task_completed_event_attributes
+            if done.scheduled_event_id in scheduled:
+                (value,) = await client.data_converter.decode(done.result.payloads)
+                graded, grade = True, EvaluateAttemptOutput.model_validate(value).eval_sha256
+    return entry.model_copy(update={"graded": graded, "grade": grade}) if graded else entry
 
 
 async def _history(client: Client, workflow_id: str) -> list[HistoryEvent] | None:

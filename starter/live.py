@@ -19,7 +19,7 @@ from temporalio.service import RPCError, RPCStatusCode
 
 from durabench.models.pair import PairProgress
 from durabench.models.suite_run import ProgressOutput, RunOutcome
-from starter.console import console
+from starter.console import console, shown
 from workflows import PairedTaskWorkflow, SuiteRunWorkflow, pair_workflow_id
 
 __all__ = ["eta", "follow", "progress_view"]
@@ -42,22 +42,22 @@ def eta(p: ProgressOutput, now: datetime) -> timedelta | None:
 def _arm_text(arm: Any, now: datetime) -> str:
     if arm.state == "backoff" and arm.retry_at is not None:
         wait = max(0, round((arm.retry_at - now).total_seconds()))
-        return f"[yellow]retry {arm.attempt} in {wait}s[/] (after {arm.last_class})"
+        return f"[yellow]retry {arm.attempt} in {wait}s[/] (after {shown(str(arm.last_class))})"
     if arm.state == "paused":
         return f"attempt {arm.attempt} held (run paused)"
     if arm.state == "waiting_account":
         back = f" until {arm.retry_at:%H:%M} UTC" if arm.retry_at is not None else ""
-        return f"[yellow]attempt {arm.attempt} waits for an account{back}[/] ({arm.note})"
+        return f"[yellow]attempt {arm.attempt} waits for an account{back}[/] ({shown(arm.note)})"
     if arm.state == "done":
-        return f"done ({arm.last_class})"
+        return f"done ({shown(str(arm.last_class))})"
     return f"attempt {arm.attempt} running"
 
 
 def _phase(p: ProgressOutput) -> str:
     """The phase, and ``PAUSED`` with how to go on when paused."""
     if not p.paused:
-        return p.phase
-    return f"{p.phase} [yellow]PAUSED[/] (python -m starter resume {p.run_id})"
+        return shown(p.phase)
+    return f"{shown(p.phase)} [yellow]PAUSED[/] (python -m starter resume {shown(p.run_id)})"
 
 
 def progress_view(p: ProgressOutput, pairs: list[PairProgress], now: datetime) -> RenderableType:
@@ -65,22 +65,21 @@ def progress_view(p: ProgressOutput, pairs: list[PairProgress], now: datetime) -
     queued = max(0, p.total - p.done - len(p.running))
     left = eta(p, now)
     head = (
-        f"[bold]{p.run_id}[/] {_phase(p)}: {p.done}/{p.total} pairs done, {len(p.running)} running,"
-        f" {queued} queued"
+        f"[bold]{shown(p.run_id)}[/] {_phase(p)}: {p.done}/{p.total} pairs done, "
+        f"{len(p.running)} running, {queued} queued"
         + (f", {p.excluded} excluded" if p.excluded else "")
         + (f"; ETA ~{left}" if left is not None else "")
     )
-    classes = ", ".join(f"{k} {v}" for k, v in sorted(p.by_class.items())) or "none yet"
+    classes = shown(", ".join(f"{k} {v}" for k, v in sorted(p.by_class.items())) or "none yet")
     table = Table(show_header=True, box=None, pad_edge=False)
     table.add_column("in flight")
     lanes = sorted({a.lane for pair in pairs for a in pair.arms})
     for lane in lanes:
-        table.add_column(lane)
+        table.add_column(shown(lane))
     for pair in pairs:
         arms = {a.lane: a for a in pair.arms}
-        table.add_row(
-            pair.task_id, *(_arm_text(arms[lane], now) if lane in arms else "-" for lane in lanes)
-        )
+        cells = (_arm_text(arms[lane], now) if lane in arms else "-" for lane in lanes)
+        table.add_row(shown(pair.task_id), *cells)
     backoffs = sum(1 for pair in pairs for a in pair.arms if a.state == "backoff")
     retrying = f"; {backoffs} arm(s) backing off before a retry" if backoffs else ""
     waiting = sum(1 for pair in pairs for a in pair.arms if a.state == "waiting_account")
@@ -122,7 +121,8 @@ async def follow(
                 p = await handle.query(SuiteRunWorkflow.progress, rpc_timeout=_QUERY_TIMEOUT)
                 live.update(progress_view(p, await _pairs(client, p), _now()))
             except RPCError as exc:
-                live.update(f"waiting for Temporal or a worker to answer ({exc.message[:80]})")
+                said = shown(exc.message[:80])
+                live.update(f"waiting for Temporal or a worker to answer ({said})")
             await asyncio.wait({result}, timeout=every_s)
     if not console.is_terminal:
         console.line()  # the last frame ends without a newline off a terminal

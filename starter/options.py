@@ -16,6 +16,7 @@ from temporalio.service import RPCError, RPCStatusCode
 from durabench import errors
 from durabench.errors import ConfigError, DurabenchError
 from durabench.ids import check_id
+from durabench.text_safety import visible_controls
 
 __all__ = ["checked_run_id", "failure_message", "run_async", "run_id_argument"]
 
@@ -63,6 +64,11 @@ def _not_found(message: str) -> str:
     return f"{what}; list the runs with `python -m starter status`"
 
 
+def _error(message: str) -> click.ClickException:
+    """A clean exit whose message may quote a task's or a service's words: escapes shown."""
+    return click.ClickException(visible_controls(message))
+
+
 def run_async(fn: Callable[P, Coroutine[Any, Any, R]]) -> Callable[P, R]:
     """Run an async command core; turn durabench and Temporal errors into clean exits."""
 
@@ -71,14 +77,14 @@ def run_async(fn: Callable[P, Coroutine[Any, Any, R]]) -> Callable[P, R]:
         try:
             return asyncio.run(fn(*args, **kwargs))
         except DurabenchError as exc:
-            raise click.ClickException(str(exc)) from exc
+            raise _error(str(exc)) from exc
         except WorkflowFailureError as exc:
-            raise click.ClickException(f"the run failed: {failure_message(exc)}") from exc
+            raise _error(f"the run failed: {failure_message(exc)}") from exc
         except WorkflowUpdateFailedError as exc:  # a validator's refusal: its reason says all
-            raise click.ClickException(failure_message(exc)) from exc
+            raise _error(failure_message(exc)) from exc
         except RPCError as exc:
             if exc.status == RPCStatusCode.NOT_FOUND:
-                raise click.ClickException(_not_found(exc.message)) from exc
-            raise click.ClickException(f"Temporal refused: {exc.message}") from exc
+                raise _error(_not_found(exc.message)) from exc
+            raise _error(f"Temporal refused: {exc.message}") from exc
 
     return wrapper

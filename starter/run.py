@@ -27,11 +27,12 @@ from durabench.planning.plan import UNPAIRED_ENV, check_request
 from durabench.results.store import open_store
 from durabench.sandbox import docker_client
 from durabench.settings.values import Settings
+from durabench.text_safety import visible_controls
 from runtime.client import connect, deployment_of
 from runtime.sweep import SWEEP_PERIOD_S, sweep_every
 from runtime.temporal_profile import load_settings
 from runtime.workers import run_workers, start_host
-from starter.console import approval_hint, console, plan_table, result_tables, ui_url
+from starter.console import approval_hint, console, plan_table, result_tables, shown, ui_url
 from starter.live import follow
 from starter.options import checked_run_id, run_async
 from starter.same_run import check_same_request
@@ -298,7 +299,9 @@ def run(
     )
     outcome = run_async(main)(request, yes=yes, detach=detach, resume=resume)
     if outcome is not None and outcome.status != "completed":
-        raise click.ClickException(f"run {request.run_id} {outcome.status}: {outcome.reason}")
+        raise click.ClickException(
+            visible_controls(f"run {request.run_id} {outcome.status}: {outcome.reason}")
+        )
     said = nothing_measured(outcome)
     if said is not None:
         click.echo(f"Error: {said}", err=True)
@@ -451,7 +454,7 @@ async def _follow(
     console.print(plan_table(plan))
     approved = (await handle.query(SuiteRunWorkflow.progress)).approved_by
     if approved:
-        console.print(f"Approved by {approved}.")
+        console.print(f"Approved by {shown(approved)}.")
     elif yes:
         await handle.execute_update(
             SuiteRunWorkflow.approve_checked, Approval(approver=f"{getpass.getuser()} (--yes)")
@@ -465,5 +468,6 @@ async def _follow(
         if results.exists():
             for table in result_tables(RunResult.model_validate_json(results.read_text())):
                 console.print(table)
-        console.print(f"Results: [bold]{outcome.results_dir}[/] (report: {outcome.report_path})")
+        where = f"[bold]{shown(outcome.results_dir)}[/] (report: {shown(outcome.report_path)})"
+        console.print(f"Results: {where}")
     return outcome

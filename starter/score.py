@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import click
 from pydantic import ValidationError
-from rich.markup import escape
 from rich.progress import Progress
 
 from durabench.atomic import atomic_write
@@ -31,7 +30,7 @@ from durabench.service import (
     score_lane,
 )
 from durabench.settings.values import Settings
-from starter.console import console
+from starter.console import console, shown
 from starter.options import run_async, run_id_argument
 
 __all__ = ["score", "score_main"]
@@ -103,7 +102,7 @@ async def score_main(
                     failed.append(f"{a.task_id} / {a.lane} / attempt {a.attempt}: {exc}")
                 progress.advance(job)
         for line in failed:
-            console.print(f"[yellow]not graded[/] {escape(line)}")
+            console.print(f"[yellow]not graded[/] {shown(line)}")
         for lane in plan.lanes:
             out = await score_lane(
                 settings.runs_dir, ScoreRunInput(service=target, run_id=run_id, lane=lane), client

@@ -30,6 +30,7 @@ from starter.console import (
     plan_table,
     progress_line,
     result_tables,
+    shown,
     ui_url,
 )
 from starter.live import follow
@@ -52,11 +53,11 @@ async def list_main(client: Client | None = None, limit: int = 20) -> list[str]:
         run_id = wf.id.removeprefix("run/")
         ids.append(run_id)
         table.add_row(
-            run_id,
+            shown(run_id),
             wf.status.name.lower() if wf.status else "?",
-            attrs.get(RUN_STATUS) or "-",
-            attrs.get(SUITE) or "-",
-            attrs.get(MODEL) or "-",
+            shown(attrs.get(RUN_STATUS) or "-"),
+            shown(attrs.get(SUITE) or "-"),
+            shown(attrs.get(MODEL) or "-"),
             wf.start_time.strftime("%Y-%m-%d %H:%M"),
         )
     console.print(table if ids else "No runs yet: start one with `python -m starter run`.")
@@ -89,19 +90,19 @@ async def status_main(
         try:
             await handle.result()
         except WorkflowFailureError as exc:
-            console.print(f"[red]The run failed:[/] {failure_message(exc)}")
+            console.print(f"[red]The run failed:[/] {shown(failure_message(exc))}")
             console.print("Fix the cause, then start a new run with `python -m starter run`.")
     elif desc.status == WorkflowExecutionStatus.COMPLETED:
         outcome = await handle.result()
         if outcome.status != "completed":
-            console.print(f"Rejected: {outcome.reason}")
+            console.print(f"Rejected: {shown(outcome.reason)}")
         results = Path(outcome.results_dir) / "results.json"
         if settings.results_url:  # the worker's directory is on its host: read the store's
             results = (await asyncio.to_thread(pulled, settings, run_id)).results
         if outcome.results_dir and results.exists():
             for table in result_tables(RunResult.model_validate_json(results.read_text())):
                 console.print(table)
-            console.print(f"Results: {outcome.results_dir}")
+            console.print(f"Results: {shown(outcome.results_dir)}")
     return state
 
 

@@ -5,13 +5,12 @@ from __future__ import annotations
 from pathlib import Path
 
 import click
-from rich.markup import escape
 
 from durabench.errors import ConfigError, TaskFormatError
 from durabench.models.task import TaskSpec
 from durabench.tasks import load_task, task_files
 from durabench.tasks.dialects import DIALECT_NAMES
-from starter.console import console, errors
+from starter.console import console, errors, shown
 
 __all__ = ["describe_task", "tasks"]
 
@@ -55,7 +54,7 @@ def check(task_dirs: tuple[str, ...]) -> None:
             console.print(describe_task(spec))
         except (TaskFormatError, ConfigError) as exc:
             invalid += 1
-            errors.print(f"[red]invalid:[/] {escape(str(exc))}", soft_wrap=True)
+            errors.print(f"[red]invalid:[/] {shown(str(exc))}", soft_wrap=True)
     if invalid:
         raise click.ClickException(f"{invalid} of {len(task_dirs)} task directories are invalid")
     console.print(f"{len(task_dirs)} task directories are valid.")

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import threading
+import time
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -71,12 +72,18 @@ class Faults:
     """Grade on a 0-1 scale instead of 0-100."""
     says_scale: bool = False
     """Name the scale in each result (``max_score``)."""
+    drip_s: float | None = None
+    """Send each answer one byte every this many seconds (a service that hangs a worker)."""
+    flood_bytes: int = 0
+    """Answer every request 200 with a body this large, sent in 64 KiB pieces, no length."""
 
 
 @dataclass
 class _State:
     answers: dict[str, str]
     base_url: str = ""
+    sent_bytes: int = 0
+    """Body bytes written before the client stopped reading (drips and floods)."""
     artifacts: dict[str, bytes] = field(default_factory=dict)
     faults: Faults = field(default_factory=Faults)
     received: list[Received] = field(default_factory=list)
@@ -131,7 +138,38 @@ class _Handler(BaseHTTPRequestHandler):
                 state.artifacts[key] = data
             self._send(200, {})
 
+    def _trickle(self, data: bytes, piece: int, pause_s: float) -> None:
+        """Write ``data`` in pieces until done or the client hangs up, counting what went."""
+        state = self.server.state
+        try:
+            for start in range(0, len(data), piece):
+                self.wfile.write(data[start : start + piece])
+                self.wfile.flush()
+                with state.lock:
+                    state.sent_bytes += len(data[start : start + piece])
+                if pause_s:
+                    time.sleep(pause_s)
+        except OSError:  # the client stopped reading: what a capped client should do
+            pass
+        self.close_connection = True
+
+    def _abuse(self, status: int, body: Any) -> bool:
+        """Answer as a hostile service does (drip or flood), if the faults say so."""
+        faults = self.server.state.faults
+        if faults.drip_s is None and not faults.flood_bytes:
+            return False
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.end_headers()
+        if faults.flood_bytes:
+            self._trickle(b" " * faults.flood_bytes, 64 << 10, 0.0)
+        else:
+            self._trickle(json.dumps(body).encode(), 1, faults.drip_s or 0.0)
+        return True
+
     def _send(self, status: int, body: Any, headers: dict[str, str] | None = None) -> None:
+        if self._abuse(status, body):
+            return
         data = json.dumps(body).encode()
         self.send_response(status)
         self.send_header("Content-Type", "application/json")
@@ -298,6 +336,12 @@ class ServiceServer:
         """Grade by these answers from now on (a new grader version)."""
         with self._state.lock:
             self._state.answers = dict(answers)
+
+    @property
+    def sent_bytes(self) -> int:
+        """Body bytes a drip or flood wrote before the client stopped reading."""
+        with self._state.lock:
+            return self._state.sent_bytes
 
     @property
     def artifacts(self) -> dict[str, bytes]:

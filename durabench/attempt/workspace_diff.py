@@ -71,12 +71,35 @@ def diff_snapshots(
     return WorkspaceDiff(patch, tuple(changed))
 
 
+_GIT_ESCAPES = {"\a": "\\a", "\b": "\\b", "\t": "\\t", "\n": "\\n", "\v": "\\v"}
+_GIT_ESCAPES |= {"\f": "\\f", "\r": "\\r", '"': '\\"', "\\": "\\\\"}
+
+
+def _control(ch: str) -> bool:
+    return ord(ch) < 0x20 or 0x7F <= ord(ch) <= 0x9F
+
+
+def _quoted(name: str) -> str:
+    """``name`` as git writes it in a patch: C-quoted when it holds a control or a quote.
+
+    The agent names its files: a newline would forge a patch line, an escape sequence
+    would act on the terminal of whoever reads the patch.
+    """
+    if not any(_control(ch) or ch in '"\\' for ch in name):
+        return name
+    out = "".join(
+        _GIT_ESCAPES.get(ch) or ("".join(f"\\{b:03o}" for b in ch.encode()) if _control(ch) else ch)
+        for ch in name
+    )
+    return f'"{out}"'
+
+
 def _file_diff(path: str, before: bytes | None, after: bytes | None) -> Iterator[str]:
     old, new = _lines(before), _lines(after)
     if old is None or new is None:
-        yield f"Binary files a/{path} and b/{path} differ\n"
+        yield f"Binary files {_quoted(f'a/{path}')} and {_quoted(f'b/{path}')} differ\n"
         return
-    fromfile = f"a/{path}" if before is not None else "/dev/null"
-    tofile = f"b/{path}" if after is not None else "/dev/null"
+    fromfile = _quoted(f"a/{path}") if before is not None else "/dev/null"
+    tofile = _quoted(f"b/{path}") if after is not None else "/dev/null"
     for line in difflib.unified_diff(old, new, fromfile, tofile):
         yield line if line.endswith("\n") else line + "\n\\ No newline at end of file\n"

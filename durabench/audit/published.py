@@ -17,6 +17,7 @@ from pydantic import BaseModel, ValidationError
 from durabench.audit.disk import AttemptKey, where
 from durabench.models.audit import Finding
 from durabench.models.results import AttemptResult, RunResult
+from durabench.models.run import Approval
 from durabench.results.dashboard import Dashboard, entry_of
 from durabench.results.files import build_results
 from durabench.results.report import render_markdown
@@ -24,7 +25,7 @@ from durabench.results.report_html import render_html
 from durabench.results.scoring import DEFAULT_PASS_THRESHOLD
 from durabench.settings.paths import RunPaths
 
-__all__ = ["check_published", "read_stored"]
+__all__ = ["changed_fields", "check_published", "read_stored"]
 
 _PARTS = ("plan", "excluded", "lanes", "scorecard", "service_scores")
 
@@ -40,11 +41,17 @@ def read_stored(paths: RunPaths) -> tuple[RunResult | None, list[Finding]]:
         return None, [_results(f"not a run's results ({exc.errors()[0]['msg']})")]
 
 
-def check_published(paths: RunPaths, stored: RunResult, dashboard: Path | None) -> list[Finding]:
-    """The stored results, reports and dashboard entry against a rebuild from the attempts."""
+def check_published(
+    paths: RunPaths, stored: RunResult, approval: Approval | None, dashboard: Path | None
+) -> list[Finding]:
+    """The stored results, reports and dashboard entry against a rebuild from the attempts.
+
+    ``approval`` is the run's own (history's, else ``run.json``'s): the reports are rebuilt
+    with it, so an approver edited into ``results.json`` shows in them as a difference.
+    """
     comp = stored.scorecard.comparison if stored.scorecard else None
     threshold = comp.pass_threshold if comp else DEFAULT_PASS_THRESHOLD
-    rebuilt = build_results(paths, stored.approval, threshold)
+    rebuilt = build_results(paths, approval or stored.approval, threshold)
     out = _counted_only(stored) + _attempts(stored.attempts, rebuilt.attempts)
     out += [
         _results(f"field {part} does not follow from the attempts")
@@ -90,13 +97,13 @@ def _attempts(
     ]
     out += [_results(f"leaves out {where(k)}") for k in sorted(new.keys() - old)]
     for key in sorted(old.keys() & new.keys()):
-        changed = _changed(old[key], new[key], "results.json", "result.json")
+        changed = changed_fields(old[key], new[key], "results.json", "result.json")
         if changed:
             out.append(_results(f"{where(key)} differs from its result.json in {changed}"))
     return out
 
 
-def _changed(stored: BaseModel, actual: BaseModel, in_stored: str, in_actual: str) -> str:
+def changed_fields(stored: BaseModel, actual: BaseModel, in_stored: str, in_actual: str) -> str:
     """The fields that differ, with both values: ``reward (0.5 in A, 1.0 in B)``."""
     parts = [
         f"{name} ({_short(getattr(stored, name))} in {in_stored}, "
@@ -124,7 +131,7 @@ def _dashboard(dashboard: Path | None, rebuilt: RunResult) -> list[Finding]:
     for entry in board.runs:
         if entry.run_id == run_id:
             published = entry.model_copy(update={"ledger_checked": None, "forced": ()})
-            changed = _changed(published, entry_of(rebuilt), "the entry", "the attempts")
+            changed = changed_fields(published, entry_of(rebuilt), "the entry", "the attempts")
             if changed:
                 why = f"the run's entry differs in {changed}; `starter publish` rebuilds it"
                 return [_finding(str(dashboard), why)]

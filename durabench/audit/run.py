@@ -9,11 +9,14 @@ from pydantic import ValidationError
 
 from durabench.audit.attempts import check_attempts, check_pairs
 from durabench.audit.disk import DiskAttempt, read_attempts, where
+from durabench.audit.grades import check_grades
 from durabench.audit.ledger import check_ledger
 from durabench.audit.published import check_published, read_stored
+from durabench.audit.record import check_record
 from durabench.errors import ConfigError
 from durabench.models.audit import AuditReport, Finding, Ledger
 from durabench.models.results import AttemptResult, RunResult
+from durabench.models.run import Approval, RunPlan
 from durabench.results.earlier_runs import read_plan
 from durabench.results.files import with_service_grade
 from durabench.settings.paths import RunPaths
@@ -52,10 +55,15 @@ def audit_run(
         findings += held
     else:
         notes.append(f"ledger check skipped: {skipped}; only the files were checked")
-    graded, ungraded = _graded(attempts.values())
+    graded, ungraded = _graded(plan, attempts.values())
     findings += ungraded + check_pairs(plan, attempts) + check_attempts(plan, graded)
+    grades, grade_notes = check_grades(plan, attempts, ledger)
+    findings += grades
+    notes += grade_notes
     stored, unread = read_stored(paths)
     findings += unread
+    recorded, approval = check_record(paths, plan, stored, ledger)
+    findings += recorded
     if stored is not None:
         if stored.durabench_version is None:
             why = "records no durabench version: built before versions were recorded, or not "
@@ -63,7 +71,7 @@ def audit_run(
                 Finding(check="versions", where="results.json", message=why + "by durabench")
             )
         if len(graded) == len(attempts):  # every attempt reads: the run can be rebuilt
-            findings += _published(paths, stored, dashboard)
+            findings += _published(paths, stored, approval, dashboard)
     return AuditReport(
         run_id=run_id,
         clean=not findings,
@@ -73,23 +81,29 @@ def audit_run(
     )
 
 
-def _graded(attempts: Iterable[DiskAttempt]) -> tuple[list[AttemptResult], list[Finding]]:
+def _graded(
+    plan: RunPlan, attempts: Iterable[DiskAttempt]
+) -> tuple[list[AttemptResult], list[Finding]]:
     """The attempts as scored (a service's grade as reward), and those that cannot be."""
     graded: list[AttemptResult] = []
     findings: list[Finding] = []
+    service = plan.request.service is not None
     for a in attempts:
         try:
             if a.result is not None:
-                graded.append(with_service_grade(a.directory / "result.json", a.result))
+                path = a.directory / "result.json"
+                graded.append(with_service_grade(path, a.result, service=service))
         except ValidationError as exc:
             why = f"eval.json is not a grading ({exc.errors()[0]['msg']}): grade it again"
             findings.append(Finding(check="results", where=where(a.key), message=why))
     return graded, findings
 
 
-def _published(paths: RunPaths, stored: RunResult, dashboard: Path | None) -> list[Finding]:
+def _published(
+    paths: RunPaths, stored: RunResult, approval: Approval | None, dashboard: Path | None
+) -> list[Finding]:
     try:
-        return check_published(paths, stored, dashboard)
+        return check_published(paths, stored, approval, dashboard)
     except ValidationError as exc:  # a lane's service score file, read by the rebuild
         why = f"cannot be built again from the run's files ({exc.errors()[0]['msg']})"
         return [Finding(check="results", where="results.json", message=why)]

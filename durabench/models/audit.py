@@ -11,6 +11,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
+from durabench.models.run import Approval, PlanSummary
+
 __all__ = [
     "DIGESTED_FILES",
     "AttemptDigest",
@@ -61,6 +63,11 @@ class LedgerAttempt(BaseModel):
     digest: AttemptDigest | None
     """What that ``record_attempt`` returned; ``None`` when nothing was recorded, or the
     history is from before digests."""
+    graded: bool = False
+    """Whether an ``evaluate_attempt`` of it completed: a service graded it in the run."""
+    grade: str | None = None
+    """The sha256 of the ``eval.json`` the last such grading wrote, as it returned it;
+    ``None`` when none completed, or the history is from before grade digests."""
 
 
 class Ledger(BaseModel):
@@ -72,6 +79,15 @@ class Ledger(BaseModel):
     """How the run's workflow ended (``completed``, ``failed``, ...; ``running``)."""
     attempts: tuple[LedgerAttempt, ...]
     """Every attempt workflow of the run's planned tasks, and of any attempt on disk."""
+    plan: PlanSummary | None = None
+    """The plan ``plan_run`` returned (``plan.json`` without its tasks); ``None``: not read."""
+    approval: Approval | None = None
+    """The approval ``record_run`` was given to write into ``run.json``."""
+    task_ids: tuple[str, ...] | None = None
+    """Every task the run's ``plan_page`` calls handed out, in plan order; ``None``: not
+    read (a ledger from before the run's own history was read)."""
+    final_scores: dict[str, float] | None = None
+    """Each lane's final score as ``score_run`` returned it (a run graded by a service)."""
 
 
 AuditCheck = Literal["pairs", "ledger", "served_model", "exit_class", "results", "versions"]

@@ -1,7 +1,10 @@
 """The dashboard file: every published run in one JSON document, rebuilt in one step.
 
-Publishing a run adds its id to the file's list and rebuilds every entry from the runs'
-``results.json``, then replaces the file atomically: readers never see half a dashboard.
+Publishing a run audits it, builds its entry from its ``results.json`` and replaces the
+file atomically: readers never see half a dashboard. Every other entry is kept exactly as
+it was published (and audited): its results directory may have been edited since, by
+anyone who can write to it or to the bucket, and an entry is only ever written from an
+audit of that run. To bring a rescored run up to date, publish it again.
 Runs that measured the wrong model, or measured nothing, are refused; so is a run that
 fails its audit (``starter audit``), unless forced, and then the entry keeps the findings.
 """
@@ -121,10 +124,11 @@ def publish(
     force: bool = False,
     store: ResultStore | None = None,
 ) -> Dashboard:
-    """Add ``run_id`` to ``dashboard`` and rebuild it, given the run's ``audit``.
+    """Add (or replace) ``run_id``'s entry in ``dashboard``, given the run's ``audit``.
 
-    Every run's ``results.json`` is fetched from ``store`` (the runs directory when none)
-    before it is read: the dashboard's runs may have been made, or rescored, on other hosts.
+    The run's ``results.json`` is fetched from ``store`` (the runs directory when none)
+    before it is read: it may have been made, or rescored, on another host. Other entries
+    are kept as they are.
 
     Raises:
         ConfigError: the run has no results or is refused, or failed its audit and
@@ -145,14 +149,7 @@ def publish(
     old = Dashboard.model_validate_json(dashboard.read_text()) if dashboard.exists() else None
     previous = {e.run_id: e for e in old.runs} if old else {}
     noted = {"ledger_checked": not audit.ledger_skipped, "forced": audit.lines()}
-    entries = {run_id: entry_of(result).model_copy(update=noted)}
-    for other, entry in previous.items():
-        if other != run_id:
-            paths = _pulled(store, RunPaths.for_run(runs_dir, other))
-            if paths.results.exists():  # its numbers afresh; its audit as it was published
-                kept = {"ledger_checked": entry.ledger_checked, "forced": entry.forced}
-                entry = entry_of(load_results(paths)).model_copy(update=kept)
-            entries[other] = entry
+    entries = {**previous, run_id: entry_of(result).model_copy(update=noted)}
     built = Dashboard(
         generated_at=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         runs=tuple(entries[k] for k in sorted(entries)),

@@ -53,8 +53,13 @@ def read_plan(runs_dir: Path, run_id: str) -> RunPlan:
 def last_attempts(root: Path, lane: str = "*") -> dict[tuple[str, str], AttemptResult]:
     """The last attempt of each (task, lane) of a run directory, rewarded as it was scored."""
     last: dict[tuple[str, str], AttemptResult] = {}
+    plan_file = root / "plan.json"
+    service = plan_file.is_file() and (
+        RunPlan.model_validate_json(plan_file.read_text()).request.service is not None
+    )
     for path in root.glob(f"tasks/*/{lane}/attempt-*/result.json"):
-        a = with_service_grade(path, AttemptResult.model_validate_json(path.read_text()))
+        a = AttemptResult.model_validate_json(path.read_text())
+        a = with_service_grade(path, a, service=service)
         key = (a.task_id, a.lane)
         if key not in last or last[key].attempt < a.attempt:
             last[key] = a

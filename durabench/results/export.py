@@ -5,6 +5,12 @@ Rows are flat: a nested field becomes dotted columns (``tokens.input``,
 list stays a list (JSON text in CSV). A pair row has each lane's Best, Mean and attempt
 counts as ``<lane>.best``..., the agent CLI versions it ran as ``<lane>.cli_versions``,
 and the paired difference of the means as ``delta``.
+
+CSV is opened in spreadsheets, and a text cell an agent wrote (a final message, a reason)
+could be a formula a spreadsheet runs: a text cell starting with ``=``, ``+``, ``-``,
+``@``, tab or CR is written with a leading ``'`` (the OWASP CSV-injection advice), and
+control characters are written out as escapes. Numbers are written as they are. JSON lines
+hold the text exactly.
 """
 
 from __future__ import annotations
@@ -17,6 +23,7 @@ from typing import Any
 
 from durabench.models.results import AttemptResult, RunResult
 from durabench.results.run_versions import lane_cli_versions
+from durabench.text_safety import csv_cell
 
 __all__ = ["attempt_rows", "pair_rows", "to_csv", "to_jsonl"]
 
@@ -84,8 +91,8 @@ def _cell(value: Any) -> Any:
     if value is None:
         return ""
     if isinstance(value, list | tuple):
-        return json.dumps(value)
-    return value
+        return csv_cell(json.dumps(value))
+    return csv_cell(value)
 
 
 def to_csv(rows: list[Row]) -> str:

@@ -39,15 +39,20 @@ def excluded_pairs(attempts: Iterable[AttemptResult]) -> dict[str, str]:
     return out
 
 
-def with_service_grade(path: Path, attempt: AttemptResult) -> AttemptResult:
+def with_service_grade(path: Path, attempt: AttemptResult, *, service: bool) -> AttemptResult:
     """The attempt (read from ``path``) with the service's grade as its reward, if graded.
 
-    A grading that failed, ended ``error`` or gave no usable reward becomes the attempt's
-    ``verifier_error`` (the service is its verifier), so the report shows the service's
-    word rather than the classifier's reason.
+    Only a run that asked for a service (``service``) is graded by one: in any other run
+    an ``eval.json`` is no grading but a file someone put there, and it is never read
+    (``starter audit`` names it). A grading that failed, ended ``error`` or gave no usable
+    reward becomes the attempt's ``verifier_error`` (the service is its verifier), so the
+    report shows the service's word rather than the classifier's reason.
+
+    Raises:
+        ValidationError: the run's ``eval.json`` is not a grading.
     """
     grade_file = path.parent / "eval.json"
-    if not grade_file.is_file():
+    if not service or not grade_file.is_file():
         return attempt
     grade = TaskGrade.model_validate_json(grade_file.read_text())
     reward = grade.reward
@@ -81,8 +86,9 @@ def build_results(paths: RunPaths, approval: Approval | None, threshold: float) 
     is kept.
     """
     plan = RunPlan.model_validate_json(paths.plan.read_text())
+    service = plan.request.service is not None
     attempts = tuple(
-        with_service_grade(p, AttemptResult.model_validate_json(p.read_text()))
+        with_service_grade(p, AttemptResult.model_validate_json(p.read_text()), service=service)
         for p in paths.attempt_results()
     )
     excluded = excluded_pairs(attempts)
@@ -96,7 +102,7 @@ def build_results(paths: RunPaths, approval: Approval | None, threshold: float) 
         excluded=excluded,
         lanes=summarize_lanes(attempts, plan.lanes, excluded),
         scorecard=card,
-        service_scores=_service_scores(paths, plan.lanes),
+        service_scores=_service_scores(paths, plan.lanes) if service else {},
         durabench_version=__version__,
     )
 

@@ -1,4 +1,9 @@
-"""The Markdown report (``report.md``) and lane totals, from a run's results alone."""
+"""The Markdown report (``report.md``) and lane totals, from a run's results alone.
+
+Every text a task, an agent or a service wrote (reasons, build and verifier errors, final
+messages, file names, the approver's name) goes through :func:`md_escape` or
+:func:`md_code`: it shows as written and cannot add a headline, a table row or HTML.
+"""
 
 from __future__ import annotations
 
@@ -8,6 +13,7 @@ from collections.abc import Iterable, Mapping
 from durabench.models.results import AttemptResult, LaneSummary, RunResult
 from durabench.models.scorecard import Cell, PairedComparison, Scorecard
 from durabench.results.run_versions import version_lines
+from durabench.text_safety import md_code, md_escape
 
 __all__ = [
     "cell_text",
@@ -89,14 +95,21 @@ def _task_table(result: RunResult, card: Scorecard) -> list[str]:
             cell = cells[(t.task_id, lane)]
             marks = []
             for text in cell.daggers:
-                notes.append(f"{len(notes) + 1}. {t.task_id} / {lane} {text}")
+                notes.append(f"{len(notes) + 1}. {md_escape(f'{t.task_id} / {lane} {text}')}")
                 marks.append(len(notes))
-            row.append(cell_text(cell, marks).replace(" | ", " \\| "))
+            row.append(_md_cell(cell, marks))
         excluded = " (pair excluded)" if t.task_id in result.excluded else ""
-        lines.append(f"| {t.task_id}{excluded} | " + " | ".join(row) + " |")
+        lines.append(f"| {md_escape(t.task_id)}{excluded} | " + " | ".join(row) + " |")
     if notes:
         lines += ["", "† included, but did not complete:", "", *notes]
     return lines
+
+
+def _md_cell(cell: Cell, marks: Iterable[int]) -> str:
+    """:func:`cell_text` in a Markdown table cell: the missing reason is escaped."""
+    if cell.best is None or cell.mean is None:
+        return f"- \\| - ({md_escape(cell.missing_reason)})"
+    return cell_text(cell, marks).replace(" | ", " \\| ")
 
 
 _INFRA_HINTS = {
@@ -156,36 +169,39 @@ def service_score(result: RunResult, lane: str) -> str:
 def _header(result: RunResult) -> list[str]:
     req = result.plan.request
     lines = [
-        f"# durabench run {req.run_id}",
+        f"# durabench run {md_escape(req.run_id)}",
         "",
-        f"- suite: `{req.source}`; agent: `{req.agent.name}`; model: `{req.agent.model}`",
-        f"- config mode: {req.config_mode} ({', '.join(result.plan.lanes)}); "
-        f"category: {req.category}; parallel: {req.parallel}",
+        f"- suite: {md_code(req.source)}; agent: {md_code(req.agent.name)}; "
+        f"model: {md_code(req.agent.model)}",
+        f"- config mode: {req.config_mode} ({md_escape(', '.join(result.plan.lanes))}); "
+        f"category: {md_escape(req.category)}; parallel: {req.parallel}",
     ]
     if result.approval is not None:
         when = result.approval.approved_at.isoformat() if result.approval.approved_at else "?"
-        lines.append(f"- approved by {result.approval.approver} at {when}")
+        lines.append(f"- approved by {md_escape(result.approval.approver)} at {when}")
     if req.service is not None:
         dataset = f", dataset {req.service.dataset}" if req.service.dataset else ""
-        lines.append(f"- graded by {req.service.url} ({req.service.api} API{dataset})")
-        lines.append(f"  - calls: {req.service.calls(req.tasks_from_service)}")
-        lines += [f"  - {service_score(result, lane)}" for lane in result.plan.lanes]
+        graded = f"{req.service.url} ({req.service.api} API{dataset})"
+        lines.append(f"- graded by {md_escape(graded)}")
+        lines.append(f"  - calls: {md_escape(req.service.calls(req.tasks_from_service))}")
+        lines += [f"  - {md_escape(service_score(result, lane))}" for lane in result.plan.lanes]
     if result.plan.selection_file:
-        lines.append(f"- selection file: `{result.plan.selection_file}`")
+        lines.append(f"- selection file: {md_code(result.plan.selection_file)}")
     if req.rerun_of:
-        lines.append(f"- rerun of run `{req.rerun_of}` ({req.rerun} tasks)")
+        lines.append(f"- rerun of run {md_code(req.rerun_of)} ({req.rerun} tasks)")
     if result.plan.counterparts:
         runs = sorted({c.run_id for c in result.plan.counterparts})
-        lines.append(f"- gap-fill: counterparts from run(s) {', '.join(runs)}")
+        lines.append(f"- gap-fill: counterparts from run(s) {md_escape(', '.join(runs))}")
     if result.plan.unpaired:
         lines.append(
             f"- **unpaired: {len(result.plan.unpaired)} task(s) ran without a counterpart "
             "(ALLOW_UNPAIRED_SINGLE_CONFIG=true)**"
         )
     if result.plan.mcp_env_missing:
-        lines.append(f"- **MCP lane ran without {', '.join(result.plan.mcp_env_missing)}**")
-    lines += [f"- **warning at plan time: {w}**" for w in result.plan.warnings]
-    lines += version_lines(result)
+        missing = md_escape(", ".join(result.plan.mcp_env_missing))
+        lines.append(f"- **MCP lane ran without {missing}**")
+    lines += [f"- **warning at plan time: {md_escape(w)}**" for w in result.plan.warnings]
+    lines += version_lines(result, md_escape)
     said = headline(result)
     return [*lines, "", f"**{said}**"] if said else lines
 
@@ -211,7 +227,7 @@ def totals_table(card: Scorecard) -> tuple[list[str], list[list[str]]]:
 def _totals(card: Scorecard) -> list[str]:
     header, rows = totals_table(card)
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    return lines + ["| " + " | ".join(row) + " |" for row in rows]
+    return lines + ["| " + " | ".join(md_escape(cell) for cell in row) + " |" for row in rows]
 
 
 def _messages(result: RunResult) -> list[str]:
@@ -221,9 +237,9 @@ def _messages(result: RunResult) -> list[str]:
     ]
     for a in sorted(result.attempts, key=lambda a: (a.task_id, a.lane, a.attempt)):
         flag = "⚠ " if a.signals.false_completion else ""
-        text = " ".join(a.last_message.split())[:120].replace("|", "\\|")
+        text = md_escape(" ".join(a.last_message.split())[:120])
         lines.append(
-            f"| {a.task_id} | {a.lane} | {a.attempt} | {a.exit_class} | "
+            f"| {md_escape(a.task_id)} | {md_escape(a.lane)} | {a.attempt} | {a.exit_class} | "
             f"{flag}{', '.join(signal_names(a)) or '-'} | {text or '-'} |"
         )
     return lines
@@ -243,7 +259,7 @@ def render_markdown(result: RunResult, card: Scorecard) -> str:
                 "|---|---|---|---|",
             ]
             lines += [
-                f"| {d.task_id} | {d.baseline:.2f} | {d.full:.2f} | {d.delta:+.2f} |"
+                f"| {md_escape(d.task_id)} | {d.baseline:.2f} | {d.full:.2f} | {d.delta:+.2f} |"
                 for d in c.tasks
             ]
     lines += ["", "## Tokens and cost (every attempt, infra included)", "", *_totals(card)]
@@ -257,15 +273,19 @@ def render_markdown(result: RunResult, card: Scorecard) -> str:
     if card.excluded_attempts:
         lines += ["", "## Excluded attempts", ""]
         lines += [
-            f"- {e.task_id} / {e.lane} / attempt {e.attempt}: {e.exit_class}: {e.reason}"
+            "- "
+            + md_escape(f"{e.task_id} / {e.lane} / attempt {e.attempt}: {e.exit_class}: {e.reason}")
             for e in card.excluded_attempts
         ]
     if result.excluded:
         lines += ["", "## Excluded pairs", ""]
-        lines += [f"- {task}: {why}" for task, why in sorted(result.excluded.items())]
+        lines += [f"- {md_escape(f'{t}: {why}')}" for t, why in sorted(result.excluded.items())]
     if left := left_out(result):
         lines += ["", "## Left out by the read limits", ""]
-        lines += [f"- {task} / {lane} / attempt {n}: {note}" for task, lane, n, note in left]
+        lines += [
+            f"- {md_escape(f'{task} / {lane} / attempt {n}: {note}')}"
+            for task, lane, n, note in left
+        ]
     return "\n".join(lines) + "\n"
 
 

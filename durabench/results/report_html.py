@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+import html
 from collections.abc import Container
-from html import escape
 from urllib.parse import quote
 
 from durabench.models.results import AttemptResult, RunResult
@@ -17,8 +17,15 @@ from durabench.results.report import (
 )
 from durabench.results.run_versions import version_lines
 from durabench.settings.paths import TRAJECTORY
+from durabench.text_safety import visible_controls
 
 __all__ = ["render_html"]
+
+
+def escape(text: str) -> str:
+    """``text`` as inert HTML: markup escaped, control characters written out."""
+    return html.escape(visible_controls(text))
+
 
 _CSS = """
 body { font: 14px/1.45 system-ui, sans-serif; margin: 2rem auto; max-width: 70rem; }

@@ -7,7 +7,7 @@ own records (``cli_version``, ``agent_image_id``), so a number says what it meas
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 from durabench.models.results import AttemptResult, RunResult
 
@@ -55,20 +55,28 @@ def mixed_pairs(attempts: Iterable[AttemptResult]) -> dict[str, tuple[str, ...]]
     return {task: tuple(sorted(v)) for task, v in sorted(by_task.items()) if len(v) > 1}
 
 
-def version_lines(result: RunResult) -> list[str]:
-    """The agent CLI version and image each lane ran, and tasks whose attempts mixed them."""
+def _as_is(text: str) -> str:
+    return text
+
+
+def version_lines(result: RunResult, esc: Callable[[str], str] = _as_is) -> list[str]:
+    """The agent CLI version and image each lane ran, and tasks whose attempts mixed them.
+
+    ``esc`` escapes each named version for the report's format: a CLI names its own
+    version, and a hostile one can name anything.
+    """
     lanes, attempts = result.plan.lanes, result.attempts
     versions, images = lane_cli_versions(attempts, lanes), lane_images(attempts, lanes)
     lines = []
     if any(versions.values()):
-        named = (f"{lane} {', '.join(versions[lane]) or 'not named'}" for lane in lanes)
+        named = (esc(f"{lane} {', '.join(versions[lane]) or 'not named'}") for lane in lanes)
         lines.append(f"- agent CLI version: {'; '.join(named)}")
     if any(images.values()):
-        ran = (f"{lane} {', '.join(images[lane]) or 'not recorded'}" for lane in lanes)
+        ran = (esc(f"{lane} {', '.join(images[lane]) or 'not recorded'}") for lane in lanes)
         lines.append(f"- agent image: {'; '.join(ran)}")
     mixed = mixed_pairs(attempts)
     if mixed:
-        said = ", ".join(f"{task} ({', '.join(v)})" for task, v in mixed.items())
+        said = esc(", ".join(f"{task} ({', '.join(v)})" for task, v in mixed.items()))
         lines.append(
             f"- **{len(mixed)} task(s) ran different CLI versions across attempts: {said}; "
             "their lanes are not compared on equal terms**"

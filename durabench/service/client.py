@@ -3,6 +3,11 @@
 Each method is one endpoint. Failures the service calls temporary (429, 408, 409, 5xx)
 and lost connections are retried here with the waits :mod:`durabench.service.retry`
 chooses; everything else becomes a :class:`~durabench.errors.ServiceError` at once.
+
+A service is not trusted to behave: each request has a deadline for its whole answer
+(``timeout_s``; httpx's own timeouts apply per read, so an answer dripped a byte at a time
+would never meet them), and the answer is streamed and dropped past
+``max_response_bytes``, so no answer can hold a worker or fill its memory.
 """
 
 from __future__ import annotations
@@ -39,7 +44,11 @@ from durabench.service.wire_v1 import (
 )
 from durabench.settings.urls import check_service_url, check_upload_url
 
-__all__ = ["ServiceClient", "Sleep"]
+__all__ = ["MAX_RESPONSE_BYTES", "ServiceClient", "Sleep"]
+
+MAX_RESPONSE_BYTES = 16 << 20
+"""The largest answer read from a service: a grading or a score is a few KiB; a dataset's
+task list is the largest, and 16 MiB holds tens of thousands of tasks."""
 
 Sleep = Callable[[float], Awaitable[None]]
 """How the client waits between tries (tests pass one that records instead of sleeping)."""
@@ -66,6 +75,7 @@ class ServiceClient:
         retry: ServiceRetry | None = None,
         sleep: Sleep = asyncio.sleep,
         transport: httpx.AsyncBaseTransport | None = None,
+        max_response_bytes: int = MAX_RESPONSE_BYTES,
     ) -> None:
         """Build the client; no request is sent yet.
 
@@ -78,6 +88,7 @@ class ServiceClient:
         self.retry = retry or ServiceRetry()
         self._auth = auth
         self._sleep = sleep
+        self._cap = max_response_bytes
         self._http = httpx.AsyncClient(
             base_url=self.base_url, timeout=self.retry.timeout_s, transport=transport
         )
@@ -221,9 +232,7 @@ class ServiceClient:
             tries += 1
             last = tries >= self.retry.max_attempts
             try:
-                response = await self._http.request(
-                    call.method, call.url, json=body, content=content, headers=headers
-                )
+                response = await self._request(call, body, content, headers)
             except httpx.TransportError as exc:  # timeouts, refused and reset connections
                 if last:
                     raise ServiceError(
@@ -242,6 +251,55 @@ class ServiceClient:
                 wait, why = wait_or_none, str(response.status_code)
             log.debug("service retry", call=str(call), why=why, tries=tries, wait_s=wait)
             await self._sleep(wait)
+
+    async def _request(
+        self,
+        call: Call,
+        body: dict[str, Any] | None,
+        content: bytes | None,
+        headers: dict[str, str],
+    ) -> httpx.Response:
+        """One request, its whole answer within ``timeout_s`` and at most the size cap.
+
+        Raises:
+            httpx.TimeoutException: no complete answer within the deadline (retried).
+            httpx.TransportError: the connection failed (retried).
+            ServiceProtocolError: the answer is larger than the cap (not retried).
+        """
+        limit = self.retry.timeout_s
+        try:
+            async with asyncio.timeout(limit):
+                async with self._http.stream(
+                    call.method, call.url, json=body, content=content, headers=headers
+                ) as streamed:
+                    data = await self._capped(call, streamed)
+        except TimeoutError:
+            raise httpx.TimeoutException(
+                f"no complete answer within {limit:g} s (the service's timeout_s)"
+            ) from None
+        return httpx.Response(
+            streamed.status_code, headers=streamed.headers, content=data, request=streamed.request
+        )
+
+    async def _capped(self, call: Call, streamed: httpx.Response) -> bytes:
+        """The body of ``streamed``, read piece by piece and refused past the cap."""
+        declared = streamed.headers.get("Content-Length", "")
+        if declared.isdigit() and int(declared) > self._cap:
+            raise self._too_large(call, f"it declares {int(declared):,} bytes")
+        pieces: list[bytes] = []
+        size = 0
+        async for piece in streamed.aiter_bytes():
+            size += len(piece)
+            if size > self._cap:
+                raise self._too_large(call, "it went on past that")
+            pieces.append(piece)
+        return b"".join(pieces)
+
+    def _too_large(self, call: Call, how: str) -> ServiceProtocolError:
+        return ServiceProtocolError(
+            f"{call} answered with a body larger than {self._cap:,} bytes ({how}); a grading "
+            "or a score is a few KiB: check that --service-url points at a benchmark service"
+        )
 
     def _asked(self, response: httpx.Response) -> float | None:
         return parse_retry_after(response.headers.get("Retry-After"))

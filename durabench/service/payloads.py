@@ -55,6 +55,9 @@ class EvaluateAttemptOutput(BaseModel):
     """The grader's pass percentage, when it graded."""
     eval_path: str
     """The attempt's ``eval.json``."""
+    eval_sha256: str | None = None
+    """The sha256 of that ``eval.json`` as written: history keeps it, so ``starter audit``
+    can tell the service's grading from a file planted or edited after it."""
 
 
 class ScoreRunInput(BaseModel):

@@ -53,7 +53,7 @@ class TaskGrade(BaseModel):
     """What went wrong, as the service said it (or why durabench did not send it)."""
     evaluator_version: str | None = None
     """Version of the grader."""
-    scale: float = 100.0
+    scale: float = Field(default=100.0, gt=0, allow_inf_nan=False)
     """The value of a full pass ``result`` was read on: its ``max_score``, else
     ``--service-scale``."""
     note: str = ""
@@ -67,6 +67,8 @@ class TaskGrade(BaseModel):
     def reward(self) -> float | None:
         """``pass_percentage`` on 0 to 1; ``None`` when unknown or off the scale."""
         if self.failed or self.result is None or self.result.pass_percentage is None:
+            return None
+        if not self.scale > 0:  # a hand-made file: the model refuses it when read
             return None
         reward = self.result.pass_percentage / self.scale
         return reward if 0.0 <= reward <= 1.0 else None

@@ -9,6 +9,7 @@ or the artifact it uploads; what comes back is written beside it.
 from __future__ import annotations
 
 import asyncio
+import hashlib
 from pathlib import Path
 
 from durabench.atomic import atomic_write
@@ -32,6 +33,7 @@ __all__ = ["grade_attempt", "score_lane"]
 
 def _output(stored: TaskGrade, path: Path, graded: bool) -> EvaluateAttemptOutput:
     return EvaluateAttemptOutput(
+        eval_sha256=hashlib.sha256(path.read_bytes()).hexdigest(),
         generation_status=stored.generation_status,
         status=stored.status,
         graded=graded,

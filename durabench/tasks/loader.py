@@ -10,6 +10,7 @@ lanes, optional), ``environment/Dockerfile`` (and variants such as ``Dockerfile.
 
 from __future__ import annotations
 
+import math
 import tomllib
 from pathlib import Path
 from typing import Any
@@ -28,6 +29,25 @@ from durabench.tasks.files import task_files
 __all__ = ["load_task"]
 
 _REQUIRED = ("task.toml", "instruction.md", "environment/Dockerfile", "tests/test.sh")
+
+MAX_LIMIT_SEC = 7 * 24 * 3600.0
+"""The longest time limit a task may set (a week): anything longer is a typo, and
+``inf`` or ``1e308`` would not survive a Temporal timeout or a JSON payload."""
+
+
+def _limit(root: Path, section: str, field: str, value: Any) -> float:
+    """``value`` as a time limit in seconds, or the error naming the file and field.
+
+    A task file is untrusted: a limit that is not a number, not finite, not above zero or
+    above :data:`MAX_LIMIT_SEC` is refused when the task loads, so it never reaches a plan.
+    """
+    ok = isinstance(value, int | float) and not isinstance(value, bool)
+    if ok and math.isfinite(value) and 0 < value <= MAX_LIMIT_SEC:
+        return float(value)
+    raise TaskFormatError(
+        f"{root / 'task.toml'}: [{section}] {field} = {value!r} is not a time limit: give "
+        f"a number of seconds above 0 and at most {MAX_LIMIT_SEC:.0f} (a week)"
+    )
 
 
 def load_task(task_dir: Path | str) -> TaskSpec:
@@ -138,7 +158,11 @@ def _time_limit(root: Path, task: dict[str, Any], agent: dict[str, Any]) -> floa
     when both are given and differ.
     """
     csb, harbor = task.get("time_limit_sec"), agent.get("timeout_sec")
-    if csb is not None and harbor is not None and float(csb) != float(harbor):
+    if csb is not None:
+        csb = _limit(root, "task", "time_limit_sec", csb)
+    if harbor is not None:
+        harbor = _limit(root, "agent", "timeout_sec", harbor)
+    if csb is not None and harbor is not None and csb != harbor:
         raise TaskFormatError(
             f"{root / 'task.toml'}: [task] time_limit_sec = {csb} but [agent] timeout_sec = "
             f"{harbor} (durabench reads the first, Harbor the second); make them equal"
@@ -173,8 +197,15 @@ def _spec_from_toml(root: Path, doc: dict[str, Any]) -> TaskSpec:
             build_command=str(verification["build_command"])
             if "build_command" in verification
             else None,
-            verifier_timeout_sec=float(verifier.get("timeout_sec", 600.0)),
-            build_timeout_sec=float(environment.get("build_timeout_sec", build_default)),
+            verifier_timeout_sec=_limit(
+                root, "verifier", "timeout_sec", verifier.get("timeout_sec", 600.0)
+            ),
+            build_timeout_sec=_limit(
+                root,
+                "environment",
+                "build_timeout_sec",
+                environment.get("build_timeout_sec", build_default),
+            ),
             dockerfiles=dockerfiles,
             has_mcp_instruction=(root / "instruction_mcp.md").is_file(),
             has_solution=(root / "solution" / "solve.sh").is_file(),

@@ -13,6 +13,7 @@ from durabench.audit import audit_run, digest_attempt
 from durabench.errors import ConfigError
 from durabench.models.audit import AuditReport, Ledger, LedgerAttempt
 from durabench.models.results import AttemptResult
+from durabench.models.suite_run import RecordRunInput
 from durabench.results.files import build_results, write_reports
 from durabench.settings.paths import RunPaths
 from tests.unit.results_set import attempt, hand_result
@@ -25,6 +26,9 @@ def _write(runs: Path, attempts: tuple[AttemptResult, ...]) -> RunPaths:
     paths = RunPaths.for_run(runs, RUN)
     result = hand_result()
     atomic_write(paths.plan, result.plan.model_dump_json())
+    assert result.approval is not None
+    record = RecordRunInput(plan=result.plan.summary(), approval=result.approval)
+    atomic_write(paths.run, record.model_dump_json())
     for a in attempts:
         where = paths.attempt(a.task_id, a.lane, a.attempt) / "result.json"
         atomic_write(where, a.model_dump_json())
@@ -202,7 +206,9 @@ def test_damaged_files_are_findings_not_crashes(tmp_path: Path) -> None:
     lines = _audit(tmp_path).lines()
     assert lines[0].startswith("[results] t1/baseline/attempt-1: result.json is not an attempt ")
     assert lines[0].endswith(": restore it or remove the attempt")
-    assert lines[1].startswith("[results] t2/baseline/attempt-1: eval.json is not a grading (")
+    assert lines[1].startswith(  # the hand set asked for no service: any eval.json is planted
+        "[results] t2/baseline/attempt-1: eval.json in a run that no service graded"
+    )
     paths.plan.write_text("{}")
     with pytest.raises(ConfigError, match="plan.json of run hand is not a plan"):
         _audit(tmp_path)

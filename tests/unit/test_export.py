@@ -12,6 +12,7 @@ from pathlib import Path
 
 import jsonschema
 
+from durabench.results.export import to_csv
 from durabench.settings.paths import RunPaths
 from tests.unit.results_set import ATTEMPTS, TASKS, hand_result
 
@@ -96,3 +97,26 @@ def test_schema_validates_a_real_results_file(tmp_path: Path) -> None:
         raise AssertionError("a made-up exit class passed the schema")
     attempt = json.loads(_starter(home, "schema", "attempt"))
     assert attempt["title"] == "AttemptResult"
+
+
+def test_csv_neutralises_cells_a_spreadsheet_would_run_as_formulas(tmp_path: Path) -> None:
+    """OWASP's rule: a text cell starting with = + - @ tab or CR gets a leading quote."""
+    home = _home(tmp_path)
+    paths = RunPaths.for_run(home / "runs", "hand")
+    result = hand_result()
+    hostile = ('=HYPERLINK("http://x")', "+1+cmd|' /C calc'!A0", "-2+3", "@SUM(A1)", "\t=1")
+    attempts = (
+        tuple(
+            a.model_copy(update={"last_message": text, "reason": text})
+            for a, text in zip(result.attempts, hostile * 3, strict=False)
+        )
+        + result.attempts[len(hostile) * 3 :]
+    )
+    paths.results.write_text(result.model_copy(update={"attempts": attempts}).model_dump_json())
+    rows = list(csv.DictReader(io.StringIO(_starter(home, "export", "hand", "--format", "csv"))))
+    for row, text in zip(rows, hostile * 3, strict=False):
+        assert row["last_message"] == "'" + text and row["reason"] == "'" + text
+    pairs = _starter(home, "export", "hand", "--format", "csv", "--level", "pair")
+    t3 = next(r for r in csv.DictReader(io.StringIO(pairs)) if r["task_id"] == "t3")
+    assert t3["delta"] == "-0.5"  # a number stays a number
+    assert list(csv.reader(io.StringIO(to_csv([{"x": "\r=1"}])))) == [["x"], ["'\\r=1"]]

@@ -92,3 +92,18 @@ def test_publish_refuses_a_failed_audit_unless_forced_and_keeps_what_was_forced(
     assert a.forced == ("[ledger] t1/baseline/attempt-1: result.json changed",)
     assert a.ledger_checked is True  # kept as published when "b" rebuilt the file
     assert (b.forced, b.ledger_checked) == ((), False)
+
+
+def test_publishing_a_run_keeps_other_entries_as_they_were_published(tmp_path: Path) -> None:
+    """An edited results.json of a published run never reaches the file unaudited."""
+    runs, board = tmp_path / "runs", tmp_path / "dashboard.json"
+    _store(runs, hand_result(), "a")
+    _store(runs, hand_result(), "b")
+    first = publish(runs, board, "a", _clean("a")).runs[0]
+    paths = RunPaths.for_run(runs, "a")
+    edited = RunResult.model_validate_json(paths.results.read_text())
+    lanes = tuple(s.model_copy(update={"mean_reward": 0.42}) for s in edited.lanes)
+    paths.results.write_text(edited.model_copy(update={"lanes": lanes}).model_dump_json())
+    built = publish(runs, board, "b", _clean("b"))
+    assert [e.run_id for e in built.runs] == ["a", "b"]
+    assert built.runs[0] == first  # as audited when it was published

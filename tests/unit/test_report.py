@@ -6,9 +6,12 @@ from pathlib import Path
 
 import pytest
 
+from durabench.models.results import RunResult
 from durabench.results.report import headline, render_markdown
+from durabench.results.report_html import render_html
+from durabench.results.scoring import compute_scorecard
 from durabench.settings.paths import RunPaths
-from tests.unit.results_set import hand_result
+from tests.unit.results_set import LANES, TASKS, hand_result
 
 
 def test_cells_best_mean_daggers_and_missing_reasons() -> None:
@@ -187,3 +190,65 @@ def test_both_reports_render_the_same_totals_table_unreported_cost_included() ->
     for row in rows:
         assert "| " + " | ".join(row) + " |" in md
         assert "".join(f"<td>{cell}</td>" for cell in row) in html
+
+
+HOSTILE = (
+    "docker build failed:\n# Results (verified)\n\n| task | baseline | full |\n|---|---|---|\n"
+    "| t9 | 1.00 | 1.00 |\n<script>alert(1)</script> `code` [link](http://x) "
+    "\x1b[2J\x1b]0;pwned\x07"
+)
+"""A build error as a hostile task writes it: a headline, a forged table, HTML, escapes."""
+
+
+def hostile_result() -> RunResult:
+    """The hand results, with ``HOSTILE`` in every text a task, agent or service writes."""
+    result = hand_result()
+    attempts = tuple(
+        a.model_copy(
+            update={
+                "reason": HOSTILE,
+                "last_message": HOSTILE,
+                "verifier_error": HOSTILE if a.verifier_error else "",
+                "left_out": (HOSTILE,),
+                "cli_version": HOSTILE if a.cli_version else None,
+            }
+        )
+        for a in result.attempts
+    )
+    excluded = {task: f"{why}: {HOSTILE}" for task, why in result.excluded.items()}
+    rebuilt = result.model_copy(
+        update={
+            "attempts": attempts,
+            "excluded": excluded,
+            "approval": result.approval.model_copy(update={"approver": HOSTILE})
+            if result.approval
+            else None,
+        }
+    )
+    card = compute_scorecard(attempts, TASKS, LANES, excluded)
+    return rebuilt.model_copy(update={"scorecard": card})
+
+
+def test_text_from_a_task_agent_or_service_is_inert_in_report_md() -> None:
+    """No headline, table row, HTML or terminal escape gets into report.md from outside."""
+    plain = hand_result()
+    noted = tuple(a.model_copy(update={"left_out": ("x",)}) for a in plain.attempts)
+    plain = plain.model_copy(update={"attempts": noted})
+    assert plain.scorecard is not None
+    hostile = hostile_result()
+    assert hostile.scorecard is not None
+    md = render_markdown(hostile, hostile.scorecard)
+    plain_md = render_markdown(plain, plain.scorecard)
+    headings = [line for line in md.splitlines() if line.startswith("#")]
+    assert headings == [line for line in plain_md.splitlines() if line.startswith("#")]
+    rows = [line for line in md.splitlines() if line.startswith("|")]
+    assert not any(line.startswith("| t9") for line in rows)
+    assert "<script" not in md and "\x1b" not in md and "\x07" not in md
+    assert "[link](" not in md
+    assert "&lt;script&gt;" in md and "\\x1b" in md  # shown, not acted on
+    page = render_html(hostile, hostile.scorecard)
+    assert "<script" not in page and "\x1b" not in page and "&lt;script&gt;" in page
+    lines = md.splitlines()
+    for line in lines:
+        if "docker build failed" in line:
+            assert "\\# Results" in line  # the whole message stays on its one line

@@ -141,3 +141,37 @@ def test_an_unreachable_endpoint_is_named_at_check(
 
 def test_a_reachable_bucket_passes_check(url: str) -> None:
     ObjectStore(url).check()
+
+
+def test_a_key_climbing_out_of_its_run_is_skipped_and_named_not_fatal(
+    tmp_path: Path, url: str
+) -> None:
+    """Anyone who can write to the bucket can plant one; the run's report still works."""
+    import os
+    import subprocess
+    import sys
+
+    from tests.unit.results_set import hand_result
+
+    a, b = _host(tmp_path, "a", url), _host(tmp_path, "b", url)
+    paths_a = RunPaths.for_run(a.runs_dir, "hand")
+    _write(paths_a, "results.json", hand_result().model_dump_json())
+    push(a, paths_a)
+    store = ObjectStore(url)
+    planted = f"{store.root}/hand/tasks/../../../../planted.txt"
+    store.fs.pipe_file(planted, b"outside the run")
+    assert planted in store.fs.find(f"{store.root}/hand")
+
+    env = {**os.environ, "DURABENCH_HOME": str(b.home), "DURABENCH_RESULTS_URL": url}
+    proc = subprocess.run(
+        [sys.executable, "-m", "starter", "report", "hand"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert "# durabench run hand" in proc.stdout
+    assert "planted.txt" in proc.stderr and "skipped" in proc.stderr
+    assert not any(p.name == "planted.txt" for p in tmp_path.rglob("*"))

@@ -105,7 +105,7 @@ def _results(settings: Settings, run_id: str, result: RunResult) -> RunPaths:
     return paths
 
 
-def test_publish_on_another_host_reads_the_dashboards_runs_from_the_store(
+def test_publish_on_another_host_reads_the_run_from_the_store_and_keeps_the_others(
     tmp_path: Path, url: str
 ) -> None:
     made = Settings(home=tmp_path / "a", results_url=url)
@@ -123,9 +123,15 @@ def test_publish_on_another_host_reads_the_dashboards_runs_from_the_store(
     built = publish(
         other.runs_dir, board, "b", AuditReport(run_id="b", clean=True), store=open_store(other)
     )
+    entries = {e.run_id: e for e in built.runs}
+    assert entries["a"] == first.runs[0]  # as audited and published: not rebuilt unaudited
+    assert not RunPaths.for_run(other.runs_dir, "a").results.exists()
 
-    entry = {e.run_id: e for e in built.runs}["a"]
-    assert entry.pairs_compared != first.runs[0].pairs_compared  # read afresh, from the store
+    again = publish(
+        other.runs_dir, board, "a", AuditReport(run_id="a", clean=True), store=open_store(other)
+    )
+    entry = {e.run_id: e for e in again.runs}["a"]  # published again: read from the store
     now = entry_of(load_results(RunPaths.for_run(made.runs_dir, "a")))
     assert (entry.pairs_compared, entry.mean_delta) == (now.pairs_compared, now.mean_delta)
+    assert entry.pairs_compared != first.runs[0].pairs_compared
     assert not RunPaths.for_run(other.runs_dir, "a").report_html.exists()  # results only

@@ -96,7 +96,8 @@ async def _grade(settings: Settings, target: ServiceTarget, task_id: str) -> Tas
 
 def _reward(run: RunPaths, task_id: str) -> AttemptResult:
     path = run.attempt(task_id, "baseline", 1) / "result.json"
-    return with_service_grade(path, AttemptResult.model_validate_json(path.read_text()))
+    a = AttemptResult.model_validate_json(path.read_text())
+    return with_service_grade(path, a, service=True)
 
 
 async def test_the_whole_final_message_is_graded_not_its_display_copy(

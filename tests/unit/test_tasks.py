@@ -316,3 +316,53 @@ def test_a_task_linking_a_host_file_into_its_tests_does_not_load(tmp_path: Path)
     (task / "instruction.md").symlink_to(secret)
     with pytest.raises(TaskFormatError, match="instruction.md is a link"):
         load_task(task)
+
+
+_LIMITS = [
+    ("task", "time_limit_sec"),
+    ("agent", "timeout_sec"),
+    ("verifier", "timeout_sec"),
+    ("environment", "build_timeout_sec"),
+]
+
+
+def _limit_toml(section: str, field: str, value: str) -> str:
+    head = "[task]\nid = 'x'\n"
+    line = f"{field} = {value}\n"
+    return head + (line if section == "task" else f"[{section}]\n{line}")
+
+
+@pytest.mark.parametrize(("section", "field"), _LIMITS)
+@pytest.mark.parametrize("value", ["inf", "-inf", "nan", "-5", "0", "1e308", "true", "'600'"])
+def test_a_limit_out_of_bounds_is_refused_naming_file_and_field(
+    tmp_path: Path, section: str, field: str, value: str
+) -> None:
+    """A non-finite, negative, zero, huge or non-numeric limit never reaches a plan."""
+    root = _make_task(
+        tmp_path / "t",
+        {
+            "task.toml": _limit_toml(section, field, value),
+            "instruction.md": "do it",
+            "environment/Dockerfile": "FROM scratch",
+            "tests/test.sh": "true",
+        },
+    )
+    with pytest.raises(TaskFormatError) as err:
+        load_task(root)
+    said = str(err.value)
+    assert str(root / "task.toml") in said and f"[{section}] {field}" in said
+    assert "\n" not in said
+
+
+@pytest.mark.parametrize(("section", "field"), _LIMITS)
+def test_a_limit_in_bounds_loads(tmp_path: Path, section: str, field: str) -> None:
+    root = _make_task(
+        tmp_path / "t",
+        {
+            "task.toml": _limit_toml(section, field, "7200"),
+            "instruction.md": "do it",
+            "environment/Dockerfile": "FROM scratch",
+            "tests/test.sh": "true",
+        },
+    )
+    load_task(root)

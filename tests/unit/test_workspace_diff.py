@@ -31,3 +31,15 @@ def test_the_patch_stops_growing_and_says_so() -> None:
     assert len(diff.files_changed) == 50
     assert len(diff.patch) < 40_000
     assert diff.patch.endswith("the patch stops at 20,000 characters; 50 files changed\n")
+
+
+def test_a_file_name_with_escapes_or_newlines_is_quoted_as_git_does() -> None:
+    """A name the agent chose cannot clear a terminal or forge a line of the patch."""
+    name = "evil\x1b[2J\n+++ b/forged.py.py"
+    diff = diff_snapshots({}, {name: b"x\n", "plain.py": b"y\n"})
+    assert "\x1b" not in diff.patch
+    assert '+++ "b/evil\\033[2J\\n+++ b/forged.py.py"\n' in diff.patch
+    assert "\n+++ b/forged.py.py" not in diff.patch
+    assert "+++ b/plain.py\n" in diff.patch  # an ordinary name stays as it is
+    binary = diff_snapshots({}, {"a\tb": b"\0"}).patch
+    assert binary == 'Binary files "a/a\\tb" and "b/a\\tb" differ\n'

@@ -111,7 +111,40 @@ def _change_results(paths: RunPaths) -> None:
     paths.results.write_text(json.dumps(results, indent=2))
 
 
+def _forge_approver(paths: RunPaths) -> None:
+    for path in (paths.run, paths.results):
+        data = json.loads(path.read_text())
+        data["approval"]["approver"] = "the director"
+        path.write_text(json.dumps(data, indent=2))
+
+
+def _drop_planned_task(paths: RunPaths) -> None:
+    """A task left out of plan.json and its attempts deleted: as if it never ran."""
+    plan = json.loads(paths.plan.read_text())
+    gone = plan["tasks"].pop()
+    plan["task_count"] -= 1
+    paths.plan.write_text(json.dumps(plan, indent=2))
+    shutil.rmtree(paths.root / "tasks" / gone["task_id"])
+
+
 TAMPERING: dict[str, tuple[Callable[[RunPaths], None], list[str]]] = {
+    "forged approver": (
+        _forge_approver,
+        [
+            "[ledger] run.json: its approval is not the one history recorded: approver "
+            "('the director' in run.json",
+            "[results] results.json: its approval is not the run's: approver ('the director' "
+            "in results.json",
+        ],
+    ),
+    "dropped task": (
+        _drop_planned_task,
+        [
+            "[ledger] plan.json: it is not the plan history recorded: task_count",
+            "[ledger] plan.json: its tasks are not the ones the run handed out (added none, "
+            "left out [",
+        ],
+    ),
     "edited reward": (
         _edit_reward,
         [

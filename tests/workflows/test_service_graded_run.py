@@ -110,9 +110,17 @@ async def test_a_service_graded_suite_runs_end_to_end_and_rescores(
     stored = RunResult.model_validate_json(run.results.read_text())
     assert stored.service_scores == rescored.service_scores
     assert "service final score, sourcegraph_full: 0.75" in run.report_md.read_text()
-    # Re-scored, the run still audits clean: grades are kept beside the recorded attempts.
+    # Graded again after the run, its new gradings and scores are not the ones its history
+    # recorded: the audit names each (publishing it then takes --force, findings recorded).
     audited = await audit_main(outcome.run_id, client=disk.client, settings=disk.settings)
-    assert (audited.lines(), audited.notes) == ((), ())
+    assert audited.notes == ()
+    assert sorted(f.where for f in audited.findings) == [
+        "final_score.baseline.json",
+        "final_score.sourcegraph_full.json",
+        "tensor-broadcast-001/baseline/attempt-1",
+        "tensor-broadcast-001/sourcegraph_full/attempt-1",
+    ]
+    assert all("`starter score`" in f.message for f in audited.findings)
 
 
 async def test_a_services_dataset_is_the_run_and_a_501_says_to_use_a_file(

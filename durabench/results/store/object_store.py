@@ -6,6 +6,10 @@ ones (``AWS_ENDPOINT_URL``, ``AWS_ACCESS_KEY_ID``/``AWS_SECRET_ACCESS_KEY``,
 ``AWS_PROFILE``, …), read by botocore in each process: they never enter a workflow's
 input, its history, a log line or a results file.
 
+An object whose key would land outside its run's directory (``..`` in it: anyone who can
+write to the bucket can plant one) is never written; it is skipped with a warning naming
+it, and the rest of the run is read, so one bad key cannot stop every reader's report.
+
 A file counts as unchanged when its size matches and its local modification time equals
 the object's: after each transfer the local copy takes the object's time, so files go
 over the wire once, in either direction.
@@ -26,11 +30,14 @@ import fsspec
 from botocore.exceptions import BotoCoreError, NoCredentialsError
 
 from durabench.errors import ConfigError, ResultStoreError
+from durabench.logs import get_logger
 from durabench.results.store.store import ResultStore
 from durabench.settings.paths import RunPaths
 from durabench.settings.results_url import CREDENTIALS_HINT, check_results_url
 
 __all__ = ["ObjectStore"]
+
+log = get_logger("durabench.results.store")
 
 
 class ObjectStore(ResultStore):
@@ -43,6 +50,8 @@ class ObjectStore(ResultStore):
         self.bucket = parts.netloc
         self.root = f"{parts.netloc}/{parts.path.strip('/')}".rstrip("/")
         self.fs = _filesystem(parts.scheme)
+        self.skipped: list[str] = []
+        """Why each object skipped by a pull was not fetched (its key leaves its run)."""
 
     @property
     def url(self) -> str:
@@ -70,10 +79,8 @@ class ObjectStore(ResultStore):
             base = self._key(paths, top.relative_to(paths.root).as_posix())
             with self._mapped(f"read {base}"):
                 for key, info in self.fs.find(base, detail=True).items():
-                    if info.get("type") != "file":
-                        continue
-                    local = self._local(paths, key)
-                    if not _same(local, info):
+                    local = self._inside(paths, key) if info.get("type") == "file" else None
+                    if local is not None and not _same(local, info):
                         _download(self.fs, key, local, info)
 
     def pull_index(self, runs_dir: Path) -> None:
@@ -87,8 +94,8 @@ class ObjectStore(ResultStore):
                     paths = RunPaths.for_run(runs_dir, run_id)
                 except ConfigError:
                     continue  # not a run's directory: nothing durabench wrote
-                local = self._local(paths, key)
-                if not _same(local, info):
+                local = self._inside(paths, key)
+                if local is not None and not _same(local, info):
                     _download(self.fs, key, local, info)
 
     def push(self, paths: RunPaths, *written: Path) -> None:
@@ -114,6 +121,16 @@ class ObjectStore(ResultStore):
     def _key(self, paths: RunPaths, relative: str) -> str:
         key = f"{self.root}/{paths.root.name}"
         return f"{key}/{relative}" if relative and relative != "." else key
+
+    def _inside(self, paths: RunPaths, key: str) -> Path | None:
+        """:meth:`_local`, or ``None`` for a key that leaves the run: skipped, and named."""
+        try:
+            return self._local(paths, key)
+        except ResultStoreError as exc:
+            why = f"{exc}; skipped, the rest of the run is read"
+            self.skipped.append(why)
+            log.warning("object skipped", key=key, why=why)
+            return None
 
     def _local(self, paths: RunPaths, key: str) -> Path:
         """The local path of ``key``: inside the run's directory, or refused."""

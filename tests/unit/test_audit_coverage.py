@@ -1,0 +1,383 @@
+"""Every file and field that feeds a published number is covered by ``starter audit``.
+
+A run is written by hand as its workers and report activity write it (plan, run record,
+attempts, gradings, final scores, results, reports, a dashboard entry), and its history
+is the ledger those workers would leave. Each test edits what someone who wants a better
+number would edit, and the audit must name the file.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Callable
+from datetime import UTC, datetime
+from pathlib import Path
+from types import EllipsisType
+from typing import Any, NamedTuple
+
+import pytest
+
+from durabench.atomic import atomic_write
+from durabench.audit import audit_run, digest_attempt
+from durabench.models.audit import AuditReport, Ledger, LedgerAttempt
+from durabench.models.results import AttemptResult
+from durabench.models.service import ServiceTarget
+from durabench.models.suite_run import RecordRunInput
+from durabench.results.dashboard import publish
+from durabench.results.files import build_results, write_reports
+from durabench.service.records import RunScore, TaskGrade, score_path
+from durabench.service.wire import EvalResultData
+from durabench.settings.paths import RunPaths
+from tests.unit.results_set import hand_result
+
+RUN = "hand"
+SCORES = {"baseline": 0.6, "sourcegraph_full": 0.5}
+
+
+class Run(NamedTuple):
+    """A finished run on disk, its ledger and its published dashboard."""
+
+    paths: RunPaths
+    ledger: Ledger
+    board: Path
+
+
+def _attempts() -> tuple[AttemptResult, ...]:
+    retried = {("t3", "baseline", 1): {"exit_class": "infra_rate_limit", "reward": None}}
+    return tuple(
+        a.model_copy(
+            update={
+                "classifier_version": 3,
+                "durabench_version": "0.1.0",
+                **retried.get((a.task_id, a.lane, a.attempt), {}),
+            }
+        )
+        for a in hand_result().attempts
+    )
+
+
+def _grade(a: AttemptResult) -> TaskGrade:
+    return TaskGrade.model_validate(
+        {
+            "run_id": RUN,
+            "task_id": a.task_id,
+            "lane": a.lane,
+            "attempt": a.attempt,
+            "exit_class": a.exit_class,
+            "generation_status": "success",
+            "api": "legacy",
+            "status": "evaluated",
+            "result": {"pass_percentage": (a.reward or 0.0) * 100},
+        }
+    )
+
+
+def _sha(path: Path) -> str | None:
+    return hashlib.sha256(path.read_bytes()).hexdigest() if path.is_file() else None
+
+
+def write_run(root: Path, *, service: bool) -> Run:
+    """The hand run as a worker writes it, graded by a service or not; its ledger."""
+    result = hand_result()
+    request = result.plan.request
+    if service:
+        request = request.model_copy(update={"service": ServiceTarget(url="http://127.0.0.1:9")})
+    plan = result.plan.model_copy(update={"request": request})
+    paths = RunPaths.for_run(root / "runs", RUN)
+    atomic_write(paths.plan, plan.model_dump_json())
+    assert result.approval is not None
+    approval = result.approval
+    atomic_write(
+        paths.run, RecordRunInput(plan=plan.summary(), approval=approval).model_dump_json()
+    )
+    entries = []
+    for a in _attempts():
+        where = paths.attempt(a.task_id, a.lane, a.attempt)
+        atomic_write(where / "result.json", a.model_dump_json())
+        atomic_write(where / "verifier" / "reward.txt", f"{a.reward or 0.0}\n")
+        atomic_write(where / "agent" / "stdout.txt", '{"type": "result"}\n')
+        atomic_write(where / "submission.patch", "--- a/x\n+++ b/x\n")
+        graded = service and a.included
+        if graded:
+            atomic_write(where / "eval.json", _grade(a).model_dump_json())
+        entries.append(
+            LedgerAttempt(
+                task_id=a.task_id,
+                lane=a.lane,
+                attempt=a.attempt,
+                ended="completed",
+                recorded=True,
+                digest=digest_attempt(where),
+                graded=graded,
+                grade=_sha(where / "eval.json"),
+            )
+        )
+    if service:
+        for lane, score in SCORES.items():
+            run_score = RunScore(
+                run_id=RUN, lane=lane, api="legacy", final_score=score, tasks_evaluated=("t1",)
+            )
+            atomic_write(score_path(paths, lane), run_score.model_dump_json())
+    write_reports(paths, build_results(paths, approval, 1.0))
+    board = root / "dashboard.json"
+    publish(paths.root.parent, board, RUN, AuditReport(run_id=RUN, clean=True))
+    ledger = Ledger(
+        run_ended="completed",
+        attempts=tuple(entries),
+        plan=plan.summary(),
+        approval=approval,
+        task_ids=tuple(t.task_id for t in plan.tasks),
+        final_scores=dict(SCORES) if service else None,
+    )
+    return Run(paths, ledger, board)
+
+
+def audit(run: Run, ledger: Ledger | None | EllipsisType = ...) -> AuditReport:
+    """The run's audit against ``ledger`` (its own by default; ``None``: files only)."""
+    used = run.ledger if isinstance(ledger, EllipsisType) else ledger
+    skipped = "" if used is not None else "no server in a unit test"
+    return audit_run(run.paths.root.parent, RUN, used, skipped=skipped, dashboard=run.board)
+
+
+def edit_json(path: Path, change: Callable[[Any], None]) -> None:
+    data = json.loads(path.read_text())
+    change(data)
+    path.write_text(json.dumps(data))
+
+
+def named(report: AuditReport, name: str) -> bool:
+    return any(name in f.where or name in f.message for f in report.findings)
+
+
+@pytest.mark.parametrize("service", [False, True])
+def test_the_hand_run_audits_clean_against_its_ledger(tmp_path: Path, service: bool) -> None:
+    run = write_run(tmp_path, service=service)
+    report = audit(run)
+    assert report.lines() == () and report.notes == ()
+    assert audit(run, None).lines() == ()  # and on its files alone
+
+
+# --- defect: a planted grading ----------------------------------------------------------
+
+
+def test_a_grading_planted_in_a_run_no_service_graded_is_not_read_and_is_named(
+    tmp_path: Path,
+) -> None:
+    run = write_run(tmp_path, service=False)
+    attempt = run.paths.attempt("t2", "baseline", 1)  # model_timeout, reward 0.0
+    planted = _grade(AttemptResult.model_validate_json((attempt / "result.json").read_text()))
+    planted = planted.model_copy(update={"result": EvalResultData(pass_percentage=100.0)})
+    (attempt / "eval.json").write_text(planted.model_dump_json())
+    rebuilt = build_results(run.paths, None, 1.0)
+    reward = {(a.task_id, a.lane, a.attempt): a.reward for a in rebuilt.attempts}
+    assert reward[("t2", "baseline", 1)] == 0.0  # the verifier's reward stands
+    for ledger in (run.ledger, None):
+        report = audit(run, ledger)
+        assert (
+            "[results] t2/baseline/attempt-1: eval.json in a run that no service graded (its "
+            "plan asks for none): it was put there after the run, and it is not read"
+        ) in report.lines()
+
+
+def test_a_grading_the_history_does_not_record_is_named(tmp_path: Path) -> None:
+    run = write_run(tmp_path, service=True)
+    attempt = run.paths.attempt("t2", "baseline", 1)
+    grade = _grade(AttemptResult.model_validate_json((attempt / "result.json").read_text()))
+    better = grade.model_copy(update={"result": EvalResultData(pass_percentage=100.0)})
+    (attempt / "eval.json").write_text(better.model_dump_json())
+    lines = audit(run).lines()
+    assert any(
+        line.startswith("[ledger] t2/baseline/attempt-1: eval.json changed (sha256")
+        for line in lines
+    ), lines
+    unrecorded = run.paths.attempt("t4", "sourcegraph_full", 1)  # infra: never graded
+    (unrecorded / "eval.json").write_text(better.model_dump_json())
+    assert (
+        "[ledger] t4/sourcegraph_full/attempt-1: eval.json is a grading the run's history does "
+        "not record: put there after the run, or graded again by `starter score`; the run's "
+        "reward is not its"
+    ) in audit(run).lines()
+
+
+def test_a_planted_scale_of_zero_is_a_finding_not_a_crash(tmp_path: Path) -> None:
+    run = write_run(tmp_path, service=True)
+    path = run.paths.attempt("t1", "baseline", 1) / "eval.json"
+    edit_json(path, lambda d: d.update(scale=0))
+    lines = audit(run).lines()
+    assert any(
+        line.startswith("[results] t1/baseline/attempt-1: eval.json is not a grading")
+        for line in lines
+    )
+    assert TaskGrade.model_construct(scale=0.0, failed="", result=None).reward is None
+
+
+# --- defect: a forged approval ----------------------------------------------------------
+
+
+def test_an_approver_edited_into_results_json_is_named(tmp_path: Path) -> None:
+    run = write_run(tmp_path, service=False)
+    edit_json(run.paths.results, lambda d: d["approval"].update(approver="the director"))
+    for ledger in (run.ledger, None):
+        lines = audit(run, ledger).lines()
+        assert any(
+            line.startswith(
+                "[results] results.json: its approval is not the run's: approver "
+                "('the director' in results.json, 'ann' in "
+            )
+            for line in lines
+        ), lines
+        assert "[results] report.md: does not follow from the attempts" not in lines  # unedited
+
+
+def test_an_approver_edited_into_run_json_and_results_json_is_named(tmp_path: Path) -> None:
+    run = write_run(tmp_path, service=False)
+    forged = datetime(2026, 2, 2, tzinfo=UTC).isoformat()
+    for path in (run.paths.run, run.paths.results):
+        edit_json(path, lambda d: d["approval"].update(approver="the director", approved_at=forged))
+    md = run.paths.report_md.read_text().replace("approved by ann", "approved by the director")
+    run.paths.report_md.write_text(md)
+    lines = audit(run).lines()
+    assert any(
+        line.startswith("[ledger] run.json: its approval is not the one history recorded")
+        for line in lines
+    ), lines
+    assert any(
+        line.startswith("[results] results.json: its approval is not the run's") for line in lines
+    )
+    assert "[results] report.md: does not follow from the attempts" in lines
+
+
+# --- done when: every file and field that feeds a published number ------------------------
+
+
+def _results(change: Callable[[Any], None]) -> Callable[[RunPaths], None]:
+    return lambda paths: edit_json(paths.results, change)
+
+
+def _attempt_json(name: str, change: Callable[[Any], None]) -> Callable[[RunPaths], None]:
+    return lambda paths: edit_json(paths.attempt("t1", "baseline", 1) / name, change)
+
+
+def _text(relative: str, text: str) -> Callable[[RunPaths], None]:
+    return lambda paths: (paths.root / relative).write_text(text)
+
+
+def _plan(change: Callable[[Any], None]) -> Callable[[RunPaths], None]:
+    return lambda paths: edit_json(paths.plan, change)
+
+
+def _drop_task(d: Any) -> None:
+    d["tasks"] = d["tasks"][:-1]
+    d["task_count"] -= 1
+
+
+A1 = "tasks/t1/baseline/attempt-1"
+EDITS: dict[str, tuple[str, Callable[[RunPaths], None]]] = {
+    "result.json reward": (
+        "result.json",
+        _attempt_json("result.json", lambda d: d.update(reward=0.5)),
+    ),
+    "result.json exit_class": (
+        "result.json",
+        _attempt_json("result.json", lambda d: d.update(exit_class="infra_other")),
+    ),
+    "result.json tokens": (
+        "result.json",
+        _attempt_json("result.json", lambda d: d["tokens"].update(input=1)),
+    ),
+    "result.json cost_usd": (
+        "result.json",
+        _attempt_json("result.json", lambda d: d.update(cost_usd=0.01)),
+    ),
+    "result.json served_model": (
+        "result.json",
+        _attempt_json("result.json", lambda d: d.update(served_model="other")),
+    ),
+    "result.json cli_version": (
+        "result.json",
+        _attempt_json("result.json", lambda d: d.update(cli_version="9.9.9")),
+    ),
+    "reward.txt": ("verifier/reward.txt", _text(f"{A1}/verifier/reward.txt", "0.5\n")),
+    "stdout.txt": ("agent/stdout.txt", _text(f"{A1}/agent/stdout.txt", "{}\n")),
+    "submission.patch": ("submission.patch", _text(f"{A1}/submission.patch", "")),
+    "eval.json pass_percentage": (
+        "eval.json",
+        _attempt_json("eval.json", lambda d: d["result"].update(pass_percentage=50.0)),
+    ),
+    "eval.json scale": ("eval.json", _attempt_json("eval.json", lambda d: d.update(scale=50.0))),
+    "eval.json status": (
+        "eval.json",
+        _attempt_json("eval.json", lambda d: d.update(status="error")),
+    ),
+    "final_score": (
+        "final_score.baseline.json",
+        lambda p: edit_json(score_path(p, "baseline"), lambda d: d.update(final_score=0.99)),
+    ),
+    "plan.json tasks": ("plan.json", _plan(_drop_task)),
+    "plan.json lanes": (
+        "plan.json",
+        _plan(lambda d: d.update(lanes=["sourcegraph_full", "baseline"])),
+    ),
+    "plan.json model": ("plan.json", _plan(lambda d: d["request"]["agent"].update(model="m2"))),
+    "plan.json category": ("plan.json", _plan(lambda d: d["request"].update(category="official"))),
+    "plan.json service": ("plan.json", _plan(lambda d: d["request"].update(service=None))),
+    "run.json approver": (
+        "run.json",
+        lambda p: edit_json(p.run, lambda d: d["approval"].update(approver="x")),
+    ),
+    "run.json approved_at": (
+        "run.json",
+        lambda p: edit_json(
+            p.run, lambda d: d["approval"].update(approved_at="2020-01-01T00:00:00Z")
+        ),
+    ),
+    "results.json lane mean": (
+        "results.json",
+        _results(lambda d: d["lanes"][0].update(mean_reward=0.42)),
+    ),
+    "results.json mean_delta": (
+        "results.json",
+        _results(lambda d: d["scorecard"]["comparison"].update(mean_delta=0.9)),
+    ),
+    "results.json cost": (
+        "results.json",
+        _results(lambda d: d["scorecard"]["totals"][-1].update(cost_usd=0.01)),
+    ),
+    "results.json attempt reward": (
+        "results.json",
+        _results(lambda d: d["attempts"][2].update(reward=1.0)),
+    ),
+    "results.json excluded": ("results.json", _results(lambda d: d.update(excluded={}))),
+    "results.json service_scores": (
+        "results.json",
+        _results(lambda d: d.update(service_scores={"baseline": 1.0})),
+    ),
+    "results.json approver": (
+        "results.json",
+        _results(lambda d: d["approval"].update(approver="x")),
+    ),
+    "report.md": (
+        "report.md",
+        lambda p: p.report_md.write_text(p.report_md.read_text().replace("0.", "1.")),
+    ),
+    "report.html": ("report.html", lambda p: p.report_html.write_text("<p>all pass</p>")),
+}
+
+
+@pytest.mark.parametrize("edit", sorted(EDITS))
+def test_every_edit_of_what_feeds_a_published_number_is_named(tmp_path: Path, edit: str) -> None:
+    run = write_run(tmp_path, service=True)
+    name, change = EDITS[edit]
+    change(run.paths)
+    report = audit(run)
+    assert named(report, name), report.lines()
+
+
+@pytest.mark.parametrize(
+    ("field", "value"), [("mean_delta", 0.9), ("cost_usd", 0.01), ("lanes", {"baseline": 1.0})]
+)
+def test_every_edit_of_the_dashboard_entry_is_named(tmp_path: Path, field: str, value: Any) -> None:
+    run = write_run(tmp_path, service=True)
+    edit_json(run.board, lambda d: d["runs"][0].update({field: value}))
+    assert named(audit(run), "dashboard.json")
