@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import re
+from itertools import islice
 from collections.abc import Mapping, Sequence
 from datetime import datetime, timedelta
 from pathlib import Path, PurePosixPath
@@ -384,7 +385,7 @@ class Attempt:
                 "reason": scrub_text(verdict.reason, self.secrets),
                 "last_message": answer[:_DISPLAY_CHARS],
                 "cap_resets_at": resets_at,
-                "cli_version": transcript_version(iter_events(lines_of(stdout)))
+                "cli_version": transcript_version(islice(iter_events(lines_of(stdout)), 64))
                 if self.agent.version_command(self.ctx)
                 else None,
             }

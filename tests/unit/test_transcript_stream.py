@@ -8,10 +8,13 @@ from __future__ import annotations
 
 import json
 import tracemalloc
+from pathlib import Path
 
 import pytest
 
 from durabench.agents.dialects import transcript_facts
+from durabench.agents.trajectory import trajectory_of
+from durabench.agents.transcript import EventFile
 from durabench.models.verdict import TranscriptFormat
 
 _SIZE = 2 << 20
@@ -55,3 +58,23 @@ def test_only_the_last_errors_are_kept_with_their_positions() -> None:
     assert facts.n_events == 5000
     assert facts.errors[-1].text == "e4999" and facts.errors[-1].index == 4999
     assert len(facts.errors) <= 64
+
+
+def test_the_kept_transcript_becomes_a_trajectory_without_being_held_whole(
+    tmp_path: Path,
+) -> None:
+    kept = tmp_path / "stdout.txt"
+    init = b'{"type":"system","subtype":"init","model":"m"}\n'
+    done = b'{"type":"result","subtype":"success","result":"Done."}\n'
+    flood = _SIZE // 2
+    kept.write_bytes(init + done + b"{}\n" * (flood // 3))  # a flood after the session
+    tracemalloc.start()
+    try:
+        trajectory = trajectory_of(
+            "claude-code", EventFile(kept), agent="claude-code", model="m", attempt_id="a"
+        )
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert trajectory is not None and trajectory.steps[-1].message == "Done."
+    assert peak < flood // 4
