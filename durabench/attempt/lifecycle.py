@@ -19,9 +19,9 @@ from __future__ import annotations
 
 import asyncio
 import re
-from itertools import islice
 from collections.abc import Mapping, Sequence
 from datetime import datetime, timedelta
+from itertools import islice
 from pathlib import Path, PurePosixPath
 
 from durabench.accounts import account_cooldown
