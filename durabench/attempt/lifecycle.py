@@ -363,10 +363,10 @@ class Attempt:
                 build_failed=facts.build_failed,
                 stderr_tail=stderr[-_STDERR_TAIL:],
                 mcp_servers=(self.config.mcp.name,) if self.config.mcp else (),
-                mcp_via_gateway=bool(
+                mcp_via_gateway=bool(  # a recorded ledger stands in for the gateway's
                     self.config.mcp
                     and self.config.mcp.url_env
-                    and self.agent.needs_network
+                    and (self.agent.needs_network or recorded is not None)
                     and self.agent.uses_mcp
                 ),
                 metered=metered,
