@@ -69,12 +69,12 @@ def metered_mismatch(data: ClassifyInput) -> str:
 def metered_mcp(data: ClassifyInput) -> str:
     """Why the ledger shows the lane's MCP server never worked, or ``""``.
 
-    Evidence: the ledger's MCP requests. An MCP lane whose agent talked to its model
-    through the gateway but never got an answer from its MCP server there measured the
-    agent without MCP.
+    Evidence: the ledger's MCP requests. An MCP lane whose model answered through the
+    gateway while its MCP server never did there measured the agent without MCP (a
+    session whose model never answered ended for that reason, not MCP's).
     """
     m = data.metered
-    if not data.mcp_via_gateway or m is None or m.requests == 0 or m.mcp_answered:
+    if not data.mcp_via_gateway or not model_answered(m) or m is None or m.mcp_answered:
         return ""
     tried = f"{m.mcp_requests} request(s), none answered" if m.mcp_requests else "no request"
     return (

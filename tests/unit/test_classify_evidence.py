@@ -164,3 +164,14 @@ def test_an_attempt_over_its_budget_scores_nothing_past_it() -> None:
     over = classify(_input(_result("Done."), metered=within, budget_tokens=5_000))
     assert over.exit_class == "model_budget" and over.reward_cap == 0.0
     assert "9,800 tokens metered against a budget of 5,000" in over.reason
+
+
+def test_a_dead_mcp_server_does_not_hide_an_api_that_never_answered() -> None:
+    lane = {"mcp_via_gateway": True, "mcp_servers": ("sourcegraph",)}
+    refused = _ledger(served_models=(), tokens=TokenUsage(), last_status=401)
+    verdict = classify(
+        _input(_result("Invalid API key", is_error=True), exit_code=1, metered=refused, **lane)
+    )
+    assert verdict.exit_class == "infra_auth", verdict.reason
+    answered = classify(_input(_result("Done."), metered=_ledger(), **lane))
+    assert answered.exit_class == "infra_other" and "MCP NOT WORKING" in answered.reason
