@@ -356,6 +356,7 @@ class SandboxActivities:
                 metered=await asyncio.to_thread(read_ledger, ledger),
                 now=_now(),
                 cap_cooldown=timedelta(seconds=self.settings.usage_cap_cooldown_sec),
+                cap_ceiling=timedelta(seconds=self.settings.usage_cap_cooldown_max_sec),
             )
 
     @activity.defn(name="collect_artifacts")

@@ -9,6 +9,7 @@ import click
 
 from durabench.agents.transcript import read_events
 from durabench.classify import classify as classify_attempt
+from durabench.gateway import read_ledger
 from durabench.models.verdict import ClassifyInput, TranscriptFormat
 from starter.console import console, shown
 
@@ -24,6 +25,12 @@ __all__ = ["classify"]
 @click.option("--files-changed", type=click.IntRange(min=0), required=True)
 @click.option("--timed-out", is_flag=True, help="The time limit killed the agent.")
 @click.option("--build-failed", is_flag=True, help="The workspace does not build.")
+@click.option(
+    "--ledger",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    help="The attempt's gateway ledger (gateway.jsonl): what the model API answered. "
+    "Without it no class is infra: the transcript alone is the agent's word.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the verdict as JSON.")
 def classify(
     transcript: Path,
@@ -34,6 +41,7 @@ def classify(
     files_changed: int,
     timed_out: bool,
     build_failed: bool,
+    ledger: Path | None,
     as_json: bool,
 ) -> None:
     """Classify one attempt from its transcript (JSON lines) and facts."""
@@ -48,6 +56,8 @@ def classify(
             wall_seconds=wall_seconds,
             files_changed=files_changed,
             build_failed=build_failed,
+            metered=read_ledger(ledger) if ledger else None,
+            model_via_gateway=ledger is not None,
         )
     )
     if as_json:

@@ -75,7 +75,10 @@ class Judged:
             "agent_reattached": self.agent.reattached,
         }
         if self.verified is not None:
-            fields.update(reward=self.verified.reward, build_failed=self.verified.build_failed)
+            reward, cap = self.verified.reward, self.verdict.reward_cap
+            if reward is not None and cap is not None:  # no score for work past the budget
+                reward = min(reward, cap)
+            fields.update(reward=reward, build_failed=self.verified.build_failed)
         if self.verifier_error:
             fields["verifier_error"] = self.verifier_error
         fields.update(self.verdict.model_dump(include=_VERDICT_FIELDS))

@@ -1,21 +1,23 @@
-"""When a rate-limited account may be asked again, from what the API itself answered.
+"""When a limited account may be asked again, from what the API itself answered.
 
 The gateway keeps the last response's ``retry-after`` and rate-limit reset headers
-(Anthropic's ``anthropic-ratelimit-*-reset``, RFC 3339 times; OpenAI's
-``x-ratelimit-reset-*``, durations such as ``6m0s`` or ``1.5s``). A rate limit is short by
-nature, so what they say is capped at :data:`MAX_WAIT`.
+(Anthropic's ``anthropic-ratelimit-*-reset``, RFC 3339 times or, for a plan's unified
+limit, epoch seconds; OpenAI's ``x-ratelimit-reset-*``, durations such as ``6m0s`` or
+``1.5s``). Those are the model API's words, outside the sandbox; nothing the agent printed
+is read. A rate limit is short by nature, so what they say is capped at :data:`MAX_WAIT`;
+a usage cap at a ceiling the operator sets (a week-long reset would starve a run).
 """
 
 from __future__ import annotations
 
 import json
 import re
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from email.utils import parsedate_to_datetime
 
 from durabench.models.verdict import MeteredUsage
 
-__all__ = ["MAX_WAIT", "rate_limit_until"]
+__all__ = ["MAX_WAIT", "rate_limit_until", "usage_cap_until"]
 
 MAX_WAIT = timedelta(hours=1)
 """The longest a rate limit cools an account; longer waits are usage caps."""
@@ -28,6 +30,17 @@ def rate_limit_until(metered: MeteredUsage, now: datetime) -> datetime | None:
     if not waits:
         return None
     return now + min(max(waits), MAX_WAIT)
+
+
+def usage_cap_until(
+    metered: MeteredUsage, now: datetime, default: timedelta, ceiling: timedelta
+) -> datetime:
+    """Until when to cool an account the API refused for its usage limit.
+
+    The latest time its headers name, else ``default``; never more than ``ceiling`` ahead.
+    """
+    waits = [w for w in (_retry_after(metered.last_retry_after, now), *_resets(metered, now)) if w]
+    return now + min(max(waits) if waits else default, ceiling)
 
 
 def _retry_after(value: str, now: datetime) -> timedelta | None:
@@ -60,6 +73,8 @@ def _resets(metered: MeteredUsage, now: datetime) -> list[timedelta]:
 
 
 def _when(value: str, now: datetime) -> timedelta | None:
+    if value.isdigit() and len(value) >= 10:  # epoch seconds (a plan's unified reset)
+        return datetime.fromtimestamp(int(value), tz=UTC) - now
     try:
         return datetime.fromisoformat(value.replace("Z", "+00:00")) - now
     except ValueError:

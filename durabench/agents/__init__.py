@@ -16,7 +16,14 @@ from durabench.agents.registry import (
     known_agents,
 )
 from durabench.agents.replay import ReplayAgent, ReplayCase, ReplayPlan
-from durabench.agents.transcript import McpServerState, TranscriptFacts, read_events
+from durabench.agents.transcript import (
+    EventFile,
+    McpServerState,
+    TranscriptFacts,
+    iter_events,
+    lines_of,
+    read_events,
+)
 
 __all__ = [
     "AGENT_HOME",
@@ -28,6 +35,7 @@ __all__ = [
     "CliAgent",
     "CliInstall",
     "CodexCliAgent",
+    "EventFile",
     "ExecInput",
     "GeminiCliAgent",
     "McpServerState",
@@ -42,7 +50,9 @@ __all__ = [
     "agent_class",
     "agent_secret_env",
     "get_agent",
+    "iter_events",
     "known_agents",
+    "lines_of",
     "plain_version",
     "read_events",
     "transcript_version",

@@ -165,6 +165,15 @@ class Agent(ABC):
         """Dialect of the transcript the agent prints; ``None`` when it prints none."""
         return None
 
+    def recorded_ledger(self, ctx: AgentContext) -> Path | None:
+        """A gateway ledger recorded on the host that stands in for the gateway's, or ``None``.
+
+        Only an agent with no model API of its own has one (a replay plays a recorded
+        session; this is what the API answered it). It is read outside the sandbox, so it
+        is evidence the agent cannot touch, as the gateway's ledger is.
+        """
+        return None
+
     @abstractmethod
     def run_commands(self, ctx: AgentContext) -> list[ExecInput]:
         """The commands of the agent phase, in order. Pure: no I/O."""

@@ -11,9 +11,17 @@ ended in. The ``init`` event's ``mcp_servers`` lists each MCP server with its st
 
 from __future__ import annotations
 
+from collections import deque
+from collections.abc import Iterable
 from typing import Any
 
-from durabench.agents.transcript import ErrorText, McpServerState, TranscriptFacts
+from durabench.agents.transcript import (
+    KEPT_ERRORS,
+    ErrorText,
+    McpServerState,
+    TranscriptFacts,
+    error_text,
+)
 from durabench.models.verdict import TokenUsage
 
 __all__ = ["parse_claude"]
@@ -84,14 +92,16 @@ def _usage(result: dict[str, Any]) -> tuple[TokenUsage, float | None]:
     return tokens, None if cost is None else float(cost)
 
 
-def parse_claude(events: list[dict[str, Any]]) -> TranscriptFacts:
+def parse_claude(events: Iterable[dict[str, Any]]) -> TranscriptFacts:
     """Facts of a Claude Code stream-json transcript."""
     served: str | None = None
-    errors: list[ErrorText] = []
+    errors: deque[ErrorText] = deque(maxlen=KEPT_ERRORS)
+    n = 0
     last, errored, retrying = "", False, ""
     tokens, cost = TokenUsage(), None
     mcp: tuple[McpServerState, ...] | None = None
-    for i, event in enumerate(events):
+    for n, event in enumerate(events, start=1):
+        i = n - 1
         kind = event.get("type")
         if kind == "system" and event.get("subtype") == "init":
             served = str(event["model"]) if event.get("model") else served
@@ -101,7 +111,7 @@ def parse_claude(events: list[dict[str, Any]]) -> TranscriptFacts:
         elif kind == "assistant" and isinstance(event.get("message"), dict):
             message, text = event["message"], _texts(event["message"])
             if _is_api_error(event, message):
-                errors.append(ErrorText(index=i, text=_with_codes(text, event)))
+                errors.append(ErrorText(index=i, text=error_text(_with_codes(text, event))))
                 continue
             retrying = ""  # the model answered: that retry succeeded
             if text.strip():
@@ -113,13 +123,15 @@ def parse_claude(events: list[dict[str, Any]]) -> TranscriptFacts:
                 "error"
             )
             if errored:
-                errors.append(ErrorText(index=i, text=text or str(event.get("subtype"))))
+                errors.append(
+                    ErrorText(index=i, text=error_text(text or str(event.get("subtype"))))
+                )
                 continue
             retrying = ""
             if text.strip():
                 last = text
     return TranscriptFacts(
-        n_events=len(events),
+        n_events=n,
         served_model=served,
         errors=tuple(errors),
         errored=errored,

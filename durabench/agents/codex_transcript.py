@@ -8,9 +8,11 @@ served model is often unknown.
 
 from __future__ import annotations
 
+from collections import deque
+from collections.abc import Iterable
 from typing import Any
 
-from durabench.agents.transcript import ErrorText, TranscriptFacts
+from durabench.agents.transcript import KEPT_ERRORS, ErrorText, TranscriptFacts, error_text
 from durabench.models.verdict import TokenUsage
 
 __all__ = ["parse_codex"]
@@ -23,13 +25,15 @@ def _error_message(event: dict[str, Any]) -> str:
     return str(event.get("message") or error or "")
 
 
-def parse_codex(events: list[dict[str, Any]]) -> TranscriptFacts:
+def parse_codex(events: Iterable[dict[str, Any]]) -> TranscriptFacts:
     """Facts of a Codex ``exec --json`` transcript."""
     served: str | None = None
-    errors: list[ErrorText] = []
+    errors: deque[ErrorText] = deque(maxlen=KEPT_ERRORS)
+    n = 0
     last, errored = "", False
     fresh = cached = output = 0
-    for i, event in enumerate(events):
+    for n, event in enumerate(events, start=1):
+        i = n - 1
         kind = event.get("type")
         if served is None and isinstance(event.get("model"), str):
             served = str(event["model"])
@@ -43,10 +47,10 @@ def parse_codex(events: list[dict[str, Any]]) -> TranscriptFacts:
             fresh += int(usage.get("input_tokens", 0)) - int(usage.get("cached_input_tokens", 0))
             output += int(usage.get("output_tokens", 0))
         elif kind in ("error", "turn.failed"):
-            errors.append(ErrorText(index=i, text=_error_message(event)))
+            errors.append(ErrorText(index=i, text=error_text(_error_message(event))))
             errored = errored or kind == "turn.failed"
     return TranscriptFacts(
-        n_events=len(events),
+        n_events=n,
         served_model=served,
         errors=tuple(errors),
         errored=errored,

@@ -14,9 +14,11 @@ with backoff...`` or, for a quota error whose delay the API named, ``Attempt N f
 from __future__ import annotations
 
 import re
+from collections import deque
+from collections.abc import Iterable
 from typing import Any
 
-from durabench.agents.transcript import ErrorText, TranscriptFacts
+from durabench.agents.transcript import KEPT_ERRORS, ErrorText, TranscriptFacts, error_text
 from durabench.models.verdict import TokenUsage
 
 __all__ = ["gemini_retry", "parse_gemini"]
@@ -43,13 +45,16 @@ def gemini_retry(stderr: str) -> str:
     return f"API retry {last['n']}: failed {how}".strip()
 
 
-def parse_gemini(events: list[dict[str, Any]]) -> TranscriptFacts:
+def parse_gemini(events: Iterable[dict[str, Any]]) -> TranscriptFacts:
     """Facts of a Gemini CLI stream-json transcript."""
     served: str | None = None
-    errors: list[ErrorText] = []
-    last, errored, awaiting = "", False, False
+    errors: deque[ErrorText] = deque(maxlen=KEPT_ERRORS)
+    n = 0
+    parts: list[str] = []  # the last answer's deltas, joined once (a flood has millions)
+    errored, awaiting = False, False
     tokens = TokenUsage()
-    for i, event in enumerate(events):
+    for n, event in enumerate(events, start=1):
+        i = n - 1
         kind = event.get("type")
         if kind in ("message", "tool_use", "tool_result", "result"):
             awaiting = kind == "tool_result" or event.get("role") == "user"
@@ -57,15 +62,17 @@ def parse_gemini(events: list[dict[str, Any]]) -> TranscriptFacts:
             served = str(event["model"])
         elif kind == "message" and event.get("role") == "assistant":
             text = str(event.get("content") or "")
-            last = last + text if event.get("delta") else text
+            if not event.get("delta"):
+                parts = []
+            parts.append(text)
         elif kind == "error":
-            errors.append(ErrorText(index=i, text=str(event.get("message", ""))))
+            errors.append(ErrorText(index=i, text=error_text(str(event.get("message", "")))))
         elif kind == "result":
             error = event.get("error")
             errored = event.get("status") == "error"
             if errored:
                 message = error.get("message", "") if isinstance(error, dict) else error
-                errors.append(ErrorText(index=i, text=str(message or "error")))
+                errors.append(ErrorText(index=i, text=error_text(str(message or "error"))))
             stats = event.get("stats") if isinstance(event.get("stats"), dict) else None
             if stats:
                 cached = int(stats.get("cached", 0))
@@ -76,11 +83,11 @@ def parse_gemini(events: list[dict[str, Any]]) -> TranscriptFacts:
                     cache_read=cached,
                 )
     return TranscriptFacts(
-        n_events=len(events),
+        n_events=n,
         served_model=served,
         errors=tuple(errors),
         errored=errored,
-        last_message=last.strip(),
+        last_message="".join(parts).strip(),
         tokens=tokens,
         awaiting_model=awaiting,
     )

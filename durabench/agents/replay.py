@@ -4,12 +4,18 @@ It prints a recorded transcript, makes recorded file changes and exits with a re
 code, or hangs until the time limit kills it. That drives every exit class through the
 real pipeline (Temporal, Docker, verifier, classifier) in tests and rehearsals.
 
+A replay has no model, so no gateway meters it. An infra class is decided only from what
+the model API answered, so a case that replays an API failure names a recorded ledger
+(``ledger``: gateway ledger lines, one JSON object each, as the gateway writes them): the
+worker reads it on the host, outside the sandbox, in place of the gateway's. The replayed
+transcript alone, like any agent's, is the agent's word and never makes an attempt infra.
+
 A replay plan is a JSON file (``--agent-opt plan=FILE``) of cases; the first case whose
 ``task``, ``lane`` and ``attempt`` match (absent = any) is played::
 
     {"cases": [
       {"task": "t1", "lane": "baseline", "attempt": 1, "format": "claude-code",
-       "transcript": "rate-limit.jsonl", "exit_code": 1},
+       "transcript": "rate-limit.jsonl", "ledger": "rate-limit.ledger.jsonl", "exit_code": 1},
       {"format": "claude-code", "transcript": "done.jsonl", "files": {"notes.md": "notes.md"}}
     ]}
 
@@ -54,6 +60,9 @@ class ReplayCase(BaseModel):
     """Dialect of the transcript."""
     transcript: str | None = None
     """Transcript file (JSON lines), printed to stdout."""
+    ledger: str | None = None
+    """Gateway ledger file (JSON lines) of what the model API answered the recorded session,
+    read on the host in place of the gateway's; ``None``: no request reached an API."""
     exit_code: int = 0
     """Exit code of the replayed agent."""
     files: dict[str, str] = Field(default_factory=dict)
@@ -102,6 +111,7 @@ class ReplayPlan(BaseModel):
         home = path.parent.resolve()
         for n, case in enumerate(plan.cases, 1):
             named = [("transcript", case.transcript)] if case.transcript else []
+            named += [("ledger", case.ledger)] if case.ledger else []
             for what, name in named + [("file", src) for src in case.files.values()]:
                 if not _relative_inside(name) or not (home / name).resolve().is_relative_to(home):
                     raise ConfigError(
@@ -170,6 +180,11 @@ class ReplayAgent(Agent):
         )
         out += [Upload(root / src, str(dest / "files" / rel)) for rel, src in case.files.items()]
         return out
+
+    def recorded_ledger(self, ctx: AgentContext) -> Path | None:
+        """The case's recorded ledger, beside the plan on the host."""
+        case = self.case(ctx)
+        return self.plan_path.parent / case.ledger if case.ledger else None
 
     def mounts(self, ctx: AgentContext) -> dict[str, str]:
         """``--agent-opt marker_dir=DIR``: a host directory where each session signs in."""

@@ -6,7 +6,8 @@ totals and the served model from the dialect's parser, the same facts the classi
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
+from itertools import islice
 from typing import Any
 
 from durabench.agents.atif import AtifAgent, FinalMetrics, Step, Trajectory
@@ -23,8 +24,8 @@ __all__ = ["trajectory_of"]
 _DIALECTS: dict[
     str,
     tuple[
-        Callable[[list[dict[str, Any]]], list[Step]],
-        Callable[[list[dict[str, Any]]], TranscriptFacts],
+        Callable[[Iterable[dict[str, Any]]], list[Step]],
+        Callable[[Iterable[dict[str, Any]]], TranscriptFacts],
     ],
 ] = {
     "claude-code": (claude_steps, parse_claude),
@@ -32,14 +33,17 @@ _DIALECTS: dict[
     "gemini-cli": (gemini_steps, parse_gemini),
 }
 
+MAX_EVENTS = 20_000
+"""Events read into steps: a real session has a few thousand; a flood is cut here (its
+facts are still read whole, as a stream)."""
 _NOTES = (
     "Written by durabench from the agent CLI's transcript. Tokens and cost are the CLI's own "
     "figures; the scored ones come from the model gateway (result.json)."
 )
 
 
-def _session(events: list[dict[str, Any]]) -> str | None:
-    for event in events:
+def _session(events: Iterable[dict[str, Any]]) -> str | None:
+    for event in islice(events, MAX_EVENTS):
         for key in ("session_id", "thread_id"):
             if isinstance(event.get(key), str) and event[key]:
                 return str(event[key])
@@ -48,7 +52,7 @@ def _session(events: list[dict[str, Any]]) -> str | None:
 
 def trajectory_of(
     fmt: TranscriptFormat | None,
-    events: list[dict[str, Any]],
+    events: Iterable[dict[str, Any]],
     *,
     agent: str,
     model: str,
@@ -58,13 +62,17 @@ def trajectory_of(
 ) -> Trajectory | None:
     """The trajectory of a transcript in dialect ``fmt``; ``None`` for no transcript.
 
-    ``instruction`` (the task as the agent got it) opens the steps when the transcript
-    does not say it; ``attempt_id`` names the session when the transcript names none.
+    ``events`` is read several times, one event at a time: a list, or an
+    :class:`~durabench.agents.transcript.EventFile` that reads its file again each time,
+    so a transcript at its size cap is never held whole. Steps come from its first
+    :data:`MAX_EVENTS` events. ``instruction`` (the task as the agent got it) opens the
+    steps when the transcript does not say it; ``attempt_id`` names the session when the
+    transcript names none.
     """
-    if fmt is None or not events:
+    if fmt is None or next(iter(events), None) is None:
         return None
     read_steps, parse = _DIALECTS[fmt]
-    steps, facts = read_steps(events), parse(events)
+    steps, facts = read_steps(islice(events, MAX_EVENTS)), parse(events)
     if instruction and not (steps and steps[0].source == "user"):
         steps.insert(0, Step(step_id=1, source="user", message=instruction))
     if not steps:

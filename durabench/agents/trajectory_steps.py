@@ -7,6 +7,7 @@ helpers so a turn the classifier calls an API error is a system step here too.
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from datetime import datetime
 from typing import Any, Literal
 
@@ -49,6 +50,8 @@ class StepBook:
     def __init__(self) -> None:
         self.steps: list[Step] = []
         self._by_call: dict[str, Step] = {}
+        self.agent_said: set[str] = set()
+        """Messages of the agent's steps as added (a final answer printed twice is one)."""
 
     def add(self, source: Source, message: str, event: dict[str, Any], **fields: Any) -> Step:
         """A new step, numbered after the last."""
@@ -60,6 +63,8 @@ class StepBook:
             **fields,
         )
         self.steps.append(step)
+        if source == "agent":
+            self.agent_said.add(message)
         return step
 
     def call(self, step: Step, call_id: str, name: str, arguments: object) -> None:
@@ -129,11 +134,11 @@ def _claude_result(book: StepBook, event: dict[str, Any]) -> None:
     said = str(event.get("result") or "")
     if event.get("is_error") or event.get("subtype") != "success":
         book.add("system", said or str(event.get("subtype") or "error"), event)
-    elif said.strip() and not any(s.message == said for s in book.steps if s.source == "agent"):
+    elif said.strip() and said not in book.agent_said:
         book.add("agent", said, event)  # the final answer, when no turn printed it
 
 
-def claude_steps(events: list[dict[str, Any]]) -> list[Step]:
+def claude_steps(events: Iterable[dict[str, Any]]) -> list[Step]:
     """Steps of a Claude Code stream-json transcript."""
     book = StepBook()
     for event in events:
@@ -187,7 +192,7 @@ def _codex_item(book: StepBook, event: dict[str, Any], item: dict[str, Any]) -> 
         book.call(step, call_id, kind, args)
 
 
-def codex_steps(events: list[dict[str, Any]]) -> list[Step]:
+def codex_steps(events: Iterable[dict[str, Any]]) -> list[Step]:
     """Steps of a Codex ``exec --json`` transcript; a turn's tokens go to its last step."""
     book = StepBook()
     turn_start = 0
@@ -215,7 +220,7 @@ def _error_text(error: object) -> str:
     return _text(error.get("message") if isinstance(error, dict) else error)
 
 
-def gemini_steps(events: list[dict[str, Any]]) -> list[Step]:
+def gemini_steps(events: Iterable[dict[str, Any]]) -> list[Step]:
     """Steps of a Gemini CLI stream-json transcript; deltas of one answer are joined."""
     book = StepBook()
     for event in events:

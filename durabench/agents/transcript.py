@@ -2,14 +2,32 @@
 
 from __future__ import annotations
 
+import io
 import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from durabench.models.verdict import TokenUsage
 
-__all__ = ["ErrorText", "McpServerState", "TranscriptFacts", "read_events"]
+__all__ = [
+    "KEPT_ERRORS",
+    "ErrorText",
+    "EventFile",
+    "McpServerState",
+    "TranscriptFacts",
+    "error_text",
+    "iter_events",
+    "lines_of",
+    "read_events",
+]
+
+KEPT_ERRORS = 64
+"""Errors a parser keeps, the last ones: the classifier reads only the session's end, and
+an agent can print millions of errors."""
+_ERROR_CHARS = 2000
+"""Characters kept of one error's text (reasons quote 240)."""
 
 
 class ErrorText(BaseModel):
@@ -45,7 +63,8 @@ class TranscriptFacts(BaseModel):
     served_model: str | None = None
     """The model the init event names."""
     errors: tuple[ErrorText, ...] = ()
-    """Errors: synthetic API-error turns, error results, error events."""
+    """Errors: synthetic API-error turns, error results, error events; the last
+    :data:`KEPT_ERRORS` of them, each cut to its first 2,000 characters."""
     errored: bool = False
     """Whether the session's final result is an error."""
     last_message: str = ""
@@ -65,17 +84,56 @@ class TranscriptFacts(BaseModel):
     carries no such report (Codex and Gemini print none)."""
 
 
-def read_events(lines: Iterable[str]) -> list[dict[str, object]]:
-    """JSON objects of a JSON-lines transcript; lines that are not JSON objects are skipped."""
-    events = []
+def error_text(text: str) -> str:
+    """An error's text as kept: its start."""
+    return text[:_ERROR_CHARS]
+
+
+def lines_of(data: bytes) -> Iterator[bytes]:
+    """The lines of ``data`` one at a time, never all at once (a flood has millions)."""
+    return iter(io.BytesIO(data))
+
+
+def iter_events(lines: Iterable[str | bytes]) -> Iterator[dict[str, object]]:
+    """JSON objects of a JSON-lines transcript, one at a time; other lines are skipped.
+
+    A stream, so a transcript of millions of lines costs one event's memory at a time.
+    """
     for line in lines:
-        line = line.strip()
-        if not line.startswith("{"):
+        text = line.strip()
+        if not (text.startswith(b"{") if isinstance(text, bytes) else text.startswith("{")):
             continue
         try:
-            value = json.loads(line)
-        except json.JSONDecodeError:
+            value = json.loads(text)
+        except (json.JSONDecodeError, UnicodeDecodeError):
             continue
         if isinstance(value, dict):
-            events.append(value)
-    return events
+            yield value
+
+
+def read_events(lines: Iterable[str | bytes]) -> list[dict[str, object]]:
+    """JSON objects of a JSON-lines transcript, as a list.
+
+    For small transcripts (tests, ``starter classify``); the worker streams with
+    :func:`iter_events`.
+    """
+    return list(iter_events(lines))
+
+
+class EventFile:
+    """The events of a JSON-lines file, read from disk again at each iteration.
+
+    For readers that pass over a transcript more than once (the trajectory): never more
+    than one event in memory, whatever the file's size. A missing file has no events.
+    """
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+
+    def __iter__(self) -> Iterator[dict[str, object]]:
+        try:
+            f = self.path.open("rb")
+        except (FileNotFoundError, IsADirectoryError):
+            return
+        with f:
+            yield from iter_events(f)

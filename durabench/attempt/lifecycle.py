@@ -21,11 +21,18 @@ import asyncio
 import re
 from collections.abc import Mapping, Sequence
 from datetime import datetime, timedelta
+from itertools import islice
 from pathlib import Path, PurePosixPath
 
-from durabench.accounts import cooldown_until
-from durabench.accounts.rate_limits import rate_limit_until
-from durabench.agents import plain_version, read_events, transcript_version
+from durabench.accounts import account_cooldown
+from durabench.agents import (
+    EventFile,
+    iter_events,
+    lines_of,
+    plain_version,
+    transcript_version,
+)
+from durabench.agents.dialects import transcript_facts
 from durabench.agents.trajectory import trajectory_of
 from durabench.atomic import atomic_write
 from durabench.attempt.limits import AttemptLimits
@@ -35,6 +42,7 @@ from durabench.attempt.workspace_diff import diff_snapshots
 from durabench.classify import classify
 from durabench.configs import instruction_for, mcp_config_json, missing_mcp_env
 from durabench.errors import FileTooLarge, RewardFileMissing, RewardParseError, SandboxError
+from durabench.gateway.ledger import read_ledger
 from durabench.models.attempt import (
     AgentRunOutput,
     AttemptRef,
@@ -326,21 +334,26 @@ class Attempt:
         *,
         now: datetime,
         cap_cooldown: timedelta,
+        cap_ceiling: timedelta = timedelta(hours=5),
         metered: MeteredUsage | None = None,
     ) -> Verdict:
-        """Read the transcript in the sandbox and classify the attempt's exit.
+        """Read the transcript in the sandbox as a stream and classify the attempt's exit.
 
-        ``now`` and ``cap_cooldown`` date a usage cap whose message names no reset time;
-        ``metered`` is the gateway's record of the attempt's model traffic.
+        ``metered`` is the gateway's ledger of the attempt's model traffic (a replay's
+        recorded one when it has no gateway); it alone decides infra and cooldowns:
+        ``cap_cooldown`` for a usage cap the API named no reset for, ``cap_ceiling`` the
+        longest one.
         """
-        stdout = await self._read_log("stdout.txt", self.limits.transcript_bytes)
+        stdout = await self._read_log_bytes("stdout.txt", self.limits.transcript_bytes)
         stderr = scrub_text(await self._read_log("stderr.txt", _STDERR_BYTES), self.secrets)
         dialect = self.agent.transcript_format(self.ctx)
-        events = tuple(read_events(stdout.splitlines()))
+        recorded = self.agent.recorded_ledger(self.ctx)
+        if metered is None and recorded is not None:
+            metered = await asyncio.to_thread(read_ledger, recorded)
+        read = await asyncio.to_thread(transcript_facts, dialect, stdout)
         verdict = await asyncio.to_thread(
             classify,
             ClassifyInput(
-                events=events,
                 transcript_format=dialect,
                 requested_model=self.ref.agent.model if dialect else "",
                 exit_code=facts.exit_code,
@@ -350,34 +363,40 @@ class Attempt:
                 build_failed=facts.build_failed,
                 stderr_tail=stderr[-_STDERR_TAIL:],
                 mcp_servers=(self.config.mcp.name,) if self.config.mcp else (),
-                mcp_via_gateway=bool(
+                mcp_via_gateway=bool(  # a recorded ledger stands in for the gateway's
                     self.config.mcp
                     and self.config.mcp.url_env
-                    and self.agent.needs_network
+                    and (self.agent.needs_network or recorded is not None)
                     and self.agent.uses_mcp
                 ),
                 metered=metered,
+                model_via_gateway=self.agent.model_api is not None or recorded is not None,
+                budget_tokens=self.ref.budget_tokens,
                 expects_change=self.task.category != TEXT_CATEGORY,
             ),
+            None,
+            read,
         )
         answer = scrub_text(verdict.last_message, self.secrets)
         await asyncio.to_thread(atomic_write, self.store / FINAL_MESSAGE, answer)
-        resets_at = None
-        if verdict.exit_class == "infra_usage_cap":
-            said = "\n".join((verdict.reason, stdout[-_STDERR_TAIL:], stderr[-_STDERR_TAIL:]))
-            resets_at = cooldown_until(said, now, cap_cooldown)
-        elif verdict.exit_class == "infra_rate_limit" and metered is not None:
-            resets_at = rate_limit_until(metered, now)  # as the API said, via the gateway
+        resets_at = account_cooldown(verdict.exit_class, metered, now, cap_cooldown, cap_ceiling)
         return verdict.model_copy(
             update={
                 "reason": scrub_text(verdict.reason, self.secrets),
                 "last_message": answer[:_DISPLAY_CHARS],
                 "cap_resets_at": resets_at,
-                "cli_version": transcript_version(events)
+                "cli_version": transcript_version(islice(iter_events(lines_of(stdout)), 64))
                 if self.agent.version_command(self.ctx)
                 else None,
             }
         )
+
+    async def _read_log_bytes(self, name: str, max_bytes: int) -> bytes:
+        """The log's last ``max_bytes`` as bytes (a transcript is streamed from them)."""
+        try:
+            return await self.sandbox.read_tail(str(self.paths.output / name), max_bytes)
+        except FileNotFoundError:
+            return b""
 
     async def _read_log(self, name: str, max_bytes: int) -> str:
         """The log's last ``max_bytes`` (a transcript cut there loses its oldest lines)."""
@@ -420,12 +439,11 @@ class Attempt:
 
         People and ``harbor view`` read it; an agent that prints no transcript gets none.
         """
-        kept = self.store / "agent" / "stdout.txt"
-        instruction = self.store / "durabench" / self.paths.instruction.name
-        lines, said = _kept_text(kept).splitlines(), _kept_text(instruction)
+        kept = EventFile(self.store / "agent" / "stdout.txt")  # streamed, never held whole
+        said = _kept_text(self.store / "durabench" / self.paths.instruction.name)
         trajectory = trajectory_of(
             self.agent.transcript_format(self.ctx),
-            read_events(lines),
+            kept,
             agent=self.ref.agent.name,
             model=self.ref.agent.model,
             attempt_id=f"{self.ref.task.task_id}/{self.ref.lane}/attempt-{self.ref.attempt}",

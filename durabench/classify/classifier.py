@@ -1,64 +1,74 @@
-"""The exit classifier: a pure function from what an attempt left to its exit class.
+"""The exit classifier: a pure function from an attempt's evidence to its exit class.
 
-Rules, in order (CLISpecBench run-eval):
+The rule: whether an attempt counts, is retried as infrastructure, is excluded or cools an
+account is decided only from evidence outside the agent's reach. That is the gateway's
+ledger (what the model API answered, :mod:`durabench.classify.metered`) and what the
+worker saw (the time limit, the wall time, the workspace diff, the build). The agent's
+own output (transcript, final message, stderr, its CLI's exit code) only picks among the
+``model_*`` classes and adds detail to a reason: a usage cap, rate limit or auth failure
+it claims that the ledger does not show is quoted in the reason and the attempt stays the
+model's. Rules, in order, each with its evidence:
 
-1. The served model must be the requested one or its dated snapshot; otherwise
-   ``infra_other`` (MODEL MISMATCH): the attempt measured another model and never counts.
-2. An infra signature among the errors at the end of the session (usage cap, auth, rate
-   limit, other) wins over wall time, tool calls, a timeout or a partial score. A
-   usage-cap message as the session's final one-line answer is ``infra_usage_cap`` too:
-   CLIs print caps as a plain result (``subtype: success``, no error flag) as well.
-   Then the CLI's MCP report must match the lane (``mcp_report.py``): an MCP lane whose
-   server did not connect, or a baseline that shows one, is ``infra_other``.
-3. A model-side error signature: ``model_output_cap``, ``model_context_exhausted``. Then
-   the gateway's record of how the session ended (``metered.py``). Then a session that
-   ended (killed or giving up) while its CLI retried the model API is infra: the retry's
-   signature (a 429 is ``infra_rate_limit``), else ``infra_other``. Gemini CLI prints its
-   retries only on stderr: its last one counts when the transcript ends awaiting the model.
-4. An agent CLI that exited non-zero without a transcript never began a session, so the
-   model was never asked: an infra signature in its stderr, else ``infra_other``.
-5. Killed by the time limit: ``model_timeout``.
-6. A non-zero exit or an error result with no signature: ``model_agent_error``.
-7. A text task (no change expected) is ``completed`` with an answer, else ``model_no_code``.
-   No file changed: ``model_no_code``; the workspace does not build: ``model_build_failure``.
-8. Otherwise ``completed``.
+1. MODEL MISMATCH [ledger]: the API served another model than a request asked for, or
+   the agent never asked for the requested one: ``infra_other``, never scored.
+2. MCP lane [ledger]: its server never answered through the gateway: ``infra_other``.
+3. Budget [ledger]: spent is ``model_budget``; tokens past the budget cap the reward at 0.
+4. The API's last answer [ledger, gated by the worker's time limit or the agent's word
+   that it failed]: 429, 402, 529, 401/403, 5xx are ``infra_*`` (``metered.py``). The
+   gateway's refusals of the agent's own requests are not.
+   A 429 backs the agent's word that it was a usage cap; where the model never answered
+   (no response named a model), the CLI's words name which infra class.
+5. The model never answered [ledger, worker]: an agent that calls its model through the
+   gateway, with no answered request in the ledger (and, with none sent, not killed at
+   its time limit), never had the model act: ``infra_other``, or the class the CLI's own
+   infra signature names (a cap or rate limit only with the API's 4xx in the ledger), or a
+   model-side signature's class (the API refused the prompt as too long).
+6. Model signatures [transcript, among model classes only]: ``model_output_cap``,
+   ``model_context_exhausted``.
+7. Killed by the time limit [worker]: ``model_timeout``.
+8. A non-zero exit or an error result [agent]: ``model_agent_error``.
+9. A text task [worker, transcript]: ``completed`` with an answer, else ``model_no_code``.
+   No file changed [worker]: ``model_no_code``; the build failed [worker]:
+   ``model_build_failure``. Otherwise ``completed``.
+
+Served model and tokens come from the ledger when the attempt has one.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from typing import Any
 
-from durabench.agents.claude_transcript import parse_claude
-from durabench.agents.codex_transcript import parse_codex
-from durabench.agents.gemini_transcript import gemini_retry, parse_gemini
+from durabench.agents.dialects import parse_transcript
+from durabench.agents.gemini_transcript import gemini_retry
 from durabench.agents.llm_ids import served_model_matches
 from durabench.agents.transcript import TranscriptFacts
 from durabench.classify.mcp_report import mcp_mismatch
-from durabench.classify.metered import metered_end, metered_mcp, metered_mismatch, token_note
+from durabench.classify.metered import (
+    api_end,
+    metered_mcp,
+    metered_mismatch,
+    model_answered,
+    over_budget,
+    served_note,
+    token_note,
+)
 from durabench.classify.table import PatternGroup, PatternTable, load_table
-from durabench.models.verdict import ClassifyInput, ExitClass, Signals, TranscriptFormat, Verdict
+from durabench.models.verdict import ClassifyInput, ExitClass, MeteredUsage, Signals, Verdict
 
 __all__ = ["classify", "parse_transcript", "served_model_matches"]
 
-_PARSERS = {"claude-code": parse_claude, "codex-cli": parse_codex, "gemini-cli": parse_gemini}
 _STDERR_RETRIES: dict[str, Callable[[str], str]] = {"gemini-cli": gemini_retry}
 """Dialects whose CLI announces its model-API retries on stderr, not in the transcript."""
 _STATUS_LINE = 300
 """A final message at most this long, on one line, may be a CLI's status, not the model's."""
+_NEEDS_REFUSAL = ("infra_usage_cap", "infra_rate_limit")
+"""Classes that cool an account: only when the model API itself refused (a 4xx)."""
+
+Decision = tuple[ExitClass, str]
 
 
-def parse_transcript(fmt: TranscriptFormat | None, events: list[dict[str, Any]]) -> TranscriptFacts:
-    """Facts of ``events`` in dialect ``fmt`` (no transcript: empty facts)."""
-    if fmt is None or not events:
-        return TranscriptFacts(n_events=len(events))
-    return _PARSERS[fmt](events)
-
-
-def _first_match(
-    groups: tuple[PatternGroup, ...], texts: list[str]
-) -> tuple[ExitClass, str] | None:
+def _first_match(groups: tuple[PatternGroup, ...], texts: list[str]) -> Decision | None:
     for group in groups:
         for text in texts:
             pattern = group.search(text)
@@ -67,9 +77,7 @@ def _first_match(
     return None
 
 
-def _cap_as_final_answer(
-    table: PatternTable, facts: TranscriptFacts
-) -> tuple[ExitClass, str] | None:
+def _cap_as_final_answer(table: PatternTable, facts: TranscriptFacts) -> Decision | None:
     """A usage cap printed as the session's answer; a model's summary is longer or multi-line."""
     text = facts.last_message
     if not text or "\n" in text or len(text) > _STATUS_LINE:
@@ -78,78 +86,72 @@ def _cap_as_final_answer(
     return _first_match(caps, [text])
 
 
-def _retrying(data: ClassifyInput, facts: TranscriptFacts) -> str:
-    """The retry the session ended in, or ``""``.
+def _claim(data: ClassifyInput, facts: TranscriptFacts, table: PatternTable) -> Decision | None:
+    """The infrastructure failure the agent's own output names, if any [agent's word].
 
-    The transcript's, else the last its stderr announced while the transcript awaited the
-    model (a retry the model answered after is over), unless the gateway saw the model
-    API's last answer (its record has decided any refusal by then: that retry was earlier).
+    An infra signature among the errors at the session's end, a usage cap as its one-line
+    final answer, or the model-API retry it ended in. Never a class by itself: only with
+    the ledger's word (rule 4).
     """
+    tail = [e.text for e in facts.errors if e.index >= facts.n_events - table.tail_events]
+    found = _first_match(table.infra, tail) or _cap_as_final_answer(table, facts)
+    if found is not None:
+        return found
     read = _STDERR_RETRIES.get(data.transcript_format or "")
-    metered = data.metered is not None and data.metered.requests > 0
-    if facts.retrying or read is None or not facts.awaiting_model or metered:
-        return facts.retrying
-    return read(data.stderr_tail)
+    retrying = facts.retrying or (read(data.stderr_tail) if read and facts.awaiting_model else "")
+    if retrying:
+        exit_class, why = _first_match(table.infra, [retrying]) or ("infra_other", repr(retrying))
+        return exit_class, f"the session ended while retrying the model API: {why}"
+    return None
 
 
-def _signals(
-    table: PatternTable, message: str, files_changed: int, expects_change: bool
-) -> Signals:
-    found = {
-        name: any(re.search(p, message, re.IGNORECASE | re.MULTILINE) for p in patterns)
-        for name, patterns in table.signals.items()
-    }
-    claims = found.get("claims_complete", False) and not found.get("acknowledged_incomplete")
-    return Signals(
-        claims_complete=claims,
-        acknowledged_incomplete=found.get("acknowledged_incomplete", False),
-        asked_to_continue=found.get("asked_to_continue", False),
-        clarifying_question=found.get("clarifying_question", False),
-        false_completion=claims and files_changed == 0 and expects_change,
+def _api_refused(m: MeteredUsage | None) -> bool:
+    """Whether the model API itself (not the gateway) refused the last request with a 4xx."""
+    return m is not None and 400 <= m.last_status < 500 and not m.last_refused
+
+
+def _model_silent(
+    data: ClassifyInput, facts: TranscriptFacts, table: PatternTable
+) -> Decision | None:
+    """Rule 5: the model never answered [ledger], so nothing the agent printed is its.
+
+    An agent that calls its model through the gateway and got no answer from it (no
+    request, or every one refused) never had the model act: the CLI's own words pick the
+    class. A cap or rate limit needs the API's own 4xx refusal in the ledger (it cools an
+    account);
+    a model-side signature (a prompt too long) stays the model's; else ``infra_other``.
+    A CLI that sent nothing and was killed at its time limit stays ``model_timeout``.
+    """
+    m = data.metered
+    requests = m.requests if m is not None else 0
+    if not data.model_via_gateway or model_answered(m) or (requests == 0 and data.timed_out):
+        return None
+    lines = [line for line in data.stderr_tail.splitlines() if line.strip()]
+    said = [e.text for e in facts.errors] + lines
+    where = "the gateway saw no model request" if requests == 0 else "the model answered none"
+    matched = _first_match(table.infra, said)
+    if matched is not None:
+        exit_class, why = matched
+        if exit_class in _NEEDS_REFUSAL and not _api_refused(m):
+            exit_class = "infra_other"
+        return exit_class, f"{where} of its {requests} request(s), so no session began: {why}"
+    matched = _first_match(table.model, said)
+    if matched is not None:
+        return matched[0], f"the model API refused the prompt: {matched[1]}"
+    last = lines[-1].strip()[:240] if lines else "nothing on stderr"
+    return (
+        "infra_other",
+        f"the agent CLI exited {data.exit_code} and {where} of its {requests} request(s), "
+        f"so no session began: {last!r}",
     )
 
 
-def _decide(
-    data: ClassifyInput, facts: TranscriptFacts, table: PatternTable
-) -> tuple[ExitClass, str]:
-    served = facts.served_model
-    if served and data.requested_model and not served_model_matches(data.requested_model, served):
-        return "infra_other", f"MODEL MISMATCH: requested {data.requested_model}, served {served}"
-    mismatch = metered_mismatch(data)
-    if mismatch:
-        return "infra_other", mismatch
+def _model_class(data: ClassifyInput, facts: TranscriptFacts, table: PatternTable) -> Decision:
+    """Rules 6-9: the model's class, from the worker's facts and the model's own output."""
     tail = [e.text for e in facts.errors if e.index >= facts.n_events - table.tail_events]
-    matched = _first_match(table.infra, tail)
-    if matched is not None:
-        return matched[0], f"error at the end of the session: {matched[1]}"
-    capped = _cap_as_final_answer(table, facts)
-    if capped is not None:
-        return capped[0], f"the session's final answer is a usage cap: {capped[1]}"
-    if mcp_said := mcp_mismatch(data.mcp_servers, facts.mcp_servers):  # after caps: they
-        return "infra_other", mcp_said  # cool the account
-    if mcp_said := metered_mcp(data):
-        return "infra_other", mcp_said
     matched = _first_match(table.model, tail)
     if matched is not None:
         return matched[0], f"error at the end of the session: {matched[1]}"
-    metered = metered_end(data, facts)
-    if metered is not None:
-        return metered
-    if retrying := _retrying(data, facts):
-        exit_class, why = _first_match(table.infra, [retrying]) or ("infra_other", repr(retrying))
-        return exit_class, f"the session ended while retrying the model API: {why}"
-    if data.transcript_format and not facts.n_events and data.exit_code and not data.timed_out:
-        lines = [line for line in data.stderr_tail.splitlines() if line.strip()]
-        matched = _first_match(table.infra, lines)
-        if matched is not None:
-            exit_class, why = matched
-            return exit_class, f"the agent CLI never began a session: {why}"
-        said = lines[-1].strip()[:240] if lines else "nothing on stderr"
-        return (
-            "infra_other",
-            f"the agent CLI exited {data.exit_code} without a transcript, so no session "
-            f"began: {said!r}",
-        )
     if data.timed_out:
         return "model_timeout", f"killed by the time limit after {data.wall_seconds:.0f} s"
     if data.exit_code != 0 or facts.errored:
@@ -172,19 +174,84 @@ def _decide(
     )
 
 
-def classify(data: ClassifyInput, table: PatternTable | None = None) -> Verdict:
-    """The verdict on one attempt."""
+def _refined(ended: Decision, claim: Decision | None, data: ClassifyInput) -> ExitClass:
+    """The ledger's infra class, or the agent's more precise word for it.
+
+    A 429 backs a usage-cap claim (the API refused for a limit; which limit, the CLI may
+    say). Where the model never answered, the CLI's own words name the failure.
+    """
+    if claim is None or not claim[0].startswith("infra_") or not ended[0].startswith("infra_"):
+        return ended[0]
+    if ended[0] == "infra_rate_limit" and claim[0] == "infra_usage_cap":
+        return claim[0]
+    return claim[0] if not model_answered(data.metered) else ended[0]
+
+
+def _decide(data: ClassifyInput, facts: TranscriptFacts, table: PatternTable) -> Decision:
+    if said := metered_mismatch(data) or metered_mcp(data):
+        return "infra_other", said
+    claim = _claim(data, facts, table)
+    ended_badly = data.timed_out or data.exit_code != 0 or facts.errored or claim is not None
+    ended = api_end(data, ended_badly)
+    if ended is not None:
+        return _refined(ended, claim, data), ended[1] + (
+            f"; the agent's output says {claim[1]}" if claim else ""
+        )
+    silent = _model_silent(data, facts, table)
+    if silent is not None:
+        return silent
+    exit_class, reason = _model_class(data, facts, table)
+    if claim is not None:
+        reason += (
+            f"; the agent's output claims {claim[0]} ({claim[1]}), but the gateway recorded "
+            "no such answer from the model API, so the attempt is the model's"
+        )
+    if mcp_said := mcp_mismatch(data.mcp_servers, facts.mcp_servers):
+        reason += f"; the CLI's own report says {mcp_said} (its word only, not the gateway's)"
+    return exit_class, reason
+
+
+def _signals(
+    table: PatternTable, message: str, files_changed: int, expects_change: bool
+) -> Signals:
+    found = {
+        name: any(re.search(p, message, re.IGNORECASE | re.MULTILINE) for p in patterns)
+        for name, patterns in table.signals.items()
+    }
+    claims = found.get("claims_complete", False) and not found.get("acknowledged_incomplete")
+    return Signals(
+        claims_complete=claims,
+        acknowledged_incomplete=found.get("acknowledged_incomplete", False),
+        asked_to_continue=found.get("asked_to_continue", False),
+        clarifying_question=found.get("clarifying_question", False),
+        false_completion=claims and files_changed == 0 and expects_change,
+    )
+
+
+def classify(
+    data: ClassifyInput, table: PatternTable | None = None, facts: TranscriptFacts | None = None
+) -> Verdict:
+    """The verdict on one attempt.
+
+    ``facts``: the transcript already read (the worker streams it); else ``data.events``.
+    """
     table = table or load_table()
-    facts = parse_transcript(data.transcript_format, list(data.events))
+    if facts is None:
+        facts = parse_transcript(data.transcript_format, data.events)
     exit_class, reason = _decide(data, facts, table)
-    m = data.metered if data.metered is not None and data.metered.requests else None
+    m = data.metered if data.metered is not None and data.metered.requests > 0 else None
+    served = facts.served_model if not data.model_via_gateway else None
+    if m is not None:
+        served = m.served_models[0] if m.served_models else None
+        reason += "" if served else served_note(m)
     disagrees = token_note(facts.tokens, m)
     return Verdict(
         exit_class=exit_class,
         reason=reason + (f"{disagrees}, so its cost is not taken" if disagrees else ""),
-        served_model=m.served_models[0] if m and m.served_models else facts.served_model,
+        served_model=served,
         tokens=m.tokens if m else facts.tokens,
         metered=m,
+        reward_cap=0.0 if over_budget(data) else None,
         cost_usd=None if disagrees else facts.cost_usd,  # the CLI's own figure, if believable
         last_message=facts.last_message,
         signals=_signals(table, facts.last_message, data.files_changed, data.expects_change),

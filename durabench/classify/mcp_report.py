@@ -3,8 +3,11 @@
 A paired run compares the baseline lane with the MCP lane. When the MCP server fails to
 start (a bad endpoint, a rejected token) the CLI carries on without it, and the MCP lane
 silently measures the baseline again; when a baseline session shows an MCP server, the
-baseline is not the agent alone. Either way the attempt says nothing about MCP: the
-classifier calls it ``infra_other`` with the reason from here.
+baseline is not the agent alone.
+
+The report is the CLI's, printed inside the sandbox, so it is the agent's word: the
+classifier quotes it in the reason and never excludes an attempt for it. Only the
+gateway's record of the MCP server's answers (``metered.metered_mcp``) does.
 """
 
 from __future__ import annotations

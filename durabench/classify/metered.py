@@ -1,46 +1,80 @@
-"""What the gateway's record says about how an attempt ended, before any text is guessed at.
+"""What the gateway's ledger says about an attempt: the only evidence of infrastructure.
 
-The gateway saw every model response the agent got, outside the sandbox: a session that
-ended while its last request was refused (429, 529, 401/403) ended because of the API,
-whatever the CLI printed; a spent budget is the model's end; a model the API substituted,
-or an agent that never asked for the requested model, is a mismatch. Each rule is pure.
+The gateway saw every model request the agent made and the model API's answer to each,
+outside the sandbox, so the agent cannot write or erase a line of it. Each rule here reads
+only the ledger (:class:`~durabench.models.verdict.MeteredUsage`), plus the worker's own
+facts where it says so:
+
+- a model the API substituted for the one a request asked for, or an agent that never
+  asked for the requested model, is a MODEL MISMATCH (``infra_other``, never scored);
+- an MCP lane whose server never answered through the gateway is ``infra_other``;
+- a spent budget is the model's end (``model_budget``); more tokens than the budget caps
+  the attempt's reward at 0;
+- the model API's answer to the last request, when the session did not end well: 429
+  (``infra_rate_limit``, or ``infra_usage_cap`` when the API's own error type or headers
+  say the account's usage limit), 402 (``infra_usage_cap``), 529 or ``overloaded_error``
+  (``infra_other``), 401/403 (``infra_auth``), 5xx (``infra_other``);
+- the gateway's own refusals of the agent's requests (budget, a path or model it does not
+  pass on, a per-attempt limit) are the agent's doing, never infrastructure; only the
+  ones the harness causes (no key on the host, the API unreachable) are.
 """
 
 from __future__ import annotations
 
+import json
+
 from durabench.agents.llm_ids import served_model_matches
-from durabench.agents.transcript import TranscriptFacts
 from durabench.models.verdict import ClassifyInput, ExitClass, MeteredUsage, TokenUsage
 
-__all__ = ["metered_end", "metered_mcp", "metered_mismatch", "token_note"]
+__all__ = [
+    "HARNESS_REFUSALS",
+    "api_end",
+    "metered_mcp",
+    "metered_mismatch",
+    "model_answered",
+    "over_budget",
+    "served_note",
+    "token_note",
+]
 
+HARNESS_REFUSALS = ("upstream unreachable", "no key on this host")
+"""Refusals of the gateway that the harness caused, not the agent's requests."""
 _STREAMED_RATE_LIMITS = ("rate_limit_exceeded", "rate_limit_error")
 """Error types a stream that began with 200 can end in when the provider rate-limits it
 (OpenAI Responses' ``response.failed``, Anthropic's ``error`` event)."""
+_USAGE_CAP_ERRORS = ("usage_limit_reached", "insufficient_quota", "billing_error")
+"""Error types by which an API says the account's usage or credit is spent (Codex's
+ChatGPT plan, OpenAI's API, Anthropic's)."""
+_CAP_HEADERS = ("anthropic-ratelimit-unified-status",)
+"""Headers whose ``rejected`` says a subscription's usage limit (Claude's plans)."""
 
 
 def metered_mismatch(data: ClassifyInput) -> str:
-    """Why the metered models show another model than the requested one, or ``""``."""
+    """Why the ledger shows another model than the requested one, or ``""``.
+
+    Evidence: the ledger's models (the request's and the response's); a transcript that
+    names another model is no evidence.
+    """
     m, requested = data.metered, data.requested_model
-    if m is None or not requested or not m.asked_models:
+    if m is None or not requested:
         return ""
     if m.substituted:
         return f"MODEL MISMATCH: the API answered a request for {m.substituted}"
-    if not any(served_model_matches(requested, asked) for asked in m.asked_models):
+    if m.asked_models and not any(served_model_matches(requested, a) for a in m.asked_models):
         asked = ", ".join(m.asked_models[:3])
         return f"MODEL MISMATCH: requested {requested}; the agent asked the API only for {asked}"
     return ""
 
 
 def metered_mcp(data: ClassifyInput) -> str:
-    """Why the gateway's record shows the lane's MCP server never worked, or ``""``.
+    """Why the ledger shows the lane's MCP server never worked, or ``""``.
 
-    For every CLI, whether or not its transcript reports its MCP servers: an MCP lane
-    whose agent talked to its model through the gateway but never got an answer from
-    its MCP server there measured the agent without MCP.
+    Evidence: the ledger's MCP requests. An MCP lane whose model answered through the
+    gateway while its MCP server never did there measured the agent without MCP (a
+    session whose model never answered ended for that reason, not MCP's).
     """
     m = data.metered
-    if not data.mcp_via_gateway or m is None or m.requests == 0 or m.mcp_answered:
+    if not data.mcp_via_gateway or not model_answered(m) or m is None or m.mcp_answered:
         return ""
     tried = f"{m.mcp_requests} request(s), none answered" if m.mcp_requests else "no request"
     return (
@@ -50,17 +84,53 @@ def metered_mcp(data: ClassifyInput) -> str:
     )
 
 
-def metered_end(data: ClassifyInput, facts: TranscriptFacts) -> tuple[ExitClass, str] | None:
-    """The class the gateway's record decides, when the session did not end well."""
+def model_answered(m: MeteredUsage | None) -> bool:
+    """Whether the model answered any request: a response named its model or gave output.
+
+    Until it has, nothing in the sandbox ran on the model's word, so what the agent CLI
+    printed is the CLI's own, not the model's.
+    """
+    return m is not None and (bool(m.served_models) or m.tokens.output > 0)
+
+
+def over_budget(data: ClassifyInput) -> bool:
+    """Whether the ledger metered more tokens than the attempt's budget."""
+    m = data.metered
+    return m is not None and data.budget_tokens is not None and m.tokens.total > data.budget_tokens
+
+
+def api_end(data: ClassifyInput, ended_badly: bool) -> tuple[ExitClass, str] | None:
+    """The class the ledger decides, or ``None`` when it decides none.
+
+    ``ended_badly``: the worker saw the agent killed by its time limit, or the agent's
+    output says it failed or names an API failure; only then can the API's last answer
+    be why the session ended (a session that went on after a 429 was not ended by it).
+    """
     m = data.metered
     if m is None or m.requests == 0:
         return None
     if m.budget_spent:
-        return "model_budget", f"the attempt's token budget was spent ({m.tokens.total:,} tokens)"
-    ended_badly = data.timed_out or data.exit_code != 0 or facts.errored
-    if not ended_badly:
+        said = f"the attempt's token budget was spent ({m.tokens.total:,} tokens"
+        if over_budget(data):
+            said += (
+                f" metered against a budget of {data.budget_tokens:,}: the work past it scores 0"
+            )
+        return "model_budget", said + ")"
+    if not ended_badly or (m.last_refused and m.last_refused not in HARNESS_REFUSALS):
         return None
+    return _last_answer(m)
+
+
+def _last_answer(m: MeteredUsage) -> tuple[ExitClass, str] | None:
+    """The infra class of the model API's answer to the last request, if it is one."""
     wait = f", retry-after {m.last_retry_after} s" if m.last_retry_after else ""
+    if m.last_status == 402 or m.last_error in _USAGE_CAP_ERRORS or _cap_header(m):
+        why = m.last_error or _cap_header(m) or f"status {m.last_status}"
+        return (
+            "infra_usage_cap",
+            f"the model API refused its last request for the account's usage limit "
+            f"({m.last_status}, {why}{wait})",
+        )
     if m.last_status == 429:
         return (
             "infra_rate_limit",
@@ -72,10 +142,34 @@ def metered_end(data: ClassifyInput, facts: TranscriptFacts) -> tuple[ExitClass,
         return "infra_other", f"the model API was overloaded at the end ({m.overloaded} in all)"
     if m.last_status in (401, 403):
         return "infra_auth", f"the model API refused the key with {m.last_status}"
-    if m.last_status >= 500 or m.last_error in ("upstream unreachable", "no key on this host"):
-        why = m.last_error or f"status {m.last_status}"
+    if m.last_status >= 500 or m.last_refused in HARNESS_REFUSALS:
+        why = m.last_refused or m.last_error or f"status {m.last_status}"
         return "infra_other", f"the model API failed the last request ({why})"
     return None
+
+
+def _cap_header(m: MeteredUsage) -> str:
+    """``name: rejected`` when the last response's headers say the usage limit, else ``""``."""
+    if m.last_status != 429 or not m.last_resets:
+        return ""
+    try:
+        headers = json.loads(m.last_resets)
+    except ValueError:
+        return ""
+    if not isinstance(headers, dict):
+        return ""
+    for name in _CAP_HEADERS:
+        if str(headers.get(name, "")).lower() == "rejected":
+            return f"{name}: rejected"
+    return ""
+
+
+def served_note(m: MeteredUsage) -> str:
+    """Why no served model is recorded when the API answered none of the requests."""
+    return (
+        f"; no model answered any of its {m.requests} request(s) (last status "
+        f"{m.last_status}), so no served model is recorded"
+    )
 
 
 def token_note(transcript: TokenUsage, metered: MeteredUsage | None) -> str:

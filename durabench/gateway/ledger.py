@@ -124,6 +124,7 @@ def read_ledger(path: Path) -> MeteredUsage | None:
         refused_model=sum(e.refused == "model" for e in entries),
         last_status=last.status,
         last_error=last.usage.error or last.refused,
+        last_refused=entries[-1].refused if entries else "",
         last_retry_after=last.retry_after,
         last_resets=json.dumps(last.resets, sort_keys=True) if last.resets else "",
         asked_models=tuple(m for m, _ in asked.most_common()),

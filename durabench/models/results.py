@@ -69,7 +69,8 @@ class AttemptResult(BaseModel):
     model: str
     """Requested model."""
     served_model: str | None = None
-    """The model the transcript names, if any."""
+    """The model the gateway metered answering; ``None`` when the API served no answer
+    (the reason says why), or, for an agent without a gateway, the transcript's word."""
     tokens: TokenUsage = Field(default_factory=TokenUsage)
     """Tokens used."""
     cost_usd: float | None = None

@@ -101,6 +101,9 @@ class MeteredUsage(BaseModel):
     agent's own requests are not answers: see ``refused_path``, ``budget_spent``)."""
     last_error: str = ""
     """Error type of that answer, or the host's reason for failing it."""
+    last_refused: str = ""
+    """Why the gateway itself refused the last request (``budget``, a path or model it does
+    not pass on, ``upstream unreachable``), or ``""`` when the model API answered it."""
     last_retry_after: str = ""
     """The last response's ``retry-after``."""
     last_resets: str = ""
@@ -168,6 +171,12 @@ class ClassifyInput(BaseModel):
     expects_change: bool = True
     """Whether the task asks for a change; a text task (a question) is answered in the final
     message, so changing no file is no failure there."""
+    model_via_gateway: bool = False
+    """Whether the agent's model traffic goes through the gateway (a real CLI, or a replay
+    with a recorded ledger): then ``metered`` is the whole record of what the model API
+    answered, and ``None`` means no request reached it."""
+    budget_tokens: int | None = None
+    """The attempt's token budget (``--budget``), if any: work past it is not scored."""
 
 
 class Verdict(BaseModel):
@@ -180,9 +189,14 @@ class Verdict(BaseModel):
     reason: str
     """Why, in a sentence a person can check against the transcript."""
     served_model: str | None = None
-    """The model the transcript's init event names, if any."""
+    """The model that answered, as the gateway metered it; ``None`` when the API served no
+    answer (every request refused: 429, 529, 401) or none reached it, the reason says which.
+    Only an agent with no model API (a replay without a ledger) gives its transcript's word."""
     tokens: TokenUsage = Field(default_factory=TokenUsage)
     """Tokens used."""
+    reward_cap: float | None = None
+    """The most the attempt may score: ``0.0`` when the gateway metered more tokens than its
+    budget (work past the budget is not the benchmark's), else ``None``."""
     cost_usd: float | None = None
     """Cost the agent reported, if it reports one."""
     metered: MeteredUsage | None = None
@@ -198,6 +212,8 @@ class Verdict(BaseModel):
     cli_version: str | None = None
     """The agent CLI's version as its transcript's init event reports it, if it does."""
     cap_resets_at: datetime | None = None
-    """For ``infra_usage_cap``: when the cap resets, as its message names it (else after
-    the ``DURABENCH_USAGE_CAP_COOLDOWN_SEC`` default). For ``infra_rate_limit``: when the
-    API said to come back (``retry-after``, reset headers, through the gateway), if it did."""
+    """When the account may be asked again, from the model API's own headers in the
+    gateway's ledger (``retry-after``, reset headers), never from the agent's text. For
+    ``infra_usage_cap``: that, at most ``DURABENCH_USAGE_CAP_COOLDOWN_MAX_SEC`` ahead, else
+    ``DURABENCH_USAGE_CAP_COOLDOWN_SEC``. For ``infra_rate_limit``: that, at most an hour
+    ahead, if the API said."""

@@ -171,7 +171,11 @@ class Settings(BaseSettings):
     its memory limit), so logs cannot fill the host's disk."""
     usage_cap_cooldown_sec: float = Field(default=3600.0, gt=0)
     """``DURABENCH_USAGE_CAP_COOLDOWN_SEC``: how long an account cools after a usage cap
-    whose message names no reset time."""
+    the model API named no reset time for (in its headers, through the gateway)."""
+    usage_cap_cooldown_max_sec: float = Field(default=5 * 3600.0, gt=0)
+    """``DURABENCH_USAGE_CAP_COOLDOWN_MAX_SEC``: the longest an account cools after a usage
+    cap, whatever reset the API named (a week-long reset would starve a run; the account
+    is tried again after this and cools again if still capped)."""
     accounts_file_override: Path | None = Field(
         default=None, validation_alias="DURABENCH_ACCOUNTS_FILE"
     )

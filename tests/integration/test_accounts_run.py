@@ -3,9 +3,10 @@
 Two accounts of one slot each serve a paired run of a stand-in ``claude`` (real Docker,
 real Temporal, a scripted model API behind the gateway). The stand-in prints the key it
 got, to its transcript and its stderr, as agents that run ``env`` do, and calls the API
-through the gateway; the API refuses account ``capped``'s real key with a usage cap that
-"resets 9:30AM (UTC)" (three hours from now), and the stand-in prints that. That account
-must cool until then, its lane's retry must go to the other account, the sandbox must
+through the gateway; the API refuses account ``capped``'s real key with a usage cap whose
+reset header names three hours from now, and the stand-in prints a later time of its own.
+That account must cool until the API's time (never the text's), its lane's retry must go
+to the other account, the sandbox must
 only ever have held placeholders, and every history (fetched from Temporal), log line,
 results file and container label is searched for both secret values: zero hits.
 """
@@ -16,7 +17,7 @@ import asyncio
 import json
 import time
 import uuid
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import docker
@@ -40,13 +41,15 @@ MODEL = "claude-haiku-4-5"
 TASK = "acct-001"
 INIT = {"type": "system", "subtype": "init", "model": MODEL}
 DONE = {"type": "result", "subtype": "success", "is_error": False, "result": "Left a note."}
-RESETS = datetime.fromtimestamp(time.time() + 3 * 3600, tz=UTC)
-"""The reset time the usage-cap message names: three hours from now, as "5:30pm"."""
+RESETS = datetime.fromtimestamp(int(time.time()) + 3 * 3600, tz=UTC)
+"""The reset time the API's ``anthropic-ratelimit-unified-reset`` header names."""
+PRINTED = RESETS + timedelta(hours=2)
+"""The reset time the stand-in prints: the agent's word, never the cooldown's."""
 CAPPED = {
     "type": "result",
     "subtype": "error_during_execution",
     "is_error": True,
-    "result": f"5-hour limit reached ∙ resets {RESETS:%I:%M%p} (UTC)".replace(" 0", " "),
+    "result": f"5-hour limit reached ∙ resets {PRINTED:%I:%M%p} (UTC)".replace(" 0", " "),
 }
 STAND_IN = r"""#!/bin/sh
 # A stand-in claude: leaks its key, as an agent running `env` would; calls the API.
@@ -89,8 +92,12 @@ def _api(capped_secret: str) -> ModelUpstream:
 
     def answer(received: Received) -> Reply:
         if received.headers.get("x-api-key") == capped_secret:
-            error = {"type": "rate_limit_error", "message": CAPPED["result"]}
-            return Reply(status=429, body={"type": "error", "error": error})
+            error = {"type": "rate_limit_error", "message": "usage limit reached"}
+            headers = {
+                "anthropic-ratelimit-unified-status": "rejected",
+                "anthropic-ratelimit-unified-reset": str(int(RESETS.timestamp())),
+            }
+            return Reply(status=429, body={"type": "error", "error": error}, headers=headers)
         return Reply(body={"model": MODEL, "usage": {"input_tokens": 5, "output_tokens": 1}})
 
     return ModelUpstream(answer)
@@ -180,7 +187,7 @@ async def test_a_usage_cap_cools_its_account_the_retry_reroutes_and_no_secret_is
     assert arms[other] == [("spare", "completed")]
     capped = next(a for a in result.attempts if a.exit_class == "infra_usage_cap")
     assert capped.cap_resets_at is not None
-    assert capped.cap_resets_at == RESETS.replace(second=0, microsecond=0)
+    assert capped.cap_resets_at == RESETS  # the API's header, not the printed time
 
     stop_workers = asyncio.Event()
     workers = asyncio.create_task(

@@ -2,7 +2,9 @@
 
 The replay agent plays recorded sessions (written here, not copied from anywhere) inside
 the task containers, so rate limits, usage caps, timeouts and crashes happen for real as
-far as durabench can tell.
+far as durabench can tell. An infra class needs what the model API answered: each API
+failure comes with the gateway ledger of it, which the worker reads on the host. A
+session that only claims a cap (``fake-cap``, no ledger) stays the model's.
 """
 
 from __future__ import annotations
@@ -47,7 +49,6 @@ def _result(text: str, is_error: bool = False) -> dict[str, Any]:
 TRANSCRIPTS = {
     "done": _session(_result("Fixed the bug; all tests pass.")),
     "context": _session(_api_error("Prompt is too long")),
-    "crash": _session(_result("boom", is_error=True)),
     "output-cap": _session(
         _api_error("API Error: the response exceeded the 32000 output token maximum")
     ),
@@ -55,7 +56,23 @@ TRANSCRIPTS = {
     "429": _session(_result("Request rejected (429) · try again later", is_error=True)),
     "swapped": _session(_result("Done."), model="claude-opus-4-7"),
     "usage-cap": _session(_api_error("You've hit your limit · resets 5:30pm (UTC)")),
+    "fake-cap": _session(_result("You've hit your limit · resets Dec 3 at 4pm", is_error=True)),
 }
+
+
+def _answer(status: int, model: str = "", error: str = "", **fields: Any) -> dict[str, Any]:
+    usage = {"model": model, "output": 5 if model else 0, "error": error}
+    entry = {"at": 1.0, "provider": "anthropic", "path": "/v1/messages", "status": status}
+    return {**entry, "asked_model": MODEL, "usage": usage, **fields}
+
+
+LEDGERS = {
+    "auth": [_answer(401, error="authentication_error")],
+    "429": [_answer(200, SERVED), _answer(429, error="rate_limit_error")],
+    "swapped": [_answer(200, "claude-opus-4-7")],
+    "usage-cap": [_answer(200, SERVED), _answer(429, error="rate_limit_error")],
+}
+"""What the model API answered each API-failure session, as the gateway records it."""
 
 FULL = "sourcegraph_full"
 CASES: list[dict[str, Any]] = [
@@ -75,7 +92,7 @@ CASES: list[dict[str, Any]] = [
         "transcript": "done",
         "files": {"tinytensor/activations.py": "broken"},
     },
-    {"task": "c3", "lane": FULL, "transcript": "crash", "exit_code": 1},
+    {"task": "c3", "lane": FULL, "transcript": "fake-cap", "exit_code": 1},
     {"task": "c4", "lane": "baseline", "transcript": "output-cap", "exit_code": 1},
     {"task": "c4", "lane": FULL, "transcript": "auth", "exit_code": 1},
     {"task": "c5", "lane": "baseline", "attempt": 1, "transcript": "429", "exit_code": 1},
@@ -98,7 +115,12 @@ def _write_plan(root: Path) -> Path:
         (root / name).write_text("".join(json.dumps(e) + "\n" for e in events))
     (root / "notes").write_text("notes the agent left\n")
     (root / "broken").write_text("def gelu(x:\n")
-    cases = [{**c, "transcript": c["transcript"]} for c in CASES]
+    for name, answers in LEDGERS.items():
+        (root / f"{name}.ledger").write_text("".join(json.dumps(a) + "\n" for a in answers))
+    cases = [
+        {**c, "ledger": f"{c['transcript']}.ledger"} if c["transcript"] in LEDGERS else c
+        for c in CASES
+    ]
     (root / "plan.json").write_text(json.dumps({"cases": cases}, indent=1))
     return root / "plan.json"
 
@@ -132,7 +154,7 @@ async def test_every_exit_class_with_retries_and_exclusions(
         ("c2", "baseline", 1): "model_timeout",  # not retried
         ("c2", FULL, 1): "model_context_exhausted",
         ("c3", "baseline", 1): "model_build_failure",
-        ("c3", FULL, 1): "model_agent_error",
+        ("c3", FULL, 1): "model_agent_error",  # a cap it only claims: no retry, no exclusion
         ("c4", "baseline", 1): "model_output_cap",
         ("c4", FULL, 1): "infra_auth",
         ("c4", FULL, 2): "infra_auth",
@@ -147,6 +169,7 @@ async def test_every_exit_class_with_retries_and_exclusions(
     assert set(result.excluded) == {"c4", "c6"}
     by_key = {(a.task_id, a.lane, a.attempt): a for a in result.attempts}
     assert "MODEL MISMATCH" in by_key[("c5", FULL, 1)].reason
+    assert "no such answer from the model API" in by_key[("c3", FULL, 1)].reason
     assert by_key[("c5", FULL, 1)].served_model == "claude-opus-4-7"
     assert by_key[("c1", "baseline", 1)].served_model == SERVED
     assert by_key[("c1", "baseline", 1)].signals.claims_complete

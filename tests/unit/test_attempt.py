@@ -14,6 +14,7 @@ from durabench.errors import NON_RETRYABLE, AgentLost, RewardFileMissing, Reward
 from durabench.models.agent import AgentSpec
 from durabench.models.attempt import AttemptRef, ClassifyAttemptInput
 from durabench.models.run import TaskRef
+from durabench.models.verdict import MeteredUsage, TokenUsage
 from durabench.sandbox import ExecResult
 from durabench.sandbox.detached import REAP_SCRIPT
 from durabench.service.datasets import write_text_tasks
@@ -168,28 +169,56 @@ def _facts(ref: AttemptRef, exit_code: int = 1) -> ClassifyAttemptInput:
     )
 
 
-def test_classify_dates_a_usage_cap_and_scrubs_its_reason(tmp_path: Path) -> None:
+ANSWERED = MeteredUsage(
+    requests=3,
+    tokens=TokenUsage(input=300, output=30),
+    served_models=("claude-haiku-4-5",),
+    asked_models=("claude-haiku-4-5",),
+    last_status=200,
+)
+"""The gateway's record of a session whose model answered every request."""
+
+
+def test_classify_dates_a_usage_cap_from_the_api_and_scrubs_its_reason(tmp_path: Path) -> None:
     sb = MemorySandbox()
     sb.files[f"{P.output}/stderr.txt"] = (
-        f"Claude AI usage limit reached for {SECRET}; resets in 2 hours\n".encode()
+        f"Claude AI usage limit reached for {SECRET}; resets in 9 hours\n".encode()
     )
     attempt = _attempt(tmp_path, sb, agent="claude-code")  # ends before its session began
     now = datetime(2026, 11, 26, 12, 0, tzinfo=UTC)
+    reset = str(int((now + timedelta(hours=2)).timestamp()))
+    headers = {
+        "anthropic-ratelimit-unified-status": "rejected",
+        "anthropic-ratelimit-unified-reset": reset,
+    }
+    refused = MeteredUsage(
+        requests=1,
+        asked_models=("claude-haiku-4-5",),
+        rate_limited=1,
+        last_status=429,
+        last_resets=json.dumps(headers),
+    )
     verdict = asyncio.run(
+        attempt.classify(
+            _facts(attempt.ref), now=now, cap_cooldown=timedelta(hours=1), metered=refused
+        )
+    )
+    assert verdict.exit_class == "infra_usage_cap", verdict.reason
+    assert verdict.cap_resets_at == now + timedelta(hours=2)  # the API's, not stderr's 9
+    assert SECRET not in verdict.reason
+    alone = asyncio.run(  # no request reached the API: nothing to cool the account for
         attempt.classify(_facts(attempt.ref), now=now, cap_cooldown=timedelta(hours=1))
     )
-    assert verdict.exit_class == "infra_usage_cap"
-    assert verdict.cap_resets_at == now + timedelta(hours=2)
-    assert SECRET not in verdict.reason
+    assert (alone.exit_class, alone.cap_resets_at) == ("infra_other", None)
 
 
 @pytest.mark.parametrize(
     ("lane", "reported", "expected"),
     [
-        ("sourcegraph_full", '[{"name": "sourcegraph", "status": "failed"}]', "infra_other"),
-        ("sourcegraph_full", '[{"name": "sourcegraph", "status": "connected"}]', "model_no_code"),
-        ("baseline", '[{"name": "sourcegraph", "status": "connected"}]', "infra_other"),
-        ("baseline", "[]", "model_no_code"),
+        ("sourcegraph_full", '[{"name": "sourcegraph", "status": "failed"}]', "MCP NOT"),
+        ("sourcegraph_full", '[{"name": "sourcegraph", "status": "connected"}]', ""),
+        ("baseline", '[{"name": "sourcegraph", "status": "connected"}]', "MCP ON BASELINE"),
+        ("baseline", "[]", ""),
     ],
 )
 def test_classify_checks_the_agent_s_mcp_report_against_the_lane(
@@ -203,10 +232,14 @@ def test_classify_checks_the_agent_s_mcp_report_against_the_lane(
     ).encode()
     attempt = _attempt(tmp_path, sb, lane=lane, agent="claude-code")
     now = datetime(2026, 11, 26, 12, 0, tzinfo=UTC)
+    mcp_worked = ANSWERED.model_copy(update={"mcp_requests": 2, "mcp_answered": 2})
     verdict = asyncio.run(
-        attempt.classify(_facts(attempt.ref, 0), now=now, cap_cooldown=timedelta(hours=1))
+        attempt.classify(
+            _facts(attempt.ref, 0), now=now, cap_cooldown=timedelta(hours=1), metered=mcp_worked
+        )
     )
-    assert verdict.exit_class == expected, verdict.reason
+    assert verdict.exit_class == "model_no_code", verdict.reason  # the CLI's report is its word
+    assert expected in verdict.reason and ("MCP" in verdict.reason) == bool(expected)
 
 
 def test_collect_copies_logs_scrubbed_and_teardown_removes(tmp_path: Path) -> None:
@@ -301,7 +334,9 @@ def test_a_text_task_answered_is_completed_and_unanswered_is_no_code(tmp_path: P
         _claude_ends_with(sb, answer)
         attempt = Attempt(ref, AttemptSetup.of(ref, {}), sb, store=tmp_path / "a")
         verdict = asyncio.run(
-            attempt.classify(_facts(ref, exit_code=0), now=now, cap_cooldown=timedelta())
+            attempt.classify(
+                _facts(ref, exit_code=0), now=now, cap_cooldown=timedelta(), metered=ANSWERED
+            )
         )
         classes.append((verdict.exit_class, verdict.reason))
         assert not verdict.signals.false_completion  # no change was asked for

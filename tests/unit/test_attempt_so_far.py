@@ -62,3 +62,15 @@ def test_a_failed_phase_keeps_what_came_before_and_names_the_failure() -> None:
     assert (result.exit_class, result.reason) == ("infra_other", "DockerError: gone")
     assert result.image == "img:1"
     assert result.agent_exit_code is None and result.left_out == ()
+
+
+def test_an_attempt_past_its_budget_scores_no_more_than_its_cap() -> None:
+    verdict = Verdict(
+        exit_class="model_budget", reason="over", classifier_version=3, reward_cap=0.0
+    )
+    judged = Judged(AGENT, VerifyOutput(reward=1.0), "", verdict)
+    assert _result(AttemptSoFar(IMAGE, SANDBOX, judged)).reward == 0.0
+    within = Judged(
+        AGENT, VerifyOutput(reward=1.0), "", verdict.model_copy(update={"reward_cap": None})
+    )
+    assert _result(AttemptSoFar(IMAGE, SANDBOX, within)).reward == 1.0

@@ -1,4 +1,8 @@
-"""The classifier against the shared cases and against cases per class and agent."""
+"""The classifier against the shared cases and against cases per class and agent.
+
+An infra class needs the gateway's record of the model API's answer (``api``): the shared
+cases' transcripts get the record their API gave; alone, none of them is infrastructure.
+"""
 
 from __future__ import annotations
 
@@ -10,11 +14,40 @@ import pytest
 
 from durabench.agents.transcript import read_events
 from durabench.classify import classify, load_table, served_model_matches
-from durabench.models.verdict import ClassifyInput, TranscriptFormat
+from durabench.models.verdict import ClassifyInput, MeteredUsage, TokenUsage, TranscriptFormat
+
+
+def api(status: int, error: str = "", answered: bool = True, **fields: Any) -> dict[str, Any]:
+    """Facts with the gateway's record: the last request got ``status`` from the API.
+
+    ``answered``: the model answered earlier requests (else it never spoke).
+    """
+    ledger = MeteredUsage(
+        requests=5,
+        tokens=TokenUsage(input=500, output=50 if answered else 0),
+        served_models=(fields.pop("served", M),) if answered else (),
+        asked_models=(fields.pop("asked", M),),
+        rate_limited=int(status == 429),
+        last_status=status,
+        last_error=error,
+        **fields,
+    )
+    return {"metered": ledger, "model_via_gateway": True}
 
 
 def _cases(root: Path) -> list[dict[str, Any]]:
     return list(json.loads((root / "classify" / "cases.json").read_text()))
+
+
+_SHARED_API = {
+    "claude-usage-cap-mid-session": (429, "rate_limit_error"),
+    "claude-auth-fast-fail": (401, "authentication_error"),
+    "claude-rate-limit-429": (429, "rate_limit_error"),
+    "claude-connection-refused": (502, "upstream unreachable"),
+    "codex-usage-cap": (429, "usage_limit_reached"),
+    "gemini-auth": (401, "UNAUTHENTICATED"),
+}
+"""What the model API answered the shared cases' last request, as the gateway records it."""
 
 
 def test_every_shared_case(shared_fixtures: Path) -> None:
@@ -22,20 +55,30 @@ def test_every_shared_case(shared_fixtures: Path) -> None:
     wrong = []
     for case in _cases(shared_fixtures):
         events = read_events((root / case["transcript"]).read_text().splitlines())
-        verdict = classify(
-            ClassifyInput(
-                events=tuple(events),
-                transcript_format=case["agent"],
-                requested_model=case["requested_model"],
-                exit_code=case["exit_code"],
-                timed_out=case["timed_out"],
-                wall_seconds=case["wall_seconds"],
-                files_changed=case["files_changed"],
-                build_failed=case["build_failed"],
-            )
+        data = ClassifyInput(
+            events=tuple(events),
+            transcript_format=case["agent"],
+            requested_model=case["requested_model"],
+            exit_code=case["exit_code"],
+            timed_out=case["timed_out"],
+            wall_seconds=case["wall_seconds"],
+            files_changed=case["files_changed"],
+            build_failed=case["build_failed"],
         )
+        alone = classify(data)
+        if alone.exit_class.startswith("infra_"):  # the transcript is the agent's word
+            wrong.append((case["name"], "alone", alone.exit_class, alone.reason))
+        status, error = _SHARED_API.get(case["name"], (200, ""))
+        facts = api(status, error, asked=case["requested_model"], served=case["requested_model"])
+        if "mismatch" in case["name"]:
+            facts["metered"] = facts["metered"].model_copy(
+                update={"substituted": f"{case['requested_model']}, served claude-3-haiku"}
+            )
+        if status == 502:
+            facts["metered"] = facts["metered"].model_copy(update={"last_refused": error})
+        verdict = classify(data.model_copy(update=facts))
         if verdict.exit_class != case["expected_exit_class"]:
-            wrong.append((case["name"], verdict.exit_class, verdict.reason))
+            wrong.append((case["name"], "recorded", verdict.exit_class, verdict.reason))
     assert wrong == []
 
 
@@ -87,18 +130,32 @@ def verdict(
         (claude(say("working")), {"timed_out": True, "exit_code": 137}, "model_timeout"),
         (claude(api_error("Prompt is too long")), {"exit_code": 1}, "model_context_exhausted"),
         (claude(result("boom", is_error=True)), {"exit_code": 1}, "model_agent_error"),
-        (claude(result("Credit balance is too low", is_error=True)), {}, "infra_usage_cap"),
         (
-            claude(api_error("API Error: 529 Overloaded", camel=True)),
-            {"exit_code": 1},
-            "infra_other",
-        ),
-        (claude(result("OAuth token has expired", is_error=True)), {"exit_code": 1}, "infra_auth"),
-        (
-            claude(result("Weekly limit reached ∙ resets Jun 3", is_error=True)),
-            {},
+            claude(result("Credit balance is too low", is_error=True)),
+            api(400, "invalid_request_error", answered=False),
             "infra_usage_cap",
         ),
+        (
+            claude(api_error("API Error: 529 Overloaded", camel=True)),
+            {"exit_code": 1, **api(529, "overloaded_error")},
+            "infra_other",
+        ),
+        (
+            claude(result("OAuth token has expired", is_error=True)),
+            {"exit_code": 1, **api(401)},
+            "infra_auth",
+        ),
+        (
+            claude(result("Weekly limit reached ∙ resets Jun 3", is_error=True)),
+            api(429, "rate_limit_error"),
+            "infra_usage_cap",
+        ),
+        (  # the same claims with the API's 200 in the record: the model's
+            claude(result("Weekly limit reached ∙ resets Jun 3", is_error=True)),
+            api(200),
+            "model_agent_error",
+        ),
+        (claude(api_error("API Error: 529 Overloaded")), {"exit_code": 1}, "model_agent_error"),
     ],
 )
 def test_claude_classes(events: list[dict[str, Any]], facts: dict[str, Any], expected: str) -> None:
@@ -106,13 +163,15 @@ def test_claude_classes(events: list[dict[str, Any]], facts: dict[str, Any], exp
 
 
 def test_success_subtype_with_is_error_is_an_error() -> None:
-    v = verdict(claude(result("Request rejected (429)", is_error=True)), exit_code=0)
+    v = verdict(claude(result("Request rejected (429)", is_error=True)), exit_code=0, **api(429))
     assert v.exit_class == "infra_rate_limit"
 
 
 def test_infra_at_the_end_wins_over_a_timeout() -> None:
     v = verdict(
-        claude(say("going"), api_error("You've hit your limit · resets 4pm")), timed_out=True
+        claude(say("going"), api_error("You've hit your limit · resets 4pm")),
+        timed_out=True,
+        **api(429),
     )
     assert v.exit_class == "infra_usage_cap"
 
@@ -131,7 +190,10 @@ def test_dated_snapshot_is_the_requested_model_and_others_are_not() -> None:
     assert not served_model_matches("claude-opus-4-5-20251101", "claude-opus-4-5")
     v = verdict(claude(result("Done."), model="claude-opus-4-5-20251101"), model="claude-opus-4-5")
     assert (v.exit_class, v.served_model) == ("completed", "claude-opus-4-5-20251101")
-    swapped = verdict(claude(result("Done."), model="claude-haiku-4-5"), model="claude-opus-4-5")
+    said = verdict(claude(result("Done."), model="claude-haiku-4-5"), model="claude-opus-4-5")
+    assert said.exit_class == "completed"  # the transcript's word is no evidence
+    recorded = api(200, asked="claude-opus-4-5", substituted="claude-opus-4-5, served c-haiku")
+    swapped = verdict(claude(result("Done.")), model="claude-opus-4-5", **recorded)
     assert swapped.exit_class == "infra_other" and "MODEL MISMATCH" in swapped.reason
 
 
@@ -163,7 +225,14 @@ def test_codex_tokens_last_message_and_disconnect() -> None:
     assert (v.tokens.input, v.tokens.cache_read, v.tokens.output) == (40, 60, 9)
     assert v.served_model is None
     cut = codex({"type": "error", "message": "stream disconnected before completion"})
-    assert verdict(cut, fmt="codex-cli", model="gpt-5", exit_code=1).exit_class == "infra_other"
+    never = api(200, answered=False, asked="gpt-5")  # the stream was cut before any answer
+    assert verdict(cut, fmt="codex-cli", model="gpt-5", exit_code=1, **never).exit_class == (
+        "infra_other"
+    )
+    midway = api(200, asked="gpt-5", served="gpt-5")  # after answers: no API failure on record
+    assert verdict(cut, fmt="codex-cli", model="gpt-5", exit_code=1, **midway).exit_class == (
+        "model_agent_error"
+    )
 
 
 def test_gemini_deltas_stats_and_quota() -> None:
@@ -179,9 +248,9 @@ def test_gemini_deltas_stats_and_quota() -> None:
         {"type": "init", "model": "gemini-3-pro"},
         {"type": "result", "status": "error", "error": {"message": "RESOURCE_EXHAUSTED"}},
     ]
-    assert verdict(quota, fmt="gemini-cli", model="gemini-3-pro", exit_code=1).exit_class == (
-        "infra_rate_limit"
-    )
+    recorded = api(429, "RESOURCE_EXHAUSTED", asked="gemini-3-pro", served="gemini-3-pro")
+    quota_verdict = verdict(quota, fmt="gemini-cli", model="gemini-3-pro", exit_code=1, **recorded)
+    assert quota_verdict.exit_class == "infra_rate_limit"
 
 
 @pytest.mark.parametrize(
@@ -213,8 +282,9 @@ def test_no_transcript_still_classifies_and_records_the_table_version() -> None:
     ("stderr", "exit_code", "expected", "says"),
     [
         ("Error: claude native binary not installed.\n", 1, "infra_other", "no session began"),
+        ("You've hit your limit\n", 1, "infra_other", "no session began"),  # no 429: no cooling
         ("sh: 1: claude: not found\n", 127, "infra_other", "claude: not found"),
-        ("Error: Invalid API key\n", 1, "infra_auth", "never began a session"),
+        ("Error: Invalid API key\n", 1, "infra_auth", "no session began"),
         ("", 1, "infra_other", "nothing on stderr"),
     ],
 )
@@ -226,9 +296,11 @@ def test_a_cli_that_never_began_a_session_is_infra(
         requested_model=M,
         exit_code=exit_code,
         stderr_tail=stderr,
+        model_via_gateway=True,  # and the gateway saw no request
     )
     v = classify(data)
     assert (v.exit_class, says in v.reason) == (expected, True)
+    assert v.served_model is None
 
 
 def test_a_session_that_began_and_crashed_stays_the_model_s() -> None:
@@ -247,6 +319,9 @@ def test_a_session_that_began_and_crashed_stays_the_model_s() -> None:
     ],
 )
 def test_an_unreachable_model_api_is_infra_never_the_model(text: str) -> None:
-    # seen with the real Claude Code 2.1.332 in a sandbox with no network
-    v = verdict(claude(api_error(text), result(text, is_error=True)), exit_code=1)
+    # seen with the real Claude Code 2.1.332 in a sandbox with no network; the gateway
+    # records the upstream it could not reach
+    events = claude(api_error(text), result(text, is_error=True))
+    v = verdict(events, exit_code=1, **api(502, last_refused="upstream unreachable"))
     assert v.exit_class == "infra_other", v.reason
+    assert verdict(events, exit_code=1).exit_class == "model_agent_error"  # the CLI's word

@@ -1,10 +1,11 @@
-"""The MCP lane counts only when its MCP server worked; the baseline lane shows none.
+"""The CLI's own MCP report is quoted in the reason, never taken as evidence of infra.
 
 Claude Code names its MCP servers and their state in the ``system``/``init`` event
-(``"mcp_servers": [{"name": "sourcegraph", "status": "failed"}]``). An MCP-lane session
-whose configured server failed, or is missing from that report, measured the agent without
-MCP: infra, so the arm is retried and then its pair excluded, never a baseline-vs-baseline
-comparison published as an MCP result.
+(``"mcp_servers": [{"name": "sourcegraph", "status": "failed"}]``). That event is on the
+agent's stdout, which the agent can write: an MCP-lane session whose report says the
+server failed would otherwise be retried and its pair excluded on the agent's word. The
+reason says what the report says; only the gateway's record of the MCP server's answers
+makes the lane infra (``test_classify_metered``).
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from typing import Any
 import pytest
 
 from durabench.classify import classify, parse_transcript
-from durabench.models.verdict import ClassifyInput
+from durabench.models.verdict import ClassifyInput, MeteredUsage
 
 M = "claude-sonnet-4-5"
 DONE = {"type": "result", "subtype": "success", "is_error": False, "result": "Fixed it."}
@@ -67,11 +68,11 @@ def test_the_parser_reads_the_init_report() -> None:
         ([{"name": "other", "status": "connected"}], "absent"),
     ],
 )
-def test_an_mcp_lane_whose_server_did_not_work_is_infra(
+def test_an_mcp_lane_whose_report_says_the_server_failed_is_quoted_not_excluded(
     servers: list[dict[str, Any]], says: str
 ) -> None:
     v = verdict(session(servers), SG)
-    assert v.exit_class == "infra_other"
+    assert v.exit_class == "completed"
     assert "MCP" in v.reason and "sourcegraph" in v.reason and says in v.reason
 
 
@@ -80,13 +81,13 @@ def test_an_mcp_lane_whose_server_connected_is_measured() -> None:
     assert verdict(session(ok), SG).exit_class == "completed"
 
 
-def test_a_baseline_lane_that_shows_any_mcp_server_is_infra() -> None:
+def test_a_baseline_lane_that_shows_any_mcp_server_says_so() -> None:
     v = verdict(session([{"name": "sourcegraph", "status": "connected"}]), ())
-    assert v.exit_class == "infra_other"
+    assert v.exit_class == "completed"
     assert "baseline" in v.reason and "sourcegraph" in v.reason
     failed = verdict(session([{"name": "repo-tools", "status": "failed"}]), ())
-    assert failed.exit_class == "infra_other"  # configured at all is already wrong
-    assert verdict(session([]), ()).exit_class == "completed"
+    assert "repo-tools" in failed.reason  # configured at all is already wrong
+    assert "MCP" not in verdict(session([]), ()).reason
 
 
 def test_no_report_or_no_lane_is_not_judged() -> None:
@@ -97,7 +98,7 @@ def test_no_report_or_no_lane_is_not_judged() -> None:
     )
 
 
-def test_a_usage_cap_wins_over_a_dead_mcp_server_so_the_account_cools() -> None:
+def test_a_dead_mcp_server_in_the_report_never_hides_the_session_s_class() -> None:
     cap = {
         "type": "result",
         "subtype": "success",
@@ -105,6 +106,19 @@ def test_a_usage_cap_wins_over_a_dead_mcp_server_so_the_account_cools() -> None:
         "result": "You've hit your limit · resets 5:30pm (UTC)",
     }
     init = session([{"name": "sourcegraph", "status": "failed"}])[0]
-    assert verdict([init, cap], SG).exit_class == "infra_usage_cap"
+    refused = MeteredUsage(
+        requests=3, served_models=(M,), asked_models=(M,), last_status=429, rate_limited=1
+    )
+    capped = classify(
+        ClassifyInput(
+            events=(init, cap),
+            transcript_format="claude-code",
+            requested_model=M,
+            mcp_servers=SG,
+            metered=refused,
+            model_via_gateway=True,
+        )
+    )
+    assert capped.exit_class == "infra_usage_cap", capped.reason
     too_long = {**cap, "result": "Prompt is too long"}
-    assert verdict([init, too_long], SG).exit_class == "infra_other"  # not the model's
+    assert verdict([init, too_long], SG).exit_class == "model_context_exhausted"

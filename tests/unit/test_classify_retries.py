@@ -1,8 +1,10 @@
-"""A session that ends while its CLI retries the model API is infra, never the model's.
+"""A session that ends while its CLI retries the model API is infra when the API refused.
 
 Claude Code prints a ``system``/``api_retry`` event before each retry of a failed request
 (seen with the real CLI against an upstream answering 429 with ``retry-after: 30``). Killed
-by the time limit in the middle of those retries, the attempt measured the provider.
+by the time limit in the middle of those retries, the attempt measured the provider: the
+gateway's ledger shows the API's refusal, and the retry the CLI printed names it in the
+reason. The printed retry alone is the agent's word: the model's class, with the claim.
 """
 
 from __future__ import annotations
@@ -12,9 +14,22 @@ from typing import Any
 import pytest
 
 from durabench.classify import classify, parse_transcript
-from durabench.models.verdict import ClassifyInput, MeteredUsage
+from durabench.models.verdict import ClassifyInput, MeteredUsage, TokenUsage
 
 M = "claude-sonnet-4-5"
+
+
+def ledger(status: int, model: str = M, **fields: Any) -> MeteredUsage:
+    """The gateway's record: the model answered earlier; the last request got ``status``."""
+    return MeteredUsage(
+        requests=9,
+        tokens=TokenUsage(input=900, output=90),
+        served_models=(model,),
+        asked_models=(model,),
+        rate_limited=int(status == 429),
+        last_status=status,
+        **fields,
+    )
 
 
 def init() -> dict[str, Any]:
@@ -41,7 +56,13 @@ def retry(status: int | None, error: str, attempt: int = 1) -> dict[str, Any]:
 
 
 def run(events: list[dict[str, Any]], **facts: Any) -> tuple[str, str]:
-    base = {"exit_code": 0, "files_changed": 1, "wall_seconds": 600.0}
+    base = {
+        "exit_code": 0,
+        "files_changed": 1,
+        "wall_seconds": 600.0,
+        "model_via_gateway": True,
+        "metered": ledger(200),
+    }
     data = ClassifyInput(
         events=tuple(events),
         transcript_format="claude-code",
@@ -57,26 +78,29 @@ KILLED = {"timed_out": True, "exit_code": 137}
 
 def test_killed_while_retrying_rate_limits_is_infra_rate_limit() -> None:
     events = [init(), say("Looking."), *[retry(429, "rate_limit", n) for n in range(1, 9)]]
-    exit_class, reason = run(events, **KILLED)
+    exit_class, reason = run(events, **KILLED, metered=ledger(429))
     assert exit_class == "infra_rate_limit"
     assert "retrying" in reason and "429" in reason
+    exit_class, reason = run(events, **KILLED)  # the API answered its last request
+    assert exit_class == "model_timeout" and "no such answer" in reason
 
 
 def test_killed_while_retrying_an_overloaded_api_is_infra_other() -> None:
     events = [init(), say("Looking."), retry(529, "overloaded_error"), retry(529, "unknown", 2)]
-    assert run(events, **KILLED)[0] == "infra_other"
+    assert run(events, **KILLED, metered=ledger(529))[0] == "infra_other"
 
 
 def test_a_retry_with_no_status_at_the_end_is_still_infra() -> None:
     # a connection that keeps failing: no HTTP status at all
     events = [init(), say("Looking."), retry(None, "unknown"), retry(None, "unknown", 2)]
-    assert run(events, **KILLED)[0] == "infra_other"
+    unreachable = ledger(502, last_refused="upstream unreachable")
+    assert run(events, **KILLED, metered=unreachable)[0] == "infra_other"
 
 
 def test_giving_up_after_rate_limit_retries_is_infra_rate_limit() -> None:
     gave_up = {"type": "result", "subtype": "error_during_execution", "is_error": True}
     events = [init(), say("Looking."), *[retry(429, "rate_limit", n) for n in range(1, 11)]]
-    assert run([*events, gave_up], exit_code=1)[0] == "infra_rate_limit"
+    assert run([*events, gave_up], exit_code=1, metered=ledger(429))[0] == "infra_rate_limit"
 
 
 def test_a_retry_the_model_answered_after_does_not_taint_the_session() -> None:
@@ -118,7 +142,8 @@ def run_gemini(
     events: list[dict[str, Any]], stderr: str, metered: MeteredUsage | None = None
 ) -> tuple[str, str]:
     data = ClassifyInput(
-        metered=metered,
+        metered=metered or ledger(200, G),
+        model_via_gateway=True,
         events=tuple(events),
         transcript_format="gemini-cli",
         requested_model=G,
@@ -133,25 +158,29 @@ def run_gemini(
 
 
 @pytest.mark.parametrize(
-    ("stderr", "expected"),
+    ("stderr", "status", "expected"),
     [
-        (G_BACKOFF.format(status=429, name="RESOURCE_EXHAUSTED"), "infra_rate_limit"),
-        (G_QUOTA, "infra_rate_limit"),
+        (G_BACKOFF.format(status=429, name="RESOURCE_EXHAUSTED"), 429, "infra_rate_limit"),
+        (G_QUOTA, 429, "infra_rate_limit"),
         (
             "Attempt 3 failed with 429 error (no Retry-After header). Retrying with backoff...\n",
+            429,
             "infra_rate_limit",
         ),
-        (G_BACKOFF.format(status=503, name="UNAVAILABLE"), "infra_other"),
-        ("Attempt 1 failed with 5xx error. Retrying with backoff...\n", "infra_other"),
+        (G_BACKOFF.format(status=503, name="UNAVAILABLE"), 503, "infra_other"),
+        ("Attempt 1 failed with 5xx error. Retrying with backoff...\n", 500, "infra_other"),
     ],
     ids=["429", "quota-delay", "429-no-retry-after", "503", "5xx"],
 )
 def test_gemini_killed_while_its_stderr_says_it_retries_is_infra(
-    stderr: str, expected: str
+    stderr: str, status: int, expected: str
 ) -> None:
-    exit_class, reason = run_gemini(gemini(), "YOLO mode is enabled.\n" + stderr)
+    said = "YOLO mode is enabled.\n" + stderr
+    exit_class, reason = run_gemini(gemini(), said, ledger(status, G))
     assert exit_class == expected, reason
     assert "retrying the model API" in reason
+    exit_class, reason = run_gemini(gemini(), said)  # the API answered: stderr's word only
+    assert exit_class == "model_timeout", reason
 
 
 def test_gemini_killed_while_retrying_after_a_tool_result_is_infra() -> None:
@@ -160,7 +189,7 @@ def test_gemini_killed_while_retrying_after_a_tool_result_is_infra() -> None:
         {"type": "tool_result", "tool_id": "t1", "status": "success", "output": "ok"},
     )
     stderr = G_BACKOFF.format(status=429, name="RESOURCE_EXHAUSTED")
-    assert run_gemini(events, stderr)[0] == "infra_rate_limit"
+    assert run_gemini(events, stderr, ledger(429, G))[0] == "infra_rate_limit"
 
 
 def test_a_gemini_retry_the_model_answered_after_does_not_taint_the_session() -> None:
@@ -176,5 +205,4 @@ def test_gemini_killed_with_no_retry_on_stderr_is_the_models_timeout() -> None:
 def test_a_stale_gemini_retry_on_stderr_yields_to_the_gateways_last_answer() -> None:
     # The gateway saw the last request answered 200: the retry stderr shows was earlier.
     stderr = G_BACKOFF.format(status=429, name="RESOURCE_EXHAUSTED")
-    ok = MeteredUsage(requests=5, asked_models=(G,), rate_limited=1, last_status=200)
-    assert run_gemini(gemini(), stderr, ok)[0] == "model_timeout"
+    assert run_gemini(gemini(), stderr, ledger(200, G))[0] == "model_timeout"

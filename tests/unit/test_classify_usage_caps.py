@@ -1,27 +1,36 @@
-"""Usage-cap messages are usage caps, however the CLI carries them.
+"""Usage-cap messages are usage caps when the model API refused with a 429, however the CLI
+carries them, and the model's when it did not.
 
 Five-hour, session, weekly and per-model limits, with a reset time of day, a date and zone,
 an epoch or none; in a synthetic API-error turn with or without a 429, or in the final
-result whatever its subtype says: every one is ``infra_usage_cap`` (the account cools
-until the reset), never ``infra_rate_limit`` and never the model's error.
+result whatever its subtype says: with the API's 429 in the gateway's ledger every one is
+``infra_usage_cap``, never ``infra_rate_limit`` and never the model's error. Without it
+(the agent wrote the message, the API refused nothing) none is infrastructure.
 """
 
 from __future__ import annotations
 
 import json
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from durabench.accounts import reset_time
 from durabench.agents.transcript import read_events
 from durabench.classify import classify
-from durabench.models.verdict import ClassifyInput, TranscriptFormat
+from durabench.models.verdict import ClassifyInput, MeteredUsage, TokenUsage, TranscriptFormat
 
 M = "claude-sonnet-4-5"
-NOW = datetime(2025, 6, 3, 14, 0, tzinfo=UTC)
+REFUSED = MeteredUsage(
+    requests=9,
+    tokens=TokenUsage(input=4000, output=900),
+    served_models=(M,),
+    asked_models=(M,),
+    rate_limited=1,
+    last_status=429,
+    last_error="rate_limit_error",
+)
+"""The gateway's record of a session whose last request the API refused with 429."""
 
 MESSAGES = [
     "You've hit your limit · resets 3pm (Europe/Lisbon)",
@@ -77,7 +86,13 @@ def classify_events(
     model: str = M,
     **facts: Any,
 ) -> tuple[str, str]:
-    base = {"exit_code": 1, "files_changed": 2, "wall_seconds": 300.0}
+    base = {
+        "exit_code": 1,
+        "files_changed": 2,
+        "wall_seconds": 300.0,
+        "metered": REFUSED.model_copy(update={"asked_models": (model,), "served_models": (model,)}),
+        "model_via_gateway": True,
+    }
     data = ClassifyInput(
         events=tuple(events),
         transcript_format=fmt,
@@ -96,8 +111,12 @@ def test_every_usage_cap_message_is_a_usage_cap(message: str, carrier: str) -> N
             [init(), *CARRIERS[carrier](message)], exit_code=exit_code
         )
         assert exit_class == "infra_usage_cap", reason
-        if "reset" in message:  # the reason keeps the reset time the account cools until
-            assert reset_time(reason, NOW) is not None, reason
+        assert message.split("·")[0].strip()[:20] in reason  # quoted for the reader
+        answered = REFUSED.model_copy(update={"last_status": 200, "last_error": ""})
+        alone, reason = classify_events(
+            [init(), *CARRIERS[carrier](message)], exit_code=exit_code, metered=answered
+        )
+        assert not alone.startswith("infra"), reason  # the agent's word only
 
 
 def test_killed_after_a_usage_cap_is_still_the_cap() -> None:
@@ -114,9 +133,9 @@ def test_killed_after_a_usage_cap_is_still_the_cap() -> None:
     ],
 )
 def test_a_model_s_final_message_about_limits_is_not_a_cap(text: str) -> None:
-    assert classify_events([init(), result(text, "success", False)], exit_code=0)[0] == (
-        "completed"
-    )
+    finished = REFUSED.model_copy(update={"last_status": 200, "last_error": ""})
+    events = [init(), result(text, "success", False)]
+    assert classify_events(events, exit_code=0, metered=finished)[0] == "completed"
 
 
 @pytest.mark.parametrize(
@@ -177,7 +196,7 @@ def test_gemini_s_quota_error_is_a_cap_when_the_api_says_wait_five_minutes_or_mo
     assert classify_events(events, fmt="gemini-cli", model="g")[0] == expected
 
 
-def test_the_shared_usage_cap_cases_keep_their_reset_in_the_reason(
+def test_the_shared_usage_cap_cases_are_caps_only_on_the_api_s_word(
     shared_fixtures: Path,
 ) -> None:
     root = shared_fixtures / "classify"
@@ -187,8 +206,13 @@ def test_the_shared_usage_cap_cases_keep_their_reset_in_the_reason(
         pytest.skip("the shared cases have no usage-cap transcript")
     for case in capped:
         events = read_events((root / case["transcript"]).read_text().splitlines())
-        exit_class, reason = classify_events(
-            events, fmt=case["agent"], model=case["requested_model"]
-        )
+        exit_class, _ = classify_events(events, fmt=case["agent"], model=case["requested_model"])
         assert exit_class == "infra_usage_cap", case["name"]
-        assert reset_time(reason, NOW) is not None, case["name"]
+        exit_class, _ = classify_events(
+            events,
+            fmt=case["agent"],
+            model=case["requested_model"],
+            metered=None,
+            model_via_gateway=False,
+        )
+        assert not exit_class.startswith("infra"), case["name"]

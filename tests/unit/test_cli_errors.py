@@ -74,9 +74,31 @@ def test_classify_prints_the_verdict_as_json(tmp_path: Path) -> None:
         {"type": "result", "subtype": "success", "is_error": True, "result": "Rate limited (429)"},
     ]
     transcript.write_text("".join(json.dumps(e) + "\n" for e in events))
+    ledger = tmp_path / "gateway.jsonl"
+    answers = [
+        {"status": 200, "usage": {"model": "m-20250101", "input": 9, "output": 3}},
+        {"status": 429, "usage": {"error": "rate_limit_error"}},
+    ]
+    ledger.write_text(
+        "".join(
+            json.dumps(
+                {
+                    "at": 1.0,
+                    "provider": "anthropic",
+                    "path": "/v1/messages",
+                    "asked_model": "m",
+                    **a,
+                }
+            )
+            + "\n"
+            for a in answers
+        )
+    )
     proc = _starter(
         "classify",
         str(transcript),
+        "--ledger",
+        str(ledger),
         "--agent",
         "claude-code",
         "--requested-model",

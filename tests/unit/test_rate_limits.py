@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from datetime import UTC, datetime, timedelta
 
-from durabench.accounts.rate_limits import MAX_WAIT, rate_limit_until
+from durabench.accounts.rate_limits import MAX_WAIT, rate_limit_until, usage_cap_until
 from durabench.models.verdict import MeteredUsage
 
 NOW = datetime(2026, 11, 26, 15, 0, tzinfo=UTC)
@@ -36,3 +36,24 @@ def test_nothing_said_is_none_and_a_long_wait_is_capped() -> None:
     assert rate_limit_until(_m(), NOW) is None
     assert rate_limit_until(_m("junk"), NOW) is None
     assert rate_limit_until(_m("86400"), NOW) == NOW + MAX_WAIT
+
+
+# --- usage caps: the API's headers, within a ceiling; never the agent's text -------------
+
+CAP_DEFAULT = timedelta(hours=1)
+CEILING = timedelta(hours=5)
+
+
+def test_a_usage_cap_cools_until_the_api_s_own_reset_within_the_ceiling() -> None:
+    epoch = str(int((NOW + timedelta(hours=2)).timestamp()))
+    unified = _m(**{"anthropic-ratelimit-unified-reset": epoch})
+    assert usage_cap_until(unified, NOW, CAP_DEFAULT, CEILING) == NOW + timedelta(hours=2)
+    week = str(int((NOW + timedelta(days=7)).timestamp()))
+    far = _m(**{"anthropic-ratelimit-unified-reset": week})
+    assert usage_cap_until(far, NOW, CAP_DEFAULT, CEILING) == NOW + CEILING
+    assert usage_cap_until(_m("600"), NOW, CAP_DEFAULT, CEILING) == NOW + timedelta(minutes=10)
+
+
+def test_a_usage_cap_the_api_named_no_reset_for_cools_for_the_default() -> None:
+    assert usage_cap_until(_m(), NOW, CAP_DEFAULT, CEILING) == NOW + CAP_DEFAULT
+    assert usage_cap_until(_m(), NOW, timedelta(days=9), CEILING) == NOW + CEILING

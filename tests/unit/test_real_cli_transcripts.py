@@ -64,5 +64,6 @@ def test_a_real_cli_without_a_key_is_infra_auth(fmt: TranscriptFormat, name: str
         exit_code=fx["exit_code"],
         stderr_tail=fx["stderr_tail"],
         requested_model="gemini-2.5-flash" if fmt == "gemini-cli" else "gpt-5-codex",
+        model_via_gateway=True,  # and no request reached the gateway
     )
     assert classify(data).exit_class == "infra_auth"
