@@ -28,7 +28,7 @@ from durabench.attempt import Attempt, AttemptLimits, AttemptSetup, GatewayAcces
 from durabench.attempt.inputs import check_attempt_inputs
 from durabench.attempt.verify_slots import VerifySlots
 from durabench.configs import dockerfile_for
-from durabench.gateway import PROVIDERS, Grant, ModelGateway, read_ledger
+from durabench.gateway import PROVIDERS, GatewayLimits, Grant, ModelGateway, read_ledger
 from durabench.logs import get_logger
 from durabench.models.attempt import (
     AgentRunOutput,
@@ -124,6 +124,7 @@ class SandboxActivities:
             settings.gateway_port,
             settings.accounts_file,
             os.environ,
+            limits=GatewayLimits.of(settings),
         )
 
     @property

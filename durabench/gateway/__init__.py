@@ -6,6 +6,7 @@ which swaps in the real key on the way out and records what the API answered.
 
 from durabench.gateway.grants import TOKEN_PREFIX, Grant, GrantStore
 from durabench.gateway.ledger import LedgerEntry, read_ledger
+from durabench.gateway.limits import GatewayLimits
 from durabench.gateway.meter import ResponseMeter, ResponseUsage
 from durabench.gateway.providers import PROVIDERS, Provider
 from durabench.gateway.service import ModelGateway
@@ -13,6 +14,7 @@ from durabench.gateway.service import ModelGateway
 __all__ = [
     "PROVIDERS",
     "TOKEN_PREFIX",
+    "GatewayLimits",
     "Grant",
     "GrantStore",
     "LedgerEntry",
