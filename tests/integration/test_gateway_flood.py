@@ -12,19 +12,21 @@ from __future__ import annotations
 
 import asyncio
 import os
+import socket
 import subprocess
 import sys
 import threading
 import time
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import httpx
 import pytest
 
-from durabench.gateway import Grant, ModelGateway, read_ledger
+from durabench.gateway import GatewayLimits, Grant, ModelGateway, read_ledger
+from durabench.gateway.supervisor import health_of
 from tests.model_upstream import ModelUpstream, Received, Reply, anthropic_stream
 
 MODEL = "claude-haiku-4-5"
@@ -42,9 +44,28 @@ def _answer(received: Received) -> Reply:
     return anthropic_stream(MODEL, [{"type": "text", "text": "hello"}], input_tokens=12)
 
 
+class Upstream(ModelUpstream):
+    """The attempts' model API; requests asking to ``hold`` wait for :attr:`hold` to be set."""
+
+    def __init__(self) -> None:
+        self.hold = threading.Event()
+        self.hold.set()
+        self.holding = 0
+        """Requests waiting for :attr:`hold`, or answered after waiting."""
+        self._count = threading.Lock()
+        super().__init__(_answer)
+
+    def _answer(self, received: Received) -> Reply:
+        if isinstance(received.body, dict) and received.body.get("hold"):
+            with self._count:  # one handler thread per request
+                self.holding += 1
+            self.hold.wait(timeout=60)
+        return super()._answer(received)
+
+
 class Rig(NamedTuple):
     gateway: ModelGateway
-    upstream: ModelUpstream
+    upstream: Upstream
     url: str
     honest: str
     """The honest attempt's placeholder."""
@@ -54,8 +75,12 @@ class Rig(NamedTuple):
 
 
 @pytest.fixture
-async def rig(tmp_path: Path) -> AsyncIterator[Rig]:
-    with ModelUpstream(_answer) as upstream:
+async def rig_with(tmp_path: Path) -> AsyncIterator[Callable[..., Awaitable[Rig]]]:
+    """Makes the rig: a gateway (with the limits given), its upstream, two attempts' keys."""
+    upstream = Upstream().__enter__()
+    gateways: list[ModelGateway] = []
+
+    async def make(**limits: Any) -> Rig:
         environ = {
             "ANTHROPIC_API_KEY": "sk-ant-real-key-0123456789",
             "OPENAI_API_KEY": "sk-openai-real-key-0123456789",
@@ -69,7 +94,9 @@ async def rig(tmp_path: Path) -> AsyncIterator[Rig]:
             tmp_path / "accounts.toml",
             environ,
             bind_host="127.0.0.1",
+            **({"limits": GatewayLimits(**limits)} if limits else {}),
         )
+        gateways.append(gateway)
         ledger = tmp_path / "honest.jsonl"
         honest = gateway.store.grant(
             Grant(attempt="honest", agent="claude-code", provider="anthropic", ledger=str(ledger))
@@ -82,14 +109,23 @@ async def rig(tmp_path: Path) -> AsyncIterator[Rig]:
                 ledger=str(tmp_path / "hostile.jsonl"),
             )
         )
-        try:
-            yield Rig(gateway, upstream, await gateway.url(), honest, hostile, ledger)
-        finally:
-            await gateway.aclose()
+        return Rig(gateway, upstream, await gateway.url(), honest, hostile, ledger)
+
+    yield make
+    upstream.hold.set()
+    for gateway in gateways:
+        await gateway.aclose()
+    upstream.__exit__()
 
 
-def _open_files() -> int:
-    return len(os.listdir("/proc/self/fd"))
+@pytest.fixture
+async def rig(rig_with: Callable[..., Awaitable[Rig]]) -> Rig:
+    """The rig with the gateway's default limits."""
+    return await rig_with()
+
+
+def _open_files(pid: int | str | None = "self") -> int:
+    return len(os.listdir(f"/proc/{pid}/fd"))
 
 
 def _rss_mib(pid: int | str = "self") -> float:
@@ -162,6 +198,7 @@ async def test_an_idle_connection_flood_lands_in_the_gateway_and_others_are_answ
         latency = await _honest_request(rig)
         flood.stdin.close()
         still_open = await asyncio.to_thread(flood.stdout.readline)
+        gateway_files = _open_files(rig.gateway.pid)  # the flood's are all closed or held
     print(
         f"flood {opened.strip()}, {still_open.strip()} after the honest request; honest request "
         f"{latency * 1000:.0f} ms; worker files {files} -> {during_files}, "
@@ -171,6 +208,10 @@ async def test_an_idle_connection_flood_lands_in_the_gateway_and_others_are_answ
     assert during_rss - rss < RSS_SLACK_MIB
     metered = read_ledger(rig.ledger)
     assert metered is not None and metered.requests == 2
+    per_peer = GatewayLimits().connections_per_peer
+    assert int(still_open.split()[1]) <= per_peer  # the gateway closed the rest at once
+    assert gateway_files < per_peer + FD_SLACK
+    assert (await health_of(rig.url) or {}).get("pid") == rig.gateway.pid  # never died
 
 
 async def test_slow_huge_bodies_do_not_reach_the_worker_and_others_are_answered(
@@ -191,3 +232,71 @@ async def test_slow_huge_bodies_do_not_reach_the_worker_and_others_are_answered(
         f"peak {peak[0]:.0f} MiB"
     )
     assert peak[0] - base < RSS_SLACK_MIB, "the bodies were held in the worker"
+
+
+def _read_to_end(sock: socket.socket) -> bytes:
+    """All the gateway sends until it closes the connection (a bound of 30 s on waiting)."""
+    sock.settimeout(30)
+    data = b""
+    while chunk := sock.recv(65536):
+        data += chunk
+    return data
+
+
+async def test_stalled_senders_are_dropped_and_others_answered(
+    rig_with: Callable[..., Awaitable[Rig]],
+) -> None:
+    rig = await rig_with(header_timeout_sec=0.5, body_timeout_sec=0.5)
+    host, port = rig.url.removeprefix("http://").rsplit(":", 1)
+    idle = socket.create_connection((host, int(port)))
+    slow_headers = socket.create_connection((host, int(port)))
+    slow_headers.sendall(b"POST /anthropic/v1/messages HTTP/1.1\r\nhost: gateway\r\n")
+    slow_body = socket.create_connection((host, int(port)))
+    slow_body.sendall(
+        b"POST /anthropic/v1/messages HTTP/1.1\r\nhost: gateway\r\n"
+        + f"x-api-key: {rig.honest}\r\ncontent-length: 1000\r\n\r\n".encode()
+        + b'{"model": "'
+    )
+    with idle, slow_headers, slow_body:
+        assert await asyncio.to_thread(_read_to_end, idle) == b""
+        assert await asyncio.to_thread(_read_to_end, slow_headers) == b""
+        answer = await asyncio.to_thread(_read_to_end, slow_body)
+    assert answer.startswith(b"HTTP/1.1 408"), answer[:200]
+    await _honest_request(rig)
+    assert rig.upstream.received[-1].body["model"] == MODEL  # only the honest request went on
+
+
+async def test_an_attempt_at_its_request_limit_is_refused_while_another_is_answered(
+    rig_with: Callable[..., Awaitable[Rig]], tmp_path: Path
+) -> None:
+    rig = await rig_with(requests_per_attempt=2)
+    other = rig.gateway.store.grant(
+        Grant(
+            attempt="other",
+            agent="claude-code",
+            provider="anthropic",
+            ledger=str(tmp_path / "other.jsonl"),
+        )
+    )
+    rig.upstream.hold.clear()
+
+    async def ask(key: str, hold: bool) -> httpx.Response:
+        async with httpx.AsyncClient(timeout=60) as client:
+            return await client.post(
+                f"{rig.url}/anthropic/v1/messages",
+                headers={"x-api-key": key},
+                json={"model": MODEL, "max_tokens": 10, "messages": [], "hold": hold},
+            )
+
+    held = [asyncio.create_task(ask(rig.honest, hold=True)) for _ in range(2)]
+
+    async def both_arrived() -> None:
+        while rig.upstream.holding < 2:
+            await asyncio.sleep(0.02)
+
+    await asyncio.wait_for(both_arrived(), timeout=60)
+    refused = await ask(rig.honest, hold=False)
+    assert refused.status_code == 429 and "requests in flight" in refused.text
+    assert (await ask(other, hold=False)).status_code == 200  # another attempt goes on
+    rig.upstream.hold.set()
+    assert [r.status_code for r in await asyncio.gather(*held)] == [200, 200]
