@@ -154,6 +154,8 @@ async def serve(spec: ProcessSpec) -> None:
             timeout_keep_alive=max(1, round(limits.keep_alive_sec)),
             limit_concurrency=limits.connections + limits.requests,
             timeout_graceful_shutdown=5,
+            proxy_headers=False,  # no proxy in front: a sandbox names no address but its own
+            server_header=False,
         )
         server = uvicorn.Server(config)
         watcher = asyncio.create_task(_watch_leases(spec.root, limits.linger_sec, server))

@@ -47,6 +47,8 @@ START_S = 30.0
 """How long a starting gateway may take to answer its first health check."""
 HUNG_S = 60.0
 """A gateway process alive but not answering its health check this long is restarted."""
+_SOURCE_ROOT = Path(__file__).resolve().parents[2]
+"""Where this worker's ``durabench`` package was imported from."""
 _LEFT_RUNNING: list[subprocess.Popen[bytes]] = []
 """Gateways this process started and let go of while they serve on (not to be reaped)."""
 _BASE_ENV = (
@@ -141,7 +143,13 @@ class GatewaySupervisor:
         )
         env = {name: os.environ[name] for name in _BASE_ENV if name in os.environ}
         env |= dict(self.environ)
-        env |= {SPEC_ENV: spec.model_dump_json(), "MALLOC_ARENA_MAX": "2"}
+        # The child imports the durabench this worker runs, wherever that was found.
+        path = [str(_SOURCE_ROOT), *filter(None, env.get("PYTHONPATH", "").split(os.pathsep))]
+        env |= {
+            SPEC_ENV: spec.model_dump_json(),
+            "MALLOC_ARENA_MAX": "2",  # few malloc arenas: the memory limit is for requests
+            "PYTHONPATH": os.pathsep.join(path),
+        }
         with (self.root / "gateway.stderr").open("wb") as stderr:
             return subprocess.Popen(
                 [sys.executable, "-m", "durabench.gateway"],

@@ -11,6 +11,7 @@ must not grow with the flood: it lands in the gateway's process, within its limi
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import socket
 import subprocess
@@ -128,7 +129,7 @@ def _open_files(pid: int | str | None = "self") -> int:
     return len(os.listdir(f"/proc/{pid}/fd"))
 
 
-def _rss_mib(pid: int | str = "self") -> float:
+def _rss_mib(pid: int | str | None = "self") -> float:
     for line in Path(f"/proc/{pid}/status").read_text().splitlines():
         if line.startswith("VmRSS:"):
             return int(line.split()[1]) / 1024
@@ -136,13 +137,14 @@ def _rss_mib(pid: int | str = "self") -> float:
 
 
 @contextmanager
-def _peak_rss() -> Iterator[list[float]]:
-    """The worker's highest RSS while the block runs, sampled (big buffers are freed fast)."""
-    peak, done = [_rss_mib()], threading.Event()
+def _peak_rss(pid: int | str | None = "self") -> Iterator[list[float]]:
+    """A process's highest RSS while the block runs, sampled (big buffers are freed fast)."""
+    peak, done = [_rss_mib(pid)], threading.Event()
 
     def sample() -> None:
         while not done.wait(0.05):
-            peak[0] = max(peak[0], _rss_mib())
+            with contextlib.suppress(OSError, AssertionError):  # it died: its peak is known
+                peak[0] = max(peak[0], _rss_mib(pid))
 
     thread = threading.Thread(target=sample, daemon=True)
     thread.start()
@@ -214,12 +216,15 @@ async def test_an_idle_connection_flood_lands_in_the_gateway_and_others_are_answ
     assert (await health_of(rig.url) or {}).get("pid") == rig.gateway.pid  # never died
 
 
+@pytest.mark.parametrize("memory_mb", [None, 160], ids=["default-limits", "memory-limit-hit"])
 async def test_slow_huge_bodies_do_not_reach_the_worker_and_others_are_answered(
-    rig: Rig,
+    rig_with: Callable[..., Awaitable[Rig]], memory_mb: int | None
 ) -> None:
+    """With the gateway's memory limit below what the bodies need, it is the gateway that fails."""
+    rig = await (rig_with(memory_mb=memory_mb) if memory_mb else rig_with())
     host, port = rig.url.removeprefix("http://").rsplit(":", 1)
     await _honest_request(rig)
-    with _peak_rss() as peak:
+    with _peak_rss() as peak, _peak_rss(rig.gateway.pid) as gateway_peak:
         base = peak[0]
         args = ("bodies", host, port, FLOOD_SOURCE, SLOW_BODIES, BODY_MIB, rig.hostile)
         with _flood(*args) as flood:
@@ -229,9 +234,12 @@ async def test_slow_huge_bodies_do_not_reach_the_worker_and_others_are_answered(
             dropped = await asyncio.to_thread(flood.stdout.readline)
     print(
         f"{dropped.strip()}; honest request {latency * 1000:.0f} ms; worker RSS {base:.0f} -> "
-        f"peak {peak[0]:.0f} MiB"
+        f"peak {peak[0]:.0f} MiB; gateway peak {gateway_peak[0]:.0f} MiB"
     )
     assert peak[0] - base < RSS_SLACK_MIB, "the bodies were held in the worker"
+    limit = memory_mb or GatewayLimits().memory_mb
+    assert gateway_peak[0] < limit + RSS_SLACK_MIB  # its limit, and its code and libraries
+    await _honest_request(rig)  # the gateway, or the one restarted in its place, serves
 
 
 def _read_to_end(sock: socket.socket) -> bytes:
