@@ -75,13 +75,15 @@ class ModelGateway:
             self._loop, self._lock, self._url, self._watch = loop, asyncio.Lock(), None, None
         assert self._lock is not None
         async with self._lock:
+            if self._url is not None:  # a gateway that died is restarted before it is handed out
+                await self.supervisor.check(self._url, probe=False)
             if self._url is None:
                 host = self.bind_host
                 if host is None:
                     client = shared_docker_client()
                     host = await asyncio.to_thread(ensure_gateway_network, client, self.network)
                 self._url = await self.supervisor.ensure(host, self.port)
-                self._watch = loop.create_task(self.supervisor.watch(host, self.port, self._url))
+                self._watch = loop.create_task(self.supervisor.watch(self._url, self._lock))
                 _STARTED.add(self)
         return self._url
 

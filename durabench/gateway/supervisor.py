@@ -9,6 +9,9 @@ time: it outlives its last worker only long enough for a restarted worker to re-
 its agents, and one of an older code version is replaced once that version's workers
 are gone (until then it serves, and the worker says so).
 
+The last gateway started on this host is named in ``gateway.json`` (its pid and URL) in
+the grant store's directory, beside its log.
+
 The child gets the keys in its environment, as the worker holds them, and nowhere else:
 not in its command line, not in a file. It runs as the worker's user, who could read the
 worker's environment anyway, so a narrower set would protect nothing and would break a
@@ -32,6 +35,7 @@ from typing import Any
 
 import httpx
 
+from durabench.atomic import atomic_write
 from durabench.errors import SandboxError
 from durabench.gateway.limits import GatewayLimits
 from durabench.gateway.process import SPEC_ENV, ProcessSpec, code_version, fresh_leases, store_id
@@ -86,6 +90,7 @@ class GatewaySupervisor:
         self.lease = root / "leases" / f"{holder}.lease"
         self.process: subprocess.Popen[bytes] | None = None
         self.restarts = 0
+        self._failing_since: float | None = None
         self._warned: set[str] = set()
 
     def hold(self) -> None:
@@ -138,8 +143,11 @@ class GatewaySupervisor:
         return url
 
     def _spawn(self, sock: socket.socket) -> subprocess.Popen[bytes]:
+        limits = self.limits
+        if self._ephemeral:  # no restarted worker could find it: it stops with its workers
+            limits = limits.model_copy(update={"linger_sec": 0.0})
         spec = ProcessSpec(
-            root=self.root, accounts_file=self.accounts_file, fd=sock.fileno(), limits=self.limits
+            root=self.root, accounts_file=self.accounts_file, fd=sock.fileno(), limits=limits
         )
         env = {name: os.environ[name] for name in _BASE_ENV if name in os.environ}
         env |= dict(self.environ)
@@ -166,6 +174,7 @@ class GatewaySupervisor:
         while time.monotonic() - began < START_S:
             if await self._serves(url):
                 log.debug("model gateway started", url=url, pid=self.pid)
+                atomic_write(self.root / "gateway.json", json.dumps({"pid": self.pid, "url": url}))
                 return
             if self.process is not None and self.process.poll() is not None:
                 break
@@ -208,28 +217,54 @@ class GatewaySupervisor:
             )
         return True
 
-    async def watch(self, host: str, port: int, url: str) -> None:
-        """Every :data:`CHECK_S`: touch the lease; restart the gateway if it died or hung."""
-        failing_since: float | None = None
+    async def watch(self, url: str, lock: asyncio.Lock) -> None:
+        """Touch the lease and check the gateway every :data:`CHECK_S`, at once if it exits."""
         while True:
-            await asyncio.sleep(CHECK_S)
+            await self._exit_or_timeout(CHECK_S)
             self.hold()
-            if await self._alive(url):
-                failing_since = None
-                continue
-            failing_since = failing_since or time.monotonic()
-            mine = self.process is not None and self.process.poll() is None
-            if mine and time.monotonic() - failing_since < HUNG_S:
-                continue
-            if mine and self.process is not None:
-                log.warning("the model gateway does not answer: restarting it", pid=self.pid)
-                self.process.kill()
-                await asyncio.to_thread(self.process.wait)
-            with contextlib.suppress(SandboxError):
-                await self.ensure(host, port or int(url.rsplit(":", 1)[1]))
-                self.restarts += 1
-                failing_since = None
-                log.warning("model gateway restarted", url=url, pid=self.pid)
+            async with lock:
+                await self.check(url, probe=True)
+
+    async def check(self, url: str, *, probe: bool) -> None:
+        """Restart the gateway if it died, or (``probe``) has not answered for :data:`HUNG_S`."""
+        proc = self.process
+        if proc is not None and proc.poll() is None:
+            if not probe or await self._alive(url):
+                self._failing_since = None
+                return
+            self._failing_since = self._failing_since or time.monotonic()
+            if time.monotonic() - self._failing_since < HUNG_S:
+                return
+            log.warning("the model gateway does not answer: restarting it", pid=proc.pid)
+            proc.kill()
+            await asyncio.to_thread(proc.wait)
+        elif proc is None and await self._alive(url):  # another worker's, serving
+            return
+        host, port = url.removeprefix("http://").rsplit(":", 1)
+        with contextlib.suppress(SandboxError):  # another worker's still serves: fine
+            await self.ensure(host, int(port))
+            self.restarts += 1
+            self._failing_since = None
+            log.warning("model gateway restarted", url=url, pid=self.pid)
+
+    async def _exit_or_timeout(self, timeout: float) -> None:
+        """Sleep ``timeout``, or less: until the gateway process this worker started exits."""
+        proc = self.process
+        if proc is None or proc.poll() is not None or not hasattr(os, "pidfd_open"):
+            await asyncio.sleep(timeout)
+            return
+        try:
+            fd = os.pidfd_open(proc.pid)
+        except OSError:
+            return  # gone already
+        loop, exited = asyncio.get_running_loop(), asyncio.Event()
+        loop.add_reader(fd, exited.set)
+        try:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(exited.wait(), timeout)
+        finally:
+            loop.remove_reader(fd)
+            os.close(fd)
 
     async def _alive(self, url: str) -> bool:
         try:
