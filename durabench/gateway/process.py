@@ -17,6 +17,7 @@ by itself once no worker of its code version has held a lease on it for the ling
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import functools
 import hashlib
 import logging
@@ -53,6 +54,8 @@ SPEC_ENV = "DURABENCH_GATEWAY_SPEC"
 LEASE_TTL_S = 20.0
 """A worker's lease on the gateway is fresh this long after it was last touched."""
 _WATCH_S = 1.0
+_FORGET_S = 86_400.0
+"""A lease untouched this long is removed (its worker was killed and never came back)."""
 _TIMEOUT = httpx.Timeout(connect=30.0, read=900.0, write=60.0, pool=60.0)
 """A model may think for minutes before its first byte; a dead upstream fails fast."""
 _LOG_BYTES = 8 << 20
@@ -122,6 +125,10 @@ async def _watch_leases(root: Path, linger_s: float, server: uvicorn.Server) -> 
     while not server.should_exit:
         await asyncio.sleep(_WATCH_S)
         now = time.time()
+        for path in (root / "leases").glob("*.lease"):  # of workers killed long ago
+            with contextlib.suppress(OSError):
+                if now - path.stat().st_mtime > _FORGET_S:
+                    path.unlink()
         if code_version() in fresh_leases(root, now).values():
             held = now
         elif now - held > linger_s:
