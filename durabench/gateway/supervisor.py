@@ -128,7 +128,7 @@ class GatewaySupervisor:
             sock.bind((host, port))
         except OSError as exc:
             sock.close()
-            if await self._serves(url):  # another worker started it meanwhile
+            if await self._answers_soon(url):  # another worker is starting it, or started it
                 return url
             raise SandboxError(
                 f"the model gateway cannot listen on {host}:{port} ({exc.strerror}); "
@@ -169,16 +169,24 @@ class GatewaySupervisor:
                 start_new_session=True,  # a Ctrl-C of the worker's terminal is the worker's
             )
 
-    async def _started(self, url: str) -> None:
+    async def _answers_soon(self, url: str) -> bool:
+        """Whether a gateway of this store answers at ``url`` within :data:`START_S`."""
         began = time.monotonic()
         while time.monotonic() - began < START_S:
             if await self._serves(url):
-                log.debug("model gateway started", url=url, pid=self.pid)
-                atomic_write(self.root / "gateway.json", json.dumps({"pid": self.pid, "url": url}))
-                return
+                return True
             if self.process is not None and self.process.poll() is not None:
-                break
+                return False  # the one this worker started has died
             await asyncio.sleep(0.05)
+        return False
+
+    async def _started(self, url: str) -> None:
+        if await self._answers_soon(url):
+            log.debug("model gateway started", url=url, pid=self.pid)
+            atomic_write(self.root / "gateway.json", json.dumps({"pid": self.pid, "url": url}))
+            return
+        if self.process is not None and self.process.poll() is None:
+            _stop(self.process)  # alive but never answering: no use to anyone
         raise SandboxError(
             f"the model gateway did not start: {self._stderr_tail() or 'no answer'}; "
             f"its log is {self.root / 'gateway.log'}"
