@@ -87,6 +87,7 @@ def _grants(gateway: ModelGateway, root: Path, n: int) -> list[str]:
                 attempt=f"bench-{i}",
                 agent="claude-code",
                 provider="anthropic",
+                model=MODEL,
                 ledger=str(root / f"ledger-{i}.jsonl"),
             )
         )

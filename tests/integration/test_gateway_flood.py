@@ -100,13 +100,20 @@ async def rig_with(tmp_path: Path) -> AsyncIterator[Callable[..., Awaitable[Rig]
         gateways.append(gateway)
         ledger = tmp_path / "honest.jsonl"
         honest = gateway.store.grant(
-            Grant(attempt="honest", agent="claude-code", provider="anthropic", ledger=str(ledger))
+            Grant(
+                attempt="honest",
+                agent="claude-code",
+                provider="anthropic",
+                model=MODEL,
+                ledger=str(ledger),
+            )
         )
         hostile = gateway.store.grant(
             Grant(
                 attempt="hostile",
                 agent="codex-cli",
                 provider="openai",
+                model="gpt-5",
                 ledger=str(tmp_path / "hostile.jsonl"),
             )
         )
@@ -283,6 +290,7 @@ async def test_an_attempt_at_its_request_limit_is_refused_while_another_is_answe
             attempt="other",
             agent="claude-code",
             provider="anthropic",
+            model=MODEL,
             ledger=str(tmp_path / "other.jsonl"),
         )
     )
