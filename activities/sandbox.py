@@ -28,7 +28,7 @@ from durabench.attempt import Attempt, AttemptLimits, AttemptSetup, GatewayAcces
 from durabench.attempt.inputs import check_attempt_inputs
 from durabench.attempt.verify_slots import VerifySlots
 from durabench.configs import dockerfile_for
-from durabench.gateway import PROVIDERS, GatewayLimits, Grant, ModelGateway, read_ledger
+from durabench.gateway import PROVIDERS, Grant, ModelGateway, read_ledger
 from durabench.logs import get_logger
 from durabench.models.attempt import (
     AgentRunOutput,
@@ -118,14 +118,7 @@ class SandboxActivities:
         self._limits = AttemptLimits.of(
             settings.collect_file_mb, settings.collect_total_mb, settings.collect_files
         )
-        self.gateway = ModelGateway(
-            settings.home / "gateway",
-            settings.gateway_network,
-            settings.gateway_port,
-            settings.accounts_file,
-            os.environ,
-            limits=GatewayLimits.of(settings),
-        )
+        self.gateway = ModelGateway.of(settings, os.environ)
 
     @property
     def client(self) -> docker.DockerClient:

@@ -21,6 +21,7 @@ from durabench.gateway.limits import GatewayLimits
 from durabench.gateway.network import ensure_gateway_network
 from durabench.gateway.supervisor import GatewaySupervisor
 from durabench.sandbox import shared_docker_client
+from durabench.settings.values import Settings
 
 __all__ = ["ModelGateway"]
 
@@ -39,6 +40,18 @@ class ModelGateway:
         for gateway in list(_STARTED):
             if gateway._loop is loop:
                 await gateway.aclose()
+
+    @classmethod
+    def of(cls, settings: Settings, environ: Mapping[str, str]) -> ModelGateway:
+        """This host's gateway as a worker's settings place and limit it."""
+        return cls(
+            settings.home / "gateway",
+            settings.gateway_network,
+            settings.gateway_port,
+            settings.accounts_file,
+            environ,
+            limits=GatewayLimits.of(settings),
+        )
 
     def __init__(
         self,
