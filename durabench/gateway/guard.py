@@ -2,9 +2,12 @@
 
 A request counts against its placeholder key (as the app finds it: an API-key header, a
 bearer token, ``?key=``, or the last word of an MCP auth header) and against the host.
-Over a limit it is answered at once and its body never read, so what one attempt holds
-in flight is bounded whatever it sends. A body must arrive within its deadline: a sender
-that stalls gets 408 and loses its connection, and the app's read of it ends there.
+Past its attempt's limit it waits for one of the attempt's requests to end (an honest
+burst sees latency, not errors), its body unread, and gets 429 if none ends in time;
+past the host's it gets 503 at once. So what one attempt holds in flight is bounded
+whatever it sends, and what waits holds only its connection. A body must arrive within
+its deadline: a sender that stalls gets 408 and loses its connection, and the app's read
+of it ends there.
 
 The end of each answer is held back until the app has returned, so the attempt's ledger
 line is on disk before its agent sees the answer end: an attempt that ends with its
@@ -18,7 +21,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections import Counter
 from collections.abc import Awaitable, Callable, Mapping, MutableMapping
 from typing import Any
 from urllib.parse import parse_qsl
@@ -39,12 +41,20 @@ class _BodyTooSlow(Exception):
     """The request's body did not arrive within its deadline."""
 
 
+class _Slots:
+    """One attempt's requests in flight: a semaphore, and who holds or waits for it."""
+
+    def __init__(self, size: int) -> None:
+        self.free = asyncio.Semaphore(size)
+        self.users = 0
+
+
 class LimitedApp:
     """The gateway's app behind per-attempt and host-wide request limits."""
 
     def __init__(self, app: App, limits: GatewayLimits, health: Mapping[str, Any]) -> None:
         self.app, self.limits, self.health = app, limits, dict(health)
-        self.in_flight: Counter[str] = Counter()
+        self.slots: dict[str, _Slots] = {}
         self.total = 0
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -54,26 +64,37 @@ class LimitedApp:
         if scope["path"] == "/healthz":
             await _reply(send, 200, {**self.health, "in_flight": self.total})
             return
-        key = _placeholder(scope)
         if self.total >= self.limits.requests:
             await _refuse(send, 503, "overloaded_error", "the gateway has too many requests")
             return
-        if self.in_flight[key] >= self.limits.requests_per_attempt:
+        key = _placeholder(scope)
+        slots = self.slots.setdefault(key, _Slots(self.limits.requests_per_attempt))
+        slots.users += 1
+        try:
+            await self._in_a_slot(slots, scope, receive, send)
+        finally:
+            slots.users -= 1
+            if not slots.users:
+                del self.slots[key]
+
+    async def _in_a_slot(self, slots: _Slots, scope: Scope, receive: Receive, send: Send) -> None:
+        """Wait for one of the attempt's slots (its body unread meanwhile), then run."""
+        wait = self.limits.queue_timeout_sec
+        try:
+            await asyncio.wait_for(slots.free.acquire(), wait)
+        except TimeoutError:
             message = (
-                f"this attempt has {self.limits.requests_per_attempt} requests in flight, "
-                "the most it may; retry when one ends"
+                f"this attempt had {self.limits.requests_per_attempt} requests in flight, the "
+                f"most it may, for {wait:g} s; retry when one ends"
             )
-            await _refuse(send, 429, "rate_limit_error", message)
+            await _refuse(send, 429, "too_many_requests_in_flight", message)
             return
-        self.in_flight[key] += 1
         self.total += 1
         try:
             await self._within_deadline(scope, receive, send)
         finally:
             self.total -= 1
-            self.in_flight[key] -= 1
-            if not self.in_flight[key]:
-                del self.in_flight[key]
+            slots.free.release()
 
     async def _within_deadline(self, scope: Scope, receive: Receive, send: Send) -> None:
         loop = asyncio.get_running_loop()

@@ -36,7 +36,9 @@ class GatewayLimits(BaseModel):
     requests: int = Field(default=1024, ge=1)
     """Requests in flight in all; past it a request gets 503 and its body is not read."""
     requests_per_attempt: int = Field(default=16, ge=1)
-    """Requests in flight with one placeholder key; past it 429 (an agent's CLI retries)."""
+    """Requests in flight with one placeholder key; one more waits for one to end."""
+    queue_timeout_sec: float = Field(default=30.0, gt=0)
+    """How long a request past its attempt's limit waits; then 429 (an agent's CLI retries)."""
     header_timeout_sec: float = Field(default=30.0, gt=0)
     """A connection must finish sending a request's headers this long after it opened or
     its last answer ended; else it is closed (idle and slow senders alike)."""

@@ -141,7 +141,11 @@ class Settings(BaseSettings):
     gateway_requests: int = Field(default=1024, ge=1)
     """``DURABENCH_GATEWAY_REQUESTS``: requests in flight through the gateway in all."""
     gateway_requests_per_attempt: int = Field(default=16, ge=1)
-    """``DURABENCH_GATEWAY_REQUESTS_PER_ATTEMPT``: requests one attempt may have in flight."""
+    """``DURABENCH_GATEWAY_REQUESTS_PER_ATTEMPT``: requests one attempt may have in flight;
+    one more waits for one of them to end."""
+    gateway_queue_timeout_sec: float = Field(default=30.0, gt=0)
+    """``DURABENCH_GATEWAY_QUEUE_TIMEOUT_SEC``: how long a request past its attempt's limit
+    waits, then 429."""
     gateway_header_timeout_sec: float = Field(default=30.0, gt=0)
     """``DURABENCH_GATEWAY_HEADER_TIMEOUT_SEC``: a connection sends a request's headers
     within this (from its opening, or its last answer), or is closed."""

@@ -281,23 +281,12 @@ async def test_stalled_senders_are_dropped_and_others_answered(
     assert rig.upstream.received[-1].body["model"] == MODEL  # only the honest request went on
 
 
-async def test_an_attempt_at_its_request_limit_is_refused_while_another_is_answered(
-    rig_with: Callable[..., Awaitable[Rig]], tmp_path: Path
-) -> None:
-    rig = await rig_with(requests_per_attempt=2)
-    other = rig.gateway.store.grant(
-        Grant(
-            attempt="other",
-            agent="claude-code",
-            provider="anthropic",
-            model=MODEL,
-            ledger=str(tmp_path / "other.jsonl"),
-        )
-    )
+async def _at_its_limit(rig: Rig) -> tuple[list[asyncio.Task[httpx.Response]], Any]:
+    """The honest attempt with two requests held at the API; ``ask`` sends one more."""
     rig.upstream.hold.clear()
 
-    async def ask(key: str, hold: bool) -> httpx.Response:
-        async with httpx.AsyncClient(timeout=60) as client:
+    async def ask(key: str, hold: bool = False) -> httpx.Response:
+        async with httpx.AsyncClient(timeout=120) as client:
             return await client.post(
                 f"{rig.url}/anthropic/v1/messages",
                 headers={"x-api-key": key},
@@ -311,8 +300,42 @@ async def test_an_attempt_at_its_request_limit_is_refused_while_another_is_answe
             await asyncio.sleep(0.02)
 
     await asyncio.wait_for(both_arrived(), timeout=60)
-    refused = await ask(rig.honest, hold=False)
+    return held, ask
+
+
+def _other(rig: Rig, tmp_path: Path) -> str:
+    grant = Grant(
+        attempt="other",
+        agent="claude-code",
+        provider="anthropic",
+        model=MODEL,
+        ledger=str(tmp_path / "other.jsonl"),
+    )
+    return rig.gateway.store.grant(grant)
+
+
+async def test_a_request_past_its_attempts_limit_waits_while_another_is_answered(
+    rig_with: Callable[..., Awaitable[Rig]], tmp_path: Path
+) -> None:
+    rig = await rig_with(requests_per_attempt=2)
+    other = _other(rig, tmp_path)
+    held, ask = await _at_its_limit(rig)
+    third = asyncio.create_task(ask(rig.honest))
+    assert (await ask(other)).status_code == 200  # another attempt goes on meanwhile
+    assert not third.done() and len(rig.upstream.received) == 1  # only the other's went on
+    rig.upstream.hold.set()
+    answers = await asyncio.gather(*held, third)
+    assert [r.status_code for r in answers] == [200, 200, 200]  # a burst: latency, no error
+
+
+async def test_a_request_that_waited_too_long_for_its_attempts_slot_is_refused(
+    rig_with: Callable[..., Awaitable[Rig]], tmp_path: Path
+) -> None:
+    rig = await rig_with(requests_per_attempt=2, queue_timeout_sec=0.5)
+    other = _other(rig, tmp_path)
+    held, ask = await _at_its_limit(rig)
+    refused = await ask(rig.honest)
     assert refused.status_code == 429 and "requests in flight" in refused.text
-    assert (await ask(other, hold=False)).status_code == 200  # another attempt goes on
+    assert (await ask(other)).status_code == 200
     rig.upstream.hold.set()
     assert [r.status_code for r in await asyncio.gather(*held)] == [200, 200]
