@@ -19,8 +19,16 @@ async def test_the_gateway_runs_apart_within_its_own_file_and_memory_limits(
     tmp_path: Path,
 ) -> None:
     limits = GatewayLimits(files=1000, memory_mb=300)
+    secret = "sk-ant-only-in-the-environment-0123456789"
+    environ = {"ANTHROPIC_API_KEY": secret}
     gateway = ModelGateway(
-        tmp_path / "gw", "unused", 0, tmp_path / "a.toml", {}, bind_host="127.0.0.1", limits=limits
+        tmp_path / "gw",
+        "unused",
+        0,
+        tmp_path / "a.toml",
+        environ,
+        bind_host="127.0.0.1",
+        limits=limits,
     )
     try:
         await gateway.url()
@@ -30,6 +38,9 @@ async def test_the_gateway_runs_apart_within_its_own_file_and_memory_limits(
         assert found["Max data size"] == str(300 << 20)
         argv = Path(f"/proc/{gateway.pid}/cmdline").read_bytes().split(b"\0")
         assert argv[1:3] == [b"-m", b"durabench.gateway"] and len(argv) == 4  # nothing else
+        assert secret.encode() in Path(f"/proc/{gateway.pid}/environ").read_bytes()
+        kept = [p for p in (tmp_path / "gw").rglob("*") if p.is_file()]
+        assert kept and not [p for p in kept if secret.encode() in p.read_bytes()]
     finally:
         await gateway.aclose()
 
