@@ -124,13 +124,7 @@ class SandboxActivities:
         self._limits = AttemptLimits.of(
             settings.collect_file_mb, settings.collect_total_mb, settings.collect_files
         )
-        self.gateway = ModelGateway(
-            settings.home / "gateway",
-            settings.gateway_network,
-            settings.gateway_port,
-            settings.accounts_file,
-            os.environ,
-        )
+        self.gateway = ModelGateway.of(settings, os.environ)
 
     @property
     def client(self) -> docker.DockerClient:

@@ -6,6 +6,7 @@ which swaps in the real key on the way out and records what the API answered.
 
 from durabench.gateway.grants import TOKEN_PREFIX, Grant, GrantStore
 from durabench.gateway.ledger import LedgerEntry, read_ledger
+from durabench.gateway.limits import GatewayLimits
 from durabench.gateway.meter import ResponseMeter, ResponseUsage
 from durabench.gateway.network import ensure_gateway_network
 from durabench.gateway.providers import PROVIDERS, Provider
@@ -14,6 +15,7 @@ from durabench.gateway.service import ModelGateway
 __all__ = [
     "PROVIDERS",
     "TOKEN_PREFIX",
+    "GatewayLimits",
     "Grant",
     "GrantStore",
     "LedgerEntry",

@@ -129,6 +129,36 @@ class Settings(BaseSettings):
     gateway_port: int = Field(default=8719, ge=0, le=65535)
     """``DURABENCH_GATEWAY_PORT``: the model gateway's port on that network. Fixed, so an
     agent re-attached after a worker restart finds the gateway again (0: any free port)."""
+    gateway_files: int = Field(default=16_384, ge=256)
+    """``DURABENCH_GATEWAY_FILES``: open files of the gateway's process (its own limit)."""
+    gateway_memory_mb: int = Field(default=2048, ge=128)
+    """``DURABENCH_GATEWAY_MEMORY_MB``: memory the gateway's process may allocate, in MiB."""
+    gateway_connections: int = Field(default=4096, ge=1)
+    """``DURABENCH_GATEWAY_CONNECTIONS``: connections the gateway holds open in all."""
+    gateway_connections_per_peer: int = Field(default=64, ge=0)
+    """``DURABENCH_GATEWAY_CONNECTIONS_PER_PEER``: connections one sandbox address may hold
+    open (0: no such limit, where sandboxes share an address)."""
+    gateway_requests: int = Field(default=1024, ge=1)
+    """``DURABENCH_GATEWAY_REQUESTS``: requests in flight through the gateway in all."""
+    gateway_requests_per_attempt: int = Field(default=16, ge=1)
+    """``DURABENCH_GATEWAY_REQUESTS_PER_ATTEMPT``: requests one attempt may have in flight;
+    one more waits for one of them to end."""
+    gateway_queue_timeout_sec: float = Field(default=30.0, gt=0)
+    """``DURABENCH_GATEWAY_QUEUE_TIMEOUT_SEC``: how long a request past its attempt's limit
+    waits, then 429."""
+    gateway_header_timeout_sec: float = Field(default=30.0, gt=0)
+    """``DURABENCH_GATEWAY_HEADER_TIMEOUT_SEC``: a connection sends a request's headers
+    within this (from its opening, or its last answer), or is closed."""
+    gateway_body_timeout_sec: float = Field(default=60.0, gt=0)
+    """``DURABENCH_GATEWAY_BODY_TIMEOUT_SEC``: a request's body arrives within this of its
+    headers, or the request gets 408 and its connection is closed."""
+    gateway_keep_alive_sec: float = Field(default=15.0, gt=0)
+    """``DURABENCH_GATEWAY_KEEP_ALIVE_SEC``: an idle connection is kept this long."""
+    gateway_backlog: int = Field(default=1024, ge=16)
+    """``DURABENCH_GATEWAY_BACKLOG``: connections queued before the gateway accepts them."""
+    gateway_linger_sec: float = Field(default=120.0, ge=0)
+    """``DURABENCH_GATEWAY_LINGER_SEC``: how long the gateway outlives the last worker that
+    used it, so agents whose worker restarts keep their model (0: it stops with it)."""
     gateway_budget_tokens: int | None = Field(
         default=None, gt=0, validation_alias="DURABENCH_BUDGET_TOKENS"
     )

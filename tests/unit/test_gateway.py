@@ -6,6 +6,7 @@ key; what comes back is passed on byte for byte and metered from the API's own f
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
@@ -302,12 +303,17 @@ async def test_only_model_endpoints_are_passed_on(rig_of: Callable[..., Rig]) ->
     assert (await _messages(url, token)).status_code == 200
 
 
-async def test_a_second_worker_of_the_host_uses_the_first_gateway_then_serves_itself(
-    tmp_path: Path,
+async def test_a_second_worker_of_the_host_uses_the_first_gateway_and_restarts_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Grants are files: either worker's gateway serves either worker's agents."""
+    """Grants are files: one gateway process serves both workers' agents, either restarts it."""
+    import os
+    import signal
     import socket
 
+    from durabench.gateway import GatewayLimits, supervisor
+
+    monkeypatch.setattr(supervisor, "CHECK_S", 0.1)
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
@@ -315,13 +321,30 @@ async def test_a_second_worker_of_the_host_uses_the_first_gateway_then_serves_it
 
     def gateway() -> ModelGateway:
         root, accounts = tmp_path / "gateway", tmp_path / "accounts.toml"
-        return ModelGateway(root, "unused", port, accounts, environ, bind_host="127.0.0.1")
+        limits = GatewayLimits(linger_sec=0)
+        return ModelGateway(
+            root, "unused", port, accounts, environ, bind_host="127.0.0.1", limits=limits
+        )
+
+    async def health() -> dict[str, object]:
+        async with httpx.AsyncClient() as client:
+            doc: dict[str, object] = (await client.get(f"{url}/healthz")).json()
+        return doc
 
     first, second = gateway(), gateway()
     url = await first.url()
-    assert await second.url() == url and second._server is None  # the first one serves
+    started = first.pid
+    assert started is not None and started != os.getpid()  # a process of its own
+    assert await second.url() == url and second.pid is None  # the first one's serves
     await first.aclose()
-    assert await second.url() == url and second._server is not None  # now it serves
-    async with httpx.AsyncClient() as client:
-        assert (await client.get(f"{url}/healthz")).json() == {"gateway": "durabench"}
+    assert (await health())["pid"] == started  # the second worker still holds it
+    os.kill(started, signal.SIGKILL)
+
+    async def restarted() -> None:  # the second worker's supervisor starts another
+        while second.pid is None:
+            await asyncio.sleep(0.05)
+
+    await asyncio.wait_for(restarted(), timeout=60)
+    assert (await health())["gateway"] == "durabench" and second.pid != started
+    assert await second.url() == url
     await second.aclose()
