@@ -37,8 +37,9 @@ __all__ = [
     "token_note",
 ]
 
-HARNESS_REFUSALS = ("upstream unreachable", "no key on this host")
-"""Refusals of the gateway that the harness caused, not the agent's requests."""
+HARNESS_REFUSALS = ("upstream unreachable", "no key on this host", "gateway restarted")
+"""Refusals of the gateway that the harness caused, not the agent's requests (the last one
+is written by the worker that saw the gateway's process die: ``gateway/outage.py``)."""
 _STREAMED_RATE_LIMITS = ("rate_limit_exceeded", "rate_limit_error")
 """Error types a stream that began with 200 can end in when the provider rate-limits it
 (OpenAI Responses' ``response.failed``, Anthropic's ``error`` event)."""
@@ -142,8 +143,10 @@ def _last_answer(m: MeteredUsage) -> tuple[ExitClass, str] | None:
         return "infra_other", f"the model API was overloaded at the end ({m.overloaded} in all)"
     if m.last_status in (401, 403):
         return "infra_auth", f"the model API refused the key with {m.last_status}"
-    if m.last_status >= 500 or m.last_refused in HARNESS_REFUSALS:
-        why = m.last_refused or m.last_error or f"status {m.last_status}"
+    if m.last_refused in HARNESS_REFUSALS:
+        return "infra_other", f"the host failed the last request ({m.last_refused})"
+    if m.last_status >= 500:
+        why = m.last_error or f"status {m.last_status}"
         return "infra_other", f"the model API failed the last request ({why})"
     return None
 

@@ -106,6 +106,16 @@ class GrantStore:
         except (OSError, ValueError):
             return None
 
+    def live(self) -> list[Grant]:
+        """Every grant not revoked: the attempts whose agents may be running."""
+        grants = []
+        for path in sorted((self.root / "grants").glob("*.json")):
+            try:
+                grants.append(Grant.model_validate_json(path.read_text()))
+            except (OSError, ValueError):
+                continue
+        return grants
+
     def revoke(self, attempt: str) -> None:
         """The attempt's key is good no more (its agent has ended)."""
         self._file(self.token_for(attempt)).unlink(missing_ok=True)

@@ -37,7 +37,9 @@ import httpx
 
 from durabench.atomic import atomic_write
 from durabench.errors import SandboxError
+from durabench.gateway.grants import GrantStore
 from durabench.gateway.limits import GatewayLimits
+from durabench.gateway.outage import record_outage
 from durabench.gateway.process import SPEC_ENV, ProcessSpec, code_version, fresh_leases, store_id
 from durabench.logs import get_logger
 
@@ -248,6 +250,8 @@ class GatewaySupervisor:
             await asyncio.to_thread(proc.wait)
         elif proc is None and await self._alive(url):  # another worker's, serving
             return
+        cut = await asyncio.to_thread(record_outage, GrantStore(self.root))
+        log.warning("the model gateway died: its attempts' ledgers say so", attempts=cut)
         host, port = url.removeprefix("http://").rsplit(":", 1)
         with contextlib.suppress(SandboxError):  # another worker's still serves: fine
             await self.ensure(host, int(port))

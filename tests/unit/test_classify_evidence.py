@@ -175,3 +175,18 @@ def test_a_dead_mcp_server_does_not_hide_an_api_that_never_answered() -> None:
     assert verdict.exit_class == "infra_auth", verdict.reason
     answered = classify(_input(_result("Done."), metered=_ledger(), **lane))
     assert answered.exit_class == "infra_other" and "MCP NOT WORKING" in answered.reason
+
+
+def test_a_gateway_restart_in_the_ledger_makes_a_session_it_cut_infra() -> None:
+    restarted = _ledger(last_status=502, last_refused="gateway restarted")
+    cut = _input(_result("API Error: Connection error.", is_error=True), exit_code=1)
+    verdict = classify(cut.model_copy(update={"metered": restarted}))
+    assert verdict.exit_class == "infra_other", verdict.reason
+    assert "gateway restarted" in verdict.reason
+
+
+def test_a_gateway_restart_a_session_lived_through_is_no_excuse() -> None:
+    went_on = _ledger(last_status=200)  # the restart's line, then answers after it
+    ended = _input(_result("I give up.", is_error=True), exit_code=1)
+    verdict = classify(ended.model_copy(update={"metered": went_on}))
+    assert verdict.exit_class == "model_agent_error", verdict.reason
