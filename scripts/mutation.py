@@ -39,6 +39,8 @@ TARGET = 0.90
 COPIED = ("durabench", "tests", "runtime", "workflows", "activities", "starter")
 KILLED = {"killed", "timeout", "caught by type check", "segfault"}
 NOT_KILLED = {"survived", "no tests", "suspicious"}
+SPINNER = re.compile("[\u2800-\u28ff]")
+"""mutmut's progress spinner (braille dots), redrawn on one line many times a second."""
 
 
 @dataclass(frozen=True)
@@ -127,7 +129,7 @@ def write_config(dest: Path, modules: list[Module], unit_tier: bool) -> None:
         )
 
 
-def mutmut(dest: Path, *args: str, quiet: bool = False) -> str:
+def mutmut(dest: Path, *args: str) -> str:
     """Run mutmut in the copy, where its ``mutants/`` tree must win over the checkout's code.
 
     PYTHONPATH is dropped so that nothing points the tests back at an unmutated checkout.
@@ -135,13 +137,15 @@ def mutmut(dest: Path, *args: str, quiet: bool = False) -> str:
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
     cmd = ["nice", "-n", "10", sys.executable, "-m", "mutmut", *args]
     done = subprocess.run(cmd, cwd=dest, env=env, text=True, capture_output=True, check=False)
-    if done.returncode != 0 and not quiet:
-        sys.exit(f"mutmut {' '.join(args)} failed:\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}")
+    if done.returncode != 0:
+        # Without its progress spinner, so that a failing test's output is what remains.
+        said = "\n".join(ln for ln in done.stdout.splitlines() if not SPINNER.search(ln))
+        sys.exit(f"mutmut {' '.join(args)} failed:\n{said[-6000:]}\n{done.stderr[-3000:]}")
     return done.stdout
 
 
 def function_of(mutant: str) -> str:
-    """``x_mcnemar_exact`` out of ``durabench.results.stats.x_mcnemar_exact__mutmut_4``."""
+    """``mcnemar_exact`` out of ``durabench.results.stats.x_mcnemar_exact__mutmut_4``."""
     return mutant.rsplit(".", 1)[-1].rsplit("__mutmut_", 1)[0].removeprefix("x_")
 
 
@@ -172,7 +176,7 @@ class Tally:
 def tally(dest: Path, module: Module, results: dict[str, str], known: list[Equivalent]) -> Tally:
     """Sort a module's mutants into killed, equivalent (reviewed) and surviving."""
     mine = {k: v for k, v in results.items() if k.startswith(module.dotted + ".")}
-    odd = {v for v in mine.values()} - KILLED - NOT_KILLED
+    odd = set(mine.values()) - KILLED - NOT_KILLED
     if odd:
         sys.exit(f"{module.path}: mutants left {sorted(odd)}; run again")
     result = Tally(Counter(mine.values()), [], [])
