@@ -9,6 +9,7 @@ from __future__ import annotations
 import math
 import random
 from collections.abc import Sequence
+from fractions import Fraction
 from typing import NamedTuple
 
 __all__ = [
@@ -42,7 +43,9 @@ def paired_bootstrap_ci(
 
     Tasks are resampled with replacement ``resamples`` times with ``random.Random(seed)``;
     the bounds are the ``(1-confidence)/2`` and ``(1+confidence)/2`` order statistics
-    (nearest rank) of the resampled means.
+    (nearest rank) of the resampled means. The ranks are worked out in exact fractions of
+    the confidence as written: in floats, ``(1 - 0.95) / 2 * 10_000`` is just over 250, and
+    the lower bound would be the 251st mean instead of the 250th.
 
     Raises:
         ValueError: ``deltas`` is empty.
@@ -52,7 +55,7 @@ def paired_bootstrap_ci(
         raise ValueError("no paired differences to resample")
     rng = random.Random(seed)
     means = sorted(sum(deltas[rng.randrange(n)] for _ in range(n)) / n for _ in range(resamples))
-    alpha = (1.0 - confidence) / 2.0
+    alpha = (1 - Fraction(str(confidence))) / 2
     low = means[max(0, math.ceil(alpha * resamples) - 1)]
     high = means[min(resamples - 1, math.ceil((1.0 - alpha) * resamples) - 1)]
     return Interval(low, high)

@@ -17,6 +17,7 @@ import asyncio
 import json
 import time
 import uuid
+from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -26,6 +27,7 @@ from temporalio.client import Client
 
 from durabench.gateway import TOKEN_PREFIX
 from durabench.models.agent import AgentSpec
+from durabench.models.results import AttemptResult
 from durabench.models.run import RunRequest
 from durabench.settings.values import Settings
 from runtime.client import deployment_of
@@ -126,18 +128,18 @@ async def _watch_labels(seen: list[dict[str, str]], run_id: str, stop: asyncio.E
         api.close()
 
 
-async def _histories(client: Client, settings: Settings, run_id: str) -> str:
+async def _histories(
+    client: Client, settings: Settings, run_id: str, attempts: Sequence[AttemptResult]
+) -> list[str]:
+    """Every history the run wrote: the run, its pair, each attempt it recorded, the pool.
+
+    No fetch may fail: a history that cannot be read fails the test rather than leaving
+    the search for secrets with less (or nothing) to search.
+    """
     ids = [run_workflow_id(run_id), pair_workflow_id(run_id, TASK)]
-    ids += [attempt_workflow_id(run_id, TASK, "baseline", n) for n in (1, 2)]
-    ids += [attempt_workflow_id(run_id, TASK, "sourcegraph_full", n) for n in (1, 2)]
+    ids += [attempt_workflow_id(run_id, a.task_id, a.lane, a.attempt) for a in attempts]
     ids.append(pool_workflow_id(settings.task_queue))
-    texts = []
-    for wid in ids:
-        try:
-            texts.append((await client.get_workflow_handle(wid).fetch_history()).to_json())
-        except Exception:  # an attempt that never ran (the lane that was not capped)
-            continue
-    return "\n".join(texts)
+    return [(await client.get_workflow_handle(wid).fetch_history()).to_json() for wid in ids]
 
 
 async def test_a_usage_cap_cools_its_account_the_retry_reroutes_and_no_secret_is_kept(
@@ -210,12 +212,13 @@ async def test_a_usage_cap_cools_its_account_the_retry_reroutes_and_no_secret_is
         [capped_secret, spare_secret, spare_secret]
     )
     files = [p.read_bytes() for p in paths.root.rglob("*") if p.is_file()]
-    histories = await _histories(client, settings, request.run_id)
+    histories = await _histories(client, settings, request.run_id, result.attempts)
+    assert len(histories) == 6  # run, pair, three attempts, pool
     out, err = capfd.readouterr()
     assert labels, "the run's containers were never seen"
     for secret in (capped_secret, spare_secret):
         assert not [f for f in files if secret.encode() in f]
-        assert secret not in histories
+        assert not [h for h in histories if secret in h]
         assert secret not in out + err
         assert not [lab for lab in labels if secret in json.dumps(lab)]
         assert secret not in (settings.home / "accounts.toml").read_text()

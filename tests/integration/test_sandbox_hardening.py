@@ -14,9 +14,8 @@ from __future__ import annotations
 import asyncio
 import os
 import shutil
-import time
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 import docker
@@ -123,15 +122,23 @@ async def _sh(sb: DockerSandbox, script: str, user: str | None = None) -> str:
     return result.stdout
 
 
-async def _answers(sb: DockerSandbox, within_s: float = 10.0) -> bool:
-    """Whether an exec that forks runs within ``within_s`` (a bomb's last forks die out)."""
-    deadline = time.monotonic() + within_s
-    while time.monotonic() < deadline:
-        done = await sb.exec(["sh", "-c", "echo alive"], user=AGENT_USER, timeout_s=5)
-        if done.stdout.strip() == "alive":
-            return True
-        await asyncio.sleep(0.2)
-    return False
+def _live_pids(sb: DockerSandbox) -> int:
+    """The sandbox's process count, read from outside: it needs no fork inside."""
+    stats = sb.client.api.stats(sb.spec.name, stream=False, one_shot=True)
+    return int(stats["pids_stats"]["current"])
+
+
+async def _until_pids(sb: DockerSandbox, holds: Callable[[int], bool], what: str) -> int:
+    """Wait for the process count to meet ``holds``; the count of checks only stops a hang.
+
+    Each check is a ``docker stats`` call (about a second), so the guard is minutes long.
+    """
+    for _ in range(150):
+        n = await asyncio.to_thread(_live_pids, sb)
+        if holds(n):
+            return n
+        await asyncio.sleep(0.1)
+    pytest.fail(f"the sandbox never had {what} (last count {n})")
 
 
 def _status(text: str) -> dict[str, str]:
@@ -196,9 +203,12 @@ async def test_a_fork_bomb_ends_at_the_limit_and_the_sandbox_answers(
     sandbox: DockerSandbox,
 ) -> None:
     script = "f() { f | f & }; f & while :; do :; done"  # one fork, then a loop that needs none
+    idle = await asyncio.to_thread(_live_pids, sandbox)
     bomb = await sandbox.exec(["sh", "-c", script], user=AGENT_USER, timeout_s=2)
     assert bomb.exit_code != 0 and bomb.timed_out, bomb
-    assert await _answers(sandbox)
+    await _until_pids(sandbox, lambda n: n <= idle, "its bomb's last forks gone")
+    alive = await sandbox.exec(["sh", "-c", "echo alive"], user=AGENT_USER, timeout_s=20)
+    assert alive.stdout == "alive\n"  # at once: the bomb left nothing behind
     assert await _pids(sandbox, "pids.max") == str(PIDS)
     refused = dict([(await _pids(sandbox, "pids.events")).split()])
     assert int(refused["max"]) > 0  # forks were refused at the limit, inside the sandbox
@@ -217,9 +227,8 @@ async def test_an_escaped_fork_bomb_holds_the_limit_until_a_restart(
     script = "setsid python3 /tmp/bomb.py >/dev/null 2>&1 & while :; do :; done"
     bomb = await sandbox.exec(["sh", "-c", script], user=AGENT_USER, timeout_s=1)
     assert bomb.timed_out, bomb
-    client: docker.DockerClient = sandbox.client
-    stats = client.api.stats(sandbox.spec.name, stream=False, one_shot=True)
-    assert PIDS // 2 < stats["pids_stats"]["current"] <= PIDS  # it lives on, held at the limit
+    held = await _until_pids(sandbox, lambda n: n >= PIDS, "its escaped bomb at the limit")
+    assert held == PIDS  # it lives on, held at the limit and not past it
     await sandbox.stop(delete=False)  # every process goes with the container's init
     await sandbox.start()
     assert await _sh(sandbox, "cat /tmp/work.txt") == "left by the agent"  # files stay

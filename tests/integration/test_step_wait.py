@@ -16,7 +16,7 @@ import pytest
 
 from durabench.sandbox import DockerSandbox
 from durabench.sandbox.detached import run_step
-from tests.integration.test_dead_step import P, _script, box  # noqa: F401  (the fixture)
+from tests.integration.test_dead_step import GUARD_S, P, _script, box  # noqa: F401  (the fixture)
 
 pytestmark = pytest.mark.docker
 
@@ -41,16 +41,36 @@ async def test_a_step_is_waited_for_in_the_sandbox_not_polled(
     assert len(reads) <= 4, reads
 
 
+def _held(sb: DockerSandbox) -> int:
+    """Long execs under way, counted through Docker directly: not through the threads under
+    test, which a regression would leave all taken."""
+    api = sb.client.api
+    run = api.exec_create(sb.spec.name, ["sh", "-c", f"cat {P.output}/held | wc -l"])
+    return int(api.exec_start(run))
+
+
 async def test_long_execs_do_not_hold_up_other_docker_calls(
     box: DockerSandbox,  # noqa: F811
 ) -> None:
     """Waiters and verifiers block a thread each: more of them than asyncio's default pool
-    (6 threads on 2 CPUs) held every other Docker call of the worker until one ended."""
-    await box.exec(["sh", "-c", f"echo ok > {P.output}/probe"], user="0")
-    long = [asyncio.create_task(box.exec(["sleep", "5"])) for _ in range(12)]
+    (6 threads on 2 CPUs) held every other Docker call of the worker until one ended.
+
+    The long execs end only when the test releases them, so none can end on its own
+    before the read: no race with a clock. The guards only stop a hang into a failure.
+    """
+    await box.exec(["sh", "-c", f"echo ok > {P.output}/probe; : > {P.output}/held"], user="0")
+    release = f"{P.output}/release"
+    hold = f"echo >> {P.output}/held; while [ ! -e {release} ]; do sleep 0.1; done"
+    long = [asyncio.create_task(box.exec(["sh", "-c", hold], user="0")) for _ in range(12)]
     try:
-        await asyncio.sleep(0.5)  # every long exec is under way (each holds its thread)
-        assert await box.read_file(f"{P.output}/probe") == "ok\n"
-        assert not any(task.done() for task in long)  # the read did not wait for them
+        for _ in range(300):
+            if await asyncio.to_thread(_held, box) == 12:
+                break
+            await asyncio.sleep(0.1)
+        assert await asyncio.to_thread(_held, box) == 12, "every long exec holds a thread"
+        probe = await asyncio.wait_for(box.read_file(f"{P.output}/probe"), GUARD_S)
+        assert probe == "ok\n"
+        assert not any(task.done() for task in long)  # held until released, below
     finally:
+        box.client.api.exec_start(box.client.api.exec_create(box.spec.name, ["touch", release]))
         await asyncio.gather(*long)

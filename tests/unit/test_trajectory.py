@@ -21,7 +21,6 @@ from durabench.agents.transcript import read_events
 from durabench.models.verdict import TranscriptFormat
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
-SHARED = Path("/work/shared/fixtures/classify")
 _DIALECT = {"claude": "claude-code", "codex": "codex-cli", "gemini": "gemini-cli"}
 
 _ROOT = {"schema_version", "session_id", "agent", "steps", "notes", "final_metrics", "extra"}
@@ -143,10 +142,10 @@ def test_every_recorded_transcript_is_a_trajectory_harbor_accepts(
         assert opening == {"step_id": 1, "source": "user", "message": "Fix the bug."}
 
 
-def test_shared_classifier_cases_are_trajectories_harbor_accepts() -> None:
-    if not SHARED.is_dir():
-        pytest.skip(f"{SHARED} is absent on this machine")
-    for path in sorted(SHARED.glob("*.jsonl")):
+def test_shared_classifier_cases_are_trajectories_harbor_accepts(shared_fixtures: Path) -> None:
+    cases = sorted((shared_fixtures / "classify").glob("*.jsonl"))
+    assert cases, f"no classifier case in {shared_fixtures / 'classify'}"
+    for path in cases:
         fmt = _DIALECT[path.name.split("-")[0]]
         _written(fmt, path.read_text().splitlines())  # type: ignore[arg-type]
 
@@ -242,10 +241,11 @@ def test_no_transcript_is_no_trajectory() -> None:
     assert trajectory_of("claude-code", [], **args) is None
 
 
-def test_claude_final_answer_is_the_last_step_unless_a_turn_already_said_it() -> None:
-    if not SHARED.is_dir():
-        pytest.skip(f"{SHARED} is absent on this machine")
-    doc = _written("claude-code", (SHARED / "claude-completed.jsonl").read_text().splitlines())
+def test_claude_final_answer_is_the_last_step_unless_a_turn_already_said_it(
+    shared_fixtures: Path,
+) -> None:
+    case = shared_fixtures / "classify" / "claude-completed.jsonl"
+    doc = _written("claude-code", case.read_text().splitlines())
     assert doc["steps"][-1]["message"] == "Reverted the fusion patterns in 4 files."
     said = [s["message"] for s in doc["steps"]]
     assert len(said) == len(set(said))

@@ -14,13 +14,13 @@ from typing import Any
 
 import pytest
 from temporalio.api.operatorservice.v1 import AddSearchAttributesRequest
-from temporalio.client import Client, WorkflowHandle
+from temporalio.client import Client, WorkflowHandle, WorkflowUpdateFailedError
 from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.testing import WorkflowEnvironment
 from temporalio.worker import Worker
 
 from activities import PlanActivities, ResultActivities, ServiceActivities
-from durabench.models.run import RunPlan, RunRequest
+from durabench.models.run import Approval, RunPlan, RunRequest
 from durabench.models.suite_run import RunOutcome, SuiteRunInput
 from durabench.settings.paths import RunPaths
 from durabench.settings.values import Settings
@@ -78,6 +78,19 @@ async def start_run(
     while wait and (await handle.query(SuiteRunWorkflow.progress)).phase != "awaiting_approval":
         await asyncio.sleep(0.1)
     return req, handle
+
+
+async def refusal_after_signals(handle: RunHandle) -> str:
+    """Why the run refuses an approval it cannot take, once it has handled every earlier signal.
+
+    An update reaches the workflow after the signals sent before it, so its answer is a
+    barrier the test controls, not a guess at how long the worker needs: "approval
+    refused" means no approval was taken so far, "already approved" that one was.
+    """
+    wrong = Approval(approver="barrier", model="no model planned")
+    with pytest.raises(WorkflowUpdateFailedError) as refused:
+        await handle.execute_update(SuiteRunWorkflow.approve_checked, wrong)
+    return str(refused.value.cause)
 
 
 async def until(check: Any, what: str, tries: int = 300) -> None:

@@ -13,7 +13,7 @@ from durabench.models.run import Approval
 from durabench.models.suite_run import RunOutcome
 from starter.approve import approve_main, reject_main
 from tests.workflows.fakes import BUILD_FAILS, SLOW, VERIFY_FAILS
-from tests.workflows.harness import Env, start_run
+from tests.workflows.harness import Env, refusal_after_signals, start_run
 from tests.workflows.recording import record
 from workflows import SuiteRunWorkflow, attempt_workflow_id, pair_workflow_id, run_workflow_id
 
@@ -31,8 +31,8 @@ def _by_attempt(env: Env) -> dict[tuple[str, str, int], str]:
 
 async def test_run_waits_for_approval_then_runs_every_pair(env: Env) -> None:
     request, handle = await start_run(env, parallel=2)
-    # Give the workflow every chance to run ahead; it must still be parked at the gate.
-    await asyncio.sleep(1.0)
+    # Parked at the gate: still, once it has answered something after reaching it.
+    assert "approval refused" in await refusal_after_signals(handle)
     assert env.rec.calls == ["plan_run"]
     progress = await handle.query(SuiteRunWorkflow.progress)
     assert (progress.phase, progress.done, progress.total) == ("awaiting_approval", 0, 4)
@@ -151,7 +151,7 @@ async def test_an_approval_before_the_plan_is_ignored(env: Env) -> None:
     env.rec.plan_gate.set()
     while (await handle.query(SuiteRunWorkflow.progress)).phase != "awaiting_approval":
         await asyncio.sleep(0.1)
-    await asyncio.sleep(1.0)
+    assert "approval refused" in await refusal_after_signals(handle)  # the eager one: ignored
     progress = await handle.query(SuiteRunWorkflow.progress)
     assert (progress.phase, progress.approved_by) == ("awaiting_approval", None)
     assert env.rec.calls == ["plan_run"]

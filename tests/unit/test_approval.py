@@ -1,0 +1,108 @@
+"""The check that guards spending: an approval that restates a parameter must match the plan.
+
+The plan below sets every parameter a person confirms to a value that is not its default,
+so an approval that leaves a field out can never match it by accident.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from durabench.models.agent import AgentSpec
+from durabench.models.run import Approval, PlanSummary, RunRequest
+from durabench.planning.approval import approval_mismatches
+
+PLANNED: dict[str, Any] = {
+    "model": "m-planned",
+    "suite": "pytorch",
+    "config_mode": "full_only",
+    "full_config": "sourcegraph_custom",
+    "parallel": 5,
+    "category": "official",
+}
+"""The plan's value of each parameter an approval may restate."""
+
+OTHER: dict[str, Any] = {
+    "model": "m-other",
+    "suite": "django",
+    "config_mode": "paired",
+    "full_config": "sourcegraph_full",
+    "parallel": 2,
+    "category": "staging",
+}
+"""A valid value that differs from the plan's, per parameter (the defaults, mostly)."""
+
+
+def plan(**request: Any) -> PlanSummary:
+    fields = {k: v for k, v in PLANNED.items() if k != "model"} | request
+    return PlanSummary(
+        request=RunRequest(run_id="r1", agent=AgentSpec(model=PLANNED["model"]), **fields),
+        lanes=("sourcegraph_custom",),
+        task_count=3,
+        estimated_agent_hours=1.0,
+        results_dir="/runs/r1",
+    )
+
+
+def test_an_approval_that_restates_nothing_approves_the_plan_as_it_is() -> None:
+    assert approval_mismatches(plan(), Approval()) == []
+    assert approval_mismatches(plan(), Approval(approver="ann", note="go")) == []
+
+
+def test_an_approval_that_restates_every_parameter_rightly_matches() -> None:
+    assert approval_mismatches(plan(), Approval(**PLANNED)) == []
+
+
+@pytest.mark.parametrize("name", sorted(PLANNED))
+def test_each_parameter_restated_alone_is_checked(name: str) -> None:
+    assert approval_mismatches(plan(), Approval(**{name: PLANNED[name]})) == []
+    assert approval_mismatches(plan(), Approval(**{name: OTHER[name]})) == [
+        f"{name} is {PLANNED[name]!r} in the plan, the approval says {OTHER[name]!r}"
+    ]
+
+
+def test_every_wrong_parameter_is_named_once_in_the_plan_s_order() -> None:
+    problems = approval_mismatches(plan(), Approval(**OTHER))
+    assert [line.split(" ", 1)[0] for line in problems] == [
+        "model",
+        "suite",
+        "config_mode",
+        "full_config",
+        "parallel",
+        "category",
+    ]
+
+
+def test_one_wrong_parameter_among_right_ones_is_still_refused() -> None:
+    approval = Approval(**(PLANNED | {"parallel": 4}))
+    assert approval_mismatches(plan(), approval) == [
+        "parallel is 5 in the plan, the approval says 4"
+    ]
+
+
+def test_a_selection_file_s_run_answers_to_the_file_and_to_its_suite() -> None:
+    selected = plan(selection="selections/hard.json")
+    assert approval_mismatches(selected, Approval(suite="selections/hard.json")) == []
+    assert approval_mismatches(selected, Approval(suite="pytorch")) == []
+    assert approval_mismatches(selected, Approval(suite="django")) == [
+        "suite is 'selections/hard.json' in the plan, the approval says 'django'"
+    ]
+
+
+def test_the_suite_s_second_name_stands_in_for_the_suite_only() -> None:
+    """The selection file's suite name is accepted for ``suite``, for no other parameter."""
+    selected = plan(selection="selections/hard.json", full_config="pytorch")
+    assert approval_mismatches(selected, Approval(full_config="pytorch")) == []
+    assert approval_mismatches(selected, Approval(model="pytorch")) == [
+        "model is 'm-planned' in the plan, the approval says 'pytorch'"
+    ]
+
+
+def test_a_dataset_file_s_run_answers_to_the_file() -> None:
+    from_file = plan(dataset_file="tasks.jsonl")
+    assert approval_mismatches(from_file, Approval(suite="tasks.jsonl")) == []
+    assert approval_mismatches(from_file, Approval(suite="other.jsonl")) == [
+        "suite is 'tasks.jsonl' in the plan, the approval says 'other.jsonl'"
+    ]
