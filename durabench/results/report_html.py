@@ -177,6 +177,24 @@ def _versions(result: RunResult) -> list[str]:
     return ["<ul>", *lines, "</ul>"] if lines else []
 
 
+def _messages(result: RunResult, trajectories: Container[tuple[str, str, int]]) -> str:
+    """Each attempt's class, signals and the start of its last message."""
+    rows = [
+        [
+            escape(a.task_id),
+            escape(a.lane),
+            _attempt_links(a, trajectories),
+            escape(a.exit_class),
+            ('<span class="warn">⚠ false completion</span> ' if a.signals.false_completion else "")
+            + escape(", ".join(signal_names(a)) or "-"),
+            escape(" ".join(a.last_message.split())[:200]),
+        ]
+        for a in sorted(result.attempts, key=lambda a: (a.task_id, a.lane, a.attempt))
+    ]
+    header = ["task", "lane", "attempt", "class", "signals", "last message"]
+    return _table("messages", header, rows)
+
+
 def _approval(result: RunResult) -> list[str]:
     """Who approved the run, and when, as ``report.md`` says it."""
     if result.approval is None:
@@ -226,24 +244,7 @@ def render_html(
     header, rows = totals_table(card)
     totals = [[escape(cell) for cell in row] for row in rows]
     parts += ["<h2>Tokens and cost</h2>", _table("totals", header, totals)]
-    messages = [
-        [
-            escape(a.task_id),
-            escape(a.lane),
-            _attempt_links(a, trajectories),
-            escape(a.exit_class),
-            ('<span class="warn">⚠ false completion</span> ' if a.signals.false_completion else "")
-            + escape(", ".join(signal_names(a)) or "-"),
-            escape(" ".join(a.last_message.split())[:200]),
-        ]
-        for a in sorted(result.attempts, key=lambda a: (a.task_id, a.lane, a.attempt))
-    ]
-    parts += [
-        "<h2>Last messages</h2>",
-        _table(
-            "messages", ["task", "lane", "attempt", "class", "signals", "last message"], messages
-        ),
-    ]
+    parts += ["<h2>Last messages</h2>", _messages(result, trajectories)]
     excluded = [
         [escape(e.task_id), escape(e.lane), str(e.attempt), escape(e.exit_class), escape(e.reason)]
         for e in card.excluded_attempts
