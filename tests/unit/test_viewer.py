@@ -73,3 +73,30 @@ def test_kept_files_are_plain_text_and_the_reports_links_resolve(site: ViewerSit
     assert "agent/trajectory.json" in _text(site, ATTEMPT + "files/")
     report = _text(site, "/runs/hand/report.html")  # its links are relative to the run
     assert 'href="tasks/t1/baseline/attempt-1/agent/trajectory.json"' in report
+
+
+def test_a_run_still_going_is_read_from_its_plan_and_finished_attempts(tmp_path: Path) -> None:
+    paths = write_run(tmp_path / "runs")
+    paths.results.unlink()
+    for result in paths.attempt_results()[2:]:
+        result.unlink()
+    site = ViewerSite(tmp_path / "runs")
+    assert "<td>planned, not approved</td>" in _text(site, "/")  # no run.json yet
+    run = _text(site, "/runs/hand/")
+    assert "approved by</dt><dd>nobody yet" in run and "attempt 1" in run
+    assert "- | - (not run)" in run  # tasks not reached yet
+
+
+def test_view_of_an_unknown_run_says_so_in_one_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from click.testing import CliRunner
+
+    from starter.main import cli
+
+    monkeypatch.setenv("DURABENCH_HOME", str(tmp_path))
+    monkeypatch.delenv("DURABENCH_RESULTS_URL", raising=False)
+    out = CliRunner().invoke(cli, ["view", "no-such-run"])
+    assert out.exit_code == 1
+    assert f"no run no-such-run in {tmp_path / 'runs'}" in out.output
+    assert "python -m starter view" in out.output and "Traceback" not in out.output
