@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -10,7 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.integration.chromium import dump_dom, png_size, screenshot
+from durabench.results.viewer import ViewerSite
+from tests.integration.chromium import dump_dom, png_size, probed, screenshot
 from tests.unit.viewer_run import write_run
 
 pytestmark = pytest.mark.browser
@@ -59,6 +61,17 @@ def test_viewer_shows_a_run_and_an_attempt_in_a_browser(viewer: str, tmp_path: P
     assert "step 2 · agent" in dom and "pytest -q tests" in dom and "3 passed" in dom
     assert "&lt;script&gt;alert" in dom and "<img" not in dom  # the agent's markup is text
 
-    data = screenshot(tmp_path, attempt, tmp_path / "attempt.png", width=1024, height=1400)
-    assert png_size(data) == (1024, 1400)
-    assert len(data) > 40_000  # a blank page compresses to a few KB
+    for name, url in (("run", viewer), ("attempt", attempt)):
+        data = screenshot(tmp_path, url, tmp_path / f"{name}.png", width=1024, height=1400)
+        assert png_size(data) == (1024, 1400)
+        assert len(data) > 40_000, name  # a blank page compresses to a few KB
+
+
+def test_viewer_pages_fit_a_narrow_window(tmp_path: Path) -> None:
+    site = ViewerSite(write_run(tmp_path / "runs").root.parent)
+    for name in ("/runs/hand/", "/runs/hand/tasks/t1/baseline/attempt-1/"):
+        page = tmp_path / "page.html"
+        page.write_text(probed(site.answer(name).body.decode()))
+        dom = dump_dom(tmp_path, page.as_uri(), width=500, height=900)
+        found = re.search(r'<pre id="layout-probe">(.*?)</pre>', dom, re.S)
+        assert found is not None and found.group(1) == "layout ok", (name, found)
