@@ -21,7 +21,8 @@ __all__ = ["LEDGER", "attempt_page"]
 
 LEDGER = "gateway.jsonl"
 """The gateway's ledger of the attempt's model requests, in the attempt's directory."""
-_LEDGER_ROWS = 2_000
+_LEDGER_BYTES = 1_000_000
+"""The end of the ledger shown: its last few thousand requests (a line is a few hundred bytes)."""
 
 
 def _summary(a: AttemptResult) -> str:
@@ -54,8 +55,9 @@ def _summary(a: AttemptResult) -> str:
 
 
 def _ledger(lines: str) -> str:
+    """The ledger's requests, one row each (a line cut by the tail or a crash is skipped)."""
     rows = []
-    for line in lines.splitlines()[:_LEDGER_ROWS]:
+    for line in lines.splitlines():
         try:
             e = json.loads(line)
             at = datetime.fromtimestamp(float(e.get("at", 0)), UTC).isoformat(timespec="seconds")
@@ -110,9 +112,11 @@ def attempt_page(paths: RunPaths, task_id: str, lane: str, number: int, start: i
         body += ["<h2>Final message</h2>", block(final)]
     body += ['<h2 id="trajectory">Trajectory</h2>', trajectory_html(where / TRAJECTORY, start)]
     body += _files("the verifier", "Verifier output", texts)
-    ledger = read_tail(where / LEDGER, 4_000_000)
+    ledger = read_tail(where / LEDGER, _LEDGER_BYTES)
     body += ["<h2>Gateway ledger</h2>"]
     body += [_ledger(ledger)] if ledger else ['<p class="muted">no model request was metered</p>']
+    if ledger and ledger.startswith("[…"):
+        body.append(f'<p class="muted">only its last requests: the whole file is {LEDGER}</p>')
     for name, title in (("submission.patch", "Diff the agent left"), ("build.log", "Build log")):
         text = read_tail(where / name)
         body += _files(name, title, [(name, text)] if text else [])
