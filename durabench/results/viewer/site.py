@@ -19,7 +19,7 @@ from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import NamedTuple
-from urllib.parse import parse_qs, unquote, urlsplit
+from urllib.parse import parse_qs, quote, unquote, urlsplit
 
 from durabench.errors import DurabenchError
 from durabench.results.viewer.attempt import attempt_page
@@ -113,10 +113,11 @@ class ViewerSite:
 def _listing(run_id: str, task: str, lane: str, number: int, where: Path) -> str:
     base = href("runs", run_id, "tasks", task, lane, f"attempt-{number}")
     files = sorted(p for p in where.rglob("*") if p.is_file() and not p.is_symlink())
+    rels = [p.relative_to(where) for p in files]
     items = "".join(
-        f'<li><a href="{base}{"/".join(href(part)[1:-1] for part in p.relative_to(where).parts)}">'
-        f"{esc(p.relative_to(where))}</a> ({p.stat().st_size:,} bytes)</li>"
-        for p in files
+        f'<li><a href="{base}{"/".join(quote(part, safe="") for part in rel.parts)}">'
+        f"{esc(rel)}</a> ({(where / rel).stat().st_size:,} bytes)</li>"
+        for rel in rels
     )
     crumbs = [(href("runs", run_id), run_id), (base, f"{task} · {lane} · attempt {number}")]
     return page("files kept", crumbs, [f"<ul>{items}</ul>"])
