@@ -13,10 +13,10 @@ from durabench.settings.paths import RunPaths
 from durabench.settings.values import Settings
 from starter.options import checked_run_id
 
-__all__ = ["view"]
+__all__ = ["view", "viewer_site"]
 
 
-def _site(settings: Settings) -> ViewerSite:
+def viewer_site(settings: Settings) -> ViewerSite:
     """The viewer of ``settings``' runs; with an object store, its files fetched as read.
 
     Raises:
@@ -55,7 +55,7 @@ def view(run_id: str | None, port: int, open_browser: bool) -> None:
                     f"no run {run_id} in {settings.runs_dir}; `python -m starter view` "
                     "lists the runs there"
                 )
-        server = serve(_site(settings), "127.0.0.1", port)
+        server = serve(viewer_site(settings), "127.0.0.1", port)
     except DurabenchError as exc:  # bad settings, no such run, the store unreachable
         raise click.ClickException(str(exc)) from exc
     except OSError as exc:  # the port is taken
