@@ -44,6 +44,7 @@ def test_attempt_page_shows_trajectory_verifier_ledger_and_why(site: ViewerSite)
     assert '<table id="ledger">' in page and "/v1/messages" in page
     pair = _text(site, "/runs/hand/tasks/t4/")
     assert "pair excluded: sourcegraph_full ended infra_usage_cap" in pair
+    assert '<table id="pair">' in pair and "- | - (2 attempt(s), last infra_usage_cap)" in pair
 
 
 def test_agent_text_is_escaped_and_no_script_may_run(site: ViewerSite) -> None:

@@ -46,6 +46,11 @@ def _summary(a: AttemptResult) -> str:
     if a.build_failed:
         facts.append(("build", "failed (see the build log)"))
     facts += [("left out", note) for note in a.left_out]
+    facts += [
+        (f"{t.phase} phase", f"{(t.finished_at - t.started_at).total_seconds():,.0f} s")
+        for t in a.timings
+    ]
+    facts += [("hosts", ", ".join(a.hosts))] if a.hosts else []
     items = "".join(f"<dt>{esc(k)}</dt><dd>{esc(v)}</dd>" for k, v in facts)
     return (
         f'<p id="exit">exit class <span class="class {esc(css)}">{esc(a.exit_class)}</span>'

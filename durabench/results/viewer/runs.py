@@ -175,6 +175,13 @@ def pair_page(paths: RunPaths, task_id: str) -> str:
     body = []
     if task_id in result.excluded:
         body.append(f'<p class="warn">pair excluded: {esc(result.excluded[task_id])}</p>')
+    cells = (
+        {c.lane: c for c in result.scorecard.cells if c.task_id == task_id}
+        if result.scorecard
+        else {}
+    )
+    rows = [[esc(lane), esc(cell_text(cells[lane]))] for lane in result.plan.lanes if lane in cells]
+    body += ["<h2>Scores</h2>", table("pair", ["lane", "best | mean"], rows)]
     mine = [a for a in result.attempts if a.task_id == task_id]
     body += ["<h2>Attempts</h2>", _attempts_table(run_id, mine)]
     crumbs = [(href("runs", run_id), run_id), (href("runs", run_id, "tasks", task_id), task_id)]
