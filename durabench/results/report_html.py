@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import html
+import re
 from collections.abc import Container
 from urllib.parse import quote
 
@@ -20,7 +21,7 @@ from durabench.results.run_versions import version_lines
 from durabench.settings.paths import TRAJECTORY
 from durabench.text_safety import visible_controls
 
-__all__ = ["render_html"]
+__all__ = ["headline_html", "render_html"]
 
 
 def escape(text: str) -> str:
@@ -203,10 +204,16 @@ def _approval(result: RunResult) -> list[str]:
     return [f'<p id="approval">approved by {escape(result.approval.approver)} at {when}</p>']
 
 
-def _headline(result: RunResult) -> list[str]:
-    """The report's plain sentence when infrastructure decided what was measured."""
+def headline_html(result: RunResult) -> str:
+    """The report's plain sentence when infrastructure decided what was measured, or ``""``.
+
+    Its command (in backticks, as ``report.md`` marks it) is set as code.
+    """
     said = headline(result)
-    return [f'<p id="headline" class="headline warn">{escape(said)}</p>'] if said else []
+    if not said:
+        return ""
+    text = re.sub(r"`([^`]+)`", r"<code>\1</code>", escape(said))
+    return f'<p id="headline" class="headline warn">{text}</p>'
 
 
 def render_html(
@@ -229,7 +236,7 @@ def render_html(
         f" · category {escape(req.category)}</p>",
         *_approval(result),
         *_versions(result),
-        *_headline(result),
+        headline_html(result),
         "<h2>Mean reward per task</h2>",
         _bars(result, card),
         "<h2>Per task</h2>",

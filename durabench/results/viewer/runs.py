@@ -15,7 +15,8 @@ from durabench.models.results import AttemptResult, RunResult
 from durabench.models.run import Approval, RunPlan
 from durabench.models.suite_run import RecordRunInput
 from durabench.results.files import build_results, load_results
-from durabench.results.report import cell_text, comparison_lines, headline, totals_table
+from durabench.results.report import cell_text, comparison_lines, totals_table
+from durabench.results.report_html import headline_html
 from durabench.results.viewer.page import esc, href, page, table
 from durabench.settings.paths import RunPaths
 
@@ -154,9 +155,7 @@ def run_page(paths: RunPaths) -> str:
         ConfigError: no such run.
     """
     result, run_id = run_result(paths), paths.root.name
-    said = headline(result)
-    body = [f'<p id="headline" class="warn">{esc(said)}</p>'] if said else []
-    body += _plan(result) + _scorecard(result, run_id)
+    body = [headline_html(result), *_plan(result), *_scorecard(result, run_id)]
     body += ["<h2>Attempts</h2>", _attempts_table(run_id, list(result.attempts))]
     if paths.report_html.is_file():
         body.append(f'<p><a href="{href("runs", run_id)}report.html">report.html</a></p>')
