@@ -28,6 +28,7 @@ from starter.server import server
 from starter.status import status
 from starter.sweep import sweep
 from starter.tasks import tasks
+from starter.view import view
 from starter.work import worker
 
 
@@ -60,6 +61,7 @@ COMMANDS = (
     init,
     tasks,
     worker,
+    view,
 )
 
 for command in COMMANDS:

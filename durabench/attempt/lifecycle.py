@@ -35,6 +35,7 @@ from durabench.agents import (
 from durabench.agents.dialects import transcript_facts
 from durabench.agents.trajectory import trajectory_of
 from durabench.atomic import atomic_write
+from durabench.attempt.command_trajectory import command_trajectory
 from durabench.attempt.limits import AttemptLimits
 from durabench.attempt.reward import parse_reward
 from durabench.attempt.setup import AttemptSetup
@@ -437,21 +438,32 @@ class Attempt:
     def _keep_trajectory(self) -> None:
         """Write the kept (scrubbed) transcript as ``trajectory.json``, in Harbor's ATIF.
 
-        People and ``harbor view`` read it; an agent that prints no transcript gets none.
+        People and ``harbor view`` read it; an agent that prints no transcript gets the
+        commands it ran and their output.
         """
         kept = EventFile(self.store / "agent" / "stdout.txt")  # streamed, never held whole
         said = _kept_text(self.store / "durabench" / self.paths.instruction.name)
+        attempt_id = f"{self.ref.task.task_id}/{self.ref.lane}/attempt-{self.ref.attempt}"
         trajectory = trajectory_of(
             self.agent.transcript_format(self.ctx),
             kept,
             agent=self.ref.agent.name,
             model=self.ref.agent.model,
-            attempt_id=f"{self.ref.task.task_id}/{self.ref.lane}/attempt-{self.ref.attempt}",
+            attempt_id=attempt_id,
             instruction=said.strip(),
             version=self.ref.agent.options.get("version"),
         )
-        if trajectory is not None:
-            atomic_write(self.store / TRAJECTORY, scrub_text(trajectory.to_json(), self.secrets))
+        if trajectory is None:  # no transcript: the commands it ran, and what they printed
+            commands = [step.command for step in self.agent.run_commands(self.ctx)]
+            trajectory = command_trajectory(
+                commands,
+                self.store / "agent",
+                agent=self.ref.agent.name,
+                model=self.ref.agent.model,
+                attempt_id=attempt_id,
+                instruction=said.strip(),
+            )
+        atomic_write(self.store / TRAJECTORY, scrub_text(trajectory.to_json(), self.secrets))
 
     def _keep(self, target: Path, files: Mapping[str, bytes]) -> None:
         needles = [s.encode() for s in self.secrets]

@@ -18,6 +18,7 @@ from durabench.text_safety import md_code, md_escape
 __all__ = [
     "cell_text",
     "comparison_lines",
+    "headline",
     "render_markdown",
     "service_score",
     "signal_names",

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import html
+import re
 from collections.abc import Container
 from urllib.parse import quote
 
@@ -11,6 +12,7 @@ from durabench.models.scorecard import PairedComparison, Scorecard
 from durabench.results.report import (
     cell_text,
     comparison_lines,
+    headline,
     left_out,
     signal_names,
     totals_table,
@@ -19,7 +21,7 @@ from durabench.results.run_versions import version_lines
 from durabench.settings.paths import TRAJECTORY
 from durabench.text_safety import visible_controls
 
-__all__ = ["render_html"]
+__all__ = ["headline_html", "render_html"]
 
 
 def escape(text: str) -> str:
@@ -29,7 +31,9 @@ def escape(text: str) -> str:
 
 _CSS = """
 body { font: 14px/1.45 system-ui, sans-serif; margin: 2rem auto; max-width: 70rem; }
-body { color: #1d2330; } h1 { font-size: 1.5rem; }
+body { color: #1d2330; padding: 0 1rem; } h1 { font-size: 1.5rem; overflow-wrap: anywhere; }
+.scroll { overflow-x: auto; max-width: 100%; } svg { max-width: 100%; height: auto; }
+td { overflow-wrap: anywhere; min-width: 3rem; } .headline { font-size: 1.05rem; }
 h2 { font-size: 1.15rem; margin-top: 2rem; border-bottom: 1px solid #dde; }
 table { border-collapse: collapse; margin: .5rem 0; }
 th, td { border: 1px solid #dde; padding: .25rem .6rem; text-align: left; vertical-align: top; }
@@ -40,22 +44,41 @@ th { background: #f3f4f8; } td.num { text-align: right; font-variant-numeric: ta
 _COLORS = ("#4c72b0", "#dd8452", "#55a868")
 
 
+_LABEL_CHARS = 48
+"""A task label longer than this is cut with an ellipsis (the bar's tooltip has it whole)."""
+_CHAR_PX = 6.5
+"""A generous width of one character at the labels' font size (10px), for the layout."""
+_SLANT = (0.82, 0.57)
+"""cos and sin of the labels' 35° slant: how far a label reaches right and down."""
+
+
+def _label(task: str) -> str:
+    return task if len(task) <= _LABEL_CHARS else task[: _LABEL_CHARS - 1] + "…"
+
+
 def _bars(result: RunResult, card: Scorecard) -> str:
-    """Grouped bars: mean reward per task and lane."""
+    """Grouped bars: mean reward per task and lane, slanted task labels kept inside.
+
+    The SVG is as large as its longest label needs and scales down with the window.
+    """
     lanes, tasks = result.plan.lanes, [t.task_id for t in result.plan.tasks]
     cells = {(c.task_id, c.lane): c for c in card.cells}
     bar, gap, height, left = 14, 18, 160, 40
-    width = left + len(tasks) * (len(lanes) * bar + gap) + 20
+    longest = max((len(_label(t)) for t in tasks), default=0) * _CHAR_PX
+    group = len(lanes) * bar + gap
+    width = left + len(tasks) * group + max(20.0, longest * _SLANT[0] - group / 2)
+    full_height = height + 24 + longest * _SLANT[1]
     parts = [
-        f'<svg id="rewards-chart" xmlns="http://www.w3.org/2000/svg" width="{width}" '
-        f'height="{height + 90}" role="img" aria-label="mean reward per task and lane">',
-        f'<line x1="{left}" y1="{height}" x2="{width}" y2="{height}" stroke="#888"/>',
+        f'<svg id="rewards-chart" xmlns="http://www.w3.org/2000/svg" width="{width:.0f}" '
+        f'height="{full_height:.0f}" viewBox="0 0 {width:.0f} {full_height:.0f}" role="img" '
+        'aria-label="mean reward per task and lane">',
+        f'<line x1="{left}" y1="{height}" x2="{width:.0f}" y2="{height}" stroke="#888"/>',
     ]
     for tick in (0.0, 0.5, 1.0):
         y = height - tick * (height - 10)
         parts.append(f'<text x="4" y="{y + 4:.0f}" font-size="10">{tick:.1f}</text>')
     for i, task in enumerate(tasks):
-        x0 = left + gap / 2 + i * (len(lanes) * bar + gap)
+        x0 = left + gap / 2 + i * group
         for j, lane in enumerate(lanes):
             mean = cells[(task, lane)].mean
             h = 0.0 if mean is None else max(mean, 0.0) * (height - 10)
@@ -68,14 +91,15 @@ def _bars(result: RunResult, card: Scorecard) -> str:
         label_x = x0 + len(lanes) * bar / 2
         parts.append(
             f'<text x="{label_x:.0f}" y="{height + 12}" font-size="10" '
-            f'transform="rotate(35 {label_x:.0f} {height + 12})">{escape(task)}</text>'
+            f'transform="rotate(35 {label_x:.0f} {height + 12})">{escape(_label(task))}'
+            f"<title>{escape(task)}</title></text>"
         )
     parts.append("</svg>")
     legend = "".join(
         f'<span style="background:{_COLORS[j % len(_COLORS)]}"></span>{escape(lane)}'
         for j, lane in enumerate(lanes)
     )
-    return "".join(parts) + f'<div class="legend">{legend}</div>'
+    return '<div class="scroll">' + "".join(parts) + f'</div><div class="legend">{legend}</div>'
 
 
 def _delta(c: PairedComparison) -> str:
@@ -89,7 +113,7 @@ def _delta(c: PairedComparison) -> str:
 
     return (
         f'<svg id="delta-chart" xmlns="http://www.w3.org/2000/svg" width="{width}" height="70" '
-        f'role="img" aria-label="mean difference with 95% CI">'
+        f'viewBox="0 0 {width} 70" role="img" aria-label="mean difference with 95% CI">'
         f'<line x1="20" y1="40" x2="500" y2="40" stroke="#888"/>'
         f'<line x1="{mid}" y1="28" x2="{mid}" y2="52" stroke="#888" stroke-dasharray="3"/>'
         f'<text x="14" y="62" font-size="10">−1</text>'
@@ -109,7 +133,10 @@ def _table(table_id: str, header: list[str], rows: list[list[str]], row_class: s
         f'<tr class="{row_class}">' + "".join(f"<td>{cell}</td>" for cell in row) + "</tr>"
         for row in rows
     )
-    return f'<table id="{table_id}"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>'
+    return (
+        f'<div class="scroll"><table id="{table_id}"><thead><tr>{head}</tr></thead>'
+        f"<tbody>{body}</tbody></table></div>"
+    )
 
 
 def _cells_table(result: RunResult, card: Scorecard) -> str:
@@ -151,6 +178,44 @@ def _versions(result: RunResult) -> list[str]:
     return ["<ul>", *lines, "</ul>"] if lines else []
 
 
+def _messages(result: RunResult, trajectories: Container[tuple[str, str, int]]) -> str:
+    """Each attempt's class, signals and the start of its last message."""
+    rows = [
+        [
+            escape(a.task_id),
+            escape(a.lane),
+            _attempt_links(a, trajectories),
+            escape(a.exit_class),
+            ('<span class="warn">⚠ false completion</span> ' if a.signals.false_completion else "")
+            + escape(", ".join(signal_names(a)) or "-"),
+            escape(" ".join(a.last_message.split())[:200]),
+        ]
+        for a in sorted(result.attempts, key=lambda a: (a.task_id, a.lane, a.attempt))
+    ]
+    header = ["task", "lane", "attempt", "class", "signals", "last message"]
+    return _table("messages", header, rows)
+
+
+def _approval(result: RunResult) -> list[str]:
+    """Who approved the run, and when, as ``report.md`` says it."""
+    if result.approval is None:
+        return []
+    when = result.approval.approved_at.isoformat() if result.approval.approved_at else "?"
+    return [f'<p id="approval">approved by {escape(result.approval.approver)} at {when}</p>']
+
+
+def headline_html(result: RunResult) -> str:
+    """The report's plain sentence when infrastructure decided what was measured, or ``""``.
+
+    Its command (in backticks, as ``report.md`` marks it) is set as code.
+    """
+    said = headline(result)
+    if not said:
+        return ""
+    text = re.sub(r"`([^`]+)`", r"<code>\1</code>", escape(said))
+    return f'<p id="headline" class="headline warn">{text}</p>'
+
+
 def render_html(
     result: RunResult,
     card: Scorecard,
@@ -169,7 +234,9 @@ def render_html(
         f"<p>suite <b>{escape(req.suite)}</b> · agent <b>{escape(req.agent.name)}</b> · model "
         f"<b>{escape(req.agent.model)}</b> · {escape(req.config_mode)} ({lanes})"
         f" · category {escape(req.category)}</p>",
+        *_approval(result),
         *_versions(result),
+        headline_html(result),
         "<h2>Mean reward per task</h2>",
         _bars(result, card),
         "<h2>Per task</h2>",
@@ -184,24 +251,7 @@ def render_html(
     header, rows = totals_table(card)
     totals = [[escape(cell) for cell in row] for row in rows]
     parts += ["<h2>Tokens and cost</h2>", _table("totals", header, totals)]
-    messages = [
-        [
-            escape(a.task_id),
-            escape(a.lane),
-            _attempt_links(a, trajectories),
-            escape(a.exit_class),
-            ('<span class="warn">⚠ false completion</span> ' if a.signals.false_completion else "")
-            + escape(", ".join(signal_names(a)) or "-"),
-            escape(" ".join(a.last_message.split())[:200]),
-        ]
-        for a in sorted(result.attempts, key=lambda a: (a.task_id, a.lane, a.attempt))
-    ]
-    parts += [
-        "<h2>Last messages</h2>",
-        _table(
-            "messages", ["task", "lane", "attempt", "class", "signals", "last message"], messages
-        ),
-    ]
+    parts += ["<h2>Last messages</h2>", _messages(result, trajectories)]
     excluded = [
         [escape(e.task_id), escape(e.lane), str(e.attempt), escape(e.exit_class), escape(e.reason)]
         for e in card.excluded_attempts

@@ -2,41 +2,19 @@
 
 from __future__ import annotations
 
-import shutil
-import struct
-import subprocess
+import re
 from pathlib import Path
 
 import pytest
 
 from durabench.results.report_html import render_html
+from durabench.results.scoring import compute_scorecard
+from tests.integration.chromium import dump_dom, png_size, probed, screenshot
 from tests.unit.results_set import hand_result
 
 pytestmark = pytest.mark.browser
 
-FLAGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
-
-
-def _chromium(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    exe = shutil.which("chromium") or shutil.which("chromium-browser")
-    if exe is None:
-        pytest.fail("chromium is not installed (apt-get install chromium)")
-    return subprocess.run(
-        [exe, *FLAGS, f"--user-data-dir={tmp_path / 'profile'}", *args],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=True,
-    )
+LONG_TASK = "codescalebench-" + "very-long-task-name-" * 3 + "001"
 
 
 def test_html_report_renders_chart_and_tables(tmp_path: Path) -> None:
@@ -46,16 +24,47 @@ def test_html_report_renders_chart_and_tables(tmp_path: Path) -> None:
     page.write_text(render_html(result, result.scorecard))
     assert "http" not in page.read_text().replace('xmlns="http://www.w3.org/2000/svg"', "")
 
-    dom = _chromium(tmp_path, "--dump-dom", page.as_uri()).stdout
+    dom = dump_dom(tmp_path, page.as_uri())
     assert dom.count('class="task-row"') == 5
     assert dom.count('class="bar"') == 10
     assert 'id="delta-chart"' in dom and 'class="ci"' in dom
     assert "⚠ false completion" in dom
     assert dom.count("<tr") >= 5 + 3 + 13 + 4  # cells, totals, messages, excluded (+ headers)
+    assert "approved by ann at 2026-01-01" in dom
+    assert "1 of 5 pairs were excluded" in dom  # the headline report.md has
 
-    shot = tmp_path / "report.png"
-    _chromium(tmp_path, "--window-size=1280,1800", f"--screenshot={shot}", page.as_uri())
-    data = shot.read_bytes()
-    width, height = struct.unpack(">II", data[16:24])
-    assert data[:8] == b"\x89PNG\r\n\x1a\n" and (width, height) == (1280, 1800)
+    data = screenshot(tmp_path, page.as_uri(), tmp_path / "report.png")
+    assert png_size(data) == (1280, 1800)
     assert len(data) > 50_000  # a blank page compresses to a few KB
+
+
+def _long_names() -> str:
+    """The hand results with a long task id and long messages, nothing measured."""
+    result = hand_result()
+    tasks = tuple(
+        t.model_copy(update={"task_id": LONG_TASK}) if t.task_id == "t5" else t
+        for t in result.plan.tasks
+    )
+    plan = result.plan.model_copy(update={"tasks": tasks})
+    attempts = tuple(
+        a.model_copy(update={"task_id": LONG_TASK, "last_message": "x" * 150})
+        if a.task_id == "t5"
+        else a
+        for a in result.attempts
+    )
+    everything = dict.fromkeys((t.task_id for t in tasks), "infra")
+    result = result.model_copy(update={"plan": plan, "attempts": attempts, "excluded": everything})
+    card = compute_scorecard(attempts, [t.task_id for t in tasks], plan.lanes, everything)
+    return render_html(result, card)
+
+
+@pytest.mark.parametrize("width", [1280, 500])
+def test_html_report_fits_the_window_with_labels_whole(tmp_path: Path, width: int) -> None:
+    page = tmp_path / "report.html"
+    html = _long_names()
+    assert "Nothing was measured" in html
+    page.write_text(probed(html))
+    dom = dump_dom(tmp_path, page.as_uri(), width=width, height=900)
+    found = re.search(r'<pre id="layout-probe">(.*?)</pre>', dom, re.S)
+    assert found is not None, "the layout probe did not run"
+    assert found.group(1) == "layout ok"

@@ -13,7 +13,8 @@ from temporalio.client import Client
 from durabench.models.agent import AgentSpec
 from durabench.models.results import RunResult
 from durabench.models.run import RunRequest
-from durabench.settings.paths import RunPaths
+from durabench.results.viewer import ViewerSite
+from durabench.settings.paths import TRAJECTORY, RunPaths
 from durabench.settings.values import Settings
 from durabench.tasks import load_suite
 from starter.audit import audit_main
@@ -72,6 +73,8 @@ async def test_oracle_scores_every_pair_one_and_keeps_secrets_out(
         assert attempt.files_changed >= 1
         patch = paths.attempt(attempt.task_id, attempt.lane, 1) / "submission.patch"
         assert "+++ b/tinytensor/" in patch.read_text()
+        trajectory = (paths.attempt(attempt.task_id, attempt.lane, 1) / TRAJECTORY).read_text()
+        assert "/solution/solve.sh" in trajectory and "[exit code 0]" in trajectory
     assert all(s.mean_reward == 1.0 for s in outcome.lanes)
     assert paths.report_md.is_file() and paths.run.is_file()
     assert _leftover_containers(request.run_id) == []
@@ -94,6 +97,11 @@ async def test_oracle_scores_every_pair_one_and_keeps_secrets_out(
     files = [p for p in paths.root.rglob("*") if p.is_file()]
     assert not [p for p in files if SECRET.encode() in p.read_bytes()]
     assert SECRET not in await _histories(client, result)
+    task_id = tasks[0].task_id
+    viewed = ViewerSite(settings.runs_dir).answer(
+        f"/runs/{request.run_id}/tasks/{task_id}/baseline/attempt-1/"
+    )
+    assert viewed.status == 200 and b"solve.sh" in viewed.body  # the oracle's step, viewed
     audited = await audit_main(request.run_id, client=client, settings=settings)
     assert (audited.lines(), audited.notes) == ((), ())
     out, err = capfd.readouterr()

@@ -361,13 +361,28 @@ def test_collect_writes_the_transcript_as_a_scrubbed_atif_trajectory(tmp_path: P
     ]
 
 
-def test_collect_writes_no_trajectory_for_an_agent_without_a_transcript(tmp_path: Path) -> None:
+def test_collect_writes_the_oracles_solve_sh_as_a_one_step_trajectory(tmp_path: Path) -> None:
     sb = MemorySandbox()
-    sb.files[f"{P.output}/stdout.txt"] = b'{"type": "oracle"}\n'
+    sb.files[str(P.instruction)] = b"fix the gelu"
+    sb.files[f"{P.output}/stdout.txt"] = f"patched activations.py with {SECRET}\n".encode()
+    sb.files[f"{P.output}/stderr.txt"] = b"warning: slow disk\n"
+    sb.files[f"{P.steps}/step-0.done"] = b"0 3 300"
     sb.files[f"{P.agent_logs}/trajectory.json"] = b'{"forged": "by the agent"}'
     asyncio.run(_attempt(tmp_path, sb).collect())
-    assert (tmp_path / "agent" / "stdout.txt").exists()
-    assert not (tmp_path / TRAJECTORY).exists()
+    text = (tmp_path / TRAJECTORY).read_text()
+    assert SECRET not in text and "forged" not in text
+    doc = json.loads(text)
+    assert doc["schema_version"] == "ATIF-v1.4" and doc["agent"]["name"] == "oracle"
+    user, ran = doc["steps"]
+    assert (user["source"], user["message"]) == ("user", "fix the gelu")
+    assert ran["source"] == "agent"
+    assert [c["arguments"] for c in ran["tool_calls"]] == [
+        {"command": f"bash {P.solution}/solve.sh"}
+    ]
+    said = ran["observation"]["results"][0]
+    assert said["source_call_id"] == ran["tool_calls"][0]["tool_call_id"]
+    assert f"patched activations.py with {REDACTED}" in said["content"]
+    assert "warning: slow disk" in said["content"] and "exit code 0" in said["content"]
 
 
 def _cli_prints(printed: str) -> object:
@@ -416,3 +431,20 @@ def test_classify_takes_the_cli_version_from_the_transcript_s_init_event(tmp_pat
         attempt.classify(_facts(attempt.ref, 0), now=now, cap_cooldown=timedelta(hours=1))
     )
     assert verdict.cli_version == "2.1.140"
+
+
+def test_collect_writes_a_replay_of_no_session_as_its_commands(tmp_path: Path) -> None:
+    plan = tmp_path / "plan" / "replay.json"
+    plan.parent.mkdir()
+    plan.write_text(json.dumps({"cases": [{"exit_code": 3}]}))
+    ref = _ref().model_copy(
+        update={"agent": AgentSpec(name="replay", model="none", options={"plan": str(plan)})}
+    )
+    sb = MemorySandbox()
+    sb.files[f"{P.steps}/step-0.done"] = b"3 1 300"
+    store = tmp_path / "store"
+    asyncio.run(Attempt(ref, AttemptSetup.of(ref, {}), sb, store=store).collect())
+    doc = json.loads((store / TRAJECTORY).read_text())
+    (ran,) = doc["steps"]
+    assert ran["tool_calls"][0]["arguments"] == {"command": "exit 3"}
+    assert ran["observation"]["results"][0]["content"].endswith("[exit code 3]")

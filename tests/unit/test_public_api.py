@@ -14,6 +14,7 @@ PACKAGES = [
     "durabench.gateway",
     "durabench.models",
     "durabench.results.store",
+    "durabench.results.viewer",
     "durabench.sandbox",
     "durabench.service",
     "durabench.tasks",
