@@ -42,21 +42,22 @@ with workflow.unsafe.imports_passed_through():
     from durabench.models.results import AttemptResult, Phase, PhaseTiming
     from durabench.models.service import ServiceTarget
     from durabench.service.payloads import EvaluateAttemptInput
-    from workflows.attempt_so_far import AttemptSoFar, Judged, attempt_result
-    from workflows.cancel_check import stop_if_cancelled
-    from workflows.policies import (
-        AFTER_AGENT,
-        AFTER_AGENT_BOUND,
-        CLAIM_RETRY,
-        HEARTBEAT,
-        MAX_LOSSES,
-        MAX_MOVES,
-        REATTACH,
-        RETRY,
-        SHORT,
-        TEARDOWN_RETRY,
-    )
-    from workflows.search_attributes import for_result
+
+from workflows.attempt_so_far import AttemptSoFar, Judged, attempt_result
+from workflows.cancel_check import stop_if_cancelled
+from workflows.policies import (
+    AFTER_AGENT,
+    AFTER_AGENT_BOUND,
+    CLAIM_RETRY,
+    HEARTBEAT,
+    MAX_LOSSES,
+    MAX_MOVES,
+    REATTACH,
+    RETRY,
+    SHORT,
+    TEARDOWN_RETRY,
+)
+from workflows.search_attributes import for_result
 
 __all__ = ["AgentRunWorkflow", "failure_reason", "host_lost", "record_attempt"]
 

@@ -17,9 +17,8 @@ from typing import Any
 from temporalio import workflow
 from temporalio.exceptions import ChildWorkflowError
 
-with workflow.unsafe.imports_passed_through():
-    from workflows.account_pool import vanished
-    from workflows.paired_task import pair_workflow_id
+from workflows.account_pool import vanished
+from workflows.paired_task import pair_workflow_id
 
 __all__ = ["Ended", "look_up", "watch_carried", "watch_child"]
 

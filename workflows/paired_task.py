@@ -34,18 +34,19 @@ with workflow.unsafe.imports_passed_through():
     from durabench.models.attempt import AttemptRef
     from durabench.models.pair import ArmProgress, PairDone, PairInput, PairProgress
     from durabench.models.results import AttemptResult, PairResult
-    from workflows.agent_run import AgentRunWorkflow, failure_reason, record_attempt
-    from workflows.cancel_check import stop_if_cancelled
-    from workflows.policies import (
-        BUSY_POLL_MAX,
-        COOLING_POLL,
-        DEFAULT_COOLDOWN,
-        HEARTBEAT,
-        POOL_RETRY,
-        SHORT,
-    )
-    from workflows.run_details import pair_details
-    from workflows.search_attributes import for_attempt
+
+from workflows.agent_run import AgentRunWorkflow, failure_reason, record_attempt
+from workflows.cancel_check import stop_if_cancelled
+from workflows.policies import (
+    BUSY_POLL_MAX,
+    COOLING_POLL,
+    DEFAULT_COOLDOWN,
+    HEARTBEAT,
+    POOL_RETRY,
+    SHORT,
+)
+from workflows.run_details import pair_details
+from workflows.search_attributes import for_attempt
 
 __all__ = ["PairedTaskWorkflow", "attempt_workflow_id", "pair_workflow_id"]
 

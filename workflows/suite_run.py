@@ -41,13 +41,14 @@ with workflow.unsafe.imports_passed_through():
         SuiteRunInput,
     )
     from durabench.planning.approval import approval_mismatches
-    from workflows.cancel_check import stop_if_cancelled
-    from workflows.pair_control import cancel_pairs, service_scores, tell_pairs
-    from workflows.pair_ends import watch_carried, watch_child
-    from workflows.paired_task import PairedTaskWorkflow, pair_workflow_id
-    from workflows.policies import RETRY, SHORT
-    from workflows.run_details import current_details, ended_by, page_summary, plan_summary
-    from workflows.search_attributes import RUN_STATUS, for_plan
+
+from workflows.cancel_check import stop_if_cancelled
+from workflows.pair_control import cancel_pairs, service_scores, tell_pairs
+from workflows.pair_ends import watch_carried, watch_child
+from workflows.paired_task import PairedTaskWorkflow, pair_workflow_id
+from workflows.policies import RETRY, SHORT
+from workflows.run_details import current_details, ended_by, page_summary, plan_summary
+from workflows.search_attributes import RUN_STATUS, for_plan
 
 __all__ = ["PAGE_SIZE", "SuiteRunWorkflow", "run_workflow_id"]
 
