@@ -15,7 +15,9 @@ whenever a workflow runs on the thread (workflow code runs nowhere else). Every
 workflow instance's sandbox starts with them already imported. One import per worker,
 and workflow code is checked as if it were imported per instance. ``workflows`` keeps no
 module-level state a workflow writes (its constants are retry policies, timeouts and
-search attribute keys), so sharing its copies between instances is safe.
+search attribute keys), so sharing its copies between instances is safe. Its modules
+import each other outside ``imports_passed_through``: a module imported inside one is
+the host's, unchecked.
 
 ``durabench`` and ``activities`` are passed through: the workflows import their models,
 policies and activity classes (for method references) inside ``imports_passed_through``,
