@@ -39,7 +39,8 @@ with workflow.unsafe.imports_passed_through():
         ReleaseRequest,
         VanishedInput,
     )
-    from workflows.policies import RETRY, SHORT
+
+from workflows.policies import RETRY, SHORT
 
 __all__ = ["AccountPoolWorkflow", "pool_workflow_id", "vanished"]
 

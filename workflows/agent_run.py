@@ -42,20 +42,22 @@ with workflow.unsafe.imports_passed_through():
     from durabench.models.results import AttemptResult, Phase, PhaseTiming
     from durabench.models.service import ServiceTarget
     from durabench.service.payloads import EvaluateAttemptInput
-    from workflows.attempt_so_far import AttemptSoFar, Judged, attempt_result
-    from workflows.policies import (
-        AFTER_AGENT,
-        AFTER_AGENT_BOUND,
-        CLAIM_RETRY,
-        HEARTBEAT,
-        MAX_LOSSES,
-        MAX_MOVES,
-        REATTACH,
-        RETRY,
-        SHORT,
-        TEARDOWN_RETRY,
-    )
-    from workflows.search_attributes import for_result
+
+from workflows.attempt_so_far import AttemptSoFar, Judged, attempt_result
+from workflows.cancel_check import stop_if_cancelled
+from workflows.policies import (
+    AFTER_AGENT,
+    AFTER_AGENT_BOUND,
+    CLAIM_RETRY,
+    HEARTBEAT,
+    MAX_LOSSES,
+    MAX_MOVES,
+    REATTACH,
+    RETRY,
+    SHORT,
+    TEARDOWN_RETRY,
+)
+from workflows.search_attributes import for_result
 
 __all__ = ["AgentRunWorkflow", "failure_reason", "host_lost", "record_attempt"]
 
@@ -114,13 +116,20 @@ class AgentRunWorkflow:
         bound: timedelta | None = None,
         detail: str = "",
         timed: bool = True,
+        cleanup: bool = False,
     ) -> T:
+        """Run one container phase on the attempt's host; cancelled, wait for it to stop.
+
+        A phase that ends although the attempt was asked to cancel (its activity did not
+        hear the ask in time) raises ``asyncio.CancelledError`` after it: nothing paid
+        follows a cancel. ``cleanup`` phases (collect, remove) are what a cancel runs.
+        """
         ref = cast(AttemptRef, getattr(arg, "ref", arg))
         name = cast(Phase, phase.__name__)  # each sandbox activity is named for its method
         detail = f"{detail} on {self._host()}" if self.host_queue else detail
         started = workflow.now()
         try:
-            return await workflow.execute_activity_method(
+            out = await workflow.execute_activity_method(
                 phase,
                 arg,
                 task_queue=self.host_queue or None,
@@ -137,6 +146,9 @@ class AgentRunWorkflow:
                 self.timings.append(
                     PhaseTiming(phase=name, started_at=started, finished_at=workflow.now())
                 )
+        if not cleanup:
+            stop_if_cancelled(f"what follows {name}")
+        return out
 
     @workflow.run
     async def run(self, ref: AttemptRef) -> AttemptResult:
@@ -144,11 +156,17 @@ class AgentRunWorkflow:
         return await self._run_placed(ref)
 
     async def _claim(self, ref: AttemptRef) -> HostClaim:
+        """A slot on a host with room.
+
+        Cancelled, it waits for the claim's answer: a slot the claim took is then known,
+        and released by the attempt's cleanup rather than left to its expiry.
+        """
         claim = await workflow.execute_activity_method(
             SandboxActivities.claim_host,
             ref,
             start_to_close_timeout=SHORT,
             retry_policy=CLAIM_RETRY,
+            cancellation_type=ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
             summary=f"{_label(ref)} · a host with room",
         )
         self.host_queue = claim.queue
@@ -158,10 +176,16 @@ class AgentRunWorkflow:
         return claim
 
     async def _run_placed(self, ref: AttemptRef) -> AttemptResult:
-        """Claim a host with room; start over on another when the host disappears."""
-        await self._claim(ref)
+        """Claim a host with room; start over on another when the host disappears.
+
+        Cleanup (collect, remove the container, release the host's slot) runs once a
+        host was claimed, however the attempt ends.
+        """
         so_far = AttemptSoFar()
+        collected: CollectOutput | None = None
         try:
+            await self._claim(ref)
+            stop_if_cancelled("the first phase")
             while True:
                 try:
                     await self._phases(ref, so_far)
@@ -175,18 +199,23 @@ class AgentRunWorkflow:
                     ref = await self._move(ref)
                     so_far = AttemptSoFar()  # the phases run again and fill it in anew
         except ActivityError as err:
-            if isinstance(err.cause, CancelledError):
-                raise  # the run is being cancelled: clean up, record nothing
+            if isinstance(err.cause, CancelledError) or not self.hosts:
+                raise  # cancelled: clean up, record nothing; no host: the claim failed
             so_far.failure = failure_reason(err)
         finally:
-            if workflow.patched(FINISH_SANDBOX):
-                collected = await self._finish_sandbox(ref)
-            else:
-                collected = await self._collect(ref)
-                await self._teardown(ref)
+            if self.hosts:
+                collected = await self._clean_up(ref)
             await self._forget_left_behind()
         cut = collected.cut if collected else ()
         return await self._finish(ref, so_far.result(ref, self._timings(), self.hosts, cut))
+
+    async def _clean_up(self, ref: AttemptRef) -> CollectOutput | None:
+        """Collect the logs, then remove the container and release the host's slot."""
+        if workflow.patched(FINISH_SANDBOX):
+            return await self._finish_sandbox(ref)
+        collected = await self._collect(ref)
+        await self._teardown(ref)
+        return collected
 
     async def _move(self, ref: AttemptRef) -> AttemptRef:
         """The host is gone: claim one again; on another host start over, fresh."""
@@ -194,6 +223,7 @@ class AgentRunWorkflow:
         claim = await self._claim(ref)
         if claim.queue == lost_queue:
             workflow.logger.warning("host %s is back; %s carries on there", lost, ref.lane)
+            stop_if_cancelled(f"carrying on on {lost}")
             return ref  # every phase is idempotent: it picks up where it was
         workflow.logger.warning(
             "host %s disappeared: %s %s attempt %d starts over on %s",
@@ -215,6 +245,7 @@ class AgentRunWorkflow:
             )
         )
         self.current_placement = ref.placement + 1
+        stop_if_cancelled(f"starting over on {claim.host_id}")
         return ref.model_copy(update={"placement": self.current_placement})
 
     async def _forget_left_behind(self) -> None:
@@ -335,6 +366,7 @@ class AgentRunWorkflow:
                 retry=TEARDOWN_RETRY,
                 detail=f"logs and patch of {ref.container_name}, then remove it",
                 timed=False,
+                cleanup=True,
             )
         except ActivityError as err:
             workflow.logger.error("container %s was not removed: %s", ref.container_name, err.cause)
@@ -363,6 +395,7 @@ class AgentRunWorkflow:
                 ref,
                 timedelta(minutes=10),
                 detail=f"logs and patch of {ref.container_name}",
+                cleanup=True,
             )
         except ActivityError as err:
             workflow.logger.warning("collecting artifacts of %s failed: %s", ref.lane, err.cause)

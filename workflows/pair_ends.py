@@ -17,11 +17,10 @@ from typing import Any
 from temporalio import workflow
 from temporalio.exceptions import ChildWorkflowError
 
-with workflow.unsafe.imports_passed_through():
-    from workflows.account_pool import vanished
-    from workflows.paired_task import pair_workflow_id
+from workflows.account_pool import vanished
+from workflows.paired_task import pair_workflow_id
 
-__all__ = ["watch_carried", "watch_child"]
+__all__ = ["Ended", "look_up", "watch_carried", "watch_child"]
 
 Ended = Callable[[str, str], None]
 
@@ -46,10 +45,10 @@ async def watch_carried(
     ended: Ended,
 ) -> None:
     """Look up carried pairs still in flight every ``every``, until none is."""
-    by_workflow = {pair_workflow_id(run_id, task_id): task_id for task_id in carried}
+    carried = tuple(carried)
 
     def pending() -> list[str]:
-        return sorted(set(by_workflow.values()) & running())
+        return sorted(set(carried) & running())
 
     while pending():
         try:
@@ -57,6 +56,14 @@ async def watch_carried(
                 lambda: not pending(), timeout=every, timeout_summary="check carried pairs"
             )
         except TimeoutError:
-            holders = tuple((pair_workflow_id(run_id, t), "") for t in pending())
-            for workflow_id, _ in await vanished(holders, f"check {len(holders)} carried pairs"):
-                ended(by_workflow[workflow_id], "it ended without telling the run")
+            await look_up(run_id, pending(), ended)
+
+
+async def look_up(run_id: str, task_ids: Iterable[str], ended: Ended) -> None:
+    """Report each of these pairs that no longer runs (one activity for all of them)."""
+    by_workflow = {pair_workflow_id(run_id, task_id): task_id for task_id in task_ids}
+    if not by_workflow:
+        return
+    holders = tuple((workflow_id, "") for workflow_id in by_workflow)
+    for workflow_id, _ in await vanished(holders, f"check {len(holders)} carried pairs"):
+        ended(by_workflow[workflow_id], "it ended without telling the run")

@@ -34,17 +34,19 @@ with workflow.unsafe.imports_passed_through():
     from durabench.models.attempt import AttemptRef
     from durabench.models.pair import ArmProgress, PairDone, PairInput, PairProgress
     from durabench.models.results import AttemptResult, PairResult
-    from workflows.agent_run import AgentRunWorkflow, failure_reason, record_attempt
-    from workflows.policies import (
-        BUSY_POLL_MAX,
-        COOLING_POLL,
-        DEFAULT_COOLDOWN,
-        HEARTBEAT,
-        POOL_RETRY,
-        SHORT,
-    )
-    from workflows.run_details import pair_details
-    from workflows.search_attributes import for_attempt
+
+from workflows.agent_run import AgentRunWorkflow, failure_reason, record_attempt
+from workflows.cancel_check import stop_if_cancelled
+from workflows.policies import (
+    BUSY_POLL_MAX,
+    COOLING_POLL,
+    DEFAULT_COOLDOWN,
+    HEARTBEAT,
+    POOL_RETRY,
+    SHORT,
+)
+from workflows.run_details import pair_details
+from workflows.search_attributes import for_attempt
 
 __all__ = ["PairedTaskWorkflow", "attempt_workflow_id", "pair_workflow_id"]
 
@@ -188,6 +190,8 @@ class PairedTaskWorkflow:
                 results.append(await self._attempt_on_account(ref, pair.lease_poll_sec))
             else:
                 results.append(await self._attempt(ref))
+            # An attempt may end on its own as the cancel comes: no retry after it.
+            stop_if_cancelled(f"{lane} attempt {attempt + 1}")
             last = results[-1].exit_class
             if not results[-1].infra or attempt > pair.infra_retries:
                 break
@@ -227,6 +231,7 @@ class PairedTaskWorkflow:
         self._set_arm(ArmProgress(lane=ref.lane, attempt=ref.attempt, state="running"))
         result: AttemptResult | None = None
         try:
+            stop_if_cancelled(f"{ref.lane} attempt {ref.attempt} on {lease.account_id}")
             result = await self._attempt(ref)
             return result
         finally:

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 from datetime import timedelta
 
+from temporalio import workflow
 from temporalio.common import RetryPolicy
 
-from durabench.errors import non_retryable_names
+with workflow.unsafe.imports_passed_through():
+    from durabench.errors import non_retryable_names
 
 __all__ = [
     "AFTER_AGENT",

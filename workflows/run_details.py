@@ -11,12 +11,15 @@ from __future__ import annotations
 from collections.abc import Iterable
 from datetime import datetime
 
+from temporalio import workflow
 from temporalio.exceptions import ActivityError, ChildWorkflowError
 
-from durabench.models.pair import ArmProgress
-from durabench.models.run import PlanSummary, RunRequest
-from durabench.models.suite_run import ProgressOutput
-from durabench.planning.rows import PlanRow, plan_rows, request_rows
+with workflow.unsafe.imports_passed_through():
+    from durabench.models.pair import ArmProgress
+    from durabench.models.run import PlanSummary, RunRequest
+    from durabench.models.suite_run import ProgressOutput
+    from durabench.planning.rows import PlanRow, plan_rows, request_rows
+
 from workflows.search_attributes import suite_of
 
 __all__ = [

@@ -12,6 +12,7 @@ from __future__ import annotations
 from pathlib import PurePath
 from typing import Any
 
+from temporalio import workflow
 from temporalio.api.enums.v1 import IndexedValueType
 from temporalio.common import (
     SearchAttributeKey,
@@ -20,9 +21,10 @@ from temporalio.common import (
     TypedSearchAttributes,
 )
 
-from durabench.models.attempt import AttemptRef
-from durabench.models.results import AttemptResult
-from durabench.models.run import PlanSummary, RunRequest
+with workflow.unsafe.imports_passed_through():
+    from durabench.models.attempt import AttemptRef
+    from durabench.models.results import AttemptResult
+    from durabench.models.run import PlanSummary, RunRequest
 
 __all__ = [
     "CATEGORY",

@@ -41,12 +41,14 @@ with workflow.unsafe.imports_passed_through():
         SuiteRunInput,
     )
     from durabench.planning.approval import approval_mismatches
-    from workflows.pair_control import cancel_pairs, service_scores, tell_pairs
-    from workflows.pair_ends import watch_carried, watch_child
-    from workflows.paired_task import PairedTaskWorkflow, pair_workflow_id
-    from workflows.policies import RETRY, SHORT
-    from workflows.run_details import current_details, ended_by, page_summary, plan_summary
-    from workflows.search_attributes import RUN_STATUS, for_plan
+
+from workflows.cancel_check import stop_if_cancelled
+from workflows.pair_control import cancel_pairs, service_scores, tell_pairs
+from workflows.pair_ends import watch_carried, watch_child
+from workflows.paired_task import PairedTaskWorkflow, pair_workflow_id
+from workflows.policies import RETRY, SHORT
+from workflows.run_details import current_details, ended_by, page_summary, plan_summary
+from workflows.search_attributes import RUN_STATUS, for_plan
 
 __all__ = ["PAGE_SIZE", "SuiteRunWorkflow", "run_workflow_id"]
 
@@ -285,7 +287,8 @@ class SuiteRunWorkflow:
             await workflow.wait_condition(lambda: not self._running)
         except (Exception, asyncio.CancelledError) as err:  # not eviction: that must pass
             if self._cancel_requested(err):
-                await cancel_pairs(self._run_id, lambda: self._running)
+                kept = data.carried.in_flight if data.carried else ()
+                await cancel_pairs(self._run_id, lambda: self._running, kept, self._pair_ended)
             raise
         return await self._report()
 
@@ -391,6 +394,7 @@ class SuiteRunWorkflow:
                 await workflow.wait_condition(
                     lambda: not self._paused and len(self._running) < self._parallel
                 )
+                stop_if_cancelled(f"pairs from task {index}")
                 room = self._parallel - len(self._running)
                 batch = pending[: min(room, req.pairs_per_run - started)]
                 del pending[: len(batch)]

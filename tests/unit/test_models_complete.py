@@ -1,9 +1,9 @@
 """Every message model is complete when its module is imported.
 
 A model naming a type defined later in its module is left for pydantic to rebuild on
-first use. In a worker whose workflow sandbox passes ``workflows`` through
-(:mod:`runtime.workflow_runner`), that rebuild runs where the module's namespace is not
-at hand, and decoding the workflow's input fails. Defining each type before its use
+first use. In a worker whose workflow sandbox imports ``workflows`` once for every
+workflow (:mod:`runtime.workflow_runner`), that rebuild runs where the module's namespace
+is not at hand, and decoding the workflow's input fails. Defining each type before its use
 keeps every model usable wherever it is first decoded.
 """
 

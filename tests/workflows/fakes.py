@@ -96,6 +96,15 @@ class Recorder:
     runs_dir: Path | None = None
     """When set, collecting writes an attempt's files there as the real collection does:
     its reward, transcript and diff."""
+    holds: dict[str, asyncio.Event] = field(default_factory=dict)
+    """``activity/task/lane`` to an event that activity (``claim_host``, ``provision_sandbox``
+    after one heartbeat, ``teardown_sandbox``) waits for there without heartbeating: a
+    cancel cannot reach it, so it ends as if none had come. ``held`` names each as it waits."""
+    held: list[str] = field(default_factory=list)
+    reserved: set[tuple[str, str, int]] = field(default_factory=set)
+    """Host slots claimed and not yet released: (task, lane, attempt)."""
+    claims: int = 0
+    """``claim_host`` calls that ended."""
 
     def exit_class(self, ref: AttemptRef) -> str:
         plan = self.classes.get(f"{ref.task.task_id}/{ref.lane}", ["completed"])
@@ -116,6 +125,13 @@ class Recorder:
         while event is not None and not event.is_set():
             activity.heartbeat("waiting")  # so a cancel reaches it
             await asyncio.sleep(0.1)
+
+    async def hold(self, name: str, task_id: str, lane: str) -> None:
+        """Wait, without heartbeating, for the event ``holds`` has for ``name`` there."""
+        event = self.holds.get(f"{name}/{task_id}/{lane}")
+        if event is not None:
+            self.held.append(f"{name}/{task_id}/{lane}")
+            await event.wait()
 
     async def slow_provision(self, ref: AttemptRef) -> None:
         """With a ``provision_sandbox`` gate: heartbeat until it is set; cancelled, undo.
@@ -186,6 +202,9 @@ class Recorder:
 
         @activity.defn(name="claim_host")
         async def claim_host(ref: AttemptRef) -> HostClaim:
+            await rec.hold("claim_host", ref.task.task_id, ref.lane)
+            rec.reserved.add((ref.task.task_id, ref.lane, ref.attempt))
+            rec.claims += 1
             return HostClaim(host_id="fake-host", queue=rec.queue, host_timeout_sec=300.0)
 
         @activity.defn(name="prepare_image")
@@ -205,6 +224,9 @@ class Recorder:
             key = (data.ref.task.task_id, data.ref.lane)
             rec.calls.append("provision_sandbox")
             await rec.slow_provision(data.ref)
+            if f"provision_sandbox/{key[0]}/{key[1]}" in rec.holds:
+                activity.heartbeat("provisioning")  # once: the rest is one long Docker call
+                await rec.hold("provision_sandbox", *key)
             rec.provisioned.append(key)
             rec.live.add(key)
             rec.max_live_pairs = max(rec.max_live_pairs, len({t for t, _ in rec.live}))
@@ -273,7 +295,9 @@ class Recorder:
         @activity.defn(name="teardown_sandbox")
         async def teardown_sandbox(ref: AttemptRef) -> None:
             await rec.gate("teardown_sandbox", ref.task.task_id, ref.lane)
+            await rec.hold("teardown_sandbox", ref.task.task_id, ref.lane)
             key = (ref.task.task_id, ref.lane)
+            rec.reserved.discard((*key, ref.attempt))
             rec.torn_down.append(key)
             rec.live.discard(key)
 

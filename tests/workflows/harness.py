@@ -13,13 +13,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from temporalio.api.enums.v1 import EventType
 from temporalio.api.operatorservice.v1 import AddSearchAttributesRequest
 from temporalio.client import Client, WorkflowHandle, WorkflowUpdateFailedError
 from temporalio.contrib.pydantic import pydantic_data_converter
+from temporalio.service import RPCError, RPCStatusCode
 from temporalio.testing import WorkflowEnvironment
 from temporalio.worker import Worker
 
-from activities import PlanActivities, ResultActivities, ServiceActivities
+from activities import AccountActivities, PlanActivities, ResultActivities, ServiceActivities
 from durabench.models.run import Approval, RunPlan, RunRequest
 from durabench.models.suite_run import RunOutcome, SuiteRunInput
 from durabench.settings.paths import RunPaths
@@ -41,17 +43,21 @@ class Env:
 
 
 @pytest.fixture
-async def env(client: Client, request: pytest.FixtureRequest) -> AsyncIterator[Env]:
-    """A worker with the real workflows and fake activities; ``param``: the task ids."""
+async def env(client: Client, request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[Env]:
+    """A worker with the real workflows and fake activities; ``param``: the task ids.
+
+    ``vanished_holders`` is the real one: it asks the server which pairs no longer run.
+    """
     queue = f"wf-{uuid.uuid4().hex[:8]}"
     task_ids = getattr(request, "param", ["t1", "t2", "t3", "t4"])
     rec = Recorder(queue=queue, task_ids=task_ids)
+    accounts = AccountActivities(client, Settings(home=tmp_path, task_queue=queue))
     async with Worker(
         client,
         task_queue=queue,
         workflows=list(WORKFLOWS),
         workflow_runner=workflow_runner(),
-        activities=rec.activities(),
+        activities=[*rec.activities(), accounts.vanished_holders],
         max_heartbeat_throttle_interval=timedelta(seconds=1),  # cancels reach activities soon
     ):
         yield Env(client, rec)
@@ -103,6 +109,16 @@ async def until(check: Any, what: str, tries: int = 300) -> None:
             return
         await asyncio.sleep(0.1)
     raise AssertionError(f"never happened: {what}")
+
+
+async def has_event(handle: WorkflowHandle[Any, Any], kind: EventType.ValueType) -> bool:
+    """Whether the workflow's history has an event of ``kind`` (not started yet: no)."""
+    try:
+        return kind in [e.event_type async for e in handle.fetch_history_events()]
+    except RPCError as err:
+        if err.status != RPCStatusCode.NOT_FOUND:
+            raise
+        return False
 
 
 @dataclass

@@ -8,15 +8,13 @@ appeared after it. Container phases now wait for their cancellation to complete.
 from __future__ import annotations
 
 import asyncio
-from typing import Any
 
 import pytest
 from temporalio.api.enums.v1 import EventType
-from temporalio.client import WorkflowFailureError, WorkflowHandle
-from temporalio.service import RPCError, RPCStatusCode
+from temporalio.client import WorkflowFailureError
 
 from starter.approve import approve_main
-from tests.workflows.harness import Env, start_run, until
+from tests.workflows.harness import Env, has_event, start_run, until
 from tests.workflows.test_pair_arms import _events
 from workflows import attempt_workflow_id
 
@@ -41,7 +39,7 @@ async def test_teardown_waits_for_a_cancelled_provision_to_undo_its_work(env: En
     await handle.cancel()
     asked = EventType.EVENT_TYPE_ACTIVITY_TASK_CANCEL_REQUESTED
     # The commands of the task that asked to cancel are in the history with the ask.
-    await until(lambda: _asked(attempt, asked), "the attempt asked to cancel provisioning")
+    await until(lambda: has_event(attempt, asked), "the attempt asked to cancel provisioning")
     undo.set()  # the provision's undo, held until then, ends
     with pytest.raises(WorkflowFailureError):
         await handle.result()
@@ -52,12 +50,3 @@ async def test_teardown_waits_for_a_cancelled_provision_to_undo_its_work(env: En
     after = [i for i, e in enumerate(events[requested:]) if e.event_type == scheduled]
     assert after and min(after) > ended  # collect and teardown came after the undo
     assert "provision_undone" in rec.calls and not rec.live
-
-
-async def _asked(attempt: WorkflowHandle[Any, Any], asked: EventType.ValueType) -> bool:
-    try:
-        return any(e.event_type == asked for e in await _events(attempt))
-    except RPCError as err:  # not started yet
-        if err.status != RPCStatusCode.NOT_FOUND:
-            raise
-        return False

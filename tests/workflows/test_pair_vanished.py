@@ -2,26 +2,23 @@
 
 The run notices: a pair it started closes under its eyes (a child-closed event); a pair
 it carried across continue-as-new is looked up now and then. Either is recorded as ended
-abnormally (done, excluded), and the run goes on to its report.
+abnormally (done, excluded), and the run goes on to its report, or, cancelled, ends.
 """
 
 from __future__ import annotations
 
-import uuid
-from pathlib import Path
+import asyncio
 from typing import Any
 
 import pytest
-from temporalio.client import Client, WorkflowHandle
-from temporalio.worker import Worker
+from temporalio.client import WorkflowExecutionStatus, WorkflowHandle
 
-from activities import AccountActivities
+from durabench.models.run import RunRequest
 from durabench.models.suite_run import RunOutcome
-from durabench.settings.values import Settings
 from starter.approve import approve_main
-from tests.workflows.fakes import SLOW, Recorder
+from tests.workflows.fakes import SLOW
 from tests.workflows.harness import Env, start_run, until
-from workflows import WORKFLOWS, SuiteRunWorkflow, pair_workflow_id, run_workflow_id
+from workflows import SuiteRunWorkflow, pair_workflow_id, run_workflow_id
 
 
 async def _ended(env: Env, run_id: str) -> RunOutcome:
@@ -52,31 +49,42 @@ async def test_a_terminated_pair_the_run_started_is_recorded_and_the_run_ends(en
     await until(lambda: not env.rec.live, "the terminated pair's sandboxes are torn down", 600)
 
 
-async def test_a_terminated_pair_carried_across_continue_as_new_is_found(
-    client: Client, tmp_path: Path
-) -> None:
-    queue = f"wf-{uuid.uuid4().hex[:8]}"
-    rec = Recorder(queue=queue, task_ids=[SLOW, "t2", "t3"])
-    accounts = AccountActivities(client, Settings(home=tmp_path, task_queue=queue))
-    async with Worker(
-        client,
-        task_queue=queue,
-        workflows=list(WORKFLOWS),
-        activities=[*rec.activities(), accounts.vanished_holders],
-    ):
-        env = Env(client, rec)
-        request, handle = await start_run(env, parallel=2, pairs_per_run=2, pair_check_sec=1)
-        first = (await handle.describe()).run_id
-        await approve_main(request.run_id, "ann", client=client)
-        await until(lambda: _moved_on(env, request.run_id, first), "the run continued as new")
-        await until(lambda: (SLOW, "baseline") in rec.live, "the slow pair's agent runs")
-        pair = client.get_workflow_handle(pair_workflow_id(request.run_id, SLOW))
-        await pair.terminate("an operator ended it by hand")
-        outcome = await _ended(env, request.run_id)
-        latest = client.get_workflow_handle_for(SuiteRunWorkflow.run, handle.id)
-        progress = await latest.query(SuiteRunWorkflow.progress)
+@pytest.mark.parametrize("env", [[SLOW, "t2", "t3"]], indirect=True)
+async def test_a_terminated_pair_carried_across_continue_as_new_is_found(env: Env) -> None:
+    request, latest = await _carried_pair_terminated(env, pair_check_sec=1)
+    outcome = await _ended(env, request.run_id)
+    progress = await latest.query(SuiteRunWorkflow.progress)
     assert outcome.status == "completed"
     assert (progress.done, progress.excluded, progress.ended_abnormally) == (3, 1, (SLOW,))
+
+
+@pytest.mark.parametrize("env", [[SLOW, "t2", "t3"]], indirect=True)
+async def test_a_cancelled_run_finds_a_terminated_carried_pair_at_once(env: Env) -> None:
+    """Cancelled, the run looks up its carried pairs then and there: one that was
+    terminated cannot say it ended, and the next look (``pair_check_sec``) is an hour off."""
+    env.rec.page_gate = asyncio.Event()  # the second segment waits to read its page
+    _, latest = await _carried_pair_terminated(env, pair_check_sec=3600)
+    await latest.cancel()
+    await until(lambda: _closed(latest), "the cancelled run ended", tries=600)
+    progress = await latest.query(SuiteRunWorkflow.progress)
+    assert (await latest.describe()).status == WorkflowExecutionStatus.CANCELED
+    assert (progress.ended_abnormally, progress.running) == ((SLOW,), ())
+
+
+async def _carried_pair_terminated(
+    env: Env, pair_check_sec: float
+) -> tuple[RunRequest, WorkflowHandle[Any, RunOutcome]]:
+    """A run that carried the slow pair across continue-as-new; the pair terminated."""
+    request, handle = await start_run(
+        env, parallel=2, pairs_per_run=2, pair_check_sec=pair_check_sec
+    )
+    first = (await handle.describe()).run_id
+    await approve_main(request.run_id, "ann", client=env.client)
+    await until(lambda: _moved_on(env, request.run_id, first), "the run continued as new")
+    await until(lambda: (SLOW, "baseline") in env.rec.live, "the slow pair's agent runs")
+    pair = env.client.get_workflow_handle(pair_workflow_id(request.run_id, SLOW))
+    await pair.terminate("an operator ended it by hand")
+    return request, env.client.get_workflow_handle_for(SuiteRunWorkflow.run, handle.id)
 
 
 async def _moved_on(env: Env, run_id: str, first: str) -> bool:
