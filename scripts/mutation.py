@@ -151,8 +151,12 @@ def mutmut(dest: Path, *args: str) -> str:
 
 
 def function_of(mutant: str) -> str:
-    """``mcnemar_exact`` out of ``durabench.results.stats.x_mcnemar_exact__mutmut_4``."""
-    return mutant.rsplit(".", 1)[-1].rsplit("__mutmut_", 1)[0].removeprefix("x_")
+    """``mcnemar_exact`` out of ``durabench.results.stats.x_mcnemar_exact__mutmut_4``.
+
+    A method's mutant is named ``x\u01c1Class\u01c1method__mutmut_N``: its function is ``method``.
+    """
+    function = mutant.rsplit(".", 1)[-1].rsplit("__mutmut_", 1)[0]
+    return function.rsplit("\u01c1", 1)[-1] if "\u01c1" in function else function.removeprefix("x_")
 
 
 def changed_lines(diff: str) -> tuple[str, str]:

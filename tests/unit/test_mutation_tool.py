@@ -44,6 +44,8 @@ def test_a_mutant_s_function_and_changed_line_are_read_from_mutmut(tool: ModuleT
     name = "durabench.results.stats.x_mcnemar_exact__mutmut_4"
     assert tool.function_of(name) == "mcnemar_exact"
     assert tool.function_of("durabench.results.scoring.x__cell__mutmut_25") == "_cell"
+    method = "durabench.gateway.meter.x\u01c1ResponseMeter\u01c1__init____mutmut_8"
+    assert tool.function_of(method) == "__init__"
     diff = (
         "# durabench.results.stats.x_mcnemar_exact__mutmut_4: survived\n"
         "--- durabench/results/stats.py\n+++ durabench/results/stats.py\n"
