@@ -62,3 +62,19 @@ def test_a_failed_phase_keeps_what_came_before_and_names_the_failure() -> None:
     assert (result.exit_class, result.reason) == ("infra_other", "DockerError: gone")
     assert result.image == "img:1"
     assert result.agent_exit_code is None and result.left_out == ()
+
+
+def test_a_verifier_the_agent_broke_scores_zero_with_why() -> None:
+    verdict = Verdict(exit_class="model_no_code", reason="no change", classifier_version=3)
+    verified = VerifyOutput(reward=0.0, failure="the verifier timed out without a reward")
+    result = _result(AttemptSoFar(IMAGE, SANDBOX, Judged(AGENT, verified, "", verdict)))
+    assert (result.exit_class, result.reward, result.included) == ("model_no_code", 0.0, True)
+    assert result.verifier_error == "the verifier timed out without a reward"
+
+
+def test_a_verify_phase_the_harness_failed_is_infrastructure() -> None:
+    verdict = Verdict(exit_class="completed", reason="ok", classifier_version=3)
+    judged = Judged(AGENT, None, "SandboxError: container gone", verdict)
+    result = _result(AttemptSoFar(IMAGE, SANDBOX, judged))
+    assert (result.exit_class, result.reward, result.infra) == ("infra_other", None, True)
+    assert "could not be run: SandboxError: container gone" in result.reason
