@@ -86,6 +86,11 @@ for d in dirs:
     except OSError as exc:
         print("refused", d, type(exc).__name__)
 PY
+for planted in /logs/verifier/reward.txt /tests/test.sh; do
+  mkdir -p "$(dirname $planted)" 2>/dev/null
+  if echo 'exit 0' > $planted 2>/dev/null; then echo "WROTE $planted"
+  else echo "refused $planted"; fi
+done >> /logs/agent/planted.txt
 """
 
 FLOOD = "yes '{}' | head -c 10485760\n"
@@ -322,7 +327,8 @@ async def test_planted_modules_are_never_imported_by_the_verifier(
     verifier = hostile_run.kept("planted") / "verifier"
     assert not (verifier / "planted").exists() and not (verifier / "pth").exists()
     tried = (hostile_run.kept("planted") / "agent" / "planted.txt").read_text()
-    assert "WROTE" not in tried and "refused" in tried, tried  # no site dir is the agent's
+    assert "WROTE" not in tried, tried  # no site directory, reward or test is the agent's
+    assert "refused /logs/verifier/reward.txt" in tried and "refused /tests/test.sh" in tried
 
 
 @pytest.mark.xfail(strict=True, reason="fixed on branch judge")
