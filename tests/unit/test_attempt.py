@@ -284,6 +284,7 @@ def test_a_sandbox_whose_reaper_cannot_run_is_restarted(tmp_path: Path) -> None:
 
 def test_a_reaper_that_docker_could_not_run_is_the_harness_failure(tmp_path: Path) -> None:
     def daemon_down(sb: MemorySandbox, call: Call) -> ExecResult | None:
+        _agent_fixes_the_bug(sb, call)
         if call.cmd[-1] == REAP_SCRIPT:
             raise SandboxError("Docker failed while running 'sh'")
         return None
