@@ -100,8 +100,10 @@ BOMB = (
     "printf 'import os\\nwhile True:\\n    try:\\n        os.fork()\\n"
     "    except OSError:\\n        pass\\n' > /tmp/bomb.py\n"
     "setsid python3 /tmp/bomb.py >/dev/null 2>&1 < /dev/null &\n"
+    "i=0; while [ $i -lt 300000 ]; do i=$((i + 1)); done\n"
 )
-"""A fork bomb that outlives the session (``setsid``) and survives failed forks."""
+"""A fork bomb that outlives the session (``setsid``) and survives failed forks; the session
+ends once it holds every process slot (a loop of builtins: no fork needed to wait)."""
 
 MARKUP = "[bold red]done[/] [/] [link=file:///etc/passwd]x[/link] \x1b[2J\x1b]0;pwned\x07 ok"
 
