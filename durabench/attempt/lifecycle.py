@@ -309,13 +309,15 @@ class Attempt:
         """
         task, sandbox, paths = self.task, self.sandbox, self.paths
         out_dir, timeout = paths.verifier_logs, self.ref.task.verifier_timeout_sec
-        await self._root(f"mkdir -p {out_dir} && find {out_dir} -mindepth 1 -delete")
-        build_failed = await self._build(timeout) if task.build_command else False
+        build_failed = False
+        if task.build_command:
+            await self._root(f"mkdir -p {out_dir} && find {out_dir} -mindepth 1 -delete")
+            build_failed = await self._build(timeout)
         # From here on nothing of the agent's runs, and the tests are as the task ships
         # them: the agent (or the build it wrote) may have planted a test or a reward.
         await self._root(
-            f"rm -rf {paths.tests} && find {out_dir} -mindepth 1 ! -path {out_dir}/{_BUILD_LOG}"
-            " -delete"
+            f"rm -rf {paths.tests} && mkdir -p {out_dir}"
+            f" && find {out_dir} -mindepth 1 ! -path {out_dir}/{_BUILD_LOG} -delete"
         )
         await sandbox.upload_files(self._task_files(Path(task.task_dir) / "tests", paths.tests))
         result = await sandbox.exec(
