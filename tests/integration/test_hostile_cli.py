@@ -219,14 +219,11 @@ async def _run(request: RunRequest, client: Client, settings: Settings) -> RunRe
     return RunResult.model_validate_json(paths.results.read_text())
 
 
-def _remove_network(name: str) -> None:
-    client = docker.from_env()
+def _remove_network(client: docker.DockerClient, name: str) -> None:
     try:
         client.networks.get(name).remove()
     except docker.errors.NotFound:
         pass
-    finally:
-        client.close()
 
 
 def _rss_mib() -> float:
@@ -249,11 +246,6 @@ async def hostile_run(
         sandbox_memory_mb=1024,
         sandbox_cpus=1.0,
     )
-    saved = {k: os.environ.get(k) for k in ("ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL")}
-    upstream = ModelUpstream(_scripted).__enter__()
-    os.environ.update(
-        ANTHROPIC_API_KEY=f"sk-ant-{uuid.uuid4().hex}", ANTHROPIC_BASE_URL=upstream.url
-    )
     request = RunRequest(
         run_id=f"hc-{uuid.uuid4().hex[:6]}",
         suite=_suite(home),
@@ -263,24 +255,19 @@ async def hostile_run(
         parallel=len(ATTACKS),
         infra_retries=0,
     )
-    docker_client = docker.from_env()
-    try:  # provisioning needs it before the gateway first starts (and makes it)
-        ensure_gateway_network(docker_client, settings.gateway_network)
-    finally:
-        docker_client.close()
-    rss_before = _rss_mib()
-    try:
-        result = await _run(request, client, settings)
-    finally:
-        upstream.__exit__()
-        for k, v in saved.items():
-            if v is None:
-                os.environ.pop(k, None)
-            else:
-                os.environ[k] = v
-    paths = RunPaths.for_run(settings.runs_dir, request.run_id)
-    yield HostileRun(request, settings, paths, result, _rss_mib() - rss_before)
-    _remove_network(settings.gateway_network)
+    with pytest.MonkeyPatch.context() as env, ModelUpstream(_scripted) as upstream:
+        env.setenv("ANTHROPIC_API_KEY", f"sk-ant-{uuid.uuid4().hex}")
+        env.setenv("ANTHROPIC_BASE_URL", upstream.url)
+        docker_client = docker.from_env()
+        try:  # provisioning needs it before the gateway first starts (and makes it)
+            ensure_gateway_network(docker_client, settings.gateway_network)
+            rss_before = _rss_mib()
+            result = await _run(request, client, settings)
+            paths = RunPaths.for_run(settings.runs_dir, request.run_id)
+            yield HostileRun(request, settings, paths, result, _rss_mib() - rss_before)
+        finally:
+            _remove_network(docker_client, settings.gateway_network)
+            docker_client.close()
 
 
 def _said(attempt: AttemptResult) -> str:
