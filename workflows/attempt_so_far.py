@@ -58,6 +58,8 @@ class Judged:
     """The agent's run, the verifier's word on it and the classifier's verdict.
 
     Kept together: the run's facts count only once the attempt is classified.
+    ``verifier_error`` is why the verify phase failed: only the harness's own steps fail it
+    (the agent's failures in the tests score 0.0), so the attempt is infrastructure.
     """
 
     agent: AgentRunOutput
@@ -79,9 +81,15 @@ class Judged:
             if reward is not None and cap is not None:  # no score for work past the budget
                 reward = min(reward, cap)
             fields.update(reward=reward, build_failed=self.verified.build_failed)
-        if self.verifier_error:
-            fields["verifier_error"] = self.verifier_error
+            if self.verified.failure:  # the agent's: scored 0.0, the reason kept
+                fields["verifier_error"] = self.verified.failure
         fields.update(self.verdict.model_dump(include=_VERDICT_FIELDS))
+        if self.verifier_error:  # the harness could not run the tests: infrastructure
+            fields.update(
+                verifier_error=self.verifier_error,
+                exit_class="infra_other",
+                reason=f"the tests could not be run: {self.verifier_error}",
+            )
         if self.verdict.cli_version:  # the transcript's word over ``--version``'s
             fields["cli_version"] = self.verdict.cli_version
         return fields

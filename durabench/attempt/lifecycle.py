@@ -37,6 +37,7 @@ from durabench.agents.trajectory import trajectory_of
 from durabench.atomic import atomic_write
 from durabench.attempt.command_trajectory import command_trajectory
 from durabench.attempt.limits import AttemptLimits
+from durabench.attempt.resisted import as_resisted, record_resisted, resisted
 from durabench.attempt.reward import parse_reward
 from durabench.attempt.setup import AttemptSetup
 from durabench.attempt.workspace_diff import diff_snapshots
@@ -75,6 +76,12 @@ _DURABENCH_LOG = re.compile(r"(stdout\.txt|stderr\.txt|trajectory\.json|step-[^/
 """Names of the files durabench writes beside the agent's own logs on the host."""
 _REWARD_BYTES = 4096
 """A reward is one number; a larger file is no reward."""
+_BUILD_LOG = "build.txt"
+"""The task's build output, in the verifier's directory."""
+_VERIFIER_ENV = {"PYTHONNOUSERSITE": "1"}
+"""Over the image's own environment: no user site directory is read, whoever's it is."""
+_EXEC_REFUSED = (126, 127)
+"""``docker exec``'s exit codes when the runtime could not start the command."""
 _VERSION_TIMEOUT_S = 60.0
 """How long ``<cli> --version`` may take (a Node.js CLI starts in a second or two)."""
 
@@ -246,15 +253,25 @@ class Attempt:
         """Kill every process the agent left (``setsid`` children, daemons).
 
         Before anything reads its work: nothing of the agent runs while its diff is taken
-        or its tests run. When the reaper cannot run (the agent holds every process slot,
-        so not even ``docker exec`` starts) or fails, the sandbox is restarted: that ends
-        every process, and its files and ``/logs`` volumes stay.
+        or its tests run. Processes that resist (they hold every process slot, so not even
+        ``docker exec`` starts, or outrun the reaper's rounds) are stopped from outside:
+        the sandbox restarts, its files and ``/logs`` carried over. The worker writes that
+        down on the host, out of the agent's reach: the attempt is the agent's error.
+
+        Raises:
+            SandboxError: the backend failed (the harness's, not the agent's).
         """
-        try:
-            await self._root(REAP_SCRIPT, what="stopping the agent's processes")
-        except SandboxError:
-            await self.sandbox.stop(delete=False)
-            await self.sandbox.start()
+        if await self.sandbox.process_slots_left() == 0:
+            why = "they held every process slot of the sandbox, as Docker counted them"
+        else:
+            done = await self.sandbox.exec(["sh", "-c", REAP_SCRIPT], user="0")
+            if done.exit_code == 0:
+                return
+            said = scrub_text((done.stderr or done.stdout).strip(), self.secrets)[-200:]
+            why = f"the reaper {'could not start' if done.exit_code in _EXEC_REFUSED else 'failed'}"
+            why += f" (exit {done.exit_code}{': ' + said if said else ''})"
+        await asyncio.to_thread(record_resisted, self.store, why)
+        await self.sandbox.restart()
 
     async def _root(self, script: str, what: str = "preparing the sandbox") -> None:
         done = await self.sandbox.exec(["sh", "-c", script], user="0")
@@ -281,37 +298,65 @@ class Attempt:
         return len(diff.files_changed), after.cut
 
     async def verify(self) -> VerifyOutput:
-        """Reset the verifier's directory, build if the task says how, run the tests.
+        """Build if the task says how, then run the task's tests from a clean start.
+
+        The tests run as root from their own directory, not the workspace: a test command
+        that imports nothing of the submission (``python3 - <<EOF``, ``python3 -m``, whose
+        ``sys.path`` starts with the working directory) finds the task's files and the
+        standard library, never a module the agent planted. Tests that import the
+        submission do so on purpose (``sys.path`` or ``cd`` to the workspace): then they
+        import what the agent wrote, as they must. The agent's user cannot write a site
+        directory, and no user site is read.
+
+        What the tests do over what the agent left is the agent's: a verifier that times
+        out, crashes or writes no number scores 0.0, with why (``failure``). Only the
+        harness's own steps raise.
 
         Raises:
-            RewardFileMissing: the verifier wrote no reward.
-            RewardParseError: the reward is not a number.
+            SandboxError: the harness failed (the container is gone, Docker failed, the
+                tests could not be uploaded): infrastructure.
         """
-        task, sandbox, out_dir = self.task, self.sandbox, self.paths.verifier_logs
-        timeout = self.ref.task.verifier_timeout_sec
-        # The agent may have planted a reward file: the verifier starts from nothing.
-        await self._root(f"mkdir -p {out_dir} && find {out_dir} -mindepth 1 -delete")
-        await sandbox.upload_files(
-            self._task_files(Path(task.task_dir) / "tests", self.paths.tests)
-        )
+        task, sandbox, paths = self.task, self.sandbox, self.paths
+        out_dir, timeout = paths.verifier_logs, self.ref.task.verifier_timeout_sec
         build_failed = False
         if task.build_command:
-            built = await sandbox.exec(
-                ["sh", "-c", f"({task.build_command}) >{out_dir}/build.txt 2>&1"],
-                cwd=str(self.paths.workspace),
-                timeout_s=timeout,
-            )
-            build_failed = built.exit_code != 0
+            await self._root(f"mkdir -p {out_dir} && find {out_dir} -mindepth 1 -delete")
+            build_failed = await self._build(timeout)
+        # From here on nothing of the agent's runs, and the tests are as the task ships
+        # them: the agent (or the build it wrote) may have planted a test or a reward.
+        await self._root(
+            f"rm -rf {paths.tests} && mkdir -p {out_dir}"
+            f" && find {out_dir} -mindepth 1 ! -path {out_dir}/{_BUILD_LOG} -delete"
+        )
+        await sandbox.upload_files(self._task_files(Path(task.task_dir) / "tests", paths.tests))
         result = await sandbox.exec(
             ["sh", "-c", f"({task.verifier_command}) >{out_dir}/verifier-stdout.txt 2>&1"],
-            cwd=str(self.paths.workspace),
+            cwd=str(paths.tests),
+            env=_VERIFIER_ENV,
             timeout_s=timeout,
         )
         # The tests import the submission: whatever it started must not write the reward.
         await self._stop_agent()
-        return VerifyOutput(
-            reward=await self._read_reward(result.timed_out), build_failed=build_failed
+        try:
+            reward, failure = await self._read_reward(result.timed_out), ""
+        except (RewardFileMissing, RewardParseError) as exc:
+            reward, failure = 0.0, f"{exc}; scored 0.0, as the tests ran over what the agent left"
+        return VerifyOutput(reward=reward, build_failed=build_failed, failure=failure)
+
+    async def _build(self, timeout: float) -> bool:
+        """Run the task's build in the workspace; whether it failed. Nothing it starts stays."""
+        assert self.task.build_command
+        built = await self.sandbox.exec(
+            [
+                "sh",
+                "-c",
+                f"({self.task.build_command}) >{self.paths.verifier_logs}/{_BUILD_LOG} 2>&1",
+            ],
+            cwd=str(self.paths.workspace),
+            timeout_s=timeout,
         )
+        await self._stop_agent()
+        return built.exit_code != 0
 
     async def _read_reward(self, timed_out: bool) -> float:
         try:
@@ -378,6 +423,8 @@ class Attempt:
             None,
             read,
         )
+        if why := await asyncio.to_thread(resisted, self.store):  # the worker's own record
+            verdict = as_resisted(verdict, why)
         answer = scrub_text(verdict.last_message, self.secrets)
         await asyncio.to_thread(atomic_write, self.store / FINAL_MESSAGE, answer)
         resets_at = account_cooldown(verdict.exit_class, metered, now, cap_cooldown, cap_ceiling)

@@ -194,6 +194,10 @@ class VerifyOutput(BaseModel):
     """The verifier's reward."""
     build_failed: bool = False
     """Whether the task's build command failed before the tests ran."""
+    failure: str = ""
+    """Why the tests gave no reward (they timed out, crashed, wrote no number), when they
+    did not: the tests ran over what the agent left, so that is the agent's failure and
+    ``reward`` is 0.0. Empty when the verifier wrote its reward."""
 
 
 class ClassifyAttemptInput(BaseModel):

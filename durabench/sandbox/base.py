@@ -136,6 +136,30 @@ class Sandbox(ABC):
             SandboxError: the backend failed to stop it.
         """
 
+    async def process_slots_left(self) -> int | None:
+        """How many more processes the sandbox may hold; ``None``: the backend keeps no count.
+
+        Counted by the backend, never by anything in the sandbox.
+
+        Raises:
+            SandboxError: the backend failed, or the sandbox is gone.
+        """
+        return None
+
+    async def restart(self) -> None:
+        """End every process in the sandbox from outside it; its files stay, logs included.
+
+        How an agent that resists being stopped is stopped: nothing runs inside the
+        sandbox to do it (a fork bomb can hold every process slot). This default suits a
+        backend whose files all outlive a stop; one with memory-backed directories carries
+        them over itself.
+
+        Raises:
+            SandboxError: the backend failed, or the sandbox is gone.
+        """
+        await self.stop(delete=False)
+        await self.start()
+
     @abstractmethod
     async def exec(
         self,

@@ -9,8 +9,10 @@ A detached step runs in the sandbox under ``timeout`` and leaves markers in a di
     <launched>/step-<n>        written after ``.started``, where a restart keeps it
 
 A step can die without recording its end: its sandbox restarted (a daemon restart, a
-reboot: every process gone, and ``/logs`` volumes with them) or its root shell was killed
-from outside. :func:`run_step` sees both: ``.started`` names a process that no longer runs,
+reboot: every process gone, and the ``/logs`` volumes, memory-backed, emptied) or its
+root shell was killed from outside. (The worker's own restart of a sandbox whose agent
+resists being stopped, ``Sandbox.restart``, carries ``/logs`` over: a step that ended
+keeps its end.) :func:`run_step` sees both: ``.started`` names a process that no longer runs,
 or the launch record outlived markers that are gone. It raises :class:`AgentLost` rather
 than wait for ever, or start a paid session a second time.
 
@@ -353,7 +355,7 @@ for d in /proc/[0-9]*; do
   if [ "$p" -gt 1 ] && { [ -z "$keep" ] || [ "$p" -lt "$keep" ]; }; then keep=$p; fi
 done
 round=0
-while [ $round -lt 2000 ]; do
+while [ $round -lt 20 ]; do
   round=$((round + 1)); left=0
   for d in /proc/[0-9]*; do
     p=${d#/proc/}
@@ -368,10 +370,12 @@ while [ $round -lt 2000 ]; do
   done
   [ $left -eq 0 ] && exit 0
 done
-echo "processes survived 2000 rounds of SIGKILL" >&2
+echo "processes survived 20 rounds of SIGKILL" >&2
 exit 1
 """
 """Kill every process in the sandbox but its init, its keeper (the lowest pid after init:
 started first) and this shell, until none of their threads is left, forks included
 (stopped first, then killed), a process whose main thread exited while others run
-included. Forks nothing itself. Run as root."""
+included. Forks nothing itself. Run as root. A process tree loses a generation a round at
+least; one still there after 20 rounds refills what is killed (a fork bomb): the reaper
+gives up, and the caller stops the sandbox from outside."""

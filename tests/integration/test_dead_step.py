@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import uuid
 from collections.abc import AsyncIterator
+from typing import Any
 
 import pytest
 
@@ -28,18 +29,26 @@ GUARD_S = 60
 """Far past what a re-attach takes; a step seen as running is waited for past it."""
 
 
+async def _box(settings: Settings, **spec: Any) -> DockerSandbox:
+    """A container with an attempt's markers volumes (root's only) and launch directory."""
+    sb = DockerSandbox(
+        SandboxSpec(
+            name=f"durabench-dead-step-{uuid.uuid4().hex[:8]}",
+            image=settings.base_image,
+            labels={"durabench.run": "dead-step"},
+            tmpfs={str(P.steps): 16, str(P.output): 16},
+            **spec,
+        )
+    )
+    await sb.start()
+    dirs = f"{P.launches} {P.steps} {P.output}"
+    await sb.exec(["sh", "-c", f"mkdir -p {dirs} && chmod 700 {dirs}"], user="0")
+    return sb
+
+
 @pytest.fixture
 async def box(settings: Settings) -> AsyncIterator[DockerSandbox]:
-    """A container with an attempt's markers volume and launch record directory."""
-    spec = SandboxSpec(
-        name=f"durabench-dead-step-{uuid.uuid4().hex[:8]}",
-        image=settings.base_image,
-        labels={"durabench.run": "dead-step"},
-        tmpfs={str(P.steps): 16, str(P.output): 16},
-    )
-    sb = DockerSandbox(spec)
-    await sb.start()
-    await sb.exec(["sh", "-c", f"mkdir -p {P.launches} && chmod 700 {P.launches}"], user="0")
+    sb = await _box(settings)
     try:
         yield sb
     finally:
@@ -98,6 +107,42 @@ async def test_a_step_of_a_restarted_container_is_lost_not_run_again(box: Docker
         await _reattach(box, _script())
     ran = await box.exec(["test", "-e", f"{P.output}/stdout.txt"], user="0")
     assert ran.exit_code != 0, "the step ran again"  # its output went with the restart
+
+
+BOMB = "import os\nwhile True:\n    try:\n        os.fork()\n    except OSError:\n        pass\n"
+"""A fork bomb that survives failed forks: it holds every process slot of its container."""
+
+
+@pytest.fixture
+async def small_box(settings: Settings) -> AsyncIterator[DockerSandbox]:
+    """An attempt's container with a small process limit: a bomb fills it in a moment."""
+    sb = await _box(settings, pids_limit=48)
+    try:
+        yield sb
+    finally:
+        await sb.stop(delete=True)
+
+
+async def test_a_fork_bomb_stopped_from_outside_keeps_how_its_session_ended(
+    small_box: DockerSandbox,
+) -> None:
+    await small_box.write_file("/tmp/bomb.py", BOMB)
+    bomb = "echo said; setsid python3 /tmp/bomb.py >/dev/null 2>&1 < /dev/null & exit 7"
+    end, _ = await _reattach(small_box, _script(bomb))
+    assert end.exit_code == 7
+    for _ in range(100):  # until Docker counts every slot held
+        if await small_box.process_slots_left() == 0:
+            break
+        await asyncio.sleep(0.1)
+    assert await small_box.process_slots_left() == 0
+    await small_box.restart()  # no exec needed: the daemon freezes, copies, kills, starts
+    assert (await small_box.process_slots_left() or 0) > 40  # the bomb is gone
+    end, reattached = await _reattach(small_box, _script(bomb))  # a retried run_agent
+    assert (end.exit_code, reattached) == (7, True)  # its end, never AgentLost, never rerun
+    said = await small_box.read_file(f"{P.output}/stdout.txt")
+    assert said == "said\n"  # the transcript outlived the restart
+    modes = await small_box.exec(["stat", "-c", "%a %U", str(P.steps)], user="0")
+    assert modes.stdout.split() == ["700", "root"]  # still root's only
 
 
 async def test_a_step_of_a_stopped_container_is_lost(box: DockerSandbox) -> None:

@@ -82,9 +82,10 @@ def _suite(home: Path) -> str:
 
 
 def _volumes() -> set[str]:
+    """Volumes no container uses: others' runs on a shared daemon hold theirs in use."""
     client = docker.from_env()
     try:
-        return {v.name for v in client.volumes.list()}
+        return {v.name for v in client.volumes.list(filters={"dangling": True})}
     finally:
         client.close()
 

@@ -24,6 +24,7 @@ class Call:
     user: str | None
     env: dict[str, str]
     detached: bool
+    cwd: str | None = None
 
 
 Handler = Callable[["MemorySandbox", Call], ExecResult | None]
@@ -40,6 +41,7 @@ class MemorySandbox(Sandbox):
     calls: list[Call] = field(default_factory=list)
     started: int = 0
     stopped: bool = False
+    restarted: int = 0
 
     def __post_init__(self) -> None:
         super().__init__(SandboxSpec(name="memory", image="memory"))
@@ -51,18 +53,26 @@ class MemorySandbox(Sandbox):
     async def stop(self, delete: bool = True) -> None:
         self.stopped = True
 
+    async def restart(self) -> None:
+        self.restarted += 1
+
     def _run(
-        self, cmd: list[str], user: str | None, env: Mapping[str, str] | None, detached: bool
+        self,
+        cmd: list[str],
+        user: str | None,
+        env: Mapping[str, str] | None,
+        detached: bool,
+        cwd: str | None = None,
     ) -> ExecResult:
-        call = Call(cmd=list(cmd), user=user, env=dict(env or {}), detached=detached)
+        call = Call(cmd=list(cmd), user=user, env=dict(env or {}), detached=detached, cwd=cwd)
         self.calls.append(call)
         return self.handler(self, call) or OK
 
     async def exec(self, cmd, *, cwd=None, env=None, user=None, timeout_s=None):  # type: ignore[no-untyped-def]
-        return self._run(cmd, user, env, detached=False)
+        return self._run(cmd, user, env, detached=False, cwd=cwd)
 
     async def exec_detached(self, cmd, *, cwd=None, env=None, user=None):  # type: ignore[no-untyped-def]
-        self._run(cmd, user, env, detached=True)
+        self._run(cmd, user, env, detached=True, cwd=cwd)
 
     async def read_bytes(self, path: str, *, max_bytes: int | None = READ_BYTES) -> bytes:
         if path not in self.files:

@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 
 from durabench.attempt import Attempt, AttemptSetup, parse_reward
-from durabench.errors import NON_RETRYABLE, AgentLost, RewardFileMissing, RewardParseError
+from durabench.attempt.resisted import RESISTED
+from durabench.errors import NON_RETRYABLE, AgentLost, RewardParseError, SandboxError
 from durabench.models.agent import AgentSpec
 from durabench.models.attempt import AttemptRef, ClassifyAttemptInput
 from durabench.models.run import TaskRef
@@ -129,6 +130,8 @@ def test_a_step_launched_before_a_restart_is_lost_not_run_again(tmp_path: Path) 
 def _verifier(reward: bytes | None) -> object:
     def handle(sb: MemorySandbox, call: Call) -> None:
         script = call.cmd[-1]
+        if script.startswith(f"rm -rf {P.tests} "):
+            sb.remove_tree(str(P.tests))
         if "-delete" in script:
             sb.remove_tree(str(P.verifier_logs))
         elif "/tests/test.sh" in script and reward is not None:
@@ -145,17 +148,27 @@ def test_verify_reads_the_reward_the_verifier_wrote_not_a_planted_one(tmp_path: 
     assert f"{P.tests}/test.sh" in sb.files
 
 
-def test_verify_without_a_reward_says_where_to_look(tmp_path: Path) -> None:
+def test_verify_without_a_reward_scores_zero_and_says_where_to_look(tmp_path: Path) -> None:
     sb = MemorySandbox(handler=_verifier(None))  # type: ignore[arg-type]
     sb.files[str(P.reward)] = b"1.0"
-    with pytest.raises(RewardFileMissing, match="verifier/ directory"):
-        asyncio.run(_attempt(tmp_path, sb).verify())
+    out = asyncio.run(_attempt(tmp_path, sb).verify())
+    assert out.reward == 0.0  # the tests ran over what the agent left: the agent's failure
+    assert "without writing" in out.failure and "verifier/ directory" in out.failure
 
 
-def test_verify_refuses_a_reward_that_is_not_a_number(tmp_path: Path) -> None:
+def test_verify_scores_a_reward_that_is_not_a_number_zero(tmp_path: Path) -> None:
     sb = MemorySandbox(handler=_verifier(b"all good"))  # type: ignore[arg-type]
-    with pytest.raises(RewardParseError, match="not a number"):
-        asyncio.run(_attempt(tmp_path, sb).verify())
+    out = asyncio.run(_attempt(tmp_path, sb).verify())
+    assert out.reward == 0.0 and "not a number" in out.failure
+
+
+def test_the_tests_run_from_their_own_directory_not_the_workspace(tmp_path: Path) -> None:
+    sb = MemorySandbox(handler=_verifier(b"1.0"))  # type: ignore[arg-type]
+    sb.files[f"{P.tests}/planted_by_the_agent.py"] = b"raise SystemExit(0)"
+    asyncio.run(_attempt(tmp_path, sb).verify())
+    (tests,) = [c for c in sb.calls if "/tests/test.sh" in c.cmd[-1]]
+    assert tests.cwd == str(P.tests) and tests.env == {"PYTHONNOUSERSITE": "1"}
+    assert f"{P.tests}/planted_by_the_agent.py" not in sb.files  # the tests as shipped
 
 
 def _facts(ref: AttemptRef, exit_code: int = 1) -> ClassifyAttemptInput:
@@ -276,8 +289,8 @@ def test_a_bad_reward_is_described_never_quoted(text: str, said: str) -> None:
 
 def test_a_reward_file_too_large_is_no_reward(tmp_path: Path) -> None:
     sb = MemorySandbox(handler=_verifier(b"1" * 5000))  # type: ignore[arg-type]
-    with pytest.raises(RewardParseError, match="over 4096 bytes"):
-        asyncio.run(_attempt(tmp_path, sb).verify())
+    out = asyncio.run(_attempt(tmp_path, sb).verify())
+    assert out.reward == 0.0 and "over 4096 bytes" in out.failure
 
 
 def test_a_sandbox_whose_reaper_cannot_run_is_restarted(tmp_path: Path) -> None:
@@ -293,7 +306,29 @@ def test_a_sandbox_whose_reaper_cannot_run_is_restarted(tmp_path: Path) -> None:
     asyncio.run(attempt.provision({}))
     assert sb.started == 1
     out = asyncio.run(attempt.run_agent({}))
-    assert out.exit_code == 0 and sb.stopped and sb.started == 2  # restarted: nothing runs on
+    assert out.exit_code == 0 and sb.restarted == 1  # stopped from outside: nothing runs on
+    assert "could not start" in (tmp_path / RESISTED).read_text()  # the worker's own record
+    now = datetime(2026, 11, 26, 12, 0, tzinfo=UTC)
+    verdict = asyncio.run(
+        attempt.classify(_facts(attempt.ref, 0), now=now, cap_cooldown=timedelta())
+    )
+    assert verdict.exit_class == "model_agent_error" and "resisted the stop" in verdict.reason
+
+
+def test_a_reaper_that_docker_could_not_run_is_the_harness_failure(tmp_path: Path) -> None:
+    def daemon_down(sb: MemorySandbox, call: Call) -> ExecResult | None:
+        _agent_fixes_the_bug(sb, call)
+        if call.cmd[-1] == REAP_SCRIPT:
+            raise SandboxError("Docker failed while running 'sh'")
+        return None
+
+    sb = MemorySandbox(handler=daemon_down)
+    _workspace(sb)
+    attempt = _attempt(tmp_path, sb)
+    asyncio.run(attempt.provision({}))
+    with pytest.raises(SandboxError):
+        asyncio.run(attempt.run_agent({}))
+    assert sb.restarted == 0 and not (tmp_path / RESISTED).exists()
 
 
 def _claude_ends_with(sb: MemorySandbox, answer: str) -> None:

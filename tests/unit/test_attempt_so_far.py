@@ -74,3 +74,19 @@ def test_an_attempt_past_its_budget_scores_no_more_than_its_cap() -> None:
         AGENT, VerifyOutput(reward=1.0), "", verdict.model_copy(update={"reward_cap": None})
     )
     assert _result(AttemptSoFar(IMAGE, SANDBOX, within)).reward == 1.0
+
+
+def test_a_verifier_the_agent_broke_scores_zero_with_why() -> None:
+    verdict = Verdict(exit_class="model_no_code", reason="no change", classifier_version=3)
+    verified = VerifyOutput(reward=0.0, failure="the verifier timed out without a reward")
+    result = _result(AttemptSoFar(IMAGE, SANDBOX, Judged(AGENT, verified, "", verdict)))
+    assert (result.exit_class, result.reward, result.included) == ("model_no_code", 0.0, True)
+    assert result.verifier_error == "the verifier timed out without a reward"
+
+
+def test_a_verify_phase_the_harness_failed_is_infrastructure() -> None:
+    verdict = Verdict(exit_class="completed", reason="ok", classifier_version=3)
+    judged = Judged(AGENT, None, "SandboxError: container gone", verdict)
+    result = _result(AttemptSoFar(IMAGE, SANDBOX, judged))
+    assert (result.exit_class, result.reward, result.infra) == ("infra_other", None, True)
+    assert "could not be run: SandboxError: container gone" in result.reason

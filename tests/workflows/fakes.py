@@ -17,7 +17,7 @@ from typing import Any
 
 from temporalio import activity
 
-from durabench.errors import ConfigError, ImageBuildError, RewardFileMissing
+from durabench.errors import ConfigError, ImageBuildError
 from durabench.models.attempt import (
     AgentRunOutput,
     AttemptRef,
@@ -263,7 +263,7 @@ class Recorder:
         async def verify(ref: AttemptRef) -> VerifyOutput:
             rec.calls.append("verify")
             if ref.task.task_id == VERIFY_FAILS:
-                raise RewardFileMissing("the verifier ended without writing reward.txt")
+                raise ConfigError("the worker refused the task's directory")  # the harness's
             return VerifyOutput(reward=rec.rewards.get(f"{ref.task.task_id}/{ref.lane}", 1.0))
 
         @activity.defn(name="classify_attempt")

@@ -77,17 +77,18 @@ async def test_failed_phases_end_attempts_not_the_run(env: Env) -> None:
     build = by_task[(BUILD_FAILS, "baseline", 2)]
     assert build.exit_class == "infra_other" and "ImageBuildError" in build.reason
     assert "build.log" in build.reason
-    verify = by_task[(VERIFY_FAILS, "baseline", 1)]
-    assert verify.exit_class == "completed" and verify.reward is None
-    assert "RewardFileMissing" in verify.verifier_error
+    verify = by_task[(VERIFY_FAILS, "baseline", 2)]  # the harness could not verify: retried
+    assert verify.exit_class == "infra_other" and verify.reward is None
+    assert "ConfigError" in verify.verifier_error and "could not be run" in verify.reason
     assert by_task[("t-ok", "baseline", 1)].exit_class == "completed"
     # A failed build never provisioned; everything provisioned was torn down, and the
     # failed build's teardown ran too: it ends the attempt's claim on its host.
     assert all(t != BUILD_FAILS for t, _ in env.rec.provisioned)
     assert set(env.rec.provisioned) <= set(env.rec.torn_down)
     assert {t for t, _ in env.rec.torn_down} - {t for t, _ in env.rec.provisioned} == {BUILD_FAILS}
-    # Non-retryable in place: each build attempt ran once; the pair retried once per lane.
-    assert env.rec.calls.count("prepare_image") == 2 * 2 + 2 + 2
+    # Non-retryable in place: each build and verify attempt ran once; the pair retried
+    # each once per lane.
+    assert env.rec.calls.count("prepare_image") == 2 * 2 + 2 * 2 + 2
 
 
 @pytest.mark.parametrize("env", [["t-flaky", "t-capped", "t-slowpoke"]], indirect=True)

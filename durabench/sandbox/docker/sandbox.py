@@ -31,6 +31,7 @@ from durabench.sandbox.docker.archive import (
     read_tree_limited,
 )
 from durabench.sandbox.docker.errors import map_docker_errors, shared_docker_client
+from durabench.sandbox.docker.restart import restart_keeping
 from durabench.sandbox.docker.threads import in_thread
 from durabench.sandbox.limits import (
     DEFAULT_LIMITS,
@@ -183,6 +184,42 @@ class DockerSandbox(Sandbox):
     async def stop(self, delete: bool = True) -> None:
         """Stop, and remove when ``delete``; a missing container is fine."""
         await in_thread(self._stop_sync, delete)
+
+    def _slots_left_sync(self) -> int | None:
+        if not self.spec.pids_limit:
+            return None
+        with map_docker_errors(f"counting the processes of {self.spec.name}"):
+            try:  # the daemon's ps over the container's cgroup: one row a thread
+                top = self.client.api.top(self.spec.name, ps_args="-L -o pid,lwp")
+            except docker.errors.NotFound:
+                raise SandboxError(
+                    f"container {self.spec.name} is gone; the attempt must start over"
+                ) from None
+        return self.spec.pids_limit - len(top.get("Processes") or [])
+
+    async def process_slots_left(self) -> int | None:
+        """The pids limit less the container's threads, as the daemon lists them.
+
+        ``docker top`` takes a few ms; ``stats`` waits a second for its next sample.
+        """
+        return await in_thread(self._slots_left_sync)
+
+    def _restart_sync(self) -> None:
+        with map_docker_errors(f"restarting container {self.spec.name} from outside"):
+            try:
+                restart_keeping(self.client.api, self.spec.name, self.spec.tmpfs)
+            except docker.errors.NotFound:
+                raise SandboxError(
+                    f"container {self.spec.name} is gone; the attempt must start over"
+                ) from None
+            self._container = None
+
+    async def restart(self) -> None:
+        """Restart from outside (no exec): every process ends; files and ``/logs`` stay.
+
+        See :mod:`durabench.sandbox.docker.restart`.
+        """
+        await in_thread(self._restart_sync)
 
     def _exec_sync(
         self,
