@@ -9,7 +9,7 @@ attack beside an honest control; each test below checks one of them.
 The rule under test: an attempt's class, reward and exclusion come only from evidence the
 agent cannot touch. What the agent leaves in the sandbox (a FIFO where its answer goes, a
 fork bomb, modules planted for the verifier to import) is the agent's failure: scored 0,
-never infrastructure. Attacks whose fix lives on another branch are ``xfail(strict=True)``.
+never infrastructure.
 """
 
 from __future__ import annotations
@@ -147,7 +147,7 @@ echo "$reward" > /logs/verifier/reward.txt
 def _claude(attack: Attack) -> str:
     return (
         "#!/bin/sh\n"
-        f"{attack.before}\n{MODEL_CALL}\n"
+        f"{MODEL_CALL}\n{attack.before}\n"
         f"cat /opt/stand-in/claude.jsonl\n{attack.after}\nexit 0\n"
     )
 
@@ -320,19 +320,16 @@ async def test_planted_modules_are_never_imported_by_the_verifier(
     assert "refused /logs/verifier/reward.txt" in tried and "refused /tests/test.sh" in tried
 
 
-@pytest.mark.xfail(strict=True, reason="fixed on branch judge")
 async def test_a_usage_cap_claim_is_the_models_failure(hostile_run: HostileRun) -> None:
     attempt = _scored_on_first_attempt(hostile_run, "usagecap")
     assert attempt.reward == 0.0 and attempt.cap_resets_at is None, _said(attempt)
 
 
-@pytest.mark.xfail(strict=True, reason="fixed on branch judge")
 async def test_a_transcript_flood_keeps_the_worker_small(hostile_run: HostileRun) -> None:
     _scored_on_first_attempt(hostile_run, "flood")
     assert hostile_run.rss_growth_mib < 300, hostile_run.rss_growth_mib
 
 
-@pytest.mark.xfail(strict=True, reason="fixed on branch publish")
 async def test_markup_in_the_final_message_is_shown_as_data(
     hostile_run: HostileRun, client: Client, capsys: pytest.CaptureFixture[str]
 ) -> None:
