@@ -94,6 +94,10 @@ def _kept_text(path: Path) -> str:
         return ""
 
 
+class _StoppedInVerify(Exception):
+    """The sandbox stopped from inside while the submission ran in verification (why)."""
+
+
 class Attempt:
     """One attempt of one lane of one task, over any :class:`Sandbox` backend."""
 
@@ -321,7 +325,10 @@ class Attempt:
         build_failed = False
         if task.build_command:
             await self._root(f"mkdir -p {out_dir} && find {out_dir} -mindepth 1 -delete")
-            build_failed = await self._build(timeout)
+            try:
+                build_failed = await self._build(timeout)
+            except _StoppedInVerify as exc:
+                return VerifyOutput(reward=0.0, build_failed=True, failure=str(exc))
         # From here on nothing of the agent's runs, and the tests are as the task ships
         # them: the agent (or the build it wrote) may have planted a test or a reward.
         await self._root(
@@ -336,12 +343,33 @@ class Attempt:
             timeout_s=timeout,
         )
         # The tests import the submission: whatever it started must not write the reward.
-        await self._stop_agent()
+        if halted := await self._stop_what_ran("the tests"):
+            return VerifyOutput(reward=0.0, build_failed=build_failed, failure=halted)
         try:
             reward, failure = await self._read_reward(result.timed_out), ""
         except (RewardFileMissing, RewardParseError) as exc:
             reward, failure = 0.0, f"{exc}; scored 0.0, as the tests ran over what the agent left"
         return VerifyOutput(reward=reward, build_failed=build_failed, failure=failure)
+
+    async def _stop_what_ran(self, what: str) -> str:
+        """End what ``what`` left running; why it scores 0 if the sandbox stopped by itself.
+
+        ``what`` ran the submission as root and has returned, so the daemon was answering
+        while it ran: a sandbox that stopped since was stopped from inside (the process
+        that keeps it alive killed), not by the harness. That is the agent's doing, or it
+        would buy a free retry; any other failure of the stop is the harness's and raises.
+        """
+        try:
+            await self._stop_agent()
+        except SandboxError:
+            stopped = await self.sandbox.stopped_by_itself()
+            if stopped is None:
+                raise
+            return (
+                f"the sandbox stopped while {what} ran over what the agent left ({stopped}); "
+                "scored 0.0"
+            )
+        return ""
 
     async def _build(self, timeout: float) -> bool:
         """Run the task's build in the workspace; whether it failed. Nothing it starts stays."""
@@ -355,7 +383,8 @@ class Attempt:
             cwd=str(self.paths.workspace),
             timeout_s=timeout,
         )
-        await self._stop_agent()
+        if halted := await self._stop_what_ran("the task's build"):
+            raise _StoppedInVerify(halted)
         return built.exit_code != 0
 
     async def _read_reward(self, timed_out: bool) -> float:

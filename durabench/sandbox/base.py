@@ -146,6 +146,18 @@ class Sandbox(ABC):
         """
         return None
 
+    async def stopped_by_itself(self) -> str | None:
+        """How the sandbox ended, when the backend sees it stopped though nobody stopped it.
+
+        ``None`` when it runs, is gone, or the backend cannot tell. A sandbox stops by
+        itself only when a process inside ends the one that keeps it alive: after the
+        harness's command returned, that is what ran inside, not the harness.
+
+        Raises:
+            SandboxError: the backend failed.
+        """
+        return None
+
     async def restart(self) -> None:
         """End every process in the sandbox from outside it; its files stay, logs included.
 

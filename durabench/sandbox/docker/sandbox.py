@@ -204,6 +204,21 @@ class DockerSandbox(Sandbox):
         """
         return await in_thread(self._slots_left_sync)
 
+    def _stopped_sync(self) -> str | None:
+        with map_docker_errors(f"inspecting container {self.spec.name}"):
+            try:
+                state = self.client.api.inspect_container(self.spec.name)["State"]
+            except docker.errors.NotFound:
+                return None
+        if state.get("Running") or state.get("Restarting"):
+            return None
+        oom = ", out of memory" if state.get("OOMKilled") else ""
+        return f"exited with code {state.get('ExitCode')}{oom} at {state.get('FinishedAt')}"
+
+    async def stopped_by_itself(self) -> str | None:
+        """The daemon's record of a container that is no longer running (still present)."""
+        return await in_thread(self._stopped_sync)
+
     def _restart_sync(self) -> None:
         with map_docker_errors(f"restarting container {self.spec.name} from outside"):
             try:
