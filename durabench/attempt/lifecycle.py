@@ -38,12 +38,12 @@ from durabench.atomic import atomic_write
 from durabench.attempt.command_trajectory import command_trajectory
 from durabench.attempt.limits import AttemptLimits
 from durabench.attempt.resisted import as_resisted, record_resisted, resisted
-from durabench.attempt.reward import parse_reward
 from durabench.attempt.setup import AttemptSetup
+from durabench.attempt.verification import Verification
 from durabench.attempt.workspace_diff import diff_snapshots
 from durabench.classify import classify
 from durabench.configs import instruction_for, mcp_config_json, missing_mcp_env
-from durabench.errors import FileTooLarge, RewardFileMissing, RewardParseError, SandboxError
+from durabench.errors import SandboxError
 from durabench.gateway.ledger import read_ledger
 from durabench.models.attempt import (
     AgentRunOutput,
@@ -74,12 +74,6 @@ _STDERR_BYTES = 64 << 10
 """Bytes of stderr read to find those last words."""
 _DURABENCH_LOG = re.compile(r"(stdout\.txt|stderr\.txt|trajectory\.json|step-[^/]*)(/|$)")
 """Names of the files durabench writes beside the agent's own logs on the host."""
-_REWARD_BYTES = 4096
-"""A reward is one number; a larger file is no reward."""
-_BUILD_LOG = "build.txt"
-"""The task's build output, in the verifier's directory."""
-_VERIFIER_ENV = {"PYTHONNOUSERSITE": "1"}
-"""Over the image's own environment: no user site directory is read, whoever's it is."""
 _EXEC_REFUSED = (126, 127)
 """``docker exec``'s exit codes when the runtime could not start the command."""
 _VERSION_TIMEOUT_S = 60.0
@@ -92,10 +86,6 @@ def _kept_text(path: Path) -> str:
         return path.read_text(encoding="utf-8", errors="replace")
     except (FileNotFoundError, IsADirectoryError):
         return ""
-
-
-class _StoppedInVerify(Exception):
-    """The sandbox stopped from inside while the submission ran in verification (why)."""
 
 
 class Attempt:
@@ -320,88 +310,15 @@ class Attempt:
             SandboxError: the harness failed (the container is gone, Docker failed, the
                 tests could not be uploaded): infrastructure.
         """
-        task, sandbox, paths = self.task, self.sandbox, self.paths
-        out_dir, timeout = paths.verifier_logs, self.ref.task.verifier_timeout_sec
-        build_failed = False
-        if task.build_command:
-            await self._root(f"mkdir -p {out_dir} && find {out_dir} -mindepth 1 -delete")
-            try:
-                build_failed = await self._build(timeout)
-            except _StoppedInVerify as exc:
-                return VerifyOutput(reward=0.0, build_failed=True, failure=str(exc))
-        # From here on nothing of the agent's runs, and the tests are as the task ships
-        # them: the agent (or the build it wrote) may have planted a test or a reward.
-        await self._root(
-            f"rm -rf {paths.tests} && mkdir -p {out_dir}"
-            f" && find {out_dir} -mindepth 1 ! -path {out_dir}/{_BUILD_LOG} -delete"
-        )
-        await sandbox.upload_files(self._task_files(Path(task.task_dir) / "tests", paths.tests))
-        result = await sandbox.exec(
-            ["sh", "-c", f"({task.verifier_command}) >{out_dir}/verifier-stdout.txt 2>&1"],
-            cwd=str(paths.tests),
-            env=_VERIFIER_ENV,
-            timeout_s=timeout,
-        )
-        # The tests import the submission: whatever it started must not write the reward.
-        if halted := await self._stop_what_ran("the tests"):
-            return VerifyOutput(reward=0.0, build_failed=build_failed, failure=halted)
-        try:
-            reward, failure = await self._read_reward(result.timed_out), ""
-        except (RewardFileMissing, RewardParseError) as exc:
-            reward, failure = 0.0, f"{exc}; scored 0.0, as the tests ran over what the agent left"
-        return VerifyOutput(reward=reward, build_failed=build_failed, failure=failure)
-
-    async def _stop_what_ran(self, what: str) -> str:
-        """End what ``what`` left running; why it scores 0 if the sandbox stopped by itself.
-
-        ``what`` ran the submission as root and has returned, so the daemon was answering
-        while it ran: a sandbox that stopped since was stopped from inside (the process
-        that keeps it alive killed), not by the harness. That is the agent's doing, or it
-        would buy a free retry; any other failure of the stop is the harness's and raises.
-        """
-        try:
-            await self._stop_agent()
-        except SandboxError:
-            stopped = await self.sandbox.stopped_by_itself()
-            if stopped is None:
-                raise
-            return (
-                f"the sandbox stopped while {what} ran over what the agent left ({stopped}); "
-                "scored 0.0"
-            )
-        return ""
-
-    async def _build(self, timeout: float) -> bool:
-        """Run the task's build in the workspace; whether it failed. Nothing it starts stays."""
-        assert self.task.build_command
-        built = await self.sandbox.exec(
-            [
-                "sh",
-                "-c",
-                f"({self.task.build_command}) >{self.paths.verifier_logs}/{_BUILD_LOG} 2>&1",
-            ],
-            cwd=str(self.paths.workspace),
-            timeout_s=timeout,
-        )
-        if halted := await self._stop_what_ran("the task's build"):
-            raise _StoppedInVerify(halted)
-        return built.exit_code != 0
-
-    async def _read_reward(self, timed_out: bool) -> float:
-        try:
-            text = await self.sandbox.read_file(str(self.paths.reward), max_bytes=_REWARD_BYTES)
-        except FileTooLarge:
-            raise RewardParseError(
-                f"{self.paths.reward} of {self.task.task_id} is over {_REWARD_BYTES} bytes; "
-                "a reward is one number"
-            ) from None
-        except FileNotFoundError:
-            why = "timed out" if timed_out else "ended"
-            raise RewardFileMissing(
-                f"the verifier of {self.task.task_id} {why} without writing {self.paths.reward}; "
-                "its output is in the attempt's verifier/ directory"
-            ) from None
-        return parse_reward(text, where=f"{self.paths.reward} of {self.task.task_id}")
+        return await Verification(
+            self.sandbox,
+            self.task,
+            self.paths,
+            self.ref.task.verifier_timeout_sec,
+            root=self._root,
+            stop_agent=self._stop_agent,
+            task_files=self._task_files,
+        ).run()
 
     async def classify(
         self,

@@ -1,0 +1,141 @@
+"""The verify phase: the task's build and tests over what the agent left, and the reward.
+
+The tests run as root from their own directory, not the workspace, with the tests copied
+in fresh and an empty verifier directory, after every process of the agent has ended.
+What the tests do over what the agent left is the agent's: a verifier that times out,
+crashes, writes no number, or stops its own sandbox scores 0.0 with why (``failure``).
+Only the harness's own steps raise, and those are infrastructure.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from pathlib import Path, PurePosixPath
+
+from durabench.attempt.reward import parse_reward
+from durabench.errors import FileTooLarge, RewardFileMissing, RewardParseError, SandboxError
+from durabench.models.attempt import VerifyOutput
+from durabench.models.task import TaskSpec
+from durabench.sandbox import Sandbox
+from durabench.settings.paths import SandboxPaths
+
+__all__ = ["Verification"]
+
+REWARD_BYTES = 4096
+"""A reward is one number; a larger file is no reward."""
+BUILD_LOG = "build.txt"
+"""The task's build output, in the verifier's directory."""
+VERIFIER_ENV = {"PYTHONNOUSERSITE": "1"}
+"""Over the image's own environment: no user site directory is read, whoever's it is."""
+
+
+class _StoppedFromInside(Exception):
+    """The sandbox stopped from inside while the submission ran in verification (why)."""
+
+
+class Verification:
+    """One run of a task's build and tests in an attempt's sandbox."""
+
+    def __init__(
+        self,
+        sandbox: Sandbox,
+        task: TaskSpec,
+        paths: SandboxPaths,
+        timeout: float,
+        *,
+        root: Callable[[str], Awaitable[None]],
+        stop_agent: Callable[[], Awaitable[None]],
+        task_files: Callable[[Path, str | PurePosixPath], dict[str, Path]],
+    ) -> None:
+        """The attempt's own helpers, bound.
+
+        ``root`` runs a script as root, ``stop_agent`` ends every process but the
+        sandbox's own, ``task_files`` lists a task directory's files for upload.
+        """
+        self.sandbox, self.task, self.paths, self.timeout = sandbox, task, paths, timeout
+        self._root, self._stop_agent, self._task_files = root, stop_agent, task_files
+
+    async def run(self) -> VerifyOutput:
+        """Build if the task says how, then run its tests from a clean start.
+
+        Raises:
+            SandboxError: the harness failed (the container is gone, Docker failed, the
+                tests could not be uploaded): infrastructure.
+        """
+        task, sandbox, paths = self.task, self.sandbox, self.paths
+        out_dir = paths.verifier_logs
+        build_failed = False
+        if task.build_command:
+            await self._root(f"mkdir -p {out_dir} && find {out_dir} -mindepth 1 -delete")
+            try:
+                build_failed = await self._build(task.build_command)
+            except _StoppedFromInside as exc:
+                return VerifyOutput(reward=0.0, build_failed=True, failure=str(exc))
+        # From here on nothing of the agent's runs, and the tests are as the task ships
+        # them: the agent (or the build it wrote) may have planted a test or a reward.
+        await self._root(
+            f"rm -rf {paths.tests} && mkdir -p {out_dir}"
+            f" && find {out_dir} -mindepth 1 ! -path {out_dir}/{BUILD_LOG} -delete"
+        )
+        await sandbox.upload_files(self._task_files(Path(task.task_dir) / "tests", paths.tests))
+        result = await sandbox.exec(
+            ["sh", "-c", f"({task.verifier_command}) >{out_dir}/verifier-stdout.txt 2>&1"],
+            cwd=str(paths.tests),
+            env=VERIFIER_ENV,
+            timeout_s=self.timeout,
+        )
+        # The tests import the submission: whatever it started must not write the reward.
+        if halted := await self._stop_what_ran("the tests"):
+            return VerifyOutput(reward=0.0, build_failed=build_failed, failure=halted)
+        try:
+            reward, failure = await self._read_reward(result.timed_out), ""
+        except (RewardFileMissing, RewardParseError) as exc:
+            reward, failure = 0.0, f"{exc}; scored 0.0, as the tests ran over what the agent left"
+        return VerifyOutput(reward=reward, build_failed=build_failed, failure=failure)
+
+    async def _stop_what_ran(self, what: str) -> str:
+        """End what ``what`` left running; why it scores 0 if the sandbox stopped by itself.
+
+        ``what`` ran the submission as root and has returned, so the daemon was answering
+        while it ran: a sandbox that stopped since was stopped from inside (the process
+        that keeps it alive killed), not by the harness. That is the agent's doing, or it
+        would buy a free retry; any other failure of the stop is the harness's and raises.
+        """
+        try:
+            await self._stop_agent()
+        except SandboxError:
+            stopped = await self.sandbox.stopped_by_itself()
+            if stopped is None:
+                raise
+            return (
+                f"the sandbox stopped while {what} ran over what the agent left ({stopped}); "
+                "scored 0.0"
+            )
+        return ""
+
+    async def _build(self, command: str) -> bool:
+        """Run the task's build in the workspace; whether it failed. Nothing it starts stays."""
+        built = await self.sandbox.exec(
+            ["sh", "-c", f"({command}) >{self.paths.verifier_logs}/{BUILD_LOG} 2>&1"],
+            cwd=str(self.paths.workspace),
+            timeout_s=self.timeout,
+        )
+        if halted := await self._stop_what_ran("the task's build"):
+            raise _StoppedFromInside(halted)
+        return built.exit_code != 0
+
+    async def _read_reward(self, timed_out: bool) -> float:
+        reward, task_id = self.paths.reward, self.task.task_id
+        try:
+            text = await self.sandbox.read_file(str(reward), max_bytes=REWARD_BYTES)
+        except FileTooLarge:
+            raise RewardParseError(
+                f"{reward} of {task_id} is over {REWARD_BYTES} bytes; a reward is one number"
+            ) from None
+        except FileNotFoundError:
+            why = "timed out" if timed_out else "ended"
+            raise RewardFileMissing(
+                f"the verifier of {task_id} {why} without writing {reward}; "
+                "its output is in the attempt's verifier/ directory"
+            ) from None
+        return parse_reward(text, where=f"{reward} of {task_id}")
