@@ -37,7 +37,12 @@ __all__ = [
     "token_note",
 ]
 
-HARNESS_REFUSALS = ("upstream unreachable", "no key on this host", "gateway restarted")
+HARNESS_REFUSALS = (
+    "upstream unreachable",
+    "upstream cut",
+    "no key on this host",
+    "gateway restarted",
+)
 """Refusals of the gateway that the harness caused, not the agent's requests (the last one
 is written by the worker that saw the gateway's process die: ``gateway/outage.py``)."""
 _STREAMED_RATE_LIMITS = ("rate_limit_exceeded", "rate_limit_error")

@@ -23,7 +23,7 @@ import httpx
 from durabench.gateway.allowlist import MCP_METHODS, allowed, path_fault
 from durabench.gateway.budget import Budgets, Reservation, worst_case
 from durabench.gateway.grants import Grant, GrantStore
-from durabench.gateway.ledger import append_entry
+from durabench.gateway.ledger import UPSTREAM_CUT, append_entry
 from durabench.gateway.meter import ResponseMeter, ResponseUsage
 from durabench.gateway.providers import PROVIDERS, ProviderName, client_key, outgoing_headers
 from durabench.gateway.request import AgentRequest, BodyTooLarge, Receive, read_body
@@ -250,6 +250,7 @@ class GatewayApp:
         finally:
             await response.aclose()
             usage = meter.usage() if meter is not None else ResponseUsage()
+            cut = meter is not None and not meter.ended and 200 <= response.status_code < 300
             charged = _charge(usage, response.status_code, reservation)
             if reservation is not None:
                 self.budgets.settle(reservation, charged)
@@ -259,6 +260,7 @@ class GatewayApp:
                     response.status_code,
                     usage=usage,
                     charged=charged,
+                    refused=UPSTREAM_CUT if cut else "",
                     retry_after=response.headers.get("retry-after", ""),
                     resets={
                         k: v for k, v in response.headers.items() if k.lower().startswith(_RESETS)

@@ -23,11 +23,20 @@ from durabench.agents.llm_ids import served_model_matches
 from durabench.gateway.meter import ResponseUsage
 from durabench.models.verdict import MeteredUsage, TokenUsage
 
-__all__ = ["POLICY_REFUSALS", "LedgerEntry", "append_entry", "read_entries", "read_ledger"]
+__all__ = [
+    "POLICY_REFUSALS",
+    "UPSTREAM_CUT",
+    "LedgerEntry",
+    "append_entry",
+    "read_entries",
+    "read_ledger",
+]
 
 POLICY_REFUSALS = frozenset({"path", "model", "budget", "size"})
 """``refused`` values the agent's own request caused; any other refusal (no key on this
 host, the API unreachable) is the host's."""
+UPSTREAM_CUT = "upstream cut"
+"""``refused`` of an answer the API began (2xx) and never ended: the host's failure."""
 
 
 class LedgerEntry(BaseModel):

@@ -11,6 +11,13 @@ not what the API sent back through the gateway. Each provider reports usage its 
 
 A response is read as server-sent events when it is one, else as JSON (a Gemini stream
 without ``alt=sse`` is a JSON array); a body past :data:`MAX_JSON_BYTES` is not parsed.
+
+:attr:`ResponseMeter.ended` says whether the answer reached its end: a stream its closing
+event (Anthropic's ``message_stop`` or ``error``, a Responses stream's
+``response.completed``/``failed``/``incomplete``, a chat stream's ``[DONE]`` or a
+``finish_reason``, a Gemini candidate's ``finishReason``), a JSON body a whole document.
+The gateway reads the API's stream to its end even when the agent hangs up, so an answer
+that did not end was cut between the gateway and the API: the host's failure.
 """
 
 from __future__ import annotations
@@ -54,6 +61,8 @@ class ResponseMeter:
         self._buffer = bytearray()
         self._fields: dict[str, Any] = {}
         self._too_big = False
+        self.ended = False
+        """Whether the answer reached its end (read once :meth:`usage` has been called)."""
 
     def feed(self, chunk: bytes) -> None:
         """Take the next piece of the body."""
@@ -69,7 +78,13 @@ class ResponseMeter:
         self._buffer = bytearray(rest if len(rest) <= _MAX_LINE else b"")
         for line in lines:
             if line.startswith(b"data:"):
-                self._take(_json(bytes(line[5:])))
+                data = bytes(line[5:]).strip()
+                if data == b"[DONE]":
+                    self.ended = True
+                    continue
+                doc = _json(data)
+                self.ended = self.ended or _closes(doc)
+                self._take(doc)
 
     def usage(self) -> ResponseUsage:
         """The usage the body reported (what was read of it)."""
@@ -77,6 +92,7 @@ class ResponseMeter:
             self.feed(b"\n")
         elif not self._too_big:
             doc = _json(bytes(self._buffer))
+            self.ended = doc is not None
             for item in doc if isinstance(doc, list) else [doc]:
                 self._take(item)
         return ResponseUsage.model_validate(self._fields)
@@ -86,6 +102,25 @@ class ResponseMeter:
             return
         found = {"anthropic": _anthropic, "openai": _openai, "gemini": _gemini}[self.provider](doc)
         self._fields |= {k: v for k, v in found.items() if v not in (None, "")}
+
+
+_CLOSING_TYPES = frozenset(
+    {"message_stop", "error", "response.completed", "response.failed", "response.incomplete"}
+)
+"""Event types after which a stream has nothing more to say."""
+
+
+def _closes(doc: Any) -> bool:
+    """Whether ``doc`` is a stream's closing event (any provider's)."""
+    if not isinstance(doc, dict):
+        return False
+    if doc.get("type") in _CLOSING_TYPES:
+        return True
+    for key, reason in (("choices", "finish_reason"), ("candidates", "finishReason")):
+        items = doc.get(key)
+        if isinstance(items, list) and any(isinstance(i, dict) and i.get(reason) for i in items):
+            return True
+    return False
 
 
 def _json(data: bytes) -> Any:

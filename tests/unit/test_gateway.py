@@ -237,6 +237,7 @@ async def test_a_stream_cut_mid_message_is_recorded_with_what_came(
     assert response.status_code == 200 and "message_stop" not in response.text
     metered = read_ledger(rig.ledger)
     assert metered is not None and metered.tokens.input == 120 and metered.tokens.output == 1
+    assert metered.last_refused == "upstream cut"  # the host's failure, on the gateway's word
 
 
 async def test_the_mcp_server_gets_its_token_and_the_agent_only_the_placeholder(

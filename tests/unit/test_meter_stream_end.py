@@ -1,0 +1,74 @@
+"""Whether a streamed answer reached its end: a stream the API cut is the host's failure.
+
+The gateway keeps reading the API's stream to its end even when the agent hangs up, so a
+stream that stops before its closing event was cut on the API's side (or the way to it),
+and a session that then fails was failed by infrastructure, on evidence the agent cannot
+write. Each provider closes its stream its own way.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from durabench.gateway import ResponseMeter
+
+SSE = "text/event-stream"
+
+
+def _sse(*events: dict[str, Any] | str) -> bytes:
+    lines = [e if isinstance(e, str) else json.dumps(e) for e in events]
+    return b"".join(f"data: {line}\n\n".encode() for line in lines)
+
+
+START = {"type": "message_start", "message": {"model": "m", "usage": {"input_tokens": 3}}}
+CHUNK = {"choices": [{"delta": {"content": "x"}, "finish_reason": None}]}
+GEMINI = {"candidates": [{"content": {"parts": [{"text": "x"}]}}]}
+
+CASES: dict[str, tuple[str, bytes, bytes]] = {
+    "anthropic": (
+        "anthropic",
+        _sse(START, {"type": "message_delta", "usage": {"output_tokens": 2}}),
+        _sse({"type": "message_stop"}),
+    ),
+    "anthropic error event": ("anthropic", _sse(START), _sse({"type": "error", "error": {}})),
+    "openai responses": (
+        "openai",
+        _sse({"type": "response.created", "response": {"model": "m"}}),
+        _sse({"type": "response.completed", "response": {"model": "m"}}),
+    ),
+    "openai responses failed": (
+        "openai",
+        _sse({"type": "response.created", "response": {"model": "m"}}),
+        _sse({"type": "response.failed", "response": {"model": "m"}}),
+    ),
+    "openai chat": ("openai", _sse(CHUNK), _sse("[DONE]")),
+    "gemini": ("gemini", _sse(GEMINI), _sse({"candidates": [{"finishReason": "STOP"}]})),
+}
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_a_stream_ends_only_with_its_closing_event(case: str) -> None:
+    provider, body, closing = CASES[case]
+    cut = ResponseMeter(provider, SSE)  # type: ignore[arg-type]
+    cut.feed(body)
+    cut.usage()
+    assert not cut.ended
+    whole = ResponseMeter(provider, SSE)  # type: ignore[arg-type]
+    for i in range(0, len(body + closing), 7):
+        whole.feed((body + closing)[i : i + 7])
+    whole.usage()
+    assert whole.ended
+
+
+def test_a_json_answer_ends_when_it_parses() -> None:
+    whole = ResponseMeter("anthropic", "application/json")
+    whole.feed(json.dumps({"model": "m", "usage": {"input_tokens": 1}}).encode())
+    whole.usage()
+    assert whole.ended
+    cut = ResponseMeter("anthropic", "application/json")
+    cut.feed(b'{"model": "m", "usage": {"inp')
+    cut.usage()
+    assert not cut.ended
