@@ -23,9 +23,9 @@ from durabench.models.results import RunResult
 from durabench.models.run import Approval, PlanSummary, RunRequest
 from durabench.models.service import ServiceTarget
 from durabench.models.suite_run import RunOutcome, SuiteRunInput
+from durabench.planning.base_image import check_base_image
 from durabench.planning.plan import UNPAIRED_ENV, check_request
 from durabench.results.store import open_store
-from durabench.sandbox import docker_client
 from durabench.settings.values import Settings
 from durabench.text_safety import visible_controls
 from runtime.client import connect, deployment_of
@@ -357,8 +357,8 @@ async def main(
     open_store(settings).check()  # where results go: reachable, or refused with the fix
     if yes:
         request = request.model_copy(update={"approved_by": f"{getpass.getuser()} (--yes)"})
-    if not detach:
-        docker_client().close()  # the in-process worker needs Docker: say so now, with the fix
+    if not detach:  # the in-process worker builds from the base image: here, or refused now
+        check_base_image(settings.base_image)
     client = client or await connect(settings)
     handle, resumed = await _start(client, settings, request, resume)
     verb = "exists and runs: resuming it here" if resumed else "started"
