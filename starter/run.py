@@ -34,7 +34,7 @@ from runtime.temporal_profile import load_settings
 from runtime.workers import run_workers, start_host
 from starter.console import approval_hint, console, plan_table, result_tables, shown, ui_url
 from starter.live import follow
-from starter.options import checked_run_id, run_async
+from starter.options import allow_unknown_model, checked_run_id, run_async
 from starter.same_run import check_same_request
 from workflows import SuiteRunWorkflow, run_workflow_id
 from workflows.run_details import plan_summary, request_details
@@ -112,6 +112,7 @@ def new_run_id(source: str) -> str:
     help="Agent adapter: claude-code, codex-cli, gemini-cli; oracle, nop, replay.",
 )
 @click.option("--model", default="none", show_default=True, help="Model the agent uses.")
+@allow_unknown_model
 @click.option(
     "--effort",
     default=None,
