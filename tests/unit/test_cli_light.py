@@ -21,15 +21,9 @@ HEAVY = ("temporalio", "docker", "rich", "pydantic", "structlog", "httpx", "acti
 
 
 def _imported(*args: str) -> tuple[subprocess.CompletedProcess[str], set[str]]:
-    proc = subprocess.run(
-        [sys.executable, "-X", "importtime", *args],
-        cwd=REPO,
-        env={**os.environ, "PYTHONPATH": str(REPO)},
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
+    command = [sys.executable, "-X", "importtime", *args]
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    proc = subprocess.run(command, cwd=REPO, env=env, capture_output=True, text=True, check=True)
     names = {
         line.rsplit("|", 1)[1].strip()
         for line in proc.stderr.splitlines()
@@ -49,7 +43,6 @@ def _imported(*args: str) -> tuple[subprocess.CompletedProcess[str], set[str]]:
 )
 def test_version_and_help_import_none_of_the_machinery(args: tuple[str, ...]) -> None:
     proc, top = _imported(*args)
-    assert proc.returncode == 0, proc.stderr[-2000:]
     assert proc.stdout.strip()
     assert not top & set(HEAVY), sorted(top & set(HEAVY))
 
