@@ -33,6 +33,7 @@ from runtime.sweep import SWEEP_PERIOD_S, sweep_every
 from runtime.temporal_profile import load_settings
 from runtime.workers import run_workers, start_host
 from starter.console import approval_hint, console, plan_table, result_tables, shown, ui_url
+from starter.interrupted import left_behind
 from starter.live import follow
 from starter.options import allow_unknown_model, checked_run_id, run_async
 from starter.same_run import check_same_request
@@ -373,7 +374,10 @@ async def main(
             _print_approval_hint(settings, request.run_id)
         console.print("Detached: workers started with `python worker.py` carry the run.")
         return None
-    return await work_on(client, settings, handle, yes=yes)
+    try:
+        return await work_on(client, settings, handle, yes=yes)
+    except asyncio.CancelledError:  # Ctrl-C: the run stays; say how to end it
+        raise await left_behind(handle, request.run_id) from None
 
 
 async def work_on(
