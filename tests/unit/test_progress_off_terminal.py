@@ -16,7 +16,7 @@ import pytest
 from rich.console import Console
 
 import starter.live
-from durabench.models.pair import ArmProgress, PairProgress
+from durabench.models.pair import PairProgress
 from durabench.models.suite_run import ProgressOutput, RunOutcome
 
 NOW = datetime(2026, 1, 1, 12, 0, tzinfo=UTC)
@@ -36,18 +36,15 @@ STEPS = [
         by_class={"completed": 3, "infra_rate_limit": 1},
     ),
 ]  # fmt: skip
-BACKOFF = PairProgress(
-    task_id="t2",
-    arms=(
-        ArmProgress(
-            lane="baseline",
-            attempt=2,
-            state="backoff",
-            last_class="infra_rate_limit",
-            retry_at=NOW + timedelta(seconds=60),
-        ),
-    ),
-)
+BACKOFF = PairProgress.model_validate(
+    {
+        "task_id": "t2",
+        "arms": [
+            {"lane": "baseline", "attempt": 2, "state": "backoff", "last_class": "infra_rate_limit",
+             "retry_at": NOW + timedelta(seconds=60)},
+        ],
+    }
+)  # fmt: skip
 
 
 class FakeRun:
