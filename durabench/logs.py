@@ -5,6 +5,10 @@ follows an attempt across workers. Libraries that log through the standard libra
 Temporal SDK, its core once forwarded, docker, httpx) and Python's warnings are rendered by
 the same processors, so a log collector reading JSON never meets a line of another shape:
 a traceback travels inside its line, under ``exception``.
+
+A process that shows a live view on the terminal (``python -m starter run``, whose worker
+runs in-process) logs to a file instead (:func:`configure_logging`'s ``log_file``): the
+detail goes there, and the terminal gets one line per warning or error, naming the file.
 """
 
 from __future__ import annotations
@@ -12,10 +16,18 @@ from __future__ import annotations
 import logging
 import os
 import sys
+from pathlib import Path
 
 import structlog
 
 __all__ = ["configure_logging", "get_logger"]
+
+
+_SHARED: list[structlog.types.Processor] = [
+    structlog.contextvars.merge_contextvars,
+    structlog.processors.add_log_level,
+    structlog.processors.TimeStamper(fmt="iso", utc=True),
+]
 
 
 def _renderer() -> structlog.types.Processor:
@@ -25,20 +37,20 @@ def _renderer() -> structlog.types.Processor:
     return structlog.processors.JSONRenderer()
 
 
-def configure_logging(default_level: str = "info") -> None:
+def configure_logging(default_level: str = "info", log_file: Path | None = None) -> None:
     """Set up structlog once per process; ``DURABENCH_LOG_LEVEL`` overrides the level.
 
     Other libraries log through the standard library at ``WARNING`` and above (their
-    ``INFO`` is chatter), in the same shape as durabench's own lines.
+    ``INFO`` is chatter), in the same shape as durabench's own lines. With ``log_file``,
+    every line goes to that file as JSON, and stderr gets one line per warning or error.
     """
     level_name = (os.environ.get("DURABENCH_LOG_LEVEL") or default_level).upper()
     level = logging.getLevelNamesMapping().get(level_name, logging.INFO)
+    if log_file is not None:
+        _to_file(level, log_file)
+        return
     renderer = _renderer()
-    shared: list[structlog.types.Processor] = [
-        structlog.contextvars.merge_contextvars,
-        structlog.processors.add_log_level,
-        structlog.processors.TimeStamper(fmt="iso", utc=True),
-    ]
+    shared = _SHARED
     flatten: list[structlog.types.Processor] = (
         [] if sys.stderr.isatty() else [structlog.processors.format_exc_info]
     )
@@ -63,6 +75,64 @@ def configure_logging(default_level: str = "info") -> None:
     root.handlers[:] = [handler]
     root.setLevel(max(level, logging.WARNING))
     logging.captureWarnings(True)
+
+
+def _to_file(level: int, log_file: Path) -> None:
+    """Everything through the standard library: JSON lines to the file, a line to stderr."""
+    log_file.parent.mkdir(parents=True, exist_ok=True)
+    structlog.configure(
+        processors=[
+            *_SHARED,
+            structlog.processors.format_exc_info,
+            structlog.stdlib.ProcessorFormatter.wrap_for_formatter,
+        ],
+        wrapper_class=structlog.make_filtering_bound_logger(level),
+        logger_factory=structlog.stdlib.LoggerFactory(),
+        cache_logger_on_first_use=True,
+    )
+    to_file = logging.FileHandler(log_file, encoding="utf-8")
+    to_file.setFormatter(
+        structlog.stdlib.ProcessorFormatter(
+            foreign_pre_chain=[*_SHARED, structlog.stdlib.add_logger_name],
+            processors=[
+                structlog.stdlib.ProcessorFormatter.remove_processors_meta,
+                structlog.processors.format_exc_info,
+                structlog.processors.JSONRenderer(),
+            ],
+        )
+    )
+    terse = _OneLine(log_file)
+    for handler in (to_file, terse):
+        handler.addFilter(_ours_or_warning)
+    terse.setLevel(logging.WARNING)
+    root = logging.getLogger()
+    root.handlers[:] = [to_file, terse]
+    root.setLevel(level)
+    logging.captureWarnings(True)
+
+
+def _ours_or_warning(record: logging.LogRecord) -> bool:
+    """Structlog lines at the level set; other libraries' from ``WARNING`` up."""
+    return isinstance(record.msg, dict) or record.levelno >= logging.WARNING
+
+
+class _OneLine(logging.Handler):
+    """One line per record on whatever ``sys.stderr`` is now (a live view redirects it)."""
+
+    WIDTH = 160
+    """Characters of the record's first line shown before the file is named."""
+
+    def __init__(self, log_file: Path) -> None:
+        super().__init__()
+        self.log_file = log_file
+
+    def emit(self, record: logging.LogRecord) -> None:
+        """Print ``level: logger: first line (details: file)``."""
+        event = record.msg.get("event") if isinstance(record.msg, dict) else None
+        text = str(event) if event is not None else record.getMessage()
+        first = (text.strip().splitlines() or [""])[0][: self.WIDTH]
+        line = f"{record.levelname.lower()}: {record.name}: {first} (details: {self.log_file})"
+        print(line, file=sys.stderr, flush=True)
 
 
 def get_logger(name: str) -> structlog.typing.FilteringBoundLogger:

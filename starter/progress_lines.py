@@ -26,10 +26,10 @@ class ProgressLines:
         """The lines of what ``p`` and ``pairs`` add to what was seen before."""
         last, self._last = self._last, p
         out: list[str] = []
-        if last is None or last.phase != p.phase:
-            out.append(f"{p.run_id}: {p.phase}")
         if p.approved_by and (last is None or not last.approved_by):
             out.append(f"{p.run_id}: approved by {p.approved_by}; {p.total} pairs to run")
+        if last is None or last.phase != p.phase:
+            out.append(f"{p.run_id}: {p.phase}")
         out += _finished(last, p)
         for pair in pairs:
             for arm in pair.arms:

@@ -18,6 +18,7 @@ from temporalio.service import RPCError
 
 from durabench.errors import ConfigError
 from durabench.ids import id_prefix
+from durabench.logs import configure_logging
 from durabench.models.agent import AgentSpec
 from durabench.models.results import RunResult
 from durabench.models.run import Approval, PlanSummary, RunRequest
@@ -383,7 +384,13 @@ async def main(
 async def work_on(
     client: Client, settings: Settings, handle: RunHandle, *, yes: bool = False
 ) -> RunOutcome:
-    """Run this machine's workers for the run and show it until it ends."""
+    """Run this machine's workers for the run and show it until it ends.
+
+    The workers' log goes to a file: their tracebacks would break up the live view.
+    """
+    log_file = settings.home / "logs" / f"{handle.id.rpartition('/')[2]}.log"
+    configure_logging("info", log_file=log_file)
+    console.print(f"Worker log: {shown(str(log_file))}")
     stop = asyncio.Event()
     built = await start_host(client, settings, await deployment_of(client))
     workers = asyncio.create_task(run_workers(built, stop))

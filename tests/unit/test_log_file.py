@@ -1,0 +1,57 @@
+"""With a log file, a terminal gets one line per problem and the file gets the detail.
+
+``python -m starter run`` hosts a worker in its own process: its warnings and tracebacks
+(durabench's, the Temporal SDK's, Python's warnings) must not break up the live view. Run
+in a subprocess: logging is set up once per process.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+
+SCRIPT = """
+import logging, sys, warnings
+from pathlib import Path
+from durabench.logs import configure_logging, get_logger
+
+configure_logging("info", log_file=Path(sys.argv[1]))
+def deep(n):
+    if n == 0:
+        raise RuntimeError("the build failed\\nwith a second line")
+    deep(n - 1)
+try:
+    deep(30)
+except RuntimeError:
+    get_logger("durabench.attempt").warning("attempt failed", task="t1", exc_info=True)
+    logging.getLogger("temporalio.activity").warning("Completing activity as failed", exc_info=True)
+warnings.warn("a deprecated thing")
+get_logger("durabench.attempt").info("an ordinary step")
+"""
+
+
+def test_the_terminal_gets_a_line_per_problem_and_the_file_the_detail(tmp_path: Path) -> None:
+    log = tmp_path / "logs" / "run.log"
+    proc = subprocess.run(
+        [sys.executable, "-c", SCRIPT, str(log)],
+        env={**os.environ, "PYTHONPATH": str(REPO)},
+        capture_output=True, text=True, timeout=60, check=True,
+    )  # fmt: skip
+    lines = proc.stderr.splitlines()
+    assert len(lines) == 3, proc.stderr
+    assert all(f"(details: {log})" in line for line in lines), lines
+    assert "attempt failed" in lines[0] and "Completing activity as failed" in lines[1]
+    assert "a deprecated thing" in lines[2]
+    assert "Traceback" not in proc.stderr and "ordinary step" not in proc.stderr
+
+    records = [json.loads(line) for line in log.read_text().splitlines()]
+    events = [r["event"] for r in records]
+    assert "an ordinary step" in events
+    failed = next(r for r in records if r["event"] == "attempt failed")
+    assert failed["task"] == "t1" and "Traceback" in failed["exception"]
+    assert "the build failed" in failed["exception"]
