@@ -81,11 +81,7 @@ def _to_file(level: int, log_file: Path) -> None:
     """Everything through the standard library: JSON lines to the file, a line to stderr."""
     log_file.parent.mkdir(parents=True, exist_ok=True)
     structlog.configure(
-        processors=[
-            *_SHARED,
-            structlog.processors.format_exc_info,
-            structlog.stdlib.ProcessorFormatter.wrap_for_formatter,
-        ],
+        processors=[*_SHARED, structlog.stdlib.ProcessorFormatter.wrap_for_formatter],
         wrapper_class=structlog.make_filtering_bound_logger(level),
         logger_factory=structlog.stdlib.LoggerFactory(),
         cache_logger_on_first_use=True,
@@ -128,11 +124,26 @@ class _OneLine(logging.Handler):
 
     def emit(self, record: logging.LogRecord) -> None:
         """Print ``level: logger: first line (details: file)``."""
-        event = record.msg.get("event") if isinstance(record.msg, dict) else None
-        text = str(event) if event is not None else record.getMessage()
+        fields = record.msg if isinstance(record.msg, dict) else {}
+        text = str(fields["event"]) if "event" in fields else record.getMessage()
         first = (text.strip().splitlines() or [""])[0][: self.WIDTH]
-        line = f"{record.levelname.lower()}: {record.name}: {first} (details: {self.log_file})"
+        why = _exception_line(record, fields.get("exc_info"))
+        level = record.levelname.lower()
+        line = f"{level}: {record.name}: {first}{why} (details: {self.log_file})"
         print(line, file=sys.stderr, flush=True)
+
+
+def _exception_line(record: logging.LogRecord, asked: object) -> str:
+    """``: Type: first line`` of the record's exception (handlers run inside ``except``)."""
+    exc = record.exc_info[1] if record.exc_info else None
+    if exc is None and asked is True:
+        exc = sys.exc_info()[1]
+    elif exc is None and isinstance(asked, BaseException):
+        exc = asked
+    if exc is None:
+        return ""
+    first = (str(exc).strip().splitlines() or [""])[0]
+    return f": {type(exc).__name__}: {first}"[: _OneLine.WIDTH]
 
 
 def get_logger(name: str) -> structlog.typing.FilteringBoundLogger:

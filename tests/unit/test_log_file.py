@@ -46,6 +46,7 @@ def test_the_terminal_gets_a_line_per_problem_and_the_file_the_detail(tmp_path: 
     assert len(lines) == 3, proc.stderr
     assert all(f"(details: {log})" in line for line in lines), lines
     assert "attempt failed" in lines[0] and "Completing activity as failed" in lines[1]
+    assert "RuntimeError" in lines[0] and "RuntimeError" in lines[1]  # what failed, in brief
     assert "a deprecated thing" in lines[2]
     assert "Traceback" not in proc.stderr and "ordinary step" not in proc.stderr
 
