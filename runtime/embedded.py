@@ -145,4 +145,5 @@ def run_foreground(settings: Settings) -> NoReturn:
         db_file=settings.home / "temporal.db",
         log_level="info",
     )
+    write_owner(settings.home, os.getpid(), settings.port, settings.ui_port)  # exec keeps it
     os.execv(args[0], args)

@@ -5,6 +5,8 @@ from __future__ import annotations
 import os
 import signal
 import socket
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -15,6 +17,7 @@ from durabench.errors import ConfigError
 from durabench.settings.values import Settings
 from runtime.client import connect
 from runtime.embedded import ensure_server
+from tests.starter_cli import one_error
 from workflows.search_attributes import SEARCH_ATTRIBUTES
 
 
@@ -75,3 +78,15 @@ async def test_a_second_home_on_the_same_port_is_told_whose_server_it_is(
     assert f"DURABENCH_HOME={embedded.home}" in said
     assert "DURABENCH_PORT" in said
     assert await ensure_server(embedded) == embedded.address  # its own home: used as before
+
+
+def test_starter_server_refuses_a_taken_ui_port_too(tmp_path: Path) -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        ui_port = str(taken.getsockname()[1])
+        env = {**os.environ, "DURABENCH_HOME": str(tmp_path / "home")}
+        env |= {"DURABENCH_PORT": str(_free_port()), "DURABENCH_UI_PORT": ui_port}
+        command = [sys.executable, "-m", "starter", "server"]
+        proc = subprocess.run(command, env=env, capture_output=True, text=True, timeout=60)
+    assert f"Web UI port {ui_port} is in use" in one_error(proc)
