@@ -136,8 +136,8 @@ def check_known_model(model: str, api: ModelApi, home: Path, *, agent: str = "th
     other = next((a for a, ids in KNOWN_MODELS.items() if _is_known(model, set(ids))), None)
     if other is not None:
         raise ConfigError(
-            f"model {model} is an {other} model; {agent} calls {api} models, such as "
-            f"{KNOWN_MODELS[api][0]}: choose one, or the agent for {other}; {allow}"
+            f"model {model} is one of {other}'s; {agent} calls {api} models, such as "
+            f"{KNOWN_MODELS[api][0]}: choose one, or an agent that calls {other}; {allow}"
         )
     close = difflib.get_close_matches(model, KNOWN_MODELS[api], n=1, cutoff=0.6)
     guess = f"did you mean {close[0]}? " if close else ""

@@ -29,7 +29,7 @@ def _request(agent: str, model: str) -> RunRequest:
     [
         ("claude-sonet-4-5", "did you mean claude-sonnet-4-5?"),
         ("claude-sonnet-4.5", "did you mean claude-sonnet-4-5?"),
-        ("gpt-5", "gpt-5 is an openai model; claude-code calls anthropic models"),
+        ("gpt-5", "gpt-5 is one of openai's; claude-code calls anthropic models"),
     ],
 )
 def test_a_model_the_agents_provider_lacks_is_refused(
