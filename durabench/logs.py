@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 import sys
 from pathlib import Path
 
@@ -112,6 +113,10 @@ def _ours_or_warning(record: logging.LogRecord) -> bool:
     return isinstance(record.msg, dict) or record.levelno >= logging.WARNING
 
 
+_CONTEXT = re.compile(r" \(\{.*\}\)$")
+"""The context dict the Temporal SDK appends to a message: the line names it shorter."""
+
+
 class _OneLine(logging.Handler):
     """One line per record on whatever ``sys.stderr`` is now (a live view redirects it)."""
 
@@ -126,7 +131,10 @@ class _OneLine(logging.Handler):
         """Print ``level: logger: first line (details: file)``."""
         fields = record.msg if isinstance(record.msg, dict) else {}
         text = str(fields["event"]) if "event" in fields else record.getMessage()
-        first = (text.strip().splitlines() or [""])[0][: self.WIDTH]
+        first = _CONTEXT.sub("", (text.strip().splitlines() or [""])[0])[: self.WIDTH]
+        where = getattr(record, "temporal_activity", None)  # the SDK's, on activity lines
+        if isinstance(where, dict) and "activity_type" in where:
+            first = f"{where['activity_type']} of {where.get('workflow_id', '?')}: {first}"
         why = _exception_line(record, fields.get("exc_info"))
         level = record.levelname.lower()
         line = f"{level}: {record.name}: {first}{why} (details: {self.log_file})"

@@ -29,7 +29,11 @@ try:
     deep(30)
 except RuntimeError:
     get_logger("durabench.attempt").warning("attempt failed", task="t1", exc_info=True)
-    logging.getLogger("temporalio.activity").warning("Completing activity as failed", exc_info=True)
+    where = {"activity_id": "2", "activity_type": "prepare_image", "workflow_id": "run/r/t1"}
+    logging.getLogger("temporalio.activity").warning(
+        f"Completing activity as failed ({where})", exc_info=True,
+        extra={"temporal_activity": where},
+    )
 warnings.warn("a deprecated thing")
 get_logger("durabench.attempt").info("an ordinary step")
 """
@@ -47,6 +51,8 @@ def test_the_terminal_gets_a_line_per_problem_and_the_file_the_detail(tmp_path: 
     assert all(f"(details: {log})" in line for line in lines), lines
     assert "attempt failed" in lines[0] and "Completing activity as failed" in lines[1]
     assert "RuntimeError" in lines[0] and "RuntimeError" in lines[1]  # what failed, in brief
+    assert "prepare_image of run/r/t1: Completing activity as failed: RuntimeError" in lines[1]
+    assert "activity_id" not in lines[1]  # the SDK's context dict, named shorter
     assert "a deprecated thing" in lines[2]
     assert "Traceback" not in proc.stderr and "ordinary step" not in proc.stderr
 
