@@ -17,11 +17,13 @@ import logging
 import os
 import re
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import structlog
 
-__all__ = ["configure_logging", "get_logger"]
+__all__ = ["configure_logging", "get_logger", "logs_to_file"]
 
 
 _SHARED: list[structlog.types.Processor] = [
@@ -85,7 +87,7 @@ def _to_file(level: int, log_file: Path) -> None:
         processors=[*_SHARED, structlog.stdlib.ProcessorFormatter.wrap_for_formatter],
         wrapper_class=structlog.make_filtering_bound_logger(level),
         logger_factory=structlog.stdlib.LoggerFactory(),
-        cache_logger_on_first_use=True,
+        cache_logger_on_first_use=False,  # a logger first used here follows what comes after
     )
     to_file = logging.FileHandler(log_file, encoding="utf-8")
     to_file.setFormatter(
@@ -106,6 +108,27 @@ def _to_file(level: int, log_file: Path) -> None:
     root.handlers[:] = [to_file, terse]
     root.setLevel(level)
     logging.captureWarnings(True)
+
+
+@contextmanager
+def logs_to_file(log_file: Path, default_level: str = "info") -> Iterator[None]:
+    """:func:`configure_logging` with ``log_file`` for a while, then the logging before.
+
+    A command hosts a worker for as long as it shows a run; a test calling that command
+    in-process gets its own logging back.
+    """
+    root = logging.getLogger()
+    handlers, level, config = root.handlers[:], root.level, structlog.get_config()
+    configure_logging(default_level, log_file=log_file)
+    try:
+        yield
+    finally:
+        for handler in root.handlers:
+            if handler not in handlers:
+                handler.close()
+        root.handlers[:] = handlers
+        root.setLevel(level)
+        structlog.configure(**config)
 
 
 def _ours_or_warning(record: logging.LogRecord) -> bool:

@@ -18,7 +18,7 @@ from temporalio.service import RPCError
 
 from durabench.errors import ConfigError
 from durabench.ids import id_prefix
-from durabench.logs import configure_logging
+from durabench.logs import logs_to_file
 from durabench.models.agent import AgentSpec
 from durabench.models.results import RunResult
 from durabench.models.run import Approval, PlanSummary, RunRequest
@@ -389,19 +389,19 @@ async def work_on(
     The workers' log goes to a file: their tracebacks would break up the live view.
     """
     log_file = settings.home / "logs" / f"{handle.id.rpartition('/')[2]}.log"
-    configure_logging("info", log_file=log_file)
     console.print(f"Worker log: {shown(str(log_file))}")
     stop = asyncio.Event()
-    built = await start_host(client, settings, await deployment_of(client))
-    workers = asyncio.create_task(run_workers(built, stop))
-    # As python worker.py does: leftovers of this host (a crash, a cancel) are removed.
-    sweeper = asyncio.create_task(sweep_every(client, settings.host_id, SWEEP_PERIOD_S, stop))
-    try:
-        return await _follow(client, handle, settings, yes=yes)
-    finally:
-        stop.set()
-        await workers
-        await sweeper
+    with logs_to_file(log_file):
+        built = await start_host(client, settings, await deployment_of(client))
+        workers = asyncio.create_task(run_workers(built, stop))
+        # As python worker.py does: leftovers of this host (a crash, a cancel) are removed.
+        sweeper = asyncio.create_task(sweep_every(client, settings.host_id, SWEEP_PERIOD_S, stop))
+        try:
+            return await _follow(client, handle, settings, yes=yes)
+        finally:
+            stop.set()
+            await workers
+            await sweeper
 
 
 async def _start(

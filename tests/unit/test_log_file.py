@@ -62,3 +62,18 @@ def test_the_terminal_gets_a_line_per_problem_and_the_file_the_detail(tmp_path: 
     failed = next(r for r in records if r["event"] == "attempt failed")
     assert failed["task"] == "t1" and "Traceback" in failed["exception"]
     assert "the build failed" in failed["exception"]
+
+
+def test_the_logging_before_comes_back_after_the_file(tmp_path: Path) -> None:
+    """A test (or a command) that hosts a worker in-process gets its own logging back."""
+    import logging
+
+    from durabench.logs import logs_to_file
+
+    root = logging.getLogger()
+    before = root.handlers[:]
+    with logs_to_file(tmp_path / "run.log"):
+        assert root.handlers != before
+        logging.getLogger("x").warning("into the file")
+    assert root.handlers == before
+    assert "into the file" in (tmp_path / "run.log").read_text()
