@@ -7,7 +7,6 @@ shows the same numbers whichever machine runs the workers.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import time
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -150,8 +149,4 @@ async def _follow_lines(
         except RPCError:
             pass  # a worker or the server is away: nothing new to say
         await asyncio.wait({result}, timeout=every_s)
-    with contextlib.suppress(RPCError):  # what ended since the last answer: the last lines
-        p = await handle.query(SuiteRunWorkflow.progress, rpc_timeout=_QUERY_TIMEOUT)
-        for line in said.lines(p, [], _now()):
-            console.print(shown(line))
     return result.result()
