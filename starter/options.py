@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import os
 import re
 from collections.abc import Callable, Coroutine
 from typing import Any, ParamSpec, TypeVar
@@ -14,11 +15,18 @@ from temporalio.exceptions import ApplicationError
 from temporalio.service import RPCError, RPCStatusCode
 
 from durabench import errors
+from durabench.agents.llm_ids import ALLOW_UNKNOWN_MODEL_ENV
 from durabench.errors import ConfigError, DurabenchError
 from durabench.ids import check_id
 from durabench.text_safety import visible_controls
 
-__all__ = ["checked_run_id", "failure_message", "run_async", "run_id_argument"]
+__all__ = [
+    "allow_unknown_model",
+    "checked_run_id",
+    "failure_message",
+    "run_async",
+    "run_id_argument",
+]
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -35,6 +43,21 @@ def checked_run_id(ctx: click.Context, param: click.Parameter, value: str | None
 
 
 run_id_argument = click.argument("run_id", callback=checked_run_id)
+
+
+def _allow_unknown(ctx: click.Context, param: click.Parameter, value: bool) -> None:
+    if value:  # read by the plan-time model check, here and in this process's worker
+        os.environ[ALLOW_UNKNOWN_MODEL_ENV] = "true"
+
+
+allow_unknown_model = click.option(
+    "--allow-unknown-model",
+    is_flag=True,
+    expose_value=False,
+    callback=_allow_unknown,
+    help="Run a model id the agent's provider list (and $DURABENCH_HOME/models.txt) lacks "
+    f"[{ALLOW_UNKNOWN_MODEL_ENV}].",
+)
 
 
 def _ours(exc: BaseException) -> bool:

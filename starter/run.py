@@ -18,14 +18,15 @@ from temporalio.service import RPCError
 
 from durabench.errors import ConfigError
 from durabench.ids import id_prefix
+from durabench.logs import logs_to_file
 from durabench.models.agent import AgentSpec
 from durabench.models.results import RunResult
 from durabench.models.run import Approval, PlanSummary, RunRequest
 from durabench.models.service import ServiceTarget
 from durabench.models.suite_run import RunOutcome, SuiteRunInput
+from durabench.planning.base_image import check_base_image
 from durabench.planning.plan import UNPAIRED_ENV, check_request
 from durabench.results.store import open_store
-from durabench.sandbox import docker_client
 from durabench.settings.values import Settings
 from durabench.text_safety import visible_controls
 from runtime.client import connect, deployment_of
@@ -33,8 +34,9 @@ from runtime.sweep import SWEEP_PERIOD_S, sweep_every
 from runtime.temporal_profile import load_settings
 from runtime.workers import run_workers, start_host
 from starter.console import approval_hint, console, plan_table, result_tables, shown, ui_url
+from starter.interrupted import left_behind
 from starter.live import follow
-from starter.options import checked_run_id, run_async
+from starter.options import allow_unknown_model, checked_run_id, run_async
 from starter.same_run import check_same_request
 from workflows import SuiteRunWorkflow, run_workflow_id
 from workflows.run_details import plan_summary, request_details
@@ -112,6 +114,7 @@ def new_run_id(source: str) -> str:
     help="Agent adapter: claude-code, codex-cli, gemini-cli; oracle, nop, replay.",
 )
 @click.option("--model", default="none", show_default=True, help="Model the agent uses.")
+@allow_unknown_model
 @click.option(
     "--effort",
     default=None,
@@ -357,8 +360,8 @@ async def main(
     open_store(settings).check()  # where results go: reachable, or refused with the fix
     if yes:
         request = request.model_copy(update={"approved_by": f"{getpass.getuser()} (--yes)"})
-    if not detach:
-        docker_client().close()  # the in-process worker needs Docker: say so now, with the fix
+    if not detach:  # the in-process worker builds from the base image: here, or refused now
+        check_base_image(settings.base_image)
     client = client or await connect(settings)
     handle, resumed = await _start(client, settings, request, resume)
     verb = "exists and runs: resuming it here" if resumed else "started"
@@ -372,24 +375,33 @@ async def main(
             _print_approval_hint(settings, request.run_id)
         console.print("Detached: workers started with `python worker.py` carry the run.")
         return None
-    return await work_on(client, settings, handle, yes=yes)
+    try:
+        return await work_on(client, settings, handle, yes=yes)
+    except asyncio.CancelledError:  # Ctrl-C: the run stays; say how to end it
+        raise await left_behind(handle, request.run_id) from None
 
 
 async def work_on(
     client: Client, settings: Settings, handle: RunHandle, *, yes: bool = False
 ) -> RunOutcome:
-    """Run this machine's workers for the run and show it until it ends."""
+    """Run this machine's workers for the run and show it until it ends.
+
+    The workers' log goes to a file: their tracebacks would break up the live view.
+    """
+    log_file = settings.home / "logs" / f"{handle.id.rpartition('/')[2]}.log"
+    console.print(f"Worker log: {shown(str(log_file))}")
     stop = asyncio.Event()
-    built = await start_host(client, settings, await deployment_of(client))
-    workers = asyncio.create_task(run_workers(built, stop))
-    # As python worker.py does: leftovers of this host (a crash, a cancel) are removed.
-    sweeper = asyncio.create_task(sweep_every(client, settings.host_id, SWEEP_PERIOD_S, stop))
-    try:
-        return await _follow(client, handle, settings, yes=yes)
-    finally:
-        stop.set()
-        await workers
-        await sweeper
+    with logs_to_file(log_file):
+        built = await start_host(client, settings, await deployment_of(client))
+        workers = asyncio.create_task(run_workers(built, stop))
+        # As python worker.py does: leftovers of this host (a crash, a cancel) are removed.
+        sweeper = asyncio.create_task(sweep_every(client, settings.host_id, SWEEP_PERIOD_S, stop))
+        try:
+            return await _follow(client, handle, settings, yes=yes)
+        finally:
+            stop.set()
+            await workers
+            await sweeper
 
 
 async def _start(

@@ -6,8 +6,10 @@ import asyncio
 
 import click
 
+from durabench.errors import ConfigError
 from durabench.settings.values import Settings
 from runtime.embedded import port_open, run_foreground
+from runtime.server_ports import check_free_ui_port, check_owner
 from starter.console import console
 
 __all__ = ["server"]
@@ -17,10 +19,15 @@ __all__ = ["server"]
 def server() -> None:
     """Run the embedded Temporal server (SQLite under DURABENCH_HOME, Web UI on :8233)."""
     settings = Settings.from_env()
-    if asyncio.run(port_open("127.0.0.1", settings.port)):
-        raise click.ClickException(
-            f"a Temporal server already answers on localhost:{settings.port} "
-            f"(Web UI: http://localhost:{settings.ui_port}); stop it first to run one here"
-        )
+    try:
+        if asyncio.run(port_open("127.0.0.1", settings.port)):
+            check_owner(settings)  # another home's: named, with how to move this one
+            raise ConfigError(
+                f"a Temporal server already answers on localhost:{settings.port} "
+                f"(Web UI: http://localhost:{settings.ui_port}); stop it first to run one here"
+            )
+        check_free_ui_port(settings, asyncio.run(port_open("127.0.0.1", settings.ui_port)))
+    except ConfigError as exc:
+        raise click.ClickException(str(exc)) from exc
     console.print(f"Temporal dev server: history in {settings.home / 'temporal.db'}")
     run_foreground(settings)

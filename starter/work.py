@@ -12,7 +12,7 @@ from durabench.errors import DurabenchError
 __all__ = ["worker"]
 
 
-@click.command(name="worker")
+@click.command(name="worker", context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="durabench")
 def worker() -> None:
     """Run a worker here until Ctrl-C or SIGTERM: it carries runs started with --detach.

@@ -5,7 +5,8 @@ approval, each failing with one line that says what to change:
 
 * the run id (and a rerun's ``--from``) is an id (:mod:`durabench.ids`): it names the
   results directory, whoever started the run;
-* the model name has a provider id's shape; every lane config exists and can run;
+* the model name has a provider id's shape, and the agent's provider has it (or the team
+  lists it, or ``--allow-unknown-model``); every lane config exists and can run;
 * tasks come from a suite, a selection file, a CodeScaleBench checkout, a service's dataset
   (or a dataset file) of text tasks, or a rerun of an earlier run's failed / infra / all
   tasks (pairs kept: every lane runs again);
@@ -23,7 +24,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from durabench.agents import Agent, CliAgent, agent_class, get_agent
-from durabench.agents.llm_ids import check_model_name
+from durabench.agents.llm_ids import check_known_model, check_model_name
 from durabench.configs import get_config, missing_mcp_env
 from durabench.errors import ConfigError
 from durabench.ids import check_id
@@ -210,6 +211,8 @@ def check_request(request: RunRequest, settings: Settings, *, here: bool = True)
     agent = agent_class(request.agent.name)
     if agent.requires_model and request.agent.model == "none":
         raise _model_missing(request.agent.name)
+    if agent.model_api is not None:  # agents with no model (oracle, replay) take any name
+        check_known_model(request.agent.model, agent.model_api, settings.home, agent=agent.name)
     if issubclass(agent, CliAgent):  # a version must name one release, for every run
         agent.check_version(request.agent.options.get("version"))
     specs: list[TaskSpec] = []

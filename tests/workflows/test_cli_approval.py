@@ -61,11 +61,15 @@ async def test_approve_without_a_worker_says_to_start_one(settings: Settings) ->
     """No worker polls the run's queue: each update ends with the hint instead of hanging."""
     request = RunRequest(run_id=f"r-{uuid.uuid4().hex[:6]}", suite="pytorch")
     await run_main(request, detach=True, settings=settings)
-    for verb, more in (("approve", []), ("reject", ["--reason", "no"]), ("set-parallel", ["3"])):
+    for verb, more in (("approve", []), ("set-parallel", ["3"])):
         proc = await starter_async(settings, verb, request.run_id, *more, timeout=60)
         error = one_error(proc)
         assert f"no worker answers for run {request.run_id}" in error
         assert "start one with `python worker.py`" in error
+    # A rejection needs no answer: the run's status says it is not approved.
+    proc = await starter_async(settings, "reject", request.run_id, "--reason", "no", timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    assert "the run ends, rejected, when one next does" in proc.stdout
 
 
 async def test_a_reused_run_id_with_other_flags_is_refused(disk: Disk) -> None:

@@ -5,14 +5,19 @@ from __future__ import annotations
 import os
 import signal
 import socket
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from temporalio.api.operatorservice.v1 import ListSearchAttributesRequest
 
+from durabench.errors import ConfigError
 from durabench.settings.values import Settings
 from runtime.client import connect
+from runtime.embedded import ensure_server
+from tests.starter_cli import one_error
 from workflows.search_attributes import SEARCH_ATTRIBUTES
 
 
@@ -45,3 +50,43 @@ async def test_first_command_starts_a_persistent_server_the_next_reuses(embedded
     again = await connect(embedded)
     assert (embedded.home / "temporal.pid").read_text() == pid
     assert (await again.count_workflows()).count == 0
+
+
+async def test_a_taken_ui_port_is_refused_before_the_server_starts(tmp_path: Path) -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        ui_port = int(taken.getsockname()[1])
+        settings = Settings(home=tmp_path / "home", port=_free_port(), ui_port=ui_port)
+        with pytest.raises(ConfigError) as err:
+            await ensure_server(settings)
+    said = str(err.value)
+    assert f"Web UI port {ui_port} is in use" in said and "DURABENCH_UI_PORT" in said
+    assert not (settings.home / "temporal.pid").exists()
+
+
+async def test_a_second_home_on_the_same_port_is_told_whose_server_it_is(
+    embedded: Settings, tmp_path: Path
+) -> None:
+    await ensure_server(embedded)
+    owner = embedded.home / "temporal.json"
+    assert owner.is_file()  # pid and ports, for whoever finds the ports taken
+    other = embedded.model_copy(update={"home": tmp_path / "other-home"})
+    with pytest.raises(ConfigError) as err:
+        await ensure_server(other)
+    said = str(err.value)
+    assert f"DURABENCH_HOME={embedded.home}" in said
+    assert "DURABENCH_PORT" in said
+    assert await ensure_server(embedded) == embedded.address  # its own home: used as before
+
+
+def test_starter_server_refuses_a_taken_ui_port_too(tmp_path: Path) -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        ui_port = str(taken.getsockname()[1])
+        env = {**os.environ, "DURABENCH_HOME": str(tmp_path / "home")}
+        env |= {"DURABENCH_PORT": str(_free_port()), "DURABENCH_UI_PORT": ui_port}
+        command = [sys.executable, "-m", "starter", "server"]
+        proc = subprocess.run(command, env=env, capture_output=True, text=True, timeout=60)
+    assert f"Web UI port {ui_port} is in use" in one_error(proc)

@@ -1,0 +1,59 @@
+"""``--version`` and ``-h`` answer without loading the machinery a command needs.
+
+Every verb's module pulls in Temporal, Docker, pydantic models and rich; a newcomer's
+first ``python -m starter --version`` or ``python worker.py -h`` should not wait for them.
+Checked by what the interpreter imported (``-X importtime``), never by a clock.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+
+HEAVY = ("temporalio", "docker", "rich", "pydantic", "structlog", "httpx", "activities")
+"""Packages none of these answers needs."""
+
+
+def _imported(*args: str) -> tuple[subprocess.CompletedProcess[str], set[str]]:
+    command = [sys.executable, "-X", "importtime", *args]
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    proc = subprocess.run(command, cwd=REPO, env=env, capture_output=True, text=True, check=True)
+    names = {
+        line.rsplit("|", 1)[1].strip()
+        for line in proc.stderr.splitlines()
+        if line.startswith("import time:") and "|" in line
+    }
+    return proc, {name.split(".")[0] for name in names}
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("-m", "starter", "--version"),
+        ("-m", "starter", "-h"),
+        ("worker.py", "--version"),
+        ("worker.py", "-h"),
+    ],
+)
+def test_version_and_help_import_none_of_the_machinery(args: tuple[str, ...]) -> None:
+    proc, top = _imported(*args)
+    assert proc.stdout.strip()
+    assert not top & set(HEAVY), sorted(top & set(HEAVY))
+
+
+def test_the_help_lists_every_verb_with_its_own_first_line() -> None:
+    """The listing is written without importing the verbs: it must say what they say."""
+    from starter.main import cli
+
+    listed = cli.list_commands(None)  # type: ignore[arg-type]
+    assert "run" in listed and "worker" in listed
+    for name in listed:
+        command = cli.get_command(None, name)  # type: ignore[arg-type]
+        assert command is not None
+        assert cli.verb_help(name) == command.get_short_help_str(limit=300), name
