@@ -72,3 +72,18 @@ def test_a_json_answer_ends_when_it_parses() -> None:
     cut.feed(b'{"model": "m", "usage": {"inp')
     cut.usage()
     assert not cut.ended
+
+
+def test_a_chat_stream_ends_with_its_finish_reason_even_before_done() -> None:
+    finished = {"choices": [{"delta": {}, "finish_reason": "stop"}]}
+    meter = ResponseMeter("openai", SSE)
+    meter.feed(_sse(CHUNK, finished))
+    meter.usage()
+    assert meter.ended
+
+
+def test_data_that_is_no_event_ends_nothing() -> None:
+    meter = ResponseMeter("anthropic", SSE)
+    meter.feed(b"data: not json\n\ndata: [1, 2]\n\n")
+    meter.usage()
+    assert not meter.ended
