@@ -19,6 +19,7 @@ from pathlib import Path
 import pytest
 from temporalio.client import Client
 
+from durabench.agents.llm_ids import ALLOW_UNKNOWN_MODEL_ENV
 from durabench.gateway import TOKEN_PREFIX
 from durabench.models.agent import AgentSpec
 from durabench.models.run import RunRequest
@@ -171,6 +172,9 @@ async def test_cli_gets_its_command_line_user_mcp_config_and_only_placeholder_ke
     secrets = {name: f"{name.lower()}-{uuid.uuid4().hex}" for name in KEYS}
     for name, value in secrets.items():
         monkeypatch.setenv(name, value)
+    # One model id for the three stand-ins (what is checked here is the command line and
+    # the keys): the plan's check of the id against the agent's provider is allowed past.
+    monkeypatch.setenv(ALLOW_UNKNOWN_MODEL_ENV, "true")
     upstream = ModelUpstream(_scripted).__enter__()
     for name in ("ANTHROPIC_BASE_URL", "OPENAI_BASE_URL", "GOOGLE_GEMINI_BASE_URL"):
         monkeypatch.setenv(name, upstream.url)
