@@ -345,6 +345,7 @@ class SandboxActivities:
         """
         ledger = self._attempt_dir(data.ref) / _LEDGER
         async with heartbeating(f"classifying {data.ref.task.task_id} {data.ref.lane}"):
+            await self.gateway.settle()  # a gateway that died has written its outage
             return await self._attempt(data.ref).classify(
                 data,
                 metered=await asyncio.to_thread(read_ledger, ledger),

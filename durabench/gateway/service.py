@@ -100,6 +100,17 @@ class ModelGateway:
                 _STARTED.add(self)
         return self._url
 
+    async def settle(self) -> None:
+        """Restart a gateway of this worker's that died, writing its outage first.
+
+        Called before an attempt's ledger is read: the session a dying gateway cut may end
+        before the watch notices the exit, and its ledger must say so when it is judged.
+        """
+        if self._url is None or self._lock is None or self._loop is not asyncio.get_running_loop():
+            return
+        async with self._lock:
+            await self.supervisor.check(self._url, probe=False)
+
     @property
     def environ(self) -> Mapping[str, str]:
         """Where the keys are read: this worker's environment, and the gateway's once it starts."""

@@ -250,8 +250,9 @@ class GatewaySupervisor:
             await asyncio.to_thread(proc.wait)
         elif proc is None and await self._alive(url):  # another worker's, serving
             return
-        cut = await asyncio.to_thread(record_outage, GrantStore(self.root))
-        log.warning("the model gateway died: its attempts' ledgers say so", attempts=cut)
+        if proc is not None:  # ours, and it exited or hung: its requests were cut
+            cut = await asyncio.to_thread(record_outage, GrantStore(self.root))
+            log.warning("the model gateway died: its attempts' ledgers say so", attempts=cut)
         host, port = url.removeprefix("http://").rsplit(":", 1)
         with contextlib.suppress(SandboxError):  # another worker's still serves: fine
             await self.ensure(host, int(port))
