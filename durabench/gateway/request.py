@@ -75,13 +75,17 @@ class AgentRequest:
         self.doc = doc if isinstance(doc, dict) else {}
 
     def asked_model(self) -> str:
-        """The model the body names (Gemini names it in the path)."""
+        """The model the API will serve: the body's, or for Gemini the path's.
+
+        Gemini serves the model its path names whatever the body says, so a body field
+        there must not stand in for it.
+        """
+        if self.provider == "gemini":
+            if "/models/" in self.path:
+                return self.path.split("/models/", 1)[1].split(":", 1)[0][:200]
+            return ""
         model = self.doc.get("model")
-        if isinstance(model, str):
-            return model[:200]
-        if self.provider == "gemini" and "/models/" in self.path:
-            return self.path.split("/models/", 1)[1].split(":", 1)[0][:200]
-        return ""
+        return model[:200] if isinstance(model, str) else ""
 
     def force_usage(self) -> None:
         """Make a streamed chat completion report its usage.

@@ -83,3 +83,15 @@ def test_the_auxiliary_models_are_the_adapters_explicit_config() -> None:
     assert env["ANTHROPIC_SMALL_FAST_MODEL"] == env["ANTHROPIC_DEFAULT_HAIKU_MODEL"]
     assert env["ANTHROPIC_SMALL_FAST_MODEL"] in claude.auxiliary_models
     assert CodexCliAgent.auxiliary_models == GeminiCliAgent.auxiliary_models == ()
+
+
+async def test_gemini_is_checked_by_the_model_in_its_path_not_a_body_field(
+    tmp_path: Path,
+) -> None:
+    async with gateway_rig(tmp_path, _echo) as rig:
+        token = rig.grant("gemini", model="gemini-2.5-flash")
+        path = "/gemini/v1beta/models/gemini-2.5-pro:generateContent"
+        body = {"model": "gemini-2.5-flash", "contents": []}  # names the granted one
+        refused = await rig.send("POST", path, token, json=body)
+    assert refused.status_code == 403  # the API would serve the path's model
+    assert rig.upstream.received == []
