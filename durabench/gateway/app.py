@@ -238,7 +238,7 @@ class GatewayApp:
                 f"durabench gateway could not reach the {req.provider} API: {type(exc).__name__}"
             )
             await _reply(send, 502, _error("api_error", message))
-            append_entry(ledger, req.entry(502, refused="upstream unreachable"))
+            append_entry(ledger, req.entry(502, refused=upstream_failure(exc)))
             return
         meter = (
             ResponseMeter(req.provider, response.headers.get("content-type", ""))
@@ -250,7 +250,11 @@ class GatewayApp:
         finally:
             await response.aclose()
             usage = meter.usage() if meter is not None else ResponseUsage()
-            cut = meter is not None and not meter.ended and 200 <= response.status_code < 300
+            cut = (
+                meter is not None
+                and not (meter.ended or meter.unreadable)
+                and 200 <= response.status_code < 300
+            )
             charged = _charge(usage, response.status_code, reservation)
             if reservation is not None:
                 self.budgets.settle(reservation, charged)
@@ -267,6 +271,18 @@ class GatewayApp:
                     },
                 ),
             )
+
+
+def upstream_failure(exc: httpx.HTTPError) -> str:
+    """The ledger's word for a request that got no answer from the API.
+
+    ``upstream unreachable`` (the host's failure) when the connection failed; a timeout
+    while sending or waiting is ``upstream timeout``, which is no harness failure: an
+    agent can ask for a long answer unstreamed, or send slowly, and wait it out.
+    """
+    if isinstance(exc, httpx.ReadTimeout | httpx.WriteTimeout):
+        return "upstream timeout"
+    return "upstream unreachable"
 
 
 async def _relay(response: httpx.Response, meter: ResponseMeter | None, send: Send) -> None:

@@ -63,6 +63,9 @@ class ResponseMeter:
         self._too_big = False
         self.ended = False
         """Whether the answer reached its end (read once :meth:`usage` has been called)."""
+        self.unreadable = False
+        """Part of the answer was too large to read (a JSON body past the limit, an event
+        line past its cap): whether it ended cannot be told, and its size was the request's."""
 
     def feed(self, chunk: bytes) -> None:
         """Take the next piece of the body."""
@@ -71,10 +74,12 @@ class ResponseMeter:
         self._buffer += chunk
         if not self.sse:
             if len(self._buffer) > MAX_JSON_BYTES:
-                self._too_big = True
+                self._too_big = self.unreadable = True
                 self._buffer.clear()
             return
         *lines, rest = self._buffer.split(b"\n")
+        if len(rest) > _MAX_LINE:
+            self.unreadable = True
         self._buffer = bytearray(rest if len(rest) <= _MAX_LINE else b"")
         for line in lines:
             if line.startswith(b"data:"):

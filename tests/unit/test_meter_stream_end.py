@@ -87,3 +87,22 @@ def test_data_that_is_no_event_ends_nothing() -> None:
     meter.feed(b"data: not json\n\ndata: [1, 2]\n\n")
     meter.usage()
     assert not meter.ended
+
+
+def test_an_answer_too_large_to_read_is_not_taken_for_a_cut_one() -> None:
+    from durabench.gateway.meter import MAX_JSON_BYTES
+
+    big = ResponseMeter("openai", "application/json")  # e.g. many choices with logprobs
+    big.feed(b'{"choices": [' + b" " * MAX_JSON_BYTES + b"]}")
+    big.usage()
+    assert big.unreadable and not big.ended
+    long_line = ResponseMeter("openai", SSE)  # a closing event echoing huge instructions
+    line = b'data: {"type": "response.completed", "x": "' + b"a" * (5 << 20) + b'"}\n\n'
+    for i in range(0, len(line), 64 << 10):  # as the API sends it: in pieces
+        long_line.feed(line[i : i + (64 << 10)])
+    long_line.usage()
+    assert long_line.unreadable
+    plain = ResponseMeter("openai", SSE)
+    plain.feed(_sse(CHUNK))
+    plain.usage()
+    assert not plain.unreadable and not plain.ended
