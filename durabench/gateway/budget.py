@@ -33,13 +33,26 @@ def worst_case(provider: ProviderName, doc: dict[str, Any], body_bytes: int) -> 
     """The most tokens ``doc`` can cost: its output cap (or a default) and its input."""
     if provider == "gemini":
         config = doc.get("generationConfig") or doc.get("generation_config")
-        cap = config.get("maxOutputTokens") if isinstance(config, dict) else None
+        config = config if isinstance(config, dict) else {}
+        cap = _first_int(config, ("maxOutputTokens", "max_output_tokens"))
+        answers = _first_int(config, ("candidateCount", "candidate_count"))
     else:
-        names = ("max_tokens", "max_output_tokens", "max_completion_tokens")
-        cap = next((doc[n] for n in names if isinstance(doc.get(n), int)), None)
-    if not isinstance(cap, int) or isinstance(cap, bool) or cap <= 0:
-        cap = DEFAULT_OUTPUT_RESERVE
-    return cap + body_bytes // BYTES_PER_TOKEN
+        cap = _first_int(doc, ("max_tokens", "max_output_tokens", "max_completion_tokens"))
+        answers = _first_int(doc, ("n",))
+    return (cap or DEFAULT_OUTPUT_RESERVE) * (answers or 1) + body_bytes // BYTES_PER_TOKEN
+
+
+def _first_int(doc: dict[str, Any], names: tuple[str, ...]) -> int | None:
+    """The first of ``names`` that ``doc`` sets to a positive integer.
+
+    Every answer a request asks for costs its output: ``n`` and ``candidateCount``
+    multiply the cap.
+    """
+    for name in names:
+        value = doc.get(name)
+        if isinstance(value, int) and not isinstance(value, bool) and value > 0:
+            return value
+    return None
 
 
 @dataclass

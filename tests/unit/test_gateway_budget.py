@@ -11,9 +11,12 @@ import asyncio
 import json
 from pathlib import Path
 
+import pytest
+
 from durabench.gateway import read_ledger
 from durabench.gateway.budget import Budgets, worst_case
 from durabench.gateway.ledger import read_entries
+from durabench.gateway.providers import ProviderName
 from tests.gateway_rig import gateway_rig
 from tests.model_upstream import Received, Reply, anthropic_stream
 
@@ -123,3 +126,17 @@ async def test_a_gateway_started_anew_refuses_what_the_last_one_spent(tmp_path: 
     async with gateway_rig(tmp_path, _costly) as again:  # a new process: memory is empty
         refused = await again.send("POST", "/anthropic/v1/messages", token, content=_body(480))
     assert refused.status_code == 400 and again.upstream.received == []
+
+
+@pytest.mark.parametrize(
+    ("provider", "doc"),
+    [
+        ("openai", {"max_tokens": 100, "n": 8}),
+        ("gemini", {"generationConfig": {"maxOutputTokens": 100, "candidateCount": 8}}),
+        ("gemini", {"generationConfig": {"max_output_tokens": 100, "candidate_count": 8}}),
+    ],
+)
+def test_the_worst_case_counts_every_answer_a_request_asks_for(
+    provider: ProviderName, doc: dict[str, object]
+) -> None:
+    assert worst_case(provider, doc, 0) == 800
