@@ -27,7 +27,7 @@ from typing import NamedTuple
 
 from durabench.gateway.providers import ProviderName
 
-__all__ = ["MCP_METHODS", "ROUTES", "Route", "allowed", "path_fault"]
+__all__ = ["MCP_METHODS", "QUERY", "ROUTES", "Route", "allowed", "path_fault", "query_fault"]
 
 
 class Route(NamedTuple):
@@ -71,6 +71,23 @@ ROUTES: Mapping[ProviderName, tuple[Route, ...]] = {
 }
 """Every endpoint passed on, per provider; anything else is refused with 403."""
 
+QUERY: Mapping[ProviderName, Mapping[str, frozenset[str] | None]] = {
+    "anthropic": {"beta": frozenset({"true"})},
+    "openai": {},
+    "gemini": {
+        "alt": frozenset({"sse"}),
+        "key": None,
+        "pageSize": None,
+        "pageToken": None,
+    },
+}
+"""Query parameters passed on, per provider, and their allowed values (``None``: any).
+
+An API reads its query as part of the request: Gemini's ``fields=`` strips the usage and
+the end of an answer from what the meter sees, ``alt=proto`` makes it unreadable. So
+only what the CLIs send passes (Claude Code's ``beta=true``, Gemini's ``alt=sse``, its
+key, which is replaced, and the model list's paging)."""
+
 MCP_METHODS = frozenset({"POST", "GET", "DELETE"})
 """What streamable HTTP uses on an MCP endpoint: JSON-RPC, its event stream, session end."""
 
@@ -98,3 +115,15 @@ def allowed(provider: ProviderName, method: str, path: str) -> Route | None:
         if route.method == method and route.pattern.fullmatch(path):
             return route
     return None
+
+
+def query_fault(provider: ProviderName, query: list[tuple[str, str]]) -> str:
+    """Why ``query`` cannot be passed on to ``provider``'s API, or ``""``."""
+    allowed_here = QUERY[provider]
+    for name, value in query:
+        if name not in allowed_here:
+            return f"its query names {name[:40]!r}, which the gateway does not pass on"
+        values = allowed_here[name]
+        if values is not None and value not in values:
+            return f"its query sets {name}={value[:40]!r}, which the gateway does not pass on"
+    return ""

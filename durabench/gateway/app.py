@@ -20,7 +20,7 @@ from urllib.parse import parse_qsl, urlencode
 
 import httpx
 
-from durabench.gateway.allowlist import MCP_METHODS, allowed, path_fault
+from durabench.gateway.allowlist import MCP_METHODS, allowed, path_fault, query_fault
 from durabench.gateway.budget import Budgets, Reservation, worst_case
 from durabench.gateway.grants import Grant, GrantStore
 from durabench.gateway.ledger import UPSTREAM_CUT, append_entry
@@ -109,7 +109,7 @@ class GatewayApp:
         Raises:
             _Refused: the path, the body, the model or the budget is refused.
         """
-        fault = path_fault(req.path)
+        fault = path_fault(req.path) or query_fault(grant.provider, req.query)
         route = None if fault else allowed(grant.provider, req.method, req.path)
         if route is None:
             why = f" ({fault})" if fault else ""

@@ -51,6 +51,11 @@ REFUSED = [
     ("gemini", "POST", "/gemini/v1beta/models/gemini-2.5-pro:batchGenerateContent"),
     ("gemini", "POST", "/gemini/v1beta/tunedModels/x:generateContent"),
     ("gemini", "POST", "/gemini/v1beta/cachedContents"),
+    # a query the API would read another way: fields= strips the usage and the end
+    ("gemini", "POST", f"/gemini/v1beta/models/{MODEL}:streamGenerateContent?alt=sse&fields=x"),
+    ("gemini", "POST", f"/gemini/v1beta/models/{MODEL}:generateContent?alt=proto"),
+    ("anthropic", "POST", "/anthropic/v1/messages?beta=true&other=1"),
+    ("openai", "POST", "/openai/v1/responses?stream=false"),
 ]
 
 
@@ -77,6 +82,7 @@ ALLOWED = [
     ("anthropic", "GET", f"/anthropic/v1/models/{MODEL}", f"/v1/models/{MODEL}"),
     ("openai", "GET", "/openai/v1/models", "/v1/models"),
     ("gemini", "GET", "/gemini/v1beta/models", "/v1beta/models"),
+    ("gemini", "GET", "/gemini/v1beta/models?pageSize=50", "/v1beta/models?pageSize=50"),
 ]
 
 
