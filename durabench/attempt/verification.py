@@ -91,6 +91,11 @@ class Verification:
             reward, failure = await self._read_reward(result.timed_out), ""
         except (RewardFileMissing, RewardParseError) as exc:
             reward, failure = 0.0, f"{exc}; scored 0.0, as the tests ran over what the agent left"
+        except SandboxError:  # it may stop only after the reaper ran: the same judgement
+            stopped = await self.sandbox.stopped_by_itself()
+            if stopped is None:
+                raise
+            reward, failure = 0.0, _stopped_while("the tests", stopped)
         return VerifyOutput(reward=reward, build_failed=build_failed, failure=failure)
 
     async def _stop_what_ran(self, what: str) -> str:
@@ -107,10 +112,7 @@ class Verification:
             stopped = await self.sandbox.stopped_by_itself()
             if stopped is None:
                 raise
-            return (
-                f"the sandbox stopped while {what} ran over what the agent left ({stopped}); "
-                "scored 0.0"
-            )
+            return _stopped_while(what, stopped)
         return ""
 
     async def _build(self, command: str) -> bool:
@@ -139,3 +141,7 @@ class Verification:
                 "its output is in the attempt's verifier/ directory"
             ) from None
         return parse_reward(text, where=f"{reward} of {task_id}")
+
+
+def _stopped_while(what: str, stopped: str) -> str:
+    return f"the sandbox stopped while {what} ran over what the agent left ({stopped}); scored 0.0"

@@ -17,6 +17,7 @@ from typing import Any, cast
 
 import docker
 import docker.errors
+import requests
 from docker.models import containers as docker_containers
 from docker.models.containers import Container
 from docker.types import DriverConfig, Mount
@@ -75,6 +76,10 @@ def _memory_volume(path: str, size_mb: int) -> Mount:
     return Mount(
         target=path, source=None, type="volume", driver_config=DriverConfig("local", options)
     )
+
+
+_STOPPING_S = 5
+"""How long a container found running may take to stop when its keeper was killed."""
 
 
 @sandbox_backend("docker")
@@ -205,9 +210,14 @@ class DockerSandbox(Sandbox):
         return await in_thread(self._slots_left_sync)
 
     def _stopped_sync(self) -> str | None:
+        api = self.client.api
         with map_docker_errors(f"inspecting container {self.spec.name}"):
             try:
-                state = self.client.api.inspect_container(self.spec.name)["State"]
+                state = api.inspect_container(self.spec.name)["State"]
+                if state.get("Running"):  # a container whose keeper was just killed: ending
+                    with suppress(requests.exceptions.RequestException):
+                        api.wait(self.spec.name, timeout=_STOPPING_S)
+                    state = api.inspect_container(self.spec.name)["State"]
             except docker.errors.NotFound:
                 return None
         if state.get("Running") or state.get("Restarting"):
