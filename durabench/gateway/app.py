@@ -25,7 +25,14 @@ from durabench.gateway.budget import Budgets, Reservation, worst_case
 from durabench.gateway.grants import Grant, GrantStore
 from durabench.gateway.ledger import UPSTREAM_CUT, append_entry
 from durabench.gateway.meter import ResponseMeter, ResponseUsage
-from durabench.gateway.providers import PROVIDERS, ProviderName, client_key, outgoing_headers
+from durabench.gateway.providers import (
+    PROVIDERS,
+    ProviderName,
+    client_key,
+    mcp_key,
+    outgoing_headers,
+    route_of,
+)
 from durabench.gateway.request import AgentRequest, BodyTooLarge, Receive, read_body
 
 __all__ = ["GatewayApp", "McpResolver", "SecretResolver"]
@@ -77,10 +84,10 @@ class GatewayApp:
         if raw == "/healthz":
             await _reply(send, 200, {"gateway": "durabench"})
             return
-        provider, _, rest = raw.partition("?")[0].lstrip("/").partition("/")
+        provider, rest = route_of(raw)
         headers = {k.decode("latin-1"): v.decode("latin-1") for k, v in scope["headers"]}
         if provider == "mcp":
-            await self._mcp(scope, receive, send, headers, "/" + rest)
+            await self._mcp(scope, receive, send, headers, rest)
             return
         if provider not in PROVIDERS:
             await _reply(send, 404, _error("not_found", f"no model API at /{provider[:80]}"))
@@ -91,7 +98,7 @@ class GatewayApp:
             message = "durabench gateway: this key is good for no running attempt"
             await _reply(send, 401, _error("authentication_error", message))
             return
-        req = AgentRequest(grant.provider, "/" + rest, scope["method"], headers, query)
+        req = AgentRequest(grant.provider, rest, scope["method"], headers, query)
         reservation = None
         try:
             reservation = await self._admit(grant, req, receive)
@@ -174,12 +181,7 @@ class GatewayApp:
         self, scope: Scope, receive: Receive, send: Send, headers: dict[str, str], rest: str
     ) -> None:
         """The lane's MCP server over HTTP: its one endpoint, the placeholder swapped."""
-        grant = None
-        for value in headers.values():
-            words = value.split()
-            if words and (found := self.store.find(words[-1])) and found.mcp is not None:
-                grant = found
-                break
+        grant = self.store.find(mcp_key(headers))
         if grant is None or grant.mcp is None:
             await _reply(send, 401, _error("authentication_error", "no MCP server for this key"))
             return

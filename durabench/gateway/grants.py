@@ -20,13 +20,10 @@ from pydantic import BaseModel, ConfigDict
 
 from durabench.agents.llm_ids import served_model_matches
 from durabench.atomic import atomic_write
-from durabench.gateway.providers import ProviderName
+from durabench.gateway.providers import TOKEN_PREFIX, ProviderName
 from durabench.models.config import McpServer
 
 __all__ = ["Grant", "GrantStore", "TOKEN_PREFIX"]
-
-TOKEN_PREFIX = "dbgw-"
-"""Placeholder keys start so: one seen anywhere is recognisable as no real key."""
 
 
 class Grant(BaseModel):

@@ -25,9 +25,8 @@ from collections.abc import Awaitable, Callable, Mapping, MutableMapping
 from typing import Any
 from urllib.parse import parse_qsl
 
-from durabench.gateway.grants import TOKEN_PREFIX
 from durabench.gateway.limits import GatewayLimits
-from durabench.gateway.providers import client_key
+from durabench.gateway.providers import TOKEN_PREFIX, client_key, mcp_key, route_of
 
 __all__ = ["LimitedApp"]
 
@@ -136,15 +135,12 @@ def _placeholder(scope: Scope) -> str:
     headers: dict[str, str] = {
         k.decode("latin-1"): v.decode("latin-1") for k, v in scope["headers"]
     }
+    raw = (scope.get("raw_path") or scope["path"].encode()).decode("latin-1")
+    if route_of(raw)[0] == "mcp":
+        return mcp_key(headers)[:128]
     query = dict(parse_qsl(scope.get("query_string", b"").decode("latin-1")))
     key = client_key(headers, query)
-    if key.startswith(TOKEN_PREFIX):
-        return key[:128]
-    for value in headers.values():  # an MCP server's auth header, whatever its name
-        words = value.split()
-        if words and words[-1].startswith(TOKEN_PREFIX):
-            return words[-1][:128]
-    return ""
+    return key[:128] if key.startswith(TOKEN_PREFIX) else ""
 
 
 async def _refuse(send: Send, status: int, kind: str, message: str) -> None:

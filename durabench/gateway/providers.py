@@ -13,9 +13,20 @@ from dataclasses import dataclass
 
 from durabench.models.config import ModelApi
 
-__all__ = ["PROVIDERS", "Provider", "ProviderName", "auth_headers", "client_key"]
+__all__ = [
+    "PROVIDERS",
+    "TOKEN_PREFIX",
+    "Provider",
+    "ProviderName",
+    "auth_headers",
+    "client_key",
+    "mcp_key",
+    "route_of",
+]
 
 ProviderName = ModelApi
+TOKEN_PREFIX = "dbgw-"
+"""Placeholder keys start so: one seen anywhere is recognisable as no real key."""
 
 
 @dataclass(frozen=True)
@@ -79,6 +90,29 @@ def client_key(headers: Mapping[str, str], query: Mapping[str, str]) -> str:
     if auth.lower().startswith("bearer "):
         return auth[7:].strip()
     return query.get("key", "").strip()
+
+
+def route_of(raw_path: str) -> tuple[str, str]:
+    """Which API a request is for (a provider's name, or ``mcp``) and the path past it.
+
+    Read from the path as sent, undecoded, by the app and by its request limit alike.
+    """
+    first, _, rest = raw_path.partition("?")[0].lstrip("/").partition("/")
+    return first, "/" + rest
+
+
+def mcp_key(headers: Mapping[str, str]) -> str:
+    """The placeholder an MCP request carries: the last word of its first header that holds one.
+
+    MCP servers name their auth header as they like, so any header may carry it. The
+    gateway's request limit and its MCP route both take the key from here: a request
+    that named one attempt to the limit and another to the route would escape the limit.
+    """
+    for value in headers.values():
+        words = value.split()
+        if words and words[-1].startswith(TOKEN_PREFIX):
+            return words[-1]
+    return ""
 
 
 def auth_headers(provider: ProviderName, variable: str, secret: str) -> dict[str, str]:

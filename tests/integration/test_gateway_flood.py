@@ -28,6 +28,7 @@ import pytest
 
 from durabench.gateway import GatewayLimits, Grant, ModelGateway, read_ledger
 from durabench.gateway.supervisor import health_of
+from durabench.models.config import McpServer
 from tests.model_upstream import ModelUpstream, Received, Reply, anthropic_stream
 
 MODEL = "claude-haiku-4-5"
@@ -87,6 +88,8 @@ async def rig_with(tmp_path: Path) -> AsyncIterator[Callable[..., Awaitable[Rig]
             "OPENAI_API_KEY": "sk-openai-real-key-0123456789",
             "ANTHROPIC_BASE_URL": upstream.url,
             "OPENAI_BASE_URL": "http://127.0.0.1:9",  # nothing listens: the flood goes nowhere
+            "SG_URL": upstream.url + "/sg",
+            "SG_TOKEN": "sgp_real_mcp_token_0123456789",
         }
         gateway = ModelGateway(
             tmp_path / "gateway",
@@ -339,3 +342,41 @@ async def test_a_request_that_waited_too_long_for_its_attempts_slot_is_refused(
     assert (await ask(other)).status_code == 200
     rig.upstream.hold.set()
     assert [r.status_code for r in await asyncio.gather(*held)] == [200, 200]
+
+
+async def test_an_mcp_request_waits_for_its_attempts_slot_whatever_other_key_it_carries(
+    rig_with: Callable[..., Awaitable[Rig]], tmp_path: Path
+) -> None:
+    """The limit and the MCP server are reached by the same key: a junk placeholder in
+    another header must not buy a fresh slot for a request served on the real one."""
+    rig = await rig_with(requests_per_attempt=1, queue_timeout_sec=0.5)
+    server = McpServer(
+        name="sourcegraph", url_env="SG_URL", token_env="SG_TOKEN", url_suffix="/.api/mcp/v1"
+    )
+    grant = Grant(
+        attempt="mcp",
+        agent="claude-code",
+        provider="anthropic",
+        model=MODEL,
+        ledger=str(tmp_path / "mcp.jsonl"),
+        mcp=server,
+    )
+    token = rig.gateway.store.grant(grant)
+    rig.upstream.hold.clear()
+
+    async def call(hold: bool, **headers: str) -> httpx.Response:
+        body = {"jsonrpc": "2.0", "id": 1, "method": "tools/list", "hold": hold}
+        async with httpx.AsyncClient(timeout=120) as client:
+            return await client.post(f"{rig.url}/mcp/.api/mcp/v1", headers=headers, json=body)
+
+    held = asyncio.create_task(call(True, authorization=f"token {token}"))
+    while rig.upstream.holding < 1:
+        await asyncio.sleep(0.02)
+    for n in range(3):
+        junk = f"dbgw-{n:048d}"
+        smuggled = await call(False, **{"x-api-key": junk, "authorization": f"token {token}"})
+        assert smuggled.status_code in (401, 429), smuggled.text
+    assert len(rig.upstream.received) == 0  # the held request is still at the API
+    rig.upstream.hold.set()
+    assert (await held).status_code == 200
+    assert len(rig.upstream.received) == 1
