@@ -33,6 +33,7 @@ SHOWN_DEFAULTS = {
     "temporal_address": "the profile's, else the embedded server",
     "namespace": "the profile's, else `default`",
     "host_id_override": "an id kept in `DURABENCH_HOME`",
+    "ui_url": "the embedded server's",
     "max_sandboxes": "host memory ÷ ¼ of `DURABENCH_SANDBOX_MEMORY_MB`",
     "max_verifiers": "CPUs ÷ `DURABENCH_SANDBOX_CPUS`, at least 1",
     "accounts_file_override": "`$DURABENCH_HOME/accounts.toml`",

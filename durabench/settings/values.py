@@ -165,9 +165,9 @@ class Settings(BaseSettings):
     gateway_budget_tokens: int | None = Field(
         default=None, gt=0, validation_alias="DURABENCH_BUDGET_TOKENS"
     )
-    """``DURABENCH_BUDGET_TOKENS``: tokens (input, output and cache) one attempt may use;
-    past it the gateway refuses the agent's requests and the attempt ends as the model's
-    (the budget is part of the benchmark). Unset: no budget."""
+    """``DURABENCH_BUDGET_TOKENS``: the default of ``--budget``, the tokens (input, output
+    and cache) one attempt may use; past it the gateway refuses the agent's requests and the
+    attempt ends as the model's (the budget is part of the benchmark). Unset: no budget."""
     sandbox_memory_mb: int = Field(default=4096, gt=0)
     """``DURABENCH_SANDBOX_MEMORY_MB``: memory limit of each sandbox, in MiB."""
     sandbox_cpus: float = Field(default=2.0, gt=0)

@@ -75,7 +75,9 @@ def test_every_durabench_variable_the_code_names_is_on_the_settings_page() -> No
             for name in NAME.findall(path.read_text(errors="replace")):
                 named.setdefault(name, path)
     assert named, "no DURABENCH_ name found: the scan is broken"
-    missing = {name: str(path.relative_to(REPO)) for name, path in named.items() if name not in documented}
+    missing = {
+        name: str(path.relative_to(REPO)) for name, path in named.items() if name not in documented
+    }
     assert not missing, f"say what these do in docs/settings.md: {missing}"
 
 
