@@ -2,9 +2,9 @@
 # Build a small local Python base image without a registry: debootstrap a Debian
 # minbase rootfs with python3 and git, then `docker import` it.
 #
-# The documented way to get a base image on a machine with no registry (README, "Your
-# first hour"): `python -m starter run` refuses a DURABENCH_BASE_IMAGE it can neither find
-# nor pull, and names this script. Needs root (debootstrap) and an apt mirror.
+# The documented way to get a base image on a machine with no registry (docs/install.md):
+# `python -m starter run` refuses a DURABENCH_BASE_IMAGE it can neither find nor pull,
+# and names this script. Needs root (debootstrap) and an apt mirror.
 #
 # Usage: scripts/build-base-image.sh [TAG]   (default: durabench-base:bookworm)
 #        export DURABENCH_BASE_IMAGE=TAG

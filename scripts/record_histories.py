@@ -98,7 +98,7 @@ FROZEN = (
 )
 """Old paths of a live patch (``finish-sandbox``: collect, teardown and record as three
 activities), recorded before it: no test records them any more, and they stay until the patch is
-deprecated (README, "Changing workflows")."""
+deprecated (docs/changing-workflows.md)."""
 
 
 def _say(text: str) -> None:

@@ -59,7 +59,7 @@ async def status_main(
     if accounts is None:
         console.print(
             f"No accounts file at {path}: agents get their keys from each worker's "
-            "environment. See the README's Accounts section to list accounts."
+            "environment. See docs/accounts.md to list accounts."
         )
         return ()
     client = client or await connect(settings)

@@ -97,7 +97,7 @@ def _read(path: Path, known: set[str]) -> dict[str, _FileValue]:
             )
             raise ConfigError(
                 f"unknown setting {key!r} in {path}: keys are the DURABENCH_* variables "
-                f"without the prefix, in lower case (see the README's Settings){where}"
+                f"without the prefix, in lower case (see docs/settings.md){where}"
             )
         values[name] = _FileValue(value, _as_text(key, value, path))
     return values

@@ -89,12 +89,13 @@ class Settings(BaseSettings):
     )
 
     home: Path
-    """State directory (``DURABENCH_HOME``, default ``~/.durabench``): runs, server DB, logs."""
+    """``DURABENCH_HOME``: the state directory (runs, the embedded server's history, logs).
+    Read from the environment or ``.env`` only, since ``config.toml`` lives in it."""
     temporal_address: str | None = Field(default=None, validation_alias="TEMPORAL_ADDRESS")
-    """``TEMPORAL_ADDRESS`` (or the temporal CLI's profile, applied by the starter); unset
-    means the embedded dev server on localhost:7233."""
+    """``TEMPORAL_ADDRESS``: the Temporal frontend to use (or the temporal CLI's profile's,
+    applied by the starter); unset: the embedded dev server on localhost (``DURABENCH_PORT``)."""
     namespace: str = Field(default="default", validation_alias="TEMPORAL_NAMESPACE")
-    """``TEMPORAL_NAMESPACE`` (or the temporal CLI's profile)."""
+    """``TEMPORAL_NAMESPACE``: the Temporal namespace (or the temporal CLI's profile's)."""
     task_queue: str = "durabench"
     """``DURABENCH_TASK_QUEUE``: the shared queue for workflows and host-independent work."""
     base_image: str = DEFAULT_BASE_IMAGE
@@ -102,9 +103,9 @@ class Settings(BaseSettings):
     timeout_multiplier: float = Field(default=1.0, gt=0)
     """``DURABENCH_TIMEOUT_MULTIPLIER``: scales every task's agent time limit."""
     port: int = 7233
-    """Port of the embedded server's frontend (``DURABENCH_PORT``)."""
+    """``DURABENCH_PORT``: port of the embedded server's frontend."""
     ui_port: int = 8233
-    """Port of the embedded server's Web UI (``DURABENCH_UI_PORT``)."""
+    """``DURABENCH_UI_PORT``: port of the embedded server's Web UI."""
     infra_retries: int = Field(default=2, ge=0)
     """``DURABENCH_INFRA_RETRIES``: new attempts after an infra failure, per arm."""
     infra_backoff_sec: float = Field(default=60.0, ge=0)
@@ -117,18 +118,20 @@ class Settings(BaseSettings):
     """``DURABENCH_HOST_TIMEOUT_SEC``: how long an attempt's container work may wait for its
     host's worker; then the attempt starts over on whichever host takes it."""
     host_id_override: str | None = Field(default=None, validation_alias="DURABENCH_HOST_ID")
-    """``DURABENCH_HOST_ID``: this worker's host id (``hostname``: the machine's name), for
-    workers that share a ``DURABENCH_HOME``; unset: an id kept in ``home``."""
+    """``DURABENCH_HOST_ID``: this worker's host id (``hostname``: the machine's name);
+    workers that share a ``DURABENCH_HOME`` need distinct ids. Unset: an id kept in ``home``."""
     ui_url: str | None = None
     """``DURABENCH_UI_URL``: the Temporal Web UI of a server durabench did not start (docker
     compose: ``http://localhost:8233``), for links to runs; the embedded one's is known."""
     gateway_network: str = "durabench-models"
     """``DURABENCH_GATEWAY_NETWORK``: the internal Docker network of sandboxes whose agent
-    calls a model; it holds them and this host's model gateway, and has no route out.
-    Sandboxes of agents that call no model get no network at all."""
+    calls a model; it holds them and this host's model gateway, and has no route out
+    (created if absent; an existing network that is not internal is refused). Sandboxes of
+    agents that call no model get no network at all."""
     gateway_port: int = Field(default=8719, ge=0, le=65535)
     """``DURABENCH_GATEWAY_PORT``: the model gateway's port on that network. Fixed, so an
-    agent re-attached after a worker restart finds the gateway again (0: any free port)."""
+    agent re-attached after a worker restart finds the gateway again (0: any free port,
+    lost on restart)."""
     gateway_files: int = Field(default=16_384, ge=256)
     """``DURABENCH_GATEWAY_FILES``: open files of the gateway's process (its own limit)."""
     gateway_memory_mb: int = Field(default=2048, ge=128)
@@ -162,9 +165,9 @@ class Settings(BaseSettings):
     gateway_budget_tokens: int | None = Field(
         default=None, gt=0, validation_alias="DURABENCH_BUDGET_TOKENS"
     )
-    """``DURABENCH_BUDGET_TOKENS``: tokens (input, output and cache) one attempt may use;
-    past it the gateway refuses the agent's requests and the attempt ends as the model's
-    (the budget is part of the benchmark). Unset: no budget."""
+    """``DURABENCH_BUDGET_TOKENS``: the default of ``--budget``, the tokens (input, output
+    and cache) one attempt may use; past it the gateway refuses the agent's requests and the
+    attempt ends as the model's (the budget is part of the benchmark). Unset: no budget."""
     sandbox_memory_mb: int = Field(default=4096, gt=0)
     """``DURABENCH_SANDBOX_MEMORY_MB``: memory limit of each sandbox, in MiB."""
     sandbox_cpus: float = Field(default=2.0, gt=0)
@@ -177,13 +180,15 @@ class Settings(BaseSettings):
         ge=1,
     )
     """``DURABENCH_MAX_SANDBOXES``: attempts this worker host runs at once, across every run
-    (default: by memory, one per quarter of ``sandbox_memory_mb``; agents mostly wait)."""
+    (default: by memory, one per quarter of ``DURABENCH_SANDBOX_MEMORY_MB``, as agents mostly
+    wait on a model; not by CPU count)."""
     max_verifiers: int = Field(
         default_factory=lambda data: default_max_verifiers(data.get("sandbox_cpus", 2.0)),
         ge=1,
     )
     """``DURABENCH_MAX_VERIFIERS``: verifiers this worker host runs at once (default: its CPU
-    count over ``sandbox_cpus``); the others wait, as long as their phase can spare."""
+    count over ``DURABENCH_SANDBOX_CPUS``); the others wait, as long as their phase can spare,
+    then run anyway."""
     collect_file_mb: int = Field(default=64, gt=0)
     """``DURABENCH_COLLECT_FILE_MB``: the largest file kept from an attempt (a transcript
     past it keeps its last part); larger files are left out, and the result says so."""
@@ -195,7 +200,8 @@ class Settings(BaseSettings):
     sandbox_disk_gb: int | None = Field(default=None, gt=0)
     """``DURABENCH_SANDBOX_DISK_GB``: cap on each sandbox's writable layer (its workspace),
     where the daemon's storage driver supports one (``overlay2`` on xfs with ``pquota``,
-    devicemapper, btrfs, zfs); unset: no cap beyond the disk's."""
+    devicemapper, btrfs, zfs; a daemon that cannot is refused with that reason); unset: no
+    cap beyond the disk's."""
     sandbox_logs_mb: int = Field(default=1024, gt=0)
     """``DURABENCH_SANDBOX_LOGS_MB``: size of each sandbox's ``/logs`` (a tmpfs, counted in
     its memory limit), so logs cannot fill the host's disk."""
@@ -209,15 +215,17 @@ class Settings(BaseSettings):
     accounts_file_override: Path | None = Field(
         default=None, validation_alias="DURABENCH_ACCOUNTS_FILE"
     )
-    """``DURABENCH_ACCOUNTS_FILE``: the accounts file; unset: ``accounts.toml`` in ``home``."""
+    """``DURABENCH_ACCOUNTS_FILE``: the accounts file; unset: ``accounts.toml`` in
+    ``DURABENCH_HOME``."""
     results_url: str | None = None
     """``DURABENCH_RESULTS_URL``: an object store every host keeps results in
     (``s3://bucket/prefix``; endpoint and credentials from the standard AWS variables);
-    unset: ``runs`` in ``home``, on this machine."""
+    unset: ``runs`` in ``DURABENCH_HOME``, on this machine."""
     task_roots: Annotated[tuple[Path, ...], NoDecode] = ()
-    """``DURABENCH_TASK_ROOTS``: absolute directories, ``os.pathsep``-separated, where this
-    worker also accepts task directories (selection files and benchmark checkouts outside
-    ``home``); the bundled suites and ``home`` are always accepted."""
+    """``DURABENCH_TASK_ROOTS``: absolute directories, ``os.pathsep``-separated (``:`` on
+    Linux), where this worker also accepts task directories (selection files and benchmark
+    checkouts outside ``DURABENCH_HOME``); the bundled suites, ``DURABENCH_HOME/suites`` and
+    runs' dataset tasks are always accepted."""
 
     @field_validator("home", "accounts_file_override", mode="after")
     @classmethod

@@ -245,7 +245,8 @@ async def test_a_plan_with_tasks_outside_the_roots_is_refused_until_a_root_is_ad
     )
     request = RunRequest(run_id="r", suite="", benchmarks_dir=str(checkout))
     env = ActivityEnvironment()
-    with pytest.raises(ApplicationError, match="add the directory that holds it to DURABENCH_TASK"):
+    to_roots = "add the directory that holds it to DURABENCH_TASK_ROOTS"
+    with pytest.raises(ApplicationError, match=to_roots):
         await env.run(PlanActivities(settings).plan_run, request)
     added = settings.model_copy(update={"task_roots": (checkout,)})
     summary = await env.run(PlanActivities(added).plan_run, request)
