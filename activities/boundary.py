@@ -31,7 +31,7 @@ from temporalio.exceptions import ApplicationError, CancelledError, FailureError
 
 from durabench.accounts import account_secrets, load_accounts
 from durabench.agents import agent_secret_env
-from durabench.configs import all_configs
+from durabench.configs import mcp_token_envs
 from durabench.errors import AccountError, non_retryable_names
 from durabench.logs import get_logger
 from durabench.service import BEARER_KEY_ENV, DESCOPE_KEY_ENV
@@ -68,8 +68,8 @@ class KnownSecrets:
             self._accounts.update(account_secrets(load_accounts(self.accounts_file)))
         except AccountError as exc:
             log.error("accounts file unreadable; scrubbing the secrets known before", error=exc)
-        names = (*agent_secret_env(), DESCOPE_KEY_ENV, BEARER_KEY_ENV)
-        known = secret_values(all_configs(), os.environ, names)
+        names = (*agent_secret_env(), *mcp_token_envs(), DESCOPE_KEY_ENV, BEARER_KEY_ENV)
+        known = secret_values(os.environ, names)
         return tuple(sorted({*known, *self._accounts}, key=len, reverse=True))
 
 

@@ -12,6 +12,7 @@ from durabench.configs.registry import (
     instruction_for,
     known_configs,
     load_registry,
+    mcp_token_envs,
 )
 
 __all__ = [
@@ -31,5 +32,6 @@ __all__ = [
     "mcp_config_json",
     "mcp_env",
     "mcp_server_entry",
+    "mcp_token_envs",
     "missing_mcp_env",
 ]

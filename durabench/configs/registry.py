@@ -93,6 +93,11 @@ def all_configs() -> list[LaneConfig]:
     return list(_registry().values())
 
 
+def mcp_token_envs() -> tuple[str, ...]:
+    """The variables every config's MCP server reads its token from: secrets to scrub."""
+    return tuple(sorted({c.mcp.token_env for c in _registry().values() if c.mcp is not None}))
+
+
 def known_configs() -> list[str]:
     """Names of every config, sorted."""
     return sorted(_registry())

@@ -22,8 +22,6 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from urllib.parse import quote
 
-from durabench.models.config import LaneConfig
-
 __all__ = [
     "REDACTED",
     "scrub_bytes",
@@ -38,15 +36,9 @@ _MIN_LEN = 6
 """Shorter values are not scrubbed: they would mangle ordinary text and guard nothing."""
 
 
-def secret_values(
-    configs: Iterable[LaneConfig], environ: Mapping[str, str], names: Iterable[str] = ()
-) -> tuple[str, ...]:
-    """The values of the secret variables set in ``environ``.
-
-    Those are every token variable the ``configs`` name, and ``names`` (agents' API keys).
-    """
-    names = {*names, *(c.mcp.token_env for c in configs if c.mcp is not None)}
-    values = {environ[n] for n in names if len(environ.get(n, "")) >= _MIN_LEN}
+def secret_values(environ: Mapping[str, str], names: Iterable[str]) -> tuple[str, ...]:
+    """The values of the variables ``names`` (API keys, MCP tokens) set in ``environ``."""
+    values = {environ[n] for n in set(names) if len(environ.get(n, "")) >= _MIN_LEN}
     return tuple(sorted(values, key=len, reverse=True))
 
 

@@ -116,3 +116,18 @@ def test_the_graph_sees_imports_inside_functions() -> None:
     graph = _graph()
     assert "runtime.workers" in graph["starter.work"]  # imported inside the verb
     assert "runtime.embedded" in graph["bench.common"]
+
+
+def test_settings_import_nothing_of_the_domain_above_them() -> None:
+    """Settings are read by every part of the domain (models validate URLs with them), so
+    they import none of it but its errors: a settings module that imported ``models``
+    would close a loop."""
+    below = ("durabench.settings", "durabench.errors")
+    upward = [
+        f"{module} imports {target}"
+        for module, targets in _graph().items()
+        if module.startswith("durabench.settings")
+        for target in targets
+        if target.startswith("durabench.") and not target.startswith(below)
+    ]
+    assert upward == []

@@ -2,14 +2,14 @@ from pathlib import Path
 
 import pytest
 
-from durabench.configs import all_configs
+from durabench.configs import mcp_token_envs
 from durabench.settings.secrets import REDACTED, scrub_text, scrub_tree, secret_values
 
 
 def test_secret_values_are_the_token_variables_only() -> None:
     env = {"SOURCEGRAPH_ACCESS_TOKEN": "sgp_abcdef123", "SOURCEGRAPH_URL": "https://sg.example"}
-    assert secret_values(all_configs(), env) == ("sgp_abcdef123",)
-    assert secret_values(all_configs(), {"SOURCEGRAPH_ACCESS_TOKEN": "x"}) == ()
+    assert secret_values(env, mcp_token_envs()) == ("sgp_abcdef123",)
+    assert secret_values({"SOURCEGRAPH_ACCESS_TOKEN": "x"}, mcp_token_envs()) == ()
 
 
 def test_scrub_text_and_tree(tmp_path: Path) -> None:
