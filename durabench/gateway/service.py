@@ -84,9 +84,8 @@ class ModelGateway:
                 that is not this home's gateway, or the gateway did not start.
         """
         loop = asyncio.get_running_loop()
-        if self._loop is not loop:  # a new event loop (tests): a watch of its own
+        if self._loop is not loop or self._lock is None:  # a new event loop: a watch of its own
             self._loop, self._lock, self._url, self._watch = loop, asyncio.Lock(), None, None
-        assert self._lock is not None
         async with self._lock:
             if self._url is not None:  # a gateway that died is restarted before it is handed out
                 await self.supervisor.check(self._url, probe=False)
