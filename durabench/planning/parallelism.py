@@ -105,11 +105,11 @@ def rate_limit_bound(
     by_requests, by_tokens = limit.rpm // session.rpm, limit.tpm // session.tpm
     sessions = min(by_requests, by_tokens)
     detail = (
-        f"{model} ({where}): {limit.rpm:,} requests/min ÷ {session.rpm:,} = {by_requests:,}, "
-        f"{limit.tpm:,} tokens/min ÷ {session.tpm:,} = {by_tokens:,} sessions, "
-        f"{_per_pair(lanes)}; assumed: a session sends at most {session.rpm:,} requests and "
-        f"{session.tpm:,} input tokens a minute (DURABENCH_SESSION_RPM, _TPM), and the "
-        "run's accounts share one organization's limits"
+        f"{model} ({where}): {limit.rpm:,} requests/min ÷ {session.rpm:,} = {by_requests:,} "
+        f"sessions, {limit.tpm:,} tokens/min ÷ {session.tpm:,} = {by_tokens:,}, "
+        f"{_per_pair(lanes)} (assumed: a session sends at most {session.rpm:,} requests and "
+        f"{session.tpm:,} input tokens a minute, DURABENCH_SESSION_RPM and _TPM; the run's "
+        "accounts share one organization's limits)"
     )
     return ParallelBound(source="rate limits", pairs=_pairs(sessions, lanes), detail=detail)
 
