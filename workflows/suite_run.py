@@ -198,7 +198,8 @@ class SuiteRunWorkflow:
         """Change the number of pairs in flight; returns the previous value.
 
         More slots start pairs at once; fewer let running pairs finish and start none until
-        the number in flight is below the new limit.
+        the number in flight is below the new limit. While the plan is being made the
+        previous value is 0 when the plan is to derive it; the value set here stands.
         """
         previous, self._parallel = self._parallel, parallel
         self._show()
