@@ -128,8 +128,10 @@ class PlanSummary(BaseModel):
 
     model_config = ConfigDict(frozen=True)
 
-    schema_version: int = 2
-    """Format version (2: the task list lives in ``plan.json``, read in pages)."""
+    schema_version: int = 3
+    """Format version (2: the task list lives in ``plan.json``, read in pages; 3: the
+    parallel slots may be derived, ``request.parallel`` then null and ``parallelism``
+    holding the number)."""
     request: RunRequest
     """What was asked."""
     lanes: tuple[str, ...]

@@ -133,3 +133,20 @@ def test_parallel_given_overrides_and_warns_for_each_bound_it_passes() -> None:
     assert warnings[0].startswith("--parallel 5 is more than the accounts allow (4 pairs")
     assert "wait for a host with room" in warnings[1]
     assert over_bound_warnings(choose_parallel(_bounds(4, 3, 10), asked=3)) == ()
+
+
+def test_the_teams_rate_limits_are_read_from_the_environment_or_the_config_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)  # no .env of the checkout
+    monkeypatch.setenv("DURABENCH_HOME", str(tmp_path))
+    monkeypatch.delenv("DURABENCH_MODEL_RATE_LIMITS", raising=False)
+    (tmp_path / "config.toml").write_text("[model_rate_limits.m-1]\nrpm = 60\ntpm = 900000\n")
+    assert Settings.from_env().model_rate_limits == {"m-1": ModelRateLimit(rpm=60, tpm=900_000)}
+    # The environment's models join the file's; a model named in both takes its limits.
+    both = '{"m-1": {"rpm": 6, "tpm": 8}, "m-2": {"rpm": 5, "tpm": 7}}'
+    monkeypatch.setenv("DURABENCH_MODEL_RATE_LIMITS", both)
+    assert Settings.from_env().model_rate_limits == {
+        "m-1": ModelRateLimit(rpm=6, tpm=8),
+        "m-2": ModelRateLimit(rpm=5, tpm=7),
+    }
