@@ -8,8 +8,8 @@ import pytest
 
 from durabench.agents.llm_rate_limits import KNOWN_RATE_LIMITS, rate_limit_of
 from durabench.models.accounts import AccountHealth, AccountState
-from durabench.models.parallelism import ModelRateLimit, ParallelBound
-from durabench.models.run import DEFAULT_PARALLEL
+from durabench.models.parallelism import ModelRateLimit, ParallelBound, Parallelism
+from durabench.models.run import DEFAULT_PARALLEL, PlanSummary, RunRequest
 from durabench.planning.parallelism import (
     accounts_bound,
     choose_parallel,
@@ -17,6 +17,7 @@ from durabench.planning.parallelism import (
     rate_limit_bound,
     sandboxes_bound,
 )
+from durabench.planning.rows import containers_at_once, parallel_rows
 from durabench.sandbox import Admission, AdmissionFacts, admitted_sandboxes
 from durabench.settings.values import Settings
 
@@ -150,3 +151,25 @@ def test_the_teams_rate_limits_are_read_from_the_environment_or_the_config_file(
         "m-1": ModelRateLimit(rpm=6, tpm=8),
         "m-2": ModelRateLimit(rpm=5, tpm=7),
     }
+
+
+def _summary(parallel: int | None, parallelism: Parallelism | None) -> PlanSummary:
+    return PlanSummary(
+        request=RunRequest(run_id="r", suite="s", parallel=parallel),
+        lanes=("baseline", "sourcegraph_full"),
+        task_count=1,
+        estimated_agent_hours=0.1,
+        results_dir="/r",
+        parallelism=parallelism,
+    )
+
+
+def test_the_plan_rows_say_where_the_number_came_from() -> None:
+    older = parallel_rows(_summary(3, None))  # a plan from before derivations
+    assert [(r.key, r.value) for r in older] == [("parallel slots", "3")]
+    default = parallel_rows(_summary(None, choose_parallel(_bounds(None, None, None), None)))
+    assert default[0].value.startswith("2 (the default: no source below sets a bound")
+    assert [r.value for r in default[1:]] == ["no bound: a", "no bound: s", "no bound: r"]
+    given = _summary(5, choose_parallel(_bounds(4, 3, 10), asked=5))
+    assert parallel_rows(given)[0].value == "5 (--parallel; derived: 3)"
+    assert containers_at_once(given) == "at most 10 at once"
