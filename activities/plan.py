@@ -18,11 +18,14 @@ from temporalio.exceptions import ApplicationError, ApplicationErrorCategory
 
 from activities.accounts import account_health, sync_pool
 from activities.boundary import KnownSecrets, scrubbed
+from activities.hosts import hosts_polling
+from activities.sandbox import SANDBOX_BACKEND
 from durabench.attempt.inputs import check_task_dir, task_roots
 from durabench.errors import AccountError, DurabenchError, ServiceAuthError, non_retryable_names
 from durabench.models.accounts import AccountHealth
 from durabench.models.run import PlanSummary, RunPlan, RunRequest
 from durabench.models.suite_run import PlanPage, PlanPageInput, RecordRunInput
+from durabench.planning.parallelism import USABLE_STATES, with_parallelism
 from durabench.planning.plan import make_plan
 from durabench.planning.worker_checks import check_as_workers_will
 from durabench.results.files import atomic_write
@@ -68,13 +71,15 @@ class PlanActivities:
         listed = None
         if request.service is not None:
             listed = await self._ask_service(request, request.service)
-        accounts = await self._accounts(request.agent.name)
+        lines, accounts = await self._accounts(request.agent.name)
+        hosts = await hosts_polling(self.client, self.settings)
         if request.rerun_of is not None:  # the run to repeat may have run on other hosts
             await asyncio.to_thread(pulled, self.settings, request.rerun_of)
         if request.config_mode != "paired" or request.rerun_of is not None:
             # counterparts may have been made on other hosts: every run's plan and results
             await asyncio.to_thread(open_store(self.settings).pull_index, self.settings.runs_dir)
         plan = await asyncio.to_thread(self._plan, request, listed, accounts)
+        plan = with_parallelism(plan, lines, hosts, self.settings, SANDBOX_BACKEND)
         if plan.request.service is not None:  # as planned: with a dataset file's name
             async with ServiceClient.for_target(plan.request.service) as client:
                 await check_service(client, plan.request.service, request.run_id)
@@ -105,19 +110,19 @@ class PlanActivities:
                     "tasks in a file with --dataset-file"
                 ) from None  # the message carries the service's answer
 
-    async def _accounts(self, agent: str) -> dict[str, object]:
-        """Sync the account pool; the agent's usable slots, or refuse when none is ready.
+    async def _accounts(self, agent: str) -> tuple[list[AccountHealth], dict[str, object]]:
+        """Sync the account pool; the agent's accounts and usable slots (none ready: refuse).
 
         Raises:
             AccountError: accounts are listed for the agent and none is ready.
         """
         if self.client is None:
-            return {}
+            return [], {}
         state = await sync_pool(self.client, self.settings)
         lines = [h for h in account_health(state) if h.agent == agent] if state else []
         if not lines:
-            return {}
-        ready = [h for h in lines if h.state in ("ready", "token-low", "busy")]
+            return [], {}
+        ready = [h for h in lines if h.state in USABLE_STATES]
         note = f"{len(ready)} of {len(lines)} {agent} accounts ready"
         others = [_why(h) for h in lines if h not in ready or h.detail]  # blocked, low
         note += f" ({'; '.join(others)})" if others else ""
@@ -126,7 +131,7 @@ class PlanActivities:
                 f"no {agent} account is ready: {'; '.join(others)}. See `python -m starter "
                 f"accounts status`; fix {self.settings.accounts_file} or its secrets, or wait"
             )
-        return {"account_slots": sum(h.slots for h in ready), "accounts_note": note}
+        return lines, {"account_slots": sum(h.slots for h in ready), "accounts_note": note}
 
     def _plan(
         self,

@@ -68,12 +68,14 @@ from durabench.sandbox.docker.cleanup import DEPLOYMENT_LABEL
 from durabench.settings.paths import RunPaths, SandboxPaths
 from durabench.settings.values import Settings
 
-__all__ = ["SandboxActivities"]
+__all__ = ["SANDBOX_BACKEND", "SandboxActivities"]
 
 log = get_logger("durabench.sandbox")
 
 _BACKEND = "docker"
 """The sandbox backend attempts run on (images and host admission are Docker's too)."""
+SANDBOX_BACKEND = _BACKEND
+"""The same, for the plan: its admission bounds a derived ``--parallel``."""
 _LEDGER = "gateway.jsonl"
 """The gateway's record of the attempt's model requests, in its directory on the host."""
 

@@ -35,12 +35,17 @@ async def pause_main(run_id: str, by: str, reason: str = "", client: Client | No
 
 
 async def set_parallel_main(run_id: str, parallel: int, client: Client | None = None) -> int:
-    """Change the run's parallel slots through the ``set_parallel`` update; the old value."""
+    """Change the run's parallel slots through the ``set_parallel`` update; the old value.
+
+    Changed while the plan is still being made, the old value is 0 (the plan had not
+    derived one yet), and the new one stands: the plan does not replace it.
+    """
     client = client or await connect()
     handle = await running_handle(client, run_id, "changed")
     await answering(handle, run_id)  # an update waits silently for a worker
     previous = await handle.execute_update(SuiteRunWorkflow.set_parallel, parallel)
-    console.print(f"Run {run_id}: parallel slots {previous} → {parallel}.")
+    was = str(previous) if previous else "(not planned yet)"
+    console.print(f"Run {run_id}: parallel slots {was} → {parallel}.")
     return previous
 
 

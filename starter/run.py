@@ -121,7 +121,13 @@ def new_run_id(source: str) -> str:
     metavar="LEVEL",
     help="Reasoning effort the agent CLI is given (claude-code, codex-cli): low, high, ...",
 )
-@click.option("--parallel", default=2, show_default=True, type=click.IntRange(min=1))
+@click.option(
+    "--parallel",
+    default=None,
+    type=click.IntRange(min=1),
+    help="Pairs in flight at once [derived by the plan from the accounts, the sandboxes "
+    "and the model's rate limits].",
+)
 @click.option("--category", type=click.Choice(["staging", "official"]), default="staging")
 @click.option(
     "--agent-opt",
@@ -219,7 +225,7 @@ def run(
     agent: str,
     model: str,
     effort: str | None,
-    parallel: int,
+    parallel: int | None,
     category: str,
     agent_opts: tuple[str, ...],
     infra_retries: int | None,

@@ -39,10 +39,19 @@ _NOT_FLAGS = frozenset({"approved_by"})
 """Fields that say who ran the command, not what the run is: never a difference."""
 
 
+_UNSET = {"parallel": "derived"}
+"""How a field left unset reads, where its absence means something (the plan derives it)."""
+
+
+def _value(request: RunRequest, name: str) -> object:
+    value = getattr(request, name)
+    return _UNSET.get(name, value) if value is None else value
+
+
 def differences(there: RunRequest, here: RunRequest) -> list[str]:
     """``"<field> <value there> there, <value here> here"`` for each field that differs."""
     return [
-        f"{name.replace('_', ' ')} {getattr(there, name)} there, {getattr(here, name)} here"
+        f"{name.replace('_', ' ')} {_value(there, name)} there, {_value(here, name)} here"
         for name in RunRequest.model_fields
         if name not in _NOT_FLAGS and getattr(there, name) != getattr(here, name)
     ]

@@ -78,7 +78,7 @@ class SuiteRunWorkflow:
         self._run_id = data.request.run_id
         self._paused = False
         self._control_seq = 0
-        self._parallel = data.request.parallel
+        self._parallel = data.request.parallel or 0  # 0: the plan derives it
         self._start = 0
         self._ended_abnormally: list[str] = []
         self._watchers: list[asyncio.Task[None]] = []
@@ -198,7 +198,8 @@ class SuiteRunWorkflow:
         """Change the number of pairs in flight; returns the previous value.
 
         More slots start pairs at once; fewer let running pairs finish and start none until
-        the number in flight is below the new limit.
+        the number in flight is below the new limit. While the plan is being made the
+        previous value is 0 when the plan is to derive it; the value set here stands.
         """
         previous, self._parallel = self._parallel, parallel
         self._show()
@@ -313,6 +314,8 @@ class SuiteRunWorkflow:
             summary=plan_summary(request),
         )
         workflow.upsert_search_attributes(for_plan(self._plan))
+        if not self._parallel:  # neither --parallel nor set_parallel while planning
+            self._parallel = self._plan.parallel
         self._deadline = workflow.now() + timedelta(seconds=request.approval_timeout_sec)
         self._set_phase("awaiting_approval")
         if request.approved_by is not None:
@@ -350,7 +353,7 @@ class SuiteRunWorkflow:
         self._running = set(carried.in_flight)
         self._paused = carried.paused
         self._control_seq = carried.control_seq
-        self._parallel = carried.parallel or carried.plan.request.parallel
+        self._parallel = carried.parallel or carried.plan.parallel
         self._ended_abnormally = list(carried.ended_abnormally)
         return carried.next_index
 

@@ -2,7 +2,8 @@
 
 ``run`` (request, plan, approval), ``suite_run``, ``pair`` and ``attempt`` (each
 workflow's messages), ``agent`` (which agent, model and options), ``results``,
-``verdict``, ``scorecard``, ``audit``, ``accounts``, ``config``, ``service``, ``task``.
+``verdict``, ``scorecard``, ``audit``, ``accounts``, ``config``, ``service``, ``task``,
+``parallelism``.
 Code imports from the concept module; the names are re-exported here for callers that
 predate the split. "Model" here means a data model: LLM model ids are
 :mod:`durabench.agents.llm_ids`, the service's HTTP shapes :mod:`durabench.service.wire`.
@@ -56,6 +57,12 @@ from durabench.models.pair import (
     PairDone,
     PairInput,
     PairProgress,
+)
+from durabench.models.parallelism import (
+    ModelRateLimit,
+    ParallelBound,
+    Parallelism,
+    ParallelSource,
 )
 from durabench.models.results import (
     AttemptResult,
@@ -159,11 +166,15 @@ __all__ = [
     "LedgerAttempt",
     "McpServer",
     "MeteredUsage",
+    "ModelRateLimit",
     "PairDone",
     "PairInput",
     "PairProgress",
     "PairResult",
     "PairedComparison",
+    "ParallelBound",
+    "ParallelSource",
+    "Parallelism",
     "Phase",
     "PhaseTiming",
     "PlanPage",

@@ -8,9 +8,11 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from durabench.models.agent import AgentSpec, flat_agent_fields
+from durabench.models.parallelism import Parallelism
 from durabench.models.service import ServiceTarget
 
 __all__ = [
+    "DEFAULT_PARALLEL",
     "Approval",
     "Category",
     "Control",
@@ -22,6 +24,9 @@ __all__ = [
     "RunRequest",
     "TaskRef",
 ]
+
+DEFAULT_PARALLEL = 2
+"""Pairs in flight when no source of the plan bounds them and none was asked for."""
 
 ConfigMode = Literal["paired", "baseline_only", "full_only"]
 Category = Literal["staging", "official"]
@@ -38,8 +43,9 @@ class RunRequest(BaseModel):
     """Suite name in the suite registry."""
     agent: AgentSpec = Field(default_factory=AgentSpec)
     """The agent, its model and options (``--agent``, ``--model``, ``--agent-opt``)."""
-    parallel: int = Field(default=2, ge=1)
-    """Pairs in flight at once."""
+    parallel: int | None = Field(default=None, ge=1)
+    """Pairs in flight at once (``--parallel``); ``None``: the plan derives it from the
+    accounts, the sandboxes and the model's rate limits (:class:`Parallelism`)."""
     category: Category = "staging"
     """``staging`` or ``official``."""
     config_mode: ConfigMode = "paired"
@@ -122,8 +128,10 @@ class PlanSummary(BaseModel):
 
     model_config = ConfigDict(frozen=True)
 
-    schema_version: int = 2
-    """Format version (2: the task list lives in ``plan.json``, read in pages)."""
+    schema_version: int = 3
+    """Format version (2: the task list lives in ``plan.json``, read in pages; 3: the
+    parallel slots may be derived, ``request.parallel`` then null and ``parallelism``
+    holding the number)."""
     request: RunRequest
     """What was asked."""
     lanes: tuple[str, ...]
@@ -160,6 +168,16 @@ class PlanSummary(BaseModel):
     cli_version_note: str = ""
     """Where that version comes from: ``--agent-opt version``, the routing table, or the
     adapter's own (which a task image's own CLI replaces in a staging run)."""
+    parallelism: Parallelism | None = None
+    """The parallel slots and how they were derived; ``None`` in older plans, whose
+    request holds the number."""
+
+    @property
+    def parallel(self) -> int:
+        """Pairs in flight at once, as planned."""
+        if self.parallelism is not None:
+            return self.parallelism.parallel
+        return self.request.parallel or DEFAULT_PARALLEL
 
 
 class Counterpart(BaseModel):

@@ -21,7 +21,7 @@ def approval_mismatches(plan: PlanSummary, approval: Approval) -> list[str]:
         "suite": req.source,
         "config_mode": req.config_mode,
         "full_config": req.full_config,
-        "parallel": req.parallel,
+        "parallel": plan.parallel,
         "category": req.category,
     }
     also = {"suite": req.suite}  # a selection file's run also answers to its suite name

@@ -11,7 +11,7 @@ from typing import NamedTuple
 
 from durabench.models.run import PlanSummary, RunRequest
 
-__all__ = ["PlanRow", "containers_at_once", "plan_rows", "request_rows"]
+__all__ = ["PlanRow", "containers_at_once", "parallel_rows", "plan_rows", "request_rows"]
 
 
 class PlanRow(NamedTuple):
@@ -32,7 +32,7 @@ def request_rows(req: RunRequest) -> list[PlanRow]:
         PlanRow("suite", req.source or f"rerun of {req.rerun_of} ({req.rerun} tasks)"),
         PlanRow("agent", req.agent.name),
         PlanRow("config mode", req.config_mode),
-        PlanRow("parallel slots", str(req.parallel)),
+        PlanRow("parallel slots", str(req.parallel) if req.parallel else "derived by the plan"),
         PlanRow("category", req.category),
         PlanRow("infra retries", _retries(req)),
         PlanRow("token budget", _budget(req)),
@@ -60,7 +60,7 @@ def plan_rows(plan: PlanSummary) -> list[PlanRow]:
             else []
         ),
         PlanRow("config mode", f"{req.config_mode} ({', '.join(plan.lanes)})"),
-        PlanRow("parallel slots", str(req.parallel)),
+        *parallel_rows(plan),
         PlanRow("category", req.category),
         PlanRow("tasks", str(plan.task_count)),
         PlanRow("attempts", f"{len(plan.lanes)} per task, {attempts} in all (+ infra retries)"),
@@ -87,16 +87,40 @@ def plan_rows(plan: PlanSummary) -> list[PlanRow]:
     return rows
 
 
+def parallel_rows(plan: PlanSummary) -> list[PlanRow]:
+    """The parallel slots, then each source of the derivation with its number.
+
+    A plan from before derivations has the number alone.
+    """
+    derivation = plan.parallelism
+    if derivation is None:
+        return [PlanRow("parallel slots", str(plan.parallel))]
+    n = derivation.parallel
+    if derivation.overridden:
+        least = f"; derived: {derivation.derived}" if derivation.derived is not None else ""
+        how = f"{n} (--parallel{least})"
+    elif derivation.bound_by is not None:
+        how = f"{n} (derived: the least of the sources below, bound by {derivation.bound_by})"
+    else:
+        how = f"{n} (the default: no source below sets a bound; --parallel N sets it)"
+    rows = [PlanRow("parallel slots", how)]
+    for bound in derivation.bounds:
+        pairs = "no bound" if bound.pairs is None else f"{bound.pairs} pairs"
+        taken = " ← bound" if bound.source == derivation.bound_by else ""
+        rows.append(PlanRow(f"  from {bound.source}", f"{pairs}{taken}: {bound.detail}"))
+    return rows
+
+
 def containers_at_once(plan: PlanSummary) -> str:
     """Containers at once: what ``parallel`` asks for, or fewer where the host admits fewer."""
-    asked = plan.request.parallel * len(plan.lanes)
+    asked = plan.parallel * len(plan.lanes)
     host = plan.host_sandboxes
     if host is None or host >= asked:
         return f"at most {asked} at once"
     return (
         f"at most {host} at once (host {plan.host_id} admits {host}: DURABENCH_MAX_SANDBOXES, "
         "default by memory, a sandbox per quarter of its memory limit; "
-        f"parallel {plan.request.parallel} asks for {asked}, which more worker hosts give)"
+        f"parallel {plan.parallel} asks for {asked}, which more worker hosts give)"
     )
 
 

@@ -175,7 +175,7 @@ def _header(result: RunResult) -> list[str]:
         f"- suite: {md_code(req.source)}; agent: {md_code(req.agent.name)}; "
         f"model: {md_code(req.agent.model)}",
         f"- config mode: {req.config_mode} ({md_escape(', '.join(result.plan.lanes))}); "
-        f"category: {md_escape(req.category)}; parallel: {req.parallel}",
+        f"category: {md_escape(req.category)}; parallel: {result.plan.parallel}",
     ]
     if result.approval is not None:
         when = result.approval.approved_at.isoformat() if result.approval.approved_at else "?"

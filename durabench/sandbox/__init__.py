@@ -1,5 +1,11 @@
-"""Sandboxes: the ABC, the backend registry and the Docker backend."""
+"""Sandboxes: the ABC, the backend registry, admission, and the Docker backend."""
 
+from durabench.sandbox.admission import (
+    Admission,
+    AdmissionFacts,
+    admitted_sandboxes,
+    sandbox_admission,
+)
 from durabench.sandbox.base import ExecResult, Sandbox, SandboxSpec
 from durabench.sandbox.docker import (
     DockerSandbox,
@@ -13,10 +19,13 @@ from durabench.sandbox.docker import (
 from durabench.sandbox.registry import get_backend, known_backends, sandbox_backend
 
 __all__ = [
+    "Admission",
+    "AdmissionFacts",
     "DockerSandbox",
     "ExecResult",
     "Sandbox",
     "SandboxSpec",
+    "admitted_sandboxes",
     "docker_client",
     "ensure_agent_image",
     "ensure_image",
@@ -24,6 +33,7 @@ __all__ = [
     "image_id",
     "image_tag",
     "known_backends",
+    "sandbox_admission",
     "sandbox_backend",
     "shared_docker_client",
 ]

@@ -9,6 +9,7 @@ is parsed the same way.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import tomllib
@@ -61,15 +62,18 @@ class _FileValue(NamedTuple):
 
 
 def _as_text(key: str, value: Any, path: Path) -> str:
-    """A TOML value as the variable's text (lists are ``os.pathsep``-joined paths)."""
+    """A TOML value as the variable's text: lists are ``os.pathsep``-joined paths, tables JSON."""
     if isinstance(value, bool):
         return str(value).lower()
     if isinstance(value, str | int | float):
         return str(value)
     if isinstance(value, list) and all(isinstance(v, str) for v in value):
         return os.pathsep.join(value)
+    if isinstance(value, dict):  # a setting the environment gives as JSON
+        return json.dumps(value, default=str)
     raise ConfigError(
-        f"bad setting {key} = {value!r} in {path}: give a string, a number, or a list of paths"
+        f"bad setting {key} = {value!r} in {path}: give a string, a number, a list of paths, "
+        "or a table"
     )
 
 

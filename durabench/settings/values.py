@@ -24,6 +24,7 @@ from pydantic_settings import (
     SettingsConfigDict,
 )
 
+from durabench.models.parallelism import ModelRateLimit
 from durabench.settings.results_url import check_results_url
 from durabench.settings.sources import (
     CONFIG_FILE,
@@ -205,6 +206,21 @@ class Settings(BaseSettings):
     sandbox_logs_mb: int = Field(default=1024, gt=0)
     """``DURABENCH_SANDBOX_LOGS_MB``: size of each sandbox's ``/logs`` (a tmpfs, counted in
     its memory limit), so logs cannot fill the host's disk."""
+    sandbox_quota: int | None = Field(default=None, ge=1)
+    """``DURABENCH_SANDBOX_QUOTA``: sandboxes the sandbox backend admits at once in all,
+    across every host: a remote service's quota, or a Docker fleet's total where its hosts
+    admit different numbers. Unset: each backend's own count (Docker: the hosts polling,
+    each admitting this host's ``DURABENCH_MAX_SANDBOXES``). Proposes ``--parallel``."""
+    model_rate_limits: dict[str, ModelRateLimit] = Field(default_factory=dict)
+    """``DURABENCH_MODEL_RATE_LIMITS``: the team's rate limits by model id, as JSON
+    (``{"claude-sonnet-4-5": {"rpm": 4000, "tpm": 2000000}}``), over the known ones
+    (:mod:`durabench.agents.llm_rate_limits`). They propose ``--parallel``."""
+    session_rpm: int = Field(default=10, ge=1)
+    """``DURABENCH_SESSION_RPM``: requests one agent session sends a minute, at most, as
+    assumed when rate limits propose ``--parallel`` (a model turn every 6 s)."""
+    session_tpm: int = Field(default=100_000, ge=1)
+    """``DURABENCH_SESSION_TPM``: input tokens one agent session sends a minute, counted
+    against the limit (cache reads are not, by most current models), as assumed there."""
     usage_cap_cooldown_sec: float = Field(default=3600.0, gt=0)
     """``DURABENCH_USAGE_CAP_COOLDOWN_SEC``: how long an account cools after a usage cap
     the model API named no reset time for (in its headers, through the gateway)."""

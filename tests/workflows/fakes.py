@@ -30,6 +30,7 @@ from durabench.models.attempt import (
     ProvisionOutput,
     VerifyOutput,
 )
+from durabench.models.parallelism import Parallelism
 from durabench.models.results import AttemptResult, LaneSummary
 from durabench.models.run import PlanSummary, RunRequest, TaskRef
 from durabench.models.suite_run import (
@@ -63,6 +64,8 @@ class Recorder:
     """Each attempt ``run_agent`` was asked to run, as it arrived."""
     plan_gate: asyncio.Event | None = None
     """When set, planning waits for it."""
+    parallelism: Parallelism | None = None
+    """The parallel slots the plan derives (``None``: the plan derives none)."""
     page_gate: asyncio.Event | None = None
     """When set, reading any page of the plan but the first waits for it."""
     agent_gate: asyncio.Event | None = None
@@ -186,6 +189,7 @@ class Recorder:
                 task_count=len(rec.task_ids),
                 estimated_agent_hours=0.1,
                 results_dir=f"/results/{request.run_id}",
+                parallelism=rec.parallelism,
             )
 
         @activity.defn(name="plan_page")

@@ -83,7 +83,7 @@ async def test_a_reused_run_id_with_other_flags_is_refused(disk: Disk) -> None:
 
     other = await starter_async(disk.settings, *flags, "--parallel", "3")
     error = one_error(other)
-    assert f"run {run_id} already runs with other flags: parallel 2 there, 3 here" in error
+    assert f"run {run_id} already runs with other flags: parallel derived there, 3 here" in error
     assert "--resume" in error
     resumed = await starter_async(disk.settings, *flags, "--parallel", "3", "--resume")
     assert resumed.returncode == 0, resumed.stderr

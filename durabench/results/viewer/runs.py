@@ -84,7 +84,7 @@ def _plan(result: RunResult) -> list[str]:
         ("config mode", f"{req.config_mode} ({', '.join(plan.lanes)})"),
         ("category", req.category),
         ("tasks", str(plan.task_count)),
-        ("parallel", str(req.parallel)),
+        ("parallel", str(plan.parallel)),
         ("estimated agent-hours", f"{plan.estimated_agent_hours:g}"),
         ("infra retries", str(req.infra_retries)),
     ]

@@ -25,9 +25,10 @@ from pathlib import Path
 import docker
 
 from durabench.atomic import atomic_write
+from durabench.sandbox.admission import Admission, AdmissionFacts, sandbox_admission
 from durabench.sandbox.docker.cleanup import listed_containers
 
-__all__ = ["HOST_LABEL", "PLACEMENT_LABEL", "HostCapacity", "attempt_key"]
+__all__ = ["HOST_LABEL", "PLACEMENT_LABEL", "HostCapacity", "attempt_key", "docker_admission"]
 
 HOST_LABEL = "durabench.host"
 """Container label naming the worker host that owns the container."""
@@ -100,3 +101,17 @@ class HostCapacity:
     def release(self, key: str) -> None:
         """The attempt's container is gone (or never came): its claim ends."""
         self.provisioned(key)
+
+
+@sandbox_admission("docker")
+def docker_admission(facts: AdmissionFacts) -> Admission:
+    """Each worker host seen admits what this one does (the same settings, as in compose)."""
+    own = facts.settings.max_sandboxes
+    hosts = sorted({*facts.hosts, facts.settings.host_id})
+    if len(hosts) == 1:
+        return Admission(own, f"host {hosts[0]} admits {own} (DURABENCH_MAX_SANDBOXES)")
+    return Admission(
+        own * len(hosts),
+        f"{len(hosts)} worker hosts × {own} (DURABENCH_MAX_SANDBOXES of {facts.settings.host_id},"
+        " assumed of each; DURABENCH_SANDBOX_QUOTA sets the total)",
+    )
