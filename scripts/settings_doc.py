@@ -37,6 +37,7 @@ SHOWN_DEFAULTS = {
     "max_sandboxes": "host memory ÷ ¼ of `DURABENCH_SANDBOX_MEMORY_MB`",
     "max_verifiers": "CPUs ÷ `DURABENCH_SANDBOX_CPUS`, at least 1",
     "accounts_file_override": "`$DURABENCH_HOME/accounts.toml`",
+    "model_rate_limits": "the known limits of `durabench/agents/llm_rate_limits.py`",
 }
 """Defaults the code computes (or takes from elsewhere), as a reader should see them."""
 
