@@ -12,22 +12,12 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from durabench.settings.rate_limits import ModelRateLimit
+
 __all__ = ["ModelRateLimit", "ParallelBound", "ParallelSource", "Parallelism"]
 
 ParallelSource = Literal["accounts", "sandboxes", "rate limits"]
 """What can bound the pairs in flight."""
-
-
-class ModelRateLimit(BaseModel):
-    """A model's rate limits for one organization (``DURABENCH_MODEL_RATE_LIMITS``)."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-    rpm: int = Field(gt=0)
-    """Requests per minute."""
-    tpm: int = Field(gt=0)
-    """Input tokens per minute (what providers count against a limit; cache reads are
-    not counted by most current models)."""
 
 
 class ParallelBound(BaseModel):

@@ -24,7 +24,7 @@ from pydantic_settings import (
     SettingsConfigDict,
 )
 
-from durabench.models.parallelism import ModelRateLimit
+from durabench.settings.rate_limits import ModelRateLimit
 from durabench.settings.results_url import check_results_url
 from durabench.settings.sources import (
     CONFIG_FILE,
