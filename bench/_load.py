@@ -14,6 +14,7 @@ The verdicts are pure functions of the samples and the core count (tested in
 
 from __future__ import annotations
 
+import asyncio
 import os
 import threading
 from collections.abc import Awaitable, Callable, Sequence
@@ -41,6 +42,9 @@ ROUND_TRIES = 3
 
 SAMPLE_EVERY_S = 2.0
 """Seconds between load samples during a round (the kernel updates it every 5 s)."""
+
+SETTLE_FOR_S = 120.0
+"""Before a busy round is run again: at most this long waiting for the load to fall."""
 
 
 class LoadVerdict(NamedTuple):
@@ -102,6 +106,18 @@ def one_minute_load() -> float:
     return os.getloadavg()[0]
 
 
+async def settle(limit: float, within_s: float = SETTLE_FOR_S) -> None:
+    """Wait until the 1-minute load is at most ``limit``, or ``within_s`` have passed.
+
+    A round run again at once would meet the same load: the average falls by about a
+    third a minute once the machine quietens.
+    """
+    waited = 0.0
+    while one_minute_load() > limit and waited < within_s:
+        await asyncio.sleep(5.0)
+        waited += 5.0
+
+
 class LoadWatch:
     """Samples the 1-minute load from a thread while a block runs.
 
@@ -151,11 +167,14 @@ class LoadGuard:
         cores: int | None = None,
         tries: int = ROUND_TRIES,
         watch: Callable[[], LoadWatch] = LoadWatch,
+        wait: Callable[[float], Awaitable[None]] = settle,
     ) -> None:
         self.cores = cores or os.cpu_count() or 1
         self.tries = max(tries, 1)
         self.watch = watch
         """Makes each round's watch (a test passes one that reads scripted loads)."""
+        self.wait = wait
+        """Waits for calm before a busy round is run again (given the limit)."""
         self.verdicts: list[LoadVerdict] = []
 
     async def round(self, label: str, run: Callable[[], Awaitable[T]]) -> T:
@@ -172,7 +191,12 @@ class LoadGuard:
             )
             if verdict.calm or attempt == self.tries:
                 break
-            print(f"{label}: machine busy, running it again ({attempt + 1}/{self.tries})")
+            print(
+                f"{label}: machine busy; waiting up to {SETTLE_FOR_S:g} s for calm, then "
+                f"running it again ({attempt + 1}/{self.tries})",
+                flush=True,
+            )
+            await self.wait(verdict.limit)
         self.verdicts.append(verdict)
         return result
 

@@ -65,9 +65,13 @@ def _scripted(loads: list[float]) -> Iterator[LoadWatch]:
         yield LoadWatch(every_s=3600, read=lambda: next(values))
 
 
+async def _no_wait(limit: float) -> None:
+    """The guard waits for calm before a repeat; the scripted loads need no waiting."""
+
+
 def _guard(loads: list[float], tries: int = 3) -> LoadGuard:
     watches = _scripted(loads)
-    return LoadGuard(cores=2, tries=tries, watch=lambda: next(watches))
+    return LoadGuard(cores=2, tries=tries, watch=lambda: next(watches), wait=_no_wait)
 
 
 def test_a_busy_round_is_run_again_and_a_calm_repeat_gives_the_ratio(
@@ -79,9 +83,16 @@ def test_a_busy_round_is_run_again_and_a_calm_repeat_gives_the_ratio(
         runs.append(len(runs))
         return len(runs)
 
-    guard = _guard([1.0, 8.0, 3.0, 2.0])  # round 1 busy at its end, round 2 calm
+    waited: list[float] = []
+
+    async def wait(limit: float) -> None:
+        waited.append(limit)
+
+    watches = _scripted([1.0, 8.0, 3.0, 2.0])  # round 1 busy at its end, round 2 calm
+    guard = LoadGuard(cores=2, watch=lambda: next(watches), wait=wait)
     assert asyncio.run(guard.round("round 1", run)) == 2
     assert len(runs) == 2
+    assert waited == [4.0]  # it waited for calm once, under twice the cores, before the repeat
     assert guard.ratio_line("x/y", 0.2, None).startswith("RATIO x/y = 0.20x")
     out = capsys.readouterr().out
     assert "load before 1.00" in out and "load after 8.00" in out and "BUSY" in out
