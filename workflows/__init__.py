@@ -12,12 +12,9 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from workflows.account_pool import AccountPoolWorkflow, pool_workflow_id
     from workflows.agent_run import AgentRunWorkflow
-    from workflows.paired_task import (
-        PairedTaskWorkflow,
-        attempt_workflow_id,
-        pair_workflow_id,
-    )
-    from workflows.suite_run import SuiteRunWorkflow, run_workflow_id
+    from workflows.ids import attempt_workflow_id, pair_workflow_id, run_workflow_id
+    from workflows.paired_task import PairedTaskWorkflow
+    from workflows.suite_run import SuiteRunWorkflow
 
     WORKFLOWS: tuple[type, ...]
 
@@ -38,10 +35,10 @@ _HOMES = {
     "pool_workflow_id": "workflows.account_pool",
     "AgentRunWorkflow": "workflows.agent_run",
     "PairedTaskWorkflow": "workflows.paired_task",
-    "attempt_workflow_id": "workflows.paired_task",
-    "pair_workflow_id": "workflows.paired_task",
+    "attempt_workflow_id": "workflows.ids",
+    "pair_workflow_id": "workflows.ids",
     "SuiteRunWorkflow": "workflows.suite_run",
-    "run_workflow_id": "workflows.suite_run",
+    "run_workflow_id": "workflows.ids",
 }
 """Where each public name lives."""
 

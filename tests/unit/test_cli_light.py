@@ -77,3 +77,10 @@ def test_what_a_client_command_imports_loads_no_worker_machinery(module: str) ->
     proc, top = _imported("-c", f"import {module}; print('ok')")
     assert proc.stdout.strip() == "ok"
     assert not top & set(CONTAINER_SIDE), sorted(top & set(CONTAINER_SIDE))
+
+
+def test_a_workflow_id_costs_no_temporal() -> None:
+    """A client names a run by ``workflows.ids``; the workflow modules stay unloaded."""
+    proc, top = _imported("-c", "from workflows.ids import run_workflow_id; print('ok')")
+    assert proc.stdout.strip() == "ok"
+    assert "temporalio" not in top and not top & set(CONTAINER_SIDE)
