@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 import _path  # noqa: F401  (first: the checkout's own packages)
-from _load import LoadGuard
+from _load import LoadGuard, add_tries
 from temporalio import activity
 from temporalio.client import Client, WorkflowHandle
 from temporalio.contrib.pydantic import pydantic_data_converter
@@ -41,6 +41,7 @@ from workflows import SuiteRunWorkflow, run_workflow_id
 
 __all__ = [
     "LoadGuard",
+    "add_tries",
     "approve",
     "bare_step",
     "dev_server",

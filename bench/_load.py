@@ -14,6 +14,7 @@ The verdicts are pure functions of the samples and the core count (tested in
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import os
 import threading
@@ -27,6 +28,7 @@ __all__ = [
     "LoadGuard",
     "LoadVerdict",
     "LoadWatch",
+    "add_tries",
     "guarded_ratio",
     "judge",
     "ratio_text",
@@ -99,6 +101,16 @@ def guarded_ratio(
     worst = max(busy, key=lambda v: v.peak) if busy else None
     why = worst.describe() if worst else "no round was watched"
     return f"not measured: machine busy ({what}: {why}; run again on a calm machine)"
+
+
+def add_tries(parser: argparse.ArgumentParser) -> None:
+    """``--tries N``: how many times a busy round is run in all (1: never again)."""
+    parser.add_argument(
+        "--tries",
+        type=int,
+        default=ROUND_TRIES,
+        help=f"runs of a round while the machine is busy (default {ROUND_TRIES})",
+    )
 
 
 def one_minute_load() -> float:

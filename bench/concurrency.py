@@ -55,6 +55,7 @@ from pathlib import Path
 import _path  # noqa: F401  (first: the checkout's own packages)
 from _common import (
     LoadGuard,
+    add_tries,
     dev_server,
     machine,
     one_lane_run,
@@ -199,12 +200,13 @@ async def main() -> None:
     parser.add_argument("--parallel", type=int, default=16, help="agents in flight")
     parser.add_argument("--wait", type=float, default=20.0, help="seconds each agent waits")
     parser.add_argument("--image", default=Settings.from_env().base_image)
+    add_tries(parser)
     args = parser.parse_args()
     print(f"machine: {machine()}")
     print(f"agents: {args.n} (one lane), parallel: {args.parallel}, each waits {args.wait:g} s")
     root = Path(tempfile.mkdtemp(prefix="durabench-bench-conc-"))
     cores = os.cpu_count() or 1
-    guard = LoadGuard(cores)
+    guard = LoadGuard(cores, tries=args.tries)
     async with dev_server() as client:
         settings = worker_settings(client, root, args.image, "conc")
         write_suite(settings.home, args.n)

@@ -31,7 +31,7 @@ from pathlib import Path
 
 import _path  # noqa: F401  (first: the checkout's own packages)
 import httpx
-from _common import LoadGuard, machine
+from _common import LoadGuard, add_tries, machine
 
 from durabench.gateway import GatewayLimits, Grant, ModelGateway
 from tests.model_upstream import ModelUpstream, Received, Reply, anthropic_stream
@@ -104,10 +104,11 @@ async def main() -> None:
     parser.add_argument("--k", type=int, default=200)
     parser.add_argument("--concurrency", type=int, default=16)
     parser.add_argument("--requests", type=int, default=2000)
+    add_tries(parser)
     args = parser.parse_args()
     print(machine())
     root = Path(tempfile.mkdtemp(prefix="durabench-bench-gateway-"))
-    guard = LoadGuard()
+    guard = LoadGuard(tries=args.tries)
     with ModelUpstream(_answer) as upstream:
         environ = {
             "ANTHROPIC_API_KEY": "sk-ant-bench-key-0123456789",

@@ -35,6 +35,7 @@ import uuid
 import _path  # noqa: F401  (first: the checkout's own packages)
 from _common import (
     LoadGuard,
+    add_tries,
     approve,
     bare_step,
     dev_server,
@@ -174,11 +175,12 @@ async def main() -> None:
     parser.add_argument("--n", type=int, default=200, help="tasks per round and pipeline")
     parser.add_argument("--parallel", type=int, default=20, help="tasks in flight")
     parser.add_argument("--rounds", type=int, default=2, help="rounds of both pipelines")
+    add_tries(parser)
     args = parser.parse_args()
     print(f"machine: {machine()}")
     print(f"tasks per round: {args.n}, parallel: {args.parallel}, rounds: {args.rounds}")
     rates: dict[str, list[float]] = {"bare": [], "shape": [], "durabench": []}
-    guard = LoadGuard()
+    guard = LoadGuard(tries=args.tries)
     async with dev_server() as client:
         shape = await probe_shape(client, args.parallel)
         print(

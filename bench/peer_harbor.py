@@ -56,6 +56,7 @@ from typing import NoReturn
 import _path  # noqa: F401  (first: the checkout's own packages)
 from _common import (
     LoadGuard,
+    add_tries,
     dev_server,
     machine,
     one_lane_run,
@@ -258,6 +259,7 @@ async def main() -> None:
     parser.add_argument("--parallel", type=int, default=4, help="trials (tasks) in flight")
     parser.add_argument("--harbor", help="Harbor's executable (default: $DURABENCH_HARBOR, PATH)")
     parser.add_argument("--image", default=Settings.from_env().base_image)
+    add_tries(parser)
     args = parser.parse_args()
     if args.rounds < 1:
         parser.error("--rounds must be at least 1: each round times both once")
@@ -279,7 +281,7 @@ async def main() -> None:
             harbor, tasks, jobs, compose.docker_config, client, settings, args.parallel, n
         )
         walls: dict[str, list[float]] = {"harbor": [], "durabench": []}
-        guard = LoadGuard()
+        guard = LoadGuard(tries=args.tries)
         with worker_running(settings, root / "worker.log"):
             for side in ("harbor", "durabench"):
                 await bench.once(side, "warm-up")

@@ -30,7 +30,7 @@ from collections import defaultdict
 from pathlib import Path
 
 import _path  # noqa: F401  (first: the checkout's own packages)
-from _common import LoadGuard, approve, dev_server, machine, start_run
+from _common import LoadGuard, add_tries, approve, dev_server, machine, start_run
 from temporalio.client import Client
 
 WORKER = Path(__file__).with_name("_worker.py")
@@ -129,10 +129,11 @@ async def main() -> None:
     parser.add_argument("--n", type=int, default=4, help="tasks per run")
     parser.add_argument("--parallel", type=int, default=2, help="pairs in flight")
     parser.add_argument("--down", type=float, default=0.0, help="seconds with no worker")
+    add_tries(parser)
     args = parser.parse_args()
     print(f"machine: {machine()}")
     print(f"tasks: {args.n}, parallel: {args.parallel}, worker down for {args.down:g} s")
-    guard = LoadGuard()
+    guard = LoadGuard(tries=args.tries)
     async with dev_server() as client:
         started = await guard.round("cold start", lambda: cold(client, args.n, args.parallel))
         print(f"cold start: spawn -> first attempt recorded: {started:.2f} s")

@@ -39,7 +39,7 @@ from pathlib import PurePosixPath
 
 import _path  # noqa: F401  (first: the checkout's own packages)
 import docker
-from _common import LoadGuard, machine
+from _common import LoadGuard, add_tries, machine
 from docker.models import containers as docker_containers
 
 from durabench.errors import DurabenchError
@@ -144,7 +144,9 @@ def remove_leftovers(client: docker.DockerClient, label: str) -> None:
         container.remove(force=True)
 
 
-async def measure(client: docker.DockerClient, image: str, k: int, label: str) -> None:
+async def measure(
+    client: docker.DockerClient, image: str, k: int, label: str, guard: LoadGuard
+) -> None:
     """Run the repetitions and print the medians and the ratio."""
     arms: dict[str, Callable[[], Awaitable[dict[str, float]]]] = {
         "run": lambda: asyncio.to_thread(docker_run, image, label),
@@ -153,7 +155,6 @@ async def measure(client: docker.DockerClient, image: str, k: int, label: str) -
         "floor": lambda: asyncio.to_thread(floor_attempt, client, image, label),
     }
     samples: dict[str, list[dict[str, float]]] = {name: [] for name in arms}
-    guard = LoadGuard()
     for rep in range(k + 2):
         order = list(arms) if rep % 2 else list(arms)[::-1]
 
@@ -200,6 +201,7 @@ async def main() -> None:
     parser.add_argument(
         "--image", default=os.environ.get("DURABENCH_BASE_IMAGE", "durabench-base:bookworm")
     )
+    add_tries(parser)
     args = parser.parse_args()
     print(f"machine: {machine()}")
     print(f"image: {args.image}; repetitions: {args.k} (+2 warm-up), interleaved")
@@ -216,7 +218,7 @@ async def main() -> None:
         ) from None
     label = f"durabench-bench-{uuid.uuid4().hex[:8]}"
     try:
-        await measure(client, args.image, args.k, label)
+        await measure(client, args.image, args.k, label, LoadGuard(tries=args.tries))
     finally:
         remove_leftovers(client, label)
         client.close()

@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 import _path  # noqa: F401  (first: the checkout's own packages)
-from _common import LoadGuard, approve, dev_server, machine, start_run
+from _common import LoadGuard, add_tries, approve, dev_server, machine, start_run
 from temporalio.api.enums.v1 import EventType
 from temporalio.client import Client
 
@@ -119,6 +119,7 @@ async def main() -> None:
     parser.add_argument("--large", type=int, default=1000)
     parser.add_argument("--parallel", type=int, default=20)
     parser.add_argument("--pairs", choices=("auto", "full", "stand-in"), default="auto")
+    add_tries(parser)
     args = parser.parse_args()
     pairs = args.pairs if args.pairs != "auto" else "full" if args.large <= 2000 else "stand-in"
     print(f"machine: {machine()}")
@@ -132,7 +133,7 @@ async def main() -> None:
     )
     print(f"pairs: {what}; parallel {args.parallel}")
     results: list[SizeResult] = []
-    guard = LoadGuard()
+    guard = LoadGuard(tries=args.tries)
     async with dev_server() as client:
         for size in (args.small, args.large):
             run = functools.partial(run_size, client, size, args.parallel, pairs)

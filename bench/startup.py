@@ -31,8 +31,15 @@ import uuid
 from typing import NamedTuple
 
 import _path  # noqa: F401  (first: the checkout's own packages)
-from _common import LoadGuard, dev_server, instant_activities, machine, run_script, start_run
-from _load import ROUND_TRIES
+from _common import (
+    LoadGuard,
+    add_tries,
+    dev_server,
+    instant_activities,
+    machine,
+    run_script,
+    start_run,
+)
 from temporalio.client import Client
 from temporalio.worker import Worker
 
@@ -98,7 +105,7 @@ async def main() -> None:
     """Time both commands; print each median and its ratio to the target."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--k", type=int, default=5, help="timed calls of each command")
-    parser.add_argument("--tries", type=int, default=ROUND_TRIES, help="runs of a busy round")
+    add_tries(parser)
     args = parser.parse_args()
     print(f"machine: {machine()}")
     guard = LoadGuard(tries=args.tries)
