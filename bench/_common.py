@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 import _path  # noqa: F401  (first: the checkout's own packages)
+from _load import LoadGuard, add_tries
 from temporalio import activity
 from temporalio.client import Client, WorkflowHandle
 from temporalio.contrib.pydantic import pydantic_data_converter
@@ -39,14 +40,14 @@ from tests.workflows.fakes import Recorder
 from workflows import SuiteRunWorkflow, run_workflow_id
 
 __all__ = [
+    "LoadGuard",
+    "add_tries",
     "approve",
     "bare_step",
     "dev_server",
     "instant_activities",
-    "load_after",
     "machine",
     "one_lane_run",
-    "ratio_line",
     "run_script",
     "start_run",
     "worker_settings",
@@ -55,7 +56,11 @@ __all__ = [
 
 
 def machine() -> str:
-    """CPU model, cores, memory and load average: the line every bench prints first."""
+    """CPU model, cores, memory and load average: the line every bench prints first.
+
+    Each timed round then prints its own load before and after (:class:`LoadGuard`), and
+    the closing ratio is printed only when every round was calm.
+    """
     model = "unknown CPU"
     for line in Path("/proc/cpuinfo").read_text().splitlines():
         if line.startswith("model name"):
@@ -68,18 +73,6 @@ def machine() -> str:
     )
     load = " ".join(f"{x:.2f}" for x in os.getloadavg())
     return f"{model}, {os.cpu_count()} cores, {mem_kib / 2**20:.1f} GiB RAM, load {load}"
-
-
-def load_after() -> str:
-    """``load after: …``, the line every bench prints before its ratio."""
-    return f"load after: {machine().rsplit('load ', 1)[1]}"
-
-
-def ratio_line(what: str, value: float, target: str | None, met: bool = True) -> str:
-    """The closing line: ``RATIO <what> = <value>x (target <target>: met|NOT MET)``."""
-    if target is None:
-        return f"RATIO {what} = {value:.2f}x (no target)"
-    return f"RATIO {what} = {value:.2f}x (target {target}: {'met' if met else 'NOT MET'})"
 
 
 def _free_port() -> int:

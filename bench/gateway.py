@@ -13,13 +13,16 @@ per arm, in alternating order:
   on a placeholder of its own (as many attempts would), through the gateway and directly.
 
 The upstream is a threaded ``http.server`` in this process, so both arms share its cost;
-the load average is printed beside each figure, as the machine may be shared.
+the load average is printed beside each figure, as the machine may be shared. The latency
+pair and each throughput arm are rounds of the load guard (``_load.py``): repeated while
+the machine is busy, and no ratio unless all were calm.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import functools
 import os
 import statistics
 import tempfile
@@ -28,7 +31,7 @@ from pathlib import Path
 
 import _path  # noqa: F401  (first: the checkout's own packages)
 import httpx
-from _common import load_after, machine, ratio_line
+from _common import LoadGuard, add_tries, machine
 
 from durabench.gateway import GatewayLimits, Grant, ModelGateway
 from tests.model_upstream import ModelUpstream, Received, Reply, anthropic_stream
@@ -101,9 +104,11 @@ async def main() -> None:
     parser.add_argument("--k", type=int, default=200)
     parser.add_argument("--concurrency", type=int, default=16)
     parser.add_argument("--requests", type=int, default=2000)
+    add_tries(parser)
     args = parser.parse_args()
     print(machine())
     root = Path(tempfile.mkdtemp(prefix="durabench-bench-gateway-"))
+    guard = LoadGuard(tries=args.tries)
     with ModelUpstream(_answer) as upstream:
         environ = {
             "ANTHROPIC_API_KEY": "sk-ant-bench-key-0123456789",
@@ -122,7 +127,7 @@ async def main() -> None:
             keys = _grants(gateway, root, args.concurrency)
             through = f"{await gateway.url()}/anthropic"
             arms = {"direct": (upstream.url, "direct"), "gateway": (through, keys[0])}
-            times = await latency(arms, args.k)
+            times = await guard.round("latency", lambda: latency(arms, args.k))
             for name, seconds in times.items():
                 p95 = statistics.quantiles(seconds, n=20)[-1]
                 print(
@@ -135,16 +140,18 @@ async def main() -> None:
                 ("direct", upstream.url, ["direct"] * args.concurrency),
                 ("gateway", through, keys),
             ):
-                rate = await throughput(url, arm_keys, args.requests)
+                rate = await guard.round(
+                    f"throughput {name}",
+                    functools.partial(throughput, url, arm_keys, args.requests),
+                )
                 print(
                     f"throughput {name:8} {rate:7.0f} requests/s, {args.concurrency} clients "
                     f"({_load()})"
                 )
         finally:
             await gateway.aclose()
-    print(load_after())
     ratio = statistics.median(times["gateway"]) / statistics.median(times["direct"])
-    print(ratio_line("gateway latency over direct", ratio, None))
+    print(guard.ratio_line("gateway latency over direct", ratio, None))
 
 
 if __name__ == "__main__":

@@ -14,26 +14,29 @@ Harbor side: ``harbor run -a oracle -e docker -p TASKS -n PARALLEL``, its defaul
 own way, kept), timed as the command a user waits for; its own job clock is printed too. It
 runs with ``HARBOR_TELEMETRY=0`` inside ``unshare -n`` (a network namespace with only
 loopback), since it posts telemetry otherwise; the Docker socket is a file, reachable from
-there. Harbor calls ``docker compose`` (v2). Where ``docker compose version`` answers, Harbor
-uses it as it is; where it does not (Debian ships no v2), the script writes a CLI plugin
-shim in a private ``DOCKER_CONFIG`` over Debian's ``docker-compose`` v1 (``up --wait``
-without ``--wait``, ``exec`` with ``-T``, ``cp`` through ``docker cp``). The output says
-which, with that Compose's start-up time (``version``, median of 3).
+there. Harbor calls ``docker compose`` (v2) about 18 times a trial; it gets the fastest
+Compose found (``_compose.py``): the v2 plugin, else a standalone v2 ``docker-compose``
+linked in as the plugin, else Debian's v1 through a shim. The output says which
+(``compose: …``), with that Compose's start-up time (``version``, median of 3).
 
 durabench side: one lane (``baseline_only``, ``allow_unpaired``), oracle agent,
 ``--parallel``, real workflows, ``python worker.py`` in its own process, real Docker; timed
 from the request to the run's result (planning and approval included).
 
 One untimed run of each comes first (durabench keeps the images it builds; Harbor builds in
-every trial anyway); then ``--rounds`` rounds alternate which goes first. Both must score
-1.0 in every run. Harbor 0.25+ needs Python >= 3.12: found with
-``--harbor PATH``, ``$DURABENCH_HARBOR`` or ``harbor`` on PATH; where it is missing (or Python
-3.12, or ``unshare``, or any Compose) the script says so and exits 0 without a ratio.
+every trial anyway); then ``--rounds`` rounds alternate which goes first. Each timed run
+is a round of the load guard (``_load.py``): repeated while the machine is busy (Harbor
+slows far more than durabench under load, which flatters the ratio), and no ratio unless
+every round was calm. Both must score 1.0 in every run. Harbor 0.25+ needs Python >= 3.12:
+found with ``--harbor PATH``, ``$DURABENCH_HARBOR`` or ``harbor`` on PATH; where it is
+missing (or Python 3.12, or ``unshare``, or any Compose) the script says so and exits 0
+without a ratio.
 """
 
 from __future__ import annotations
 
 import argparse
+import functools
 import glob
 import json
 import os
@@ -52,15 +55,16 @@ from typing import NoReturn
 
 import _path  # noqa: F401  (first: the checkout's own packages)
 from _common import (
+    LoadGuard,
+    add_tries,
     dev_server,
-    load_after,
     machine,
     one_lane_run,
-    ratio_line,
     run_script,
     worker_running,
     worker_settings,
 )
+from _compose import SHIM_CALLS, Compose, ComposeMissing, find_compose
 from temporalio.client import Client
 
 from durabench.models.agent import AgentSpec
@@ -70,64 +74,6 @@ from durabench.tasks import load_suite
 TARGET = 0.2
 SUITE = "peer"
 ORG = "durabench"
-
-SHIM = '''#!{python}
-"""docker compose (v2 CLI plugin) over docker-compose v1, for Harbor: bench/peer_harbor.py."""
-import json, os, subprocess, sys, time
-
-BEGAN = time.monotonic()
-V1 = {v1!r}
-CALLS = {calls!r}
-VALUED = {{"-p", "--project-name", "--project-directory", "-f", "--file", "--env-file",
-          "--profile", "--ansi", "--log-level"}}
-EXEC_VALUED = {{"-w", "--workdir", "-e", "--env", "-u", "--user", "--index"}}
-args = sys.argv[1:]
-if args[:1] == ["docker-cli-plugin-metadata"]:
-    print(json.dumps({{"SchemaVersion": "0.1.0", "Vendor": "durabench bench",
-                      "Version": "2.0.0", "ShortDescription": "docker-compose v1 as v2"}}))
-    sys.exit(0)
-if args[:1] == ["compose"]:
-    args = args[1:]
-top = []
-while args and args[0].startswith("-"):
-    top.append(args.pop(0))
-    if top[-1] in VALUED and args:
-        top.append(args.pop(0))
-cmd, rest = (args[0], args[1:]) if args else ("", [])
-if cmd == "version":
-    print("Docker Compose version v2.0.0 (shim over docker-compose v1)")
-    sys.exit(0)
-if cmd == "up":
-    rest = [a for a in rest if a != "--wait"]
-elif cmd == "exec":
-    opts = []
-    while rest and rest[0].startswith("-"):
-        flag = rest.pop(0)
-        if flag in ("-T", "--no-TTY"):
-            continue
-        opts.append(flag)
-        if flag in EXEC_VALUED and rest:
-            opts.append(rest.pop(0))
-    rest = ["-T", *opts, *rest]
-elif cmd == "cp":
-    def container(ref):
-        service, sep, path = ref.partition(":")
-        if not sep or "/" in service:
-            return ref
-        found = subprocess.run([V1, *top, "ps", "-q", service], capture_output=True, text=True)
-        cid = found.stdout.strip().splitlines()
-        return f"{{cid[0]}}:{{path}}" if cid else ref
-argv = [V1, *top, *([cmd] if cmd else []), *rest]
-if cmd == "cp":
-    argv = ["docker", "cp", *[container(a) for a in rest]]
-code = subprocess.run(argv).returncode
-with open(CALLS, "a") as log:
-    log.write(json.dumps({{"cmd": cmd, "s": time.monotonic() - BEGAN}}) + "\\n")
-sys.exit(code)
-'''
-"""The ``docker-compose`` CLI plugin: ``{python}``, ``{v1}`` and ``{calls}`` filled in when
-written. It appends each call's command and seconds to ``calls`` (JSON lines): what the
-v1 stand-in costs Harbor, which Compose v2 (one Go binary) would cost differently."""
 
 
 def say_and_exit(why: str) -> NoReturn:
@@ -171,30 +117,8 @@ def find_harbor(given: str | None) -> Path:
     return harbor
 
 
-@dataclass(frozen=True)
-class Compose:
-    """The ``docker compose`` Harbor calls: the real v2, or the shim over v1."""
-
-    label: str
-    """What it is, for the output: its version line, and ``v1 through the shim`` if so."""
-    startup_s: float
-    """Median seconds of its ``version``: what each of Harbor's calls pays to start."""
-    docker_config: Path | None
-    """The private ``DOCKER_CONFIG`` holding the shim; ``None``: the user's own (v2)."""
-
-
-def _startup(argv: list[str]) -> float:
-    """Median seconds of ``argv`` over 3 runs."""
-    times = []
-    for _ in range(3):
-        began = time.monotonic()
-        subprocess.run(argv, capture_output=True)
-        times.append(time.monotonic() - began)
-    return statistics.median(times)
-
-
 def check_tools(root: Path) -> Compose:
-    """``unshare -n`` must work; the real ``docker compose`` v2, else v1 under the shim."""
+    """``unshare -n`` must work; the fastest Compose found (see ``_compose.py``)."""
     netns = subprocess.run(["unshare", "-n", "true"], capture_output=True, text=True)
     if netns.returncode != 0:
         say_and_exit(
@@ -202,32 +126,10 @@ def check_tools(root: Path) -> Compose:
             "with only loopback so that it posts no telemetry; run as root (or with "
             "CAP_SYS_ADMIN)"
         )
-    v2 = subprocess.run(["docker", "compose", "version"], capture_output=True, text=True)
-    if v2.returncode == 0:
-        startup = _startup(["docker", "compose", "version"])
-        return Compose(f"{v2.stdout.strip()} (real v2)", startup, None)
-    v1 = shutil.which("docker-compose")
-    if v1 is None:
-        say_and_exit(
-            "neither `docker compose` (v2) nor docker-compose (v1) found: Harbor calls "
-            "`docker compose`; install the Compose v2 plugin (`docker-compose-plugin`), or "
-            "Debian's v1 (`apt-get install docker-compose`), which this script shims"
-        )
-    version = subprocess.run([v1, "version", "--short"], capture_output=True, text=True)
-    label = f"docker-compose {version.stdout.strip()} (v1 through the shim: no v2 here)"
-    return Compose(label, _startup([v1, "version"]), write_docker_config(root, v1))
-
-
-def write_docker_config(root: Path, v1: str) -> Path:
-    """A private ``DOCKER_CONFIG`` whose only CLI plugin is the compose shim."""
-    config = root / "docker-config"
-    plugin = config / "cli-plugins" / "docker-compose"
-    plugin.parent.mkdir(parents=True)
-    calls = str(config / "calls.jsonl")
-    plugin.write_text(SHIM.format(python=sys.executable, v1=v1, calls=calls))
-    plugin.chmod(0o755)
-    (config / "config.json").write_text("{}\n")
-    return config
+    try:
+        return find_compose(root)
+    except ComposeMissing as exc:
+        say_and_exit(str(exc))
 
 
 def write_tasks(home: Path, base_image: str) -> Path:
@@ -273,7 +175,8 @@ def harbor_run(
     calls = None
     if docker_config is not None:
         env["DOCKER_CONFIG"] = str(docker_config)
-        calls = docker_config / "calls.jsonl"
+    if docker_config is not None and (docker_config / SHIM_CALLS).exists():
+        calls = docker_config / SHIM_CALLS
         calls.write_text("")
     log = jobs / f"{name}.log"
     began = time.monotonic()
@@ -356,6 +259,7 @@ async def main() -> None:
     parser.add_argument("--parallel", type=int, default=4, help="trials (tasks) in flight")
     parser.add_argument("--harbor", help="Harbor's executable (default: $DURABENCH_HARBOR, PATH)")
     parser.add_argument("--image", default=Settings.from_env().base_image)
+    add_tries(parser)
     args = parser.parse_args()
     if args.rounds < 1:
         parser.error("--rounds must be at least 1: each round times both once")
@@ -377,17 +281,20 @@ async def main() -> None:
             harbor, tasks, jobs, compose.docker_config, client, settings, args.parallel, n
         )
         walls: dict[str, list[float]] = {"harbor": [], "durabench": []}
+        guard = LoadGuard(tries=args.tries)
         with worker_running(settings, root / "worker.log"):
             for side in ("harbor", "durabench"):
                 await bench.once(side, "warm-up")
             for r in range(1, args.rounds + 1):
                 for side in ("harbor", "durabench") if r % 2 else ("durabench", "harbor"):
-                    walls[side].append(await bench.once(side, f"round {r}"))
+                    run = functools.partial(bench.once, side, f"round {r}")
+                    walls[side].append(await guard.round(f"round {r} {side}", run))
     ours, theirs = statistics.median(walls["durabench"]), statistics.median(walls["harbor"])
     print(f"median wall: durabench {ours:.1f} s, harbor {theirs:.1f} s")
-    print(load_after())
     ratio = ours / theirs
-    print(ratio_line("peer durabench/harbor wall", ratio, f"<= {TARGET}x", met=ratio <= TARGET))
+    print(
+        guard.ratio_line("peer durabench/harbor wall", ratio, f"<= {TARGET}x", met=ratio <= TARGET)
+    )
 
 
 if __name__ == "__main__":

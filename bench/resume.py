@@ -13,6 +13,8 @@ The worker is ``_worker.py`` in its own process (real workflows, instant activit
 The ratio is resume over cold start: what a kill -9 costs beyond starting a worker. The
 target (issue 19) is restart -> first attempt recorded within 10 s, whatever the heartbeat
 timeout: a restarted worker ends its host's orphaned attempts so they retry at once.
+Both are rounds of the load guard (``_load.py``): repeated while the machine is busy,
+and no ratio unless both were calm.
 """
 
 from __future__ import annotations
@@ -28,7 +30,7 @@ from collections import defaultdict
 from pathlib import Path
 
 import _path  # noqa: F401  (first: the checkout's own packages)
-from _common import approve, dev_server, machine, ratio_line, start_run
+from _common import LoadGuard, add_tries, approve, dev_server, machine, start_run
 from temporalio.client import Client
 
 WORKER = Path(__file__).with_name("_worker.py")
@@ -127,21 +129,25 @@ async def main() -> None:
     parser.add_argument("--n", type=int, default=4, help="tasks per run")
     parser.add_argument("--parallel", type=int, default=2, help="pairs in flight")
     parser.add_argument("--down", type=float, default=0.0, help="seconds with no worker")
+    add_tries(parser)
     args = parser.parse_args()
     print(f"machine: {machine()}")
     print(f"tasks: {args.n}, parallel: {args.parallel}, worker down for {args.down:g} s")
+    guard = LoadGuard(tries=args.tries)
     async with dev_server() as client:
-        started = await cold(client, args.n, args.parallel)
+        started = await guard.round("cold start", lambda: cold(client, args.n, args.parallel))
         print(f"cold start: spawn -> first attempt recorded: {started:.2f} s")
-        restart, since_kill, agent = await resume(client, args.n, args.parallel, args.down)
+        restart, since_kill, agent = await guard.round(
+            "resume", lambda: resume(client, args.n, args.parallel, args.down)
+        )
     print(
         f"resume after kill -9: restart -> first attempt recorded: {restart:.2f} s "
         f"(kill -> agent phase retried: {agent:.2f} s; kill -> recorded: {since_kill:.2f} s)"
     )
-    print(f"load after: {machine().rsplit('load ', 1)[1]}")
-    print(ratio_line("resume (restart -> first attempt) / cold start", restart / started, None))
+    own = restart / started
+    print(guard.ratio_line("resume (restart -> first attempt) / cold start", own, None))
     print(
-        ratio_line(
+        guard.ratio_line(
             "restart -> first attempt recorded / 10 s target",
             restart / TARGET_S,
             "<= 1.00x",

@@ -18,8 +18,10 @@ Each repetition runs, in alternating order:
   force. What the shape of an attempt (a kept-alive container and two execs) costs before
   durabench adds anything.
 
-Two warm-up repetitions are not counted. Medians are printed; the ratio is sandbox over
-docker run. Every container the bench creates is removed, also on failure.
+Two warm-up repetitions are not counted. Each counted repetition is a round of the load
+guard (``_load.py``): repeated while the machine is busy, and no ratio unless all were
+calm. Medians are printed; the ratio is sandbox over docker run. Every container the
+bench creates is removed, also on failure.
 """
 
 from __future__ import annotations
@@ -37,7 +39,7 @@ from pathlib import PurePosixPath
 
 import _path  # noqa: F401  (first: the checkout's own packages)
 import docker
-from _common import machine, ratio_line
+from _common import LoadGuard, add_tries, machine
 from docker.models import containers as docker_containers
 
 from durabench.errors import DurabenchError
@@ -142,7 +144,9 @@ def remove_leftovers(client: docker.DockerClient, label: str) -> None:
         container.remove(force=True)
 
 
-async def measure(client: docker.DockerClient, image: str, k: int, label: str) -> None:
+async def measure(
+    client: docker.DockerClient, image: str, k: int, label: str, guard: LoadGuard
+) -> None:
     """Run the repetitions and print the medians and the ratio."""
     arms: dict[str, Callable[[], Awaitable[dict[str, float]]]] = {
         "run": lambda: asyncio.to_thread(docker_run, image, label),
@@ -152,10 +156,16 @@ async def measure(client: docker.DockerClient, image: str, k: int, label: str) -
     }
     samples: dict[str, list[dict[str, float]]] = {name: [] for name in arms}
     for rep in range(k + 2):
-        for name in list(arms) if rep % 2 else list(arms)[::-1]:
-            sample = await arms[name]()
-            if rep >= 2:  # two warm-up repetitions
-                samples[name].append(sample)
+        order = list(arms) if rep % 2 else list(arms)[::-1]
+
+        async def repetition(order: list[str] = order) -> dict[str, dict[str, float]]:
+            return {name: await arms[name]() for name in order}
+
+        if rep < 2:  # two warm-up repetitions
+            await repetition()
+            continue
+        for name, sample in (await guard.round(f"repetition {rep - 1}", repetition)).items():
+            samples[name].append(sample)
 
     def median_ms(name: str, phase: str | None = None) -> float:
         return 1000 * statistics.median(
@@ -180,9 +190,8 @@ async def measure(client: docker.DockerClient, image: str, k: int, label: str) -
         f"({phases('floor')} ms; {floor / base:.2f}x docker run; durabench adds "
         f"{total - floor:.0f} ms, {total / floor:.2f}x the floor)"
     )
-    print(f"load after: {machine().rsplit('load ', 1)[1]}")
     ratio = total / base
-    print(ratio_line("sandbox attempt / docker run", ratio, f"<= {TARGET}x", ratio <= TARGET))
+    print(guard.ratio_line("sandbox attempt / docker run", ratio, f"<= {TARGET}x", ratio <= TARGET))
 
 
 async def main() -> None:
@@ -192,6 +201,7 @@ async def main() -> None:
     parser.add_argument(
         "--image", default=os.environ.get("DURABENCH_BASE_IMAGE", "durabench-base:bookworm")
     )
+    add_tries(parser)
     args = parser.parse_args()
     print(f"machine: {machine()}")
     print(f"image: {args.image}; repetitions: {args.k} (+2 warm-up), interleaved")
@@ -208,7 +218,7 @@ async def main() -> None:
         ) from None
     label = f"durabench-bench-{uuid.uuid4().hex[:8]}"
     try:
-        await measure(client, args.image, args.k, label)
+        await measure(client, args.image, args.k, label, LoadGuard(tries=args.tries))
     finally:
         remove_leftovers(client, label)
         client.close()

@@ -47,7 +47,8 @@ PASSED_THROUGH = ("durabench", "activities")
 """durabench's packages the sandbox takes from the host (with their submodules)."""
 
 SHARED = ("workflows",)
-"""Packages imported once per runner inside the sandbox, shared by every instance."""
+"""Packages imported once per runner inside the sandbox, shared by every instance (with
+every module their ``__all__`` names come from: ``workflows`` loads its names lazily)."""
 
 _SANDBOX_OWN = frozenset({"sys", "builtins", "__main__"})
 """Modules every sandbox importer makes for itself."""
@@ -81,7 +82,9 @@ def _import_once(restrictions: SandboxRestrictions, names: tuple[str, ...]) -> _
     importer = Importer(restrictions, _WhileWorkflowsRun())
     with importer.applied():
         for name in names:
-            __import__(name)
+            module = __import__(name)
+            for public in getattr(module, "__all__", ()):
+                getattr(module, public)  # a package that loads its names lazily: now
     modules = {k: v for k, v in importer.new_modules.items() if k not in _SANDBOX_OWN}
     return _Imported(modules, frozenset(importer.modules_checked_for_restrictions))
 

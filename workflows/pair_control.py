@@ -18,8 +18,8 @@ with workflow.unsafe.imports_passed_through():
     from durabench.models.service import ServiceTarget
     from durabench.service.payloads import ScoreRunInput
 
+from workflows.ids import pair_workflow_id
 from workflows.pair_ends import Ended, look_up
-from workflows.paired_task import pair_workflow_id
 from workflows.policies import RETRY
 
 __all__ = ["cancel_pairs", "service_scores", "tell_pairs"]

@@ -18,7 +18,7 @@ from temporalio import workflow
 from temporalio.exceptions import ChildWorkflowError
 
 from workflows.account_pool import vanished
-from workflows.paired_task import pair_workflow_id
+from workflows.ids import pair_workflow_id
 
 __all__ = ["Ended", "look_up", "watch_carried", "watch_child"]
 

@@ -37,6 +37,7 @@ with workflow.unsafe.imports_passed_through():
 
 from workflows.agent_run import AgentRunWorkflow, failure_reason, record_attempt
 from workflows.cancel_check import stop_if_cancelled
+from workflows.ids import attempt_workflow_id, pair_workflow_id
 from workflows.policies import (
     BUSY_POLL_MAX,
     COOLING_POLL,
@@ -53,16 +54,6 @@ __all__ = ["PairedTaskWorkflow", "attempt_workflow_id", "pair_workflow_id"]
 
 BUSY_WAIT = timedelta(hours=1)
 """How long one ``await_lease`` asks before it answers busy (the arm then looks again)."""
-
-
-def pair_workflow_id(run_id: str, task_id: str) -> str:
-    """``run/<run_id>/task/<task_id>``."""
-    return f"run/{run_id}/task/{task_id}"
-
-
-def attempt_workflow_id(run_id: str, task_id: str, lane: str, attempt: int) -> str:
-    """``run/<run_id>/task/<task_id>/<lane>/<attempt>``."""
-    return f"{pair_workflow_id(run_id, task_id)}/{lane}/{attempt}"
 
 
 def _cancelled(err: BaseException) -> bool:

@@ -43,9 +43,10 @@ with workflow.unsafe.imports_passed_through():
     from durabench.planning.approval import approval_mismatches
 
 from workflows.cancel_check import stop_if_cancelled
+from workflows.ids import pair_workflow_id, run_workflow_id
 from workflows.pair_control import cancel_pairs, service_scores, tell_pairs
 from workflows.pair_ends import watch_carried, watch_child
-from workflows.paired_task import PairedTaskWorkflow, pair_workflow_id
+from workflows.paired_task import PairedTaskWorkflow
 from workflows.policies import RETRY, SHORT
 from workflows.run_details import current_details, ended_by, page_summary, plan_summary
 from workflows.search_attributes import RUN_STATUS, for_plan
@@ -54,11 +55,6 @@ __all__ = ["PAGE_SIZE", "SuiteRunWorkflow", "run_workflow_id"]
 
 PAGE_SIZE = 100
 """Tasks read from the plan per ``plan_page`` call."""
-
-
-def run_workflow_id(run_id: str) -> str:
-    """``run/<run_id>``."""
-    return f"run/{run_id}"
 
 
 @workflow.defn

@@ -4,18 +4,24 @@
 ``s3://bucket/prefix``: every worker uploads what it writes and every reader fetches what
 it reads (:class:`ObjectStore`), so attempts that ran on other machines show up in the
 same report. :func:`pull`, :func:`pulled` and :func:`push` are what the rest of durabench calls.
+
+:class:`ObjectStore` is loaded on first use: its clients (fsspec, botocore) cost a client
+command that reads a local directory a tenth of its start-up.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from durabench.results.store.local import LocalStore
-from durabench.results.store.object_store import ObjectStore
 from durabench.results.store.store import ResultStore
 from durabench.settings.paths import RunPaths
 from durabench.settings.results_url import SCHEMES, check_results_url
 from durabench.settings.values import Settings
+
+if TYPE_CHECKING:
+    from durabench.results.store.object_store import ObjectStore
 
 __all__ = [
     "SCHEMES",
@@ -30,9 +36,20 @@ __all__ = [
 ]
 
 
+def __getattr__(name: str) -> Any:
+    """``ObjectStore``, imported now."""
+    if name == "ObjectStore":
+        from durabench.results.store.object_store import ObjectStore
+
+        return ObjectStore
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
 def open_store(settings: Settings) -> ResultStore:
     """The store ``settings`` name: ``results_url``'s object store, else the runs directory."""
     if settings.results_url:
+        from durabench.results.store.object_store import ObjectStore
+
         return ObjectStore(settings.results_url)
     return LocalStore(settings.runs_dir)
 
