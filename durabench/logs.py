@@ -14,7 +14,6 @@ detail goes there, and the terminal gets one line per warning or error, naming t
 from __future__ import annotations
 
 import logging
-import os
 import re
 import sys
 from collections.abc import Iterator
@@ -22,6 +21,8 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import structlog
+
+from durabench.settings.environment import log_level
 
 __all__ = ["configure_logging", "get_logger", "logs_to_file"]
 
@@ -47,7 +48,7 @@ def configure_logging(default_level: str = "info", log_file: Path | None = None)
     ``INFO`` is chatter), in the same shape as durabench's own lines. With ``log_file``,
     every line goes to that file as JSON, and stderr gets one line per warning or error.
     """
-    level_name = (os.environ.get("DURABENCH_LOG_LEVEL") or default_level).upper()
+    level_name = log_level(default_level)
     level = logging.getLevelNamesMapping().get(level_name, logging.INFO)
     if log_file is not None:
         _to_file(level, log_file)

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import functools
-import os
 import re
 from collections.abc import Callable, Coroutine
 from typing import Any, ParamSpec, TypeVar
@@ -15,9 +14,9 @@ from temporalio.exceptions import ApplicationError
 from temporalio.service import RPCError, RPCStatusCode
 
 from durabench import errors
-from durabench.agents.llm_ids import ALLOW_UNKNOWN_MODEL_ENV
 from durabench.errors import ConfigError, DurabenchError
 from durabench.ids import check_id
+from durabench.settings.environment import ALLOW_UNKNOWN_MODEL_ENV, allow_unknown_models
 from durabench.text_safety import visible_controls
 
 __all__ = [
@@ -47,7 +46,7 @@ run_id_argument = click.argument("run_id", callback=checked_run_id)
 
 def _allow_unknown(ctx: click.Context, param: click.Parameter, value: bool) -> None:
     if value:  # read by the plan-time model check, here and in this process's worker
-        os.environ[ALLOW_UNKNOWN_MODEL_ENV] = "true"
+        allow_unknown_models()
 
 
 allow_unknown_model = click.option(

@@ -18,13 +18,13 @@ Named ``llm_ids`` and kept beside the agents that are asked for a model: in dura
 from __future__ import annotations
 
 import difflib
-import os
 import re
 from collections.abc import Mapping
 from pathlib import Path
 
 from durabench.errors import ConfigError
 from durabench.models.config import ModelApi
+from durabench.settings.environment import ALLOW_UNKNOWN_MODEL_ENV, unknown_models_allowed
 
 __all__ = [
     "ALLOW_UNKNOWN_MODEL_ENV",
@@ -35,7 +35,6 @@ __all__ = [
     "served_model_matches",
 ]
 
-ALLOW_UNKNOWN_MODEL_ENV = "DURABENCH_ALLOW_UNKNOWN_MODEL"
 """Set to ``true`` (``--allow-unknown-model``) to run a model id no list here names."""
 
 TEAM_MODELS_FILE = "models.txt"
@@ -125,7 +124,7 @@ def check_known_model(model: str, api: ModelApi, home: Path, *, agent: str = "th
         ConfigError: no list has ``model``; the message names the closest id, or the
             provider that has it, and how to allow it.
     """
-    if any(c in model for c in "/:@") or os.environ.get(ALLOW_UNKNOWN_MODEL_ENV) == "true":
+    if any(c in model for c in "/:@") or unknown_models_allowed():
         return
     if _is_known(model, set(KNOWN_MODELS[api]) | _team_models(home)):
         return

@@ -10,16 +10,15 @@ they come first. ``--agent-opt version=V`` overrides any route.
 from __future__ import annotations
 
 import json
-import os
 from functools import cache
 from pathlib import Path
 
 from pydantic import BaseModel
 
 from durabench.agents.cli_version import is_plain_version
-from durabench.configs.registry import REGISTRY_ENV
 from durabench.errors import ConfigError
 from durabench.models.config import CliRoute
+from durabench.settings.environment import config_registry_file
 
 __all__ = ["CLI_ROUTES_FILE", "cli_lacks", "cli_route", "load_cli_routes"]
 
@@ -74,8 +73,8 @@ def load_cli_routes_doc(doc: object, source: Path) -> tuple[CliRoute, ...]:
 
 @cache
 def _routes() -> tuple[CliRoute, ...]:
-    extra = os.environ.get(REGISTRY_ENV)
-    team = _team_routes(Path(extra).expanduser()) if extra else ()
+    extra = config_registry_file()
+    team = _team_routes(extra) if extra else ()
     return (*team, *load_cli_routes())
 
 

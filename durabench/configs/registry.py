@@ -11,7 +11,6 @@ it is (see :mod:`durabench.configs.eval_matrix`).
 from __future__ import annotations
 
 import json
-import os
 from functools import cache
 from pathlib import Path
 
@@ -22,6 +21,7 @@ from durabench.errors import ConfigError, UnknownConfig
 from durabench.ids import check_id
 from durabench.models.config import LaneConfig
 from durabench.models.task import TaskSpec
+from durabench.settings.environment import REGISTRY_ENV, config_registry_file
 
 __all__ = [
     "CONFIGS_FILE",
@@ -36,7 +36,6 @@ __all__ = [
 
 CONFIGS_FILE = Path(__file__).resolve().parent / "configs.json"
 
-REGISTRY_ENV = "DURABENCH_CONFIG_REGISTRY"
 """Environment variable naming a team's registry file."""
 
 
@@ -84,8 +83,7 @@ def _checked(config: LaneConfig, source: Path) -> LaneConfig:
 
 @cache
 def _registry() -> dict[str, LaneConfig]:
-    extra = os.environ.get(REGISTRY_ENV)
-    return load_registry(Path(extra).expanduser() if extra else None)
+    return load_registry(config_registry_file())
 
 
 def all_configs() -> list[LaneConfig]:

@@ -39,6 +39,7 @@ from durabench.gateway.guard import LimitedApp
 from durabench.gateway.keys import KeyRing
 from durabench.gateway.limits import GatewayLimits
 from durabench.gateway.providers import PROVIDERS
+from durabench.settings.environment import GATEWAY_SPEC_ENV, take_gateway_spec
 
 __all__ = [
     "LEASE_TTL_S",
@@ -50,7 +51,7 @@ __all__ = [
     "store_id",
 ]
 
-SPEC_ENV = "DURABENCH_GATEWAY_SPEC"
+SPEC_ENV = GATEWAY_SPEC_ENV
 LEASE_TTL_S = 20.0
 """A worker's lease on the gateway is fresh this long after it was last touched."""
 _WATCH_S = 1.0
@@ -174,7 +175,7 @@ async def serve(spec: ProcessSpec) -> None:
 
 def main() -> None:
     """The process's entry point: limits first, then serve."""
-    spec = ProcessSpec.model_validate_json(os.environ.pop(SPEC_ENV))
+    spec = ProcessSpec.model_validate_json(take_gateway_spec())
     _limit_self(spec.limits)
     _log_to(spec.root)
     asyncio.run(serve(spec))

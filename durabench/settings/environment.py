@@ -1,0 +1,60 @@
+"""The ``DURABENCH_*`` variables read apart from :class:`~durabench.settings.values.Settings`.
+
+Each is read where loading every setting would be wrong: the log level before anything
+can log a setting's error, the team's config registry and the unknown-model permission by
+domain code that takes no settings object, and the gateway's spec once, by the child it
+was handed to. They are read here so every ``DURABENCH_*`` name is read in one package
+(a test holds it) and documented on the settings page.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+__all__ = [
+    "ALLOW_UNKNOWN_MODEL_ENV",
+    "GATEWAY_SPEC_ENV",
+    "LOG_LEVEL_ENV",
+    "REGISTRY_ENV",
+    "allow_unknown_models",
+    "config_registry_file",
+    "log_level",
+    "take_gateway_spec",
+    "unknown_models_allowed",
+]
+
+LOG_LEVEL_ENV = "DURABENCH_LOG_LEVEL"
+REGISTRY_ENV = "DURABENCH_CONFIG_REGISTRY"
+ALLOW_UNKNOWN_MODEL_ENV = "DURABENCH_ALLOW_UNKNOWN_MODEL"
+GATEWAY_SPEC_ENV = "DURABENCH_GATEWAY_SPEC"
+
+
+def log_level(default: str) -> str:
+    """The log level's name, upper case: ``DURABENCH_LOG_LEVEL``, else ``default``."""
+    return (os.environ.get(LOG_LEVEL_ENV) or default).upper()
+
+
+def config_registry_file() -> Path | None:
+    """The team's config registry (``DURABENCH_CONFIG_REGISTRY``), if one is named."""
+    named = os.environ.get(REGISTRY_ENV)
+    return Path(named).expanduser() if named else None
+
+
+def unknown_models_allowed() -> bool:
+    """Whether a model id no list knows is taken as it is (``DURABENCH_ALLOW_UNKNOWN_MODEL``)."""
+    return os.environ.get(ALLOW_UNKNOWN_MODEL_ENV) == "true"
+
+
+def allow_unknown_models() -> None:
+    """Take unknown model ids in this process and the workers it starts (the CLI's flag)."""
+    os.environ[ALLOW_UNKNOWN_MODEL_ENV] = "true"
+
+
+def take_gateway_spec() -> str:
+    """The gateway process's spec, removed from its environment so nothing it starts sees it.
+
+    Raises:
+        KeyError: the process was not started by a worker's gateway supervisor.
+    """
+    return os.environ.pop(GATEWAY_SPEC_ENV)
