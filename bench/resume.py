@@ -11,7 +11,7 @@ The worker is ``_worker.py`` in its own process (real workflows, instant activit
   starts. Measured: worker spawn -> first attempt recorded, and from the kill.
 
 The ratio is resume over cold start: what a kill -9 costs beyond starting a worker. The
-target (issue 19) is restart -> first attempt recorded within 10 s, whatever the heartbeat
+target is restart -> first attempt recorded within 10 s, whatever the heartbeat
 timeout: a restarted worker ends its host's orphaned attempts so they retry at once.
 Both are rounds of the load guard (``_load.py``): repeated while the machine is busy,
 and no ratio unless both were calm.

@@ -1,4 +1,4 @@
-"""A task's Dockerfile runs on the worker's daemon within limits (issue 17, hardening)."""
+"""A task's Dockerfile runs on the worker's daemon within limits."""
 
 from __future__ import annotations
 

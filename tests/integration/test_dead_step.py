@@ -1,4 +1,4 @@
-"""A detached step whose process died is seen dead on re-attach, not waited for (issue 19).
+"""A detached step whose process died is seen dead on re-attach, not waited for.
 
 The step runs in a container set up as an attempt's: its markers on a tmpfs volume (a
 restart wipes them), the launch record on the container's own disk. Killed from outside

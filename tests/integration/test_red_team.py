@@ -1,4 +1,4 @@
-"""Red team: tasks whose "solution" attacks the harness, beside an honest control (issue 17).
+"""Red team: tasks whose "solution" attacks the harness, beside an honest control.
 
 One paired run on real Docker, network none, the oracle run as the unprivileged ``agent``
 user (as real agents run). Each attack task's solve.sh tries to raise its score or take

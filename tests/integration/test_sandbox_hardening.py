@@ -1,4 +1,4 @@
-"""A hardened sandbox keeps a hostile task to itself (issue 9).
+"""A hardened sandbox keeps a hostile task to itself.
 
 Each test starts a container as the product does for an agent that needs no network
 (oracle, nop, replay), with a small process limit, adds the ``agent`` user with the CLI

@@ -5,7 +5,7 @@ the worker, each check was an archive read through the daemon: every 50 ms doubl
 second, so an instant agent took most of a second to be seen done (2.05x ``docker run``
 in ``bench/sandbox.py``) and an hour-long one cost two reads a second. The wait now runs
 in the sandbox, as root (the agent cannot stop it): one exec returns when ``.done``
-records the end, and the markers still decide how the step ended (issue 22).
+records the end, and the markers still decide how the step ended.
 """
 
 from __future__ import annotations

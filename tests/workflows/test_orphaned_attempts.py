@@ -2,7 +2,7 @@
 
 The attempt's activity is scheduled with a heartbeat timeout of an hour, far beyond what
 this test waits: it completes only because the restarted worker ends the attempt its
-killed predecessor (kill -9) left started, and the retry comes to it (issue 19).
+killed predecessor (kill -9) left started, and the retry comes to it.
 """
 
 from __future__ import annotations
