@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import functools
 import os
 import re
@@ -19,6 +18,7 @@ from durabench.agents.llm_ids import ALLOW_UNKNOWN_MODEL_ENV
 from durabench.errors import ConfigError, DurabenchError
 from durabench.ids import check_id
 from durabench.text_safety import visible_controls
+from starter.loop import run_command
 
 __all__ = [
     "allow_unknown_model",
@@ -98,7 +98,7 @@ def run_async(fn: Callable[P, Coroutine[Any, Any, R]]) -> Callable[P, R]:
     @functools.wraps(fn)
     def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
         try:
-            return asyncio.run(fn(*args, **kwargs))
+            return run_command(fn(*args, **kwargs))
         except DurabenchError as exc:
             raise _error(str(exc)) from exc
         except WorkflowFailureError as exc:
