@@ -86,9 +86,12 @@ async def test_a_request_the_gateway_died_serving_is_its_outage_whenever_the_dea
             token = gateway.store.token_for("run-1-a-baseline-1")
             asked = asyncio.create_task(_ask(url, token))
             await asyncio.to_thread(arrived.wait, 60)
-            pid = gateway.pid
-            assert pid is not None
-            os.kill(pid, signal.SIGKILL)
+            process = gateway.supervisor.process
+            assert process is not None
+            os.kill(process.pid, signal.SIGKILL)
+            # Gone for good, as it long is when an attempt is classified: its sockets close
+            # (the agent sees the cut) a moment before the process can be reaped.
+            await asyncio.to_thread(process.wait, 60)
             with pytest.raises(httpx.HTTPError):  # the agent's request is cut ...
                 await asyncio.wait_for(asked, 60)
             gateway.store.revoke("run-1-a-baseline-1")  # ... it gives up, its phase ends
