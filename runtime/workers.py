@@ -37,12 +37,14 @@ from runtime.temporal_profile import load_settings
 from runtime.workflow_runner import workflow_runner
 from workflows import WORKFLOWS
 
-__all__ = ["build_workers", "main", "run_workers", "start_host"]
+__all__ = ["build_workers", "main", "run_workers", "start_host", "stopped"]
 
 log = get_logger("durabench.worker")
 
 GRACE = timedelta(seconds=20)
 """How long in-flight activities get to finish when the worker is told to stop."""
+STOP_S = GRACE.total_seconds() + 10
+"""The longest :func:`stopped` waits for a worker to stop: its activities' grace, and some."""
 CANCEL_NOTICE = timedelta(seconds=5)
 """The longest a heartbeat of a container phase is held back (the SDK's default: 80% of
 the 30 s heartbeat timeout), so a cancelled phase hears of it within about 10 s."""
@@ -162,8 +164,29 @@ async def main() -> None:
         max_sandboxes=settings.max_sandboxes,
     )
     sweeper = asyncio.create_task(sweep_every(client, settings.host_id, SWEEP_PERIOD_S, stop))
+    running = asyncio.create_task(run_workers(workers, stop))
+    told = asyncio.create_task(stop.wait())
     try:
-        await run_workers(workers, stop)
+        await asyncio.wait([running, told], return_when=asyncio.FIRST_COMPLETED)
     finally:
         stop.set()
-        await sweeper
+        told.cancel()
+        await stopped(running, sweeper)
+
+
+async def stopped(workers: asyncio.Task[None], sweeper: asyncio.Task[None]) -> None:
+    """Wait for :func:`run_workers` told to stop, no longer than :data:`STOP_S`.
+
+    The sweep is only tidying (the next start sweeps again), so it stops at once. The
+    workers get their activities' grace; past that, what they still run is left to
+    Temporal (retried on the next worker, agents re-attached), as after a kill, so that
+    Ctrl-C or SIGTERM ends the process within a bound whatever a call still waits on.
+    Raises what a failed worker raised.
+    """
+    sweeper.cancel()
+    await asyncio.wait([workers, sweeper], timeout=STOP_S)
+    if not workers.done():
+        log.warning("the worker did not stop in time: leaving what it runs", after_s=STOP_S)
+        workers.cancel()
+        return
+    workers.result()

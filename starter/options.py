@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import functools
 import re
 from collections.abc import Callable, Coroutine
@@ -18,6 +17,7 @@ from durabench.errors import ConfigError, DurabenchError
 from durabench.ids import check_id
 from durabench.settings.environment import ALLOW_UNKNOWN_MODEL_ENV, allow_unknown_models
 from durabench.text_safety import visible_controls
+from starter.loop import run_command
 
 __all__ = [
     "allow_unknown_model",
@@ -97,7 +97,7 @@ def run_async(fn: Callable[P, Coroutine[Any, Any, R]]) -> Callable[P, R]:
     @functools.wraps(fn)
     def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
         try:
-            return asyncio.run(fn(*args, **kwargs))
+            return run_command(fn(*args, **kwargs))
         except DurabenchError as exc:
             raise _error(str(exc)) from exc
         except WorkflowFailureError as exc:

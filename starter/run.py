@@ -32,7 +32,7 @@ from durabench.text_safety import visible_controls
 from runtime.client import connect, deployment_of
 from runtime.sweep import SWEEP_PERIOD_S, sweep_every
 from runtime.temporal_profile import load_settings
-from runtime.workers import run_workers, start_host
+from runtime.workers import run_workers, start_host, stopped
 from starter.console import approval_hint, console, plan_table, result_tables, shown, ui_url
 from starter.interrupted import left_behind
 from starter.live import follow
@@ -406,8 +406,7 @@ async def work_on(
             return await _follow(client, handle, settings, yes=yes)
         finally:
             stop.set()
-            await workers
-            await sweeper
+            await stopped(workers, sweeper)
 
 
 async def _start(

@@ -12,6 +12,7 @@ ledgers are files, so a restarted gateway carries on where the last one stopped.
 
 from __future__ import annotations
 
+import contextlib
 import json
 from collections.abc import Awaitable, Callable, Mapping, MutableMapping
 from pathlib import Path
@@ -23,6 +24,7 @@ import httpx
 from durabench.gateway.allowlist import MCP_METHODS, allowed, path_fault, query_fault
 from durabench.gateway.budget import Budgets, Reservation, worst_case
 from durabench.gateway.grants import Grant, GrantStore
+from durabench.gateway.inflight import InFlight
 from durabench.gateway.ledger import UPSTREAM_CUT, append_entry
 from durabench.gateway.meter import ResponseMeter, ResponseUsage
 from durabench.gateway.providers import (
@@ -68,8 +70,11 @@ class GatewayApp:
         resolve_mcp: McpResolver,
         upstreams: Mapping[ProviderName, str],
         client: httpx.AsyncClient,
+        inflight: InFlight | None = None,
     ) -> None:
+        """``inflight``: where this process notes what it serves (the gateway process's own)."""
         self.store = store
+        self.inflight = inflight
         self.resolve = resolve
         self.resolve_mcp = resolve_mcp
         self.upstreams = upstreams
@@ -219,8 +224,11 @@ class GatewayApp:
         send: Send,
         reservation: Reservation | None,
     ) -> None:
-        """Send the request; stream its answer to the agent, metered; record it."""
-        ledger = Path(grant.ledger)
+        """Send the request; stream its answer to the agent, metered; record it.
+
+        From before it goes out until its ledger line is written it is noted in flight:
+        were this process killed meanwhile, the worker writes the line for it.
+        """
         headers["content-length"] = str(len(req.body))
         upstream = self.client.build_request(
             req.method, url, headers=headers, content=req.content()
@@ -231,6 +239,24 @@ class GatewayApp:
             message = "durabench gateway: the path would change on the way out"
             await _refuse(send, grant, req, _Refused(403, "path", "permission_error", message))
             return
+        ledger = Path(grant.ledger)
+        noted = (
+            self.inflight.serving(ledger, grant.provider)
+            if self.inflight is not None
+            else contextlib.nullcontext()
+        )
+        with noted:
+            await self._exchange(ledger, req, upstream, send, reservation)
+
+    async def _exchange(
+        self,
+        ledger: Path,
+        req: AgentRequest,
+        upstream: httpx.Request,
+        send: Send,
+        reservation: Reservation | None,
+    ) -> None:
+        """The request to the API and its answer to the agent; the ledger line."""
         try:
             response = await self.client.send(upstream, stream=True)
         except httpx.HTTPError as exc:

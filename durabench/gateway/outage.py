@@ -1,12 +1,15 @@
-"""A gateway that died mid-request: a line in the ledger of every attempt it was serving.
+"""A gateway that died mid-request: a line in the ledger of every attempt it cut.
 
 An agent whose request the dead gateway was answering sees its connection cut, and its
 CLI may give up. Whether that was the harness's doing must not rest on what the agent
 prints (a model can print "connection refused" as well as a CLI can), so the worker that
-sees the gateway's process end writes it down where the agent cannot: the ledgers of the
-attempts holding a grant at that moment. The classifier treats the line as the host's
-failure (:data:`OUTAGE`), and only when it is the last thing the ledger recorded: a
-session that went on to get answers from the restarted gateway was not ended by it.
+sees the gateway's process end writes it down where the agent cannot: the ledger of each
+request the process was serving (its in-flight notes, :mod:`.inflight`), whenever the
+worker sees the death, and the ledgers of the attempts holding a grant at that moment
+(their next request may have been refused while no gateway listened). The classifier
+treats the line as the host's failure (:data:`OUTAGE`), and only when it is the last
+thing the ledger recorded: a session that went on to get answers from the restarted
+gateway was not ended by it.
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ import time
 from pathlib import Path
 
 from durabench.gateway.grants import GrantStore
+from durabench.gateway.inflight import cut_requests
 from durabench.gateway.ledger import LedgerEntry, append_entry
 
 __all__ = ["OUTAGE", "record_outage"]
@@ -23,14 +27,20 @@ OUTAGE = "gateway restarted"
 """The ledger's ``refused`` for a request the gateway's death cut."""
 
 
-def record_outage(store: GrantStore, why: str = OUTAGE) -> int:
-    """Append ``why`` to the ledger of every attempt with a live grant; how many got it."""
-    now, recorded = time.time(), 0
-    for grant in store.live():
-        entry = LedgerEntry(at=now, provider=grant.provider, path="", status=502, refused=why)
+def record_outage(store: GrantStore, why: str = OUTAGE, pid: int | None = None) -> int:
+    """Append ``why`` to the ledgers the ended gateway ``pid`` cut and those of live grants.
+
+    Returns how many ledgers got it (each at most once).
+    """
+    now, done = time.time(), set[Path]()
+    cut = cut_requests(store.root, pid) if pid is not None else []
+    for ledger, provider in [*cut, *((Path(g.ledger), g.provider) for g in store.live())]:
+        if ledger in done:
+            continue
+        entry = LedgerEntry(at=now, provider=provider, path="", status=502, refused=why)
         try:
-            append_entry(Path(grant.ledger), entry)
+            append_entry(ledger, entry)
         except OSError:  # the attempt's directory is gone: it has ended
             continue
-        recorded += 1
-    return recorded
+        done.add(ledger)
+    return len(done)

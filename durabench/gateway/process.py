@@ -36,6 +36,7 @@ from durabench.gateway.app import GatewayApp
 from durabench.gateway.connections import limited_protocol
 from durabench.gateway.grants import GrantStore
 from durabench.gateway.guard import LimitedApp
+from durabench.gateway.inflight import InFlight
 from durabench.gateway.keys import KeyRing
 from durabench.gateway.limits import GatewayLimits
 from durabench.gateway.providers import PROVIDERS
@@ -145,7 +146,9 @@ async def serve(spec: ProcessSpec) -> None:
     pool = httpx.Limits(max_connections=limits.requests, max_keepalive_connections=64)
     async with httpx.AsyncClient(timeout=_TIMEOUT, follow_redirects=False, limits=pool) as client:
         upstreams = {name: provider.upstream(os.environ) for name, provider in PROVIDERS.items()}
-        app = GatewayApp(GrantStore(spec.root), keys.secret, keys.mcp, upstreams, client)
+        inflight = InFlight(spec.root)
+        store = GrantStore(spec.root)
+        app = GatewayApp(store, keys.secret, keys.mcp, upstreams, client, inflight)
         health = {
             "gateway": "durabench",
             "version": code_version(),
@@ -171,6 +174,7 @@ async def serve(spec: ProcessSpec) -> None:
             await server.serve(sockets=[sock])
         finally:
             watcher.cancel()
+        inflight.close()  # served to the end: nothing was cut
 
 
 def main() -> None:

@@ -39,7 +39,7 @@ from durabench.atomic import atomic_write
 from durabench.errors import SandboxError
 from durabench.gateway.grants import GrantStore
 from durabench.gateway.limits import GatewayLimits
-from durabench.gateway.outage import record_outage
+from durabench.gateway.outage import OUTAGE, record_outage
 from durabench.gateway.process import SPEC_ENV, ProcessSpec, code_version, fresh_leases, store_id
 from durabench.logs import get_logger
 
@@ -251,7 +251,8 @@ class GatewaySupervisor:
         elif proc is None and await self._alive(url):  # another worker's, serving
             return
         if proc is not None:  # ours, and it exited or hung: its requests were cut
-            cut = await asyncio.to_thread(record_outage, GrantStore(self.root))
+            store = GrantStore(self.root)
+            cut = await asyncio.to_thread(record_outage, store, OUTAGE, proc.pid)
             log.warning("the model gateway died: its attempts' ledgers say so", attempts=cut)
         host, port = url.removeprefix("http://").rsplit(":", 1)
         with contextlib.suppress(SandboxError):  # another worker's still serves: fine

@@ -5,7 +5,7 @@ server) runs while its only worker is killed several times at seeded random mome
 a container phase, between phases, between pairs, wherever the clock falls. At the end
 every pair ended, every lane has exactly one attempt, each agent session ran exactly once
 (counted on the host, where no container restart can hide a second run), every reward is
-the one its workspace earns, and no container of this deployment is left.
+the one its workspace earns, and no container its worker host made is left.
 
 The seed is printed; ``DURABENCH_CHAOS_SEED=N`` replays a failure's kill times.
 
@@ -95,19 +95,26 @@ def _sessions(markers: Path) -> int:
     return len(log.read_text().splitlines()) if log.exists() else 0
 
 
-def _containers(label: str) -> list[str]:
+def _containers(*labels: str) -> list[str]:
+    """The containers that carry every one of ``labels``, running or not."""
     client = docker.from_env()
     try:
-        return [str(c.name) for c in client.containers.list(all=True, filters={"label": label})]
+        found = client.containers.list(all=True, filters={"label": list(labels)})
+        return [str(c.name) for c in found]
     finally:
         client.close()
 
 
-@pytest.mark.xfail(
-    strict=False,
-    reason="known flake, open: failed once in four full CI runs of this wave (never alone); "
-    "to be diagnosed before the mark comes off",
-)
+async def _left_by_this_host(client: Client, settings: Settings) -> list[str]:
+    """Containers of this deployment that this test's worker host made, of any run.
+
+    Not every container of the deployment: the session's other tests share its server,
+    hence its deployment, and what they leave (or still tear down) is theirs to check.
+    """
+    deployment = await deployment_of(client)
+    return _containers(f"durabench.deployment={deployment}", f"durabench.host={settings.host_id}")
+
+
 async def test_random_kill_9s_lose_and_repeat_nothing(
     client: Client, settings: Settings, tmp_path: Path
 ) -> None:
@@ -158,9 +165,8 @@ async def test_random_kill_9s_lose_and_repeat_nothing(
         expected = 0.0 if (a.task_id, a.lane) in UNFIXED else 1.0
         assert a.reward == expected and not a.exit_class.startswith("infra"), a
     assert (progress.done, progress.excluded, progress.ended_abnormally) == (len(TASKS), 0, ())
-    deployment = await deployment_of(client)
     assert _containers(f"durabench.run={request.run_id}") == []
-    assert _containers(f"durabench.deployment={deployment}") == []
+    assert await _left_by_this_host(client, settings) == []
 
 
 DAEMON_ENV = "DURABENCH_CHAOS_DAEMON"
@@ -290,4 +296,4 @@ async def test_a_docker_daemon_restart_mid_session_loses_and_repeats_nothing(
             assert a.reward == 1.0, a
     assert len(result.attempts) == 6
     assert _containers(f"durabench.run={request.run_id}") == []
-    assert _containers(f"durabench.deployment={await deployment_of(client)}") == []
+    assert await _left_by_this_host(client, settings) == []

@@ -8,11 +8,21 @@ only attempts that held a grant at that moment get it.
 
 from __future__ import annotations
 
+import asyncio
+import os
+import signal
+import threading
 from pathlib import Path
 
-from durabench.gateway import Grant, GrantStore
+import httpx
+import pytest
+
+from durabench.gateway import Grant, GrantStore, ModelGateway
 from durabench.gateway.ledger import read_ledger
 from durabench.gateway.outage import record_outage
+from tests.model_upstream import ModelUpstream, Received, Reply, anthropic_stream
+
+MODEL = "claude-sonnet-4-5"
 
 
 def _grant(store: GrantStore, tmp_path: Path, attempt: str) -> Path:
@@ -21,7 +31,7 @@ def _grant(store: GrantStore, tmp_path: Path, attempt: str) -> Path:
         "attempt": attempt,
         "agent": "claude-code",
         "provider": "anthropic",
-        "model": "claude-sonnet-4-5",
+        "model": MODEL,
         "ledger": str(ledger),
     }
     store.grant(Grant.model_validate(doc))
@@ -45,3 +55,60 @@ def test_every_live_attempt_gets_the_outage_and_an_ended_one_does_not(tmp_path: 
 
 def test_no_grants_no_lines(tmp_path: Path) -> None:
     assert record_outage(GrantStore(tmp_path / "gateway"), "gateway restarted") == 0
+
+
+async def test_a_request_the_gateway_died_serving_is_its_outage_whenever_the_death_is_seen(
+    tmp_path: Path,
+) -> None:
+    """The agent gives up on its cut request and its grant is revoked before anyone notices.
+
+    As on a loaded worker: the session ends, the agent phase revokes the grant, and only
+    then does the worker see the gateway's process gone (here, the classify step's
+    ``settle``). The ledger must still say that the gateway died serving that request.
+    """
+    arrived, release = threading.Event(), threading.Event()
+
+    def held(received: Received) -> Reply:
+        arrived.set()
+        release.wait(60)
+        return anthropic_stream(MODEL, [{"type": "text", "text": "late"}])
+
+    with ModelUpstream(held) as upstream:
+        environ = {"ANTHROPIC_API_KEY": "sk-ant-real", "ANTHROPIC_BASE_URL": upstream.url}
+        gateway = ModelGateway(
+            tmp_path / "gw", "unused", 0, tmp_path / "a.toml", environ, bind_host="127.0.0.1"
+        )
+        try:
+            url = await gateway.url()
+            if gateway._watch is not None:  # the worker is too busy to see the exit itself
+                gateway._watch.cancel()
+            ledger = _grant(gateway.store, tmp_path, "run-1-a-baseline-1")
+            token = gateway.store.token_for("run-1-a-baseline-1")
+            asked = asyncio.create_task(_ask(url, token))
+            await asyncio.to_thread(arrived.wait, 60)
+            process = gateway.supervisor.process
+            assert process is not None
+            os.kill(process.pid, signal.SIGKILL)
+            # Gone for good, as it long is when an attempt is classified: its sockets close
+            # (the agent sees the cut) a moment before the process can be reaped.
+            await asyncio.to_thread(process.wait, 60)
+            with pytest.raises(httpx.HTTPError):  # the agent's request is cut ...
+                await asyncio.wait_for(asked, 60)
+            gateway.store.revoke("run-1-a-baseline-1")  # ... it gives up, its phase ends
+            await gateway.settle()  # then the worker reads its ledger
+        finally:
+            release.set()
+            await gateway.aclose()
+
+    metered = read_ledger(ledger)
+    assert metered is not None
+    assert (metered.last_status, metered.last_refused) == (502, "gateway restarted")
+
+
+async def _ask(url: str, token: str) -> httpx.Response:
+    async with httpx.AsyncClient(timeout=60) as client:
+        return await client.post(
+            f"{url}/anthropic/v1/messages",
+            headers={"x-api-key": token, "anthropic-version": "2023-06-01"},
+            json={"model": MODEL, "stream": True, "max_tokens": 64, "messages": []},
+        )

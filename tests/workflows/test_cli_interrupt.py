@@ -31,11 +31,6 @@ async def _until(stream: asyncio.StreamReader, text: str) -> str:
 
 
 @pytest.mark.docker
-@pytest.mark.xfail(
-    strict=False,
-    reason="known defect, open in issue 35: on a loaded machine (a full CI run) the command "
-    "once did not end within 60 s of the Ctrl-C; passes alone",
-)
 async def test_ctrl_c_at_the_approval_wait_says_how_to_reject(
     settings: Settings, client: Client
 ) -> None:
