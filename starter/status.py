@@ -10,6 +10,7 @@ import click
 from rich.table import Table
 from temporalio.client import (
     Client,
+    WorkflowExecutionDescription,
     WorkflowExecutionStatus,
     WorkflowFailureError,
     WorkflowHandle,
@@ -26,15 +27,14 @@ from starter.console import (
     ANSWER_WITHIN,
     approval_hint,
     console,
-    no_worker,
     plan_table,
     progress_line,
     result_tables,
     shown,
     ui_url,
 )
-from starter.live import follow
 from starter.options import failure_message, run_async
+from starter.status_history import has_workers, print_known, read_known
 from workflows import SuiteRunWorkflow, run_workflow_id
 from workflows.search_attributes import MODEL, RUN_STATUS, SUITE
 
@@ -77,16 +77,21 @@ async def status_main(
     desc = await handle.describe()
     console.print(f"Run [bold]{run_id}[/]: {ui_url(settings, run_id)}")
     if watch and desc.status == WorkflowExecutionStatus.RUNNING:
+        from starter.live import follow  # the live view: only for --watch
+
         try:
             await follow(client, handle)
         except WorkflowFailureError:
             pass  # reported below
         desc = await handle.describe()
     state = desc.status.name.lower() if desc.status else "unknown"
-    console.print(f"state: {state}")
     if desc.status == WorkflowExecutionStatus.RUNNING:
-        await _print_progress(handle, settings, run_id)
-    elif desc.status == WorkflowExecutionStatus.FAILED:
+        if not await _print_progress(client, handle, desc, settings, run_id):
+            known = await read_known(client, settings, run_id, desc)
+            print_known(known, settings, run_id, running=True)
+        return state
+    console.print(f"state: {state}")
+    if desc.status == WorkflowExecutionStatus.FAILED:
         try:
             await handle.result()
         except WorkflowFailureError as exc:
@@ -107,22 +112,32 @@ async def status_main(
 
 
 async def _print_progress(
-    handle: WorkflowHandle[Any, RunOutcome], settings: Settings, run_id: str
-) -> None:
-    """One line of progress; a run awaiting approval shows the plan it waits on, too."""
+    client: Client,
+    handle: WorkflowHandle[Any, RunOutcome],
+    desc: WorkflowExecutionDescription,
+    settings: Settings,
+    run_id: str,
+) -> bool:
+    """One line of live progress (and the plan a waiting run waits on); whether one answered.
+
+    With no worker polling the run's queue, nothing is asked: a query would wait out its
+    deadline.
+    """
+    if not await has_workers(client, desc.task_queue):
+        return False
     try:
         progress = await handle.query(SuiteRunWorkflow.progress, rpc_timeout=ANSWER_WITHIN)
         plan = None
         if progress.phase == "awaiting_approval":
             plan = await handle.query(SuiteRunWorkflow.plan, rpc_timeout=ANSWER_WITHIN)
     except RPCError:
-        said = no_worker(run_id)
-        console.print(f"{said[0].upper()}{said[1:]}.", markup=False)
-        return
+        return False
+    console.print("state: running")
     console.print(progress_line(progress))
     if plan is not None:
         console.print(plan_table(plan))
         console.print(approval_hint(settings, run_id), markup=False)
+    return True
 
 
 @click.command()
