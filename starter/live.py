@@ -142,11 +142,19 @@ async def _follow_lines(
     while not result.done() or _server_went_away(result):
         if result.done():
             result = asyncio.create_task(handle.result())
-        try:
-            p = await handle.query(SuiteRunWorkflow.progress, rpc_timeout=_QUERY_TIMEOUT)
-            for line in said.lines(p, await _pairs(client, p), _now()):
-                console.print(shown(line))
-        except RPCError:
-            pass  # a worker or the server is away: nothing new to say
+        await _say_lines(client, handle, said)
         await asyncio.wait({result}, timeout=every_s)
+    await _say_lines(client, handle, said)  # what ended between the last look and the end
     return result.result()
+
+
+async def _say_lines(
+    client: Client, handle: WorkflowHandle[Any, RunOutcome], said: ProgressLines
+) -> None:
+    """Print what changed since ``said`` last looked."""
+    try:
+        p = await handle.query(SuiteRunWorkflow.progress, rpc_timeout=_QUERY_TIMEOUT)
+        for line in said.lines(p, await _pairs(client, p), _now()):
+            console.print(shown(line))
+    except RPCError:
+        pass  # a worker or the server is away: nothing new to say
