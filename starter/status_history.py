@@ -9,7 +9,9 @@ and the ``pair_done`` signals they sent, counted as the workflow counts them.
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
 from typing import NamedTuple, get_args
 
 from temporalio.api.enums.v1 import EventType, TaskQueueType
@@ -34,6 +36,9 @@ _CHILD = EventType.EVENT_TYPE_START_CHILD_WORKFLOW_EXECUTION_INITIATED
 _SHOWN_FINISHED = 20
 """Finished pairs named one by one; beyond that, a count."""
 
+POLLED_WITHIN = timedelta(minutes=2)
+"""A poller seen longer ago than this has stopped (workers poll at least every minute)."""
+
 PHASE_WORDS = {
     "planning": "planning",
     "awaiting_approval": "waiting for approval",
@@ -54,9 +59,11 @@ class Known(NamedTuple):
 
 
 async def has_workers(client: Client, task_queue: str) -> bool:
-    """Whether any worker polled the run's queue lately (the server keeps a few minutes).
+    """Whether a worker polled the run's queue within :data:`POLLED_WITHIN`.
 
-    None has: a query would only wait out its deadline, so it is not sent.
+    The server lists a queue's pollers for minutes after they stop; a live worker polls
+    again at least every minute. None that recent: a query would only wait out its
+    deadline, so it is not sent.
     """
     answer = await client.workflow_service.describe_task_queue(
         DescribeTaskQueueRequest(
@@ -65,7 +72,8 @@ async def has_workers(client: Client, task_queue: str) -> bool:
             task_queue_type=TaskQueueType.TASK_QUEUE_TYPE_WORKFLOW,
         )
     )
-    return bool(answer.pollers)
+    since = datetime.fromtimestamp(time.time(), tz=UTC) - POLLED_WITHIN
+    return any(p.last_access_time.ToDatetime(tzinfo=UTC) >= since for p in answer.pollers)
 
 
 async def read_known(
