@@ -97,7 +97,10 @@ async def status_main(
         except WorkflowFailureError as exc:
             console.print(f"[red]The run failed:[/] {shown(failure_message(exc))}")
             console.print("Fix the cause, then start a new run with `python -m starter run`.")
-    elif desc.status == WorkflowExecutionStatus.COMPLETED:
+    if desc.status != WorkflowExecutionStatus.COMPLETED:  # ended early: what it got done
+        known = await read_known(client, settings, run_id, desc)
+        print_known(known, settings, run_id, running=False)
+    else:
         outcome = await handle.result()
         if outcome.status != "completed":
             console.print(f"Rejected: {shown(outcome.reason)}")

@@ -161,23 +161,26 @@ def print_known(known: Known, settings: Settings, run_id: str, *, running: bool)
             "No worker answers, so this is what the server's history and the run's files hold.",
             markup=False,
         )
-    if known.plan is not None:
+    if running and known.plan is not None:  # an ended run: how it ended, not its plan
         console.print(plan_table(known.plan))
     if running and phase == "awaiting_approval":
         console.print(approval_hint(settings, run_id), markup=False)
-    _print_pairs(known)
+    _print_pairs(known, running=running)
     if running:
         console.print(_worker_hint(run_id), markup=False)
 
 
-def _print_pairs(known: Known) -> None:
+def _print_pairs(known: Known, *, running: bool) -> None:
     if known.approval is not None:
         at = known.approval.approved_at
         when = f" at {at:%Y-%m-%d %H:%M} UTC" if at else ""
         console.print(f"approved by {shown(known.approval.approver)}{when}")
-    if known.progress.phase in ("planning", "awaiting_approval"):
+    if known.approval is None and known.progress.phase in ("planning", "awaiting_approval"):
         return
-    console.print(progress_line(known.progress))
+    line = progress_line(known.progress)
+    if not running:  # the phase last recorded is not how it ended: the state above says
+        line = "before it ended: " + line.partition(": ")[2].partition("; in flight")[0]
+    console.print(line)
     if known.finished:
         named = ", ".join(known.finished[:_SHOWN_FINISHED])
         more = len(known.finished) - _SHOWN_FINISHED

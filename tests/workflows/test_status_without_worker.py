@@ -98,3 +98,30 @@ async def test_a_finished_run_shows_its_result_without_a_worker(
     assert "state: completed" in out
     assert f"Results: {RunPaths.for_run(settings.runs_dir, run_id).root}" in out
     assert "Live progress needs a worker" not in out
+
+
+async def test_a_cancelled_run_shows_the_pairs_that_finished_before(
+    client: Client, settings: Settings
+) -> None:
+    rec = Recorder(queue=settings.task_queue, task_ids=[], runs_dir=settings.runs_dir)
+    async with disk_worker(client, settings, rec):
+        run_id = await _planned(client, settings, parallel=1)
+        paths = RunPaths.for_run(settings.runs_dir, run_id)
+        tasks = [t.task_id for t in RunPlan.model_validate_json(paths.plan.read_text()).tasks]
+        rec.gates[f"run_agent/{tasks[1]}/baseline"] = asyncio.Event()  # never set
+        await approve_main(run_id, "ann", client=client)
+        handle = client.get_workflow_handle_for(SuiteRunWorkflow.run, run_workflow_id(run_id))
+        await until(lambda: _done(handle), "the first pair's end reached the run", tries=1200)
+        await handle.cancel()
+        await until(lambda: _closed(handle), "the run ended, cancelled", tries=1200)
+    proc = await starter_async(settings, "status", run_id, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    out = " ".join(proc.stdout.split())
+    assert "state: canceled" in out
+    assert f"before it ended: 1/{len(tasks)} pairs done" in out
+    assert f"finished: {tasks[0]}" in out
+    assert "Live progress needs a worker" not in out
+
+
+async def _closed(handle: RunHandle) -> bool:
+    return (await handle.describe()).close_time is not None
