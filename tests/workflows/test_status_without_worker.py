@@ -54,26 +54,34 @@ async def test_a_waiting_run_shows_its_plan_and_state(client: Client, settings: 
     _said_to_start_a_worker(out, run_id)
 
 
+async def _one_pair_done(
+    client: Client, settings: Settings, rec: Recorder
+) -> tuple[RunHandle, list[str]]:
+    """An approved run, one pair at a time, whose first pair ended and second never will."""
+    run_id = await _planned(client, settings, parallel=1)
+    paths = RunPaths.for_run(settings.runs_dir, run_id)
+    tasks = [t.task_id for t in RunPlan.model_validate_json(paths.plan.read_text()).tasks]
+    rec.gates[f"run_agent/{tasks[1]}/baseline"] = asyncio.Event()  # never set: it stays
+    await approve_main(run_id, "ann", client=client)
+    handle = client.get_workflow_handle_for(SuiteRunWorkflow.run, run_workflow_id(run_id))
+    await until(lambda: _done(handle), "the first pair's end reached the run", tries=1200)
+    return handle, tasks
+
+
 async def test_a_running_run_shows_the_pairs_that_finished(
     client: Client, settings: Settings
 ) -> None:
     rec = Recorder(queue=settings.task_queue, task_ids=[], runs_dir=settings.runs_dir)
     async with disk_worker(client, settings, rec):
-        run_id = await _planned(client, settings, parallel=1)
-        paths = RunPaths.for_run(settings.runs_dir, run_id)
-        tasks = [t.task_id for t in RunPlan.model_validate_json(paths.plan.read_text()).tasks]
-        first, second = tasks[0], tasks[1]
-        rec.gates[f"run_agent/{second}/baseline"] = asyncio.Event()  # never set: it stays
-        await approve_main(run_id, "ann", client=client)
-        handle = client.get_workflow_handle_for(SuiteRunWorkflow.run, run_workflow_id(run_id))
-        await until(lambda: _done(handle), "the first pair's end reached the run", tries=1200)
+        handle, tasks = await _one_pair_done(client, settings, rec)
+    run_id = handle.id.removeprefix("run/")
     proc = await starter_async(settings, "status", run_id, timeout=60)
     assert proc.returncode == 0, proc.stderr
     out = " ".join(proc.stdout.split())
     assert "state: running" in out
     assert "waiting for approval" not in out
     assert f"1/{len(tasks)} pairs done" in out
-    assert f"finished: {first}" in out
+    assert f"finished: {tasks[0]}" in out
     assert "approved by ann" in out
     assert f"Plan of run {run_id}" in out
     _said_to_start_a_worker(out, run_id)
@@ -105,16 +113,10 @@ async def test_a_cancelled_run_shows_the_pairs_that_finished_before(
 ) -> None:
     rec = Recorder(queue=settings.task_queue, task_ids=[], runs_dir=settings.runs_dir)
     async with disk_worker(client, settings, rec):
-        run_id = await _planned(client, settings, parallel=1)
-        paths = RunPaths.for_run(settings.runs_dir, run_id)
-        tasks = [t.task_id for t in RunPlan.model_validate_json(paths.plan.read_text()).tasks]
-        rec.gates[f"run_agent/{tasks[1]}/baseline"] = asyncio.Event()  # never set
-        await approve_main(run_id, "ann", client=client)
-        handle = client.get_workflow_handle_for(SuiteRunWorkflow.run, run_workflow_id(run_id))
-        await until(lambda: _done(handle), "the first pair's end reached the run", tries=1200)
+        handle, tasks = await _one_pair_done(client, settings, rec)
         await handle.cancel()
         await until(lambda: _closed(handle), "the run ended, cancelled", tries=1200)
-    proc = await starter_async(settings, "status", run_id, timeout=60)
+    proc = await starter_async(settings, "status", handle.id.removeprefix("run/"), timeout=60)
     assert proc.returncode == 0, proc.stderr
     out = " ".join(proc.stdout.split())
     assert "state: canceled" in out
