@@ -17,7 +17,6 @@ from temporalio.client import Client
 
 from durabench.models.run import Approval, PlanSummary
 from durabench.models.suite_run import PlanPage, PlanPageInput, RecordRunInput
-from durabench.service import ScoreRunInput, ScoreRunOutput
 from workflows import run_workflow_id
 
 __all__ = ["RunHistory", "chain_events", "read_run_history", "run_record"]
@@ -93,7 +92,19 @@ def _record(calls: list[tuple[str, Any, Any]]) -> RunHistory:
             offset = PlanPageInput.model_validate(given).offset
             pages[offset] = tuple(t.task_id for t in PlanPage.model_validate(result).tasks)
         elif name == "score_run":
-            lane = ScoreRunInput.model_validate(given).lane
-            scores[lane] = ScoreRunOutput.model_validate(result).final_score
+            lane, score = _score(given, result)
+            scores[lane] = score
     task_ids = tuple(t for offset in sorted(pages) for t in pages[offset]) if pages else None
     return RunHistory(plan, approval, task_ids, scores)
+
+
+def _score(given: Any, result: Any) -> tuple[str, float]:
+    """A lane's final score from a ``score_run`` call.
+
+    The service package loads its HTTP client; only a run a service graded has this call,
+    so ``status`` of any other run never loads it.
+    """
+    from durabench.service import ScoreRunInput, ScoreRunOutput
+
+    lane = ScoreRunInput.model_validate(given).lane
+    return lane, ScoreRunOutput.model_validate(result).final_score

@@ -34,8 +34,9 @@ from starter.console import (
     ui_url,
 )
 from starter.options import failure_message, run_async
+from starter.queries import run_plan, run_progress
 from starter.status_history import has_workers, print_known, read_known
-from workflows import SuiteRunWorkflow, run_workflow_id
+from workflows import run_workflow_id
 from workflows.search_attributes import MODEL, RUN_STATUS, SUITE
 
 __all__ = ["list_main", "status", "status_main"]
@@ -73,7 +74,7 @@ async def status_main(
     """Print the run's state (live with ``watch``); return it (``running``, ``completed``, ...)."""
     settings = settings or load_settings()
     client = client or await connect(settings)
-    handle = client.get_workflow_handle_for(SuiteRunWorkflow.run, run_workflow_id(run_id))
+    handle = client.get_workflow_handle(run_workflow_id(run_id), result_type=RunOutcome)
     desc = await handle.describe()
     console.print(f"Run [bold]{run_id}[/]: {ui_url(settings, run_id)}")
     if watch and desc.status == WorkflowExecutionStatus.RUNNING:
@@ -129,10 +130,10 @@ async def _print_progress(
     if not await has_workers(client, desc.task_queue):
         return False
     try:
-        progress = await handle.query(SuiteRunWorkflow.progress, rpc_timeout=ANSWER_WITHIN)
+        progress = await run_progress(handle, ANSWER_WITHIN)
         plan = None
         if progress.phase == "awaiting_approval":
-            plan = await handle.query(SuiteRunWorkflow.plan, rpc_timeout=ANSWER_WITHIN)
+            plan = await run_plan(handle, ANSWER_WITHIN)
     except RPCError:
         return False
     console.print("state: running")

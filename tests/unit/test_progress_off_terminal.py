@@ -60,21 +60,27 @@ class FakeRun:
         await self.ended.wait()
         return RunOutcome(run_id="r1", status="completed")
 
-    async def query(self, query: Any, **_: Any) -> Any:
-        if query is starter.live.SuiteRunWorkflow.progress:
+    async def query(self, query: str, **_: Any) -> Any:
+        if query == "progress":
             self.step = min(self.step + 1, len(STEPS) - 1)
             if self.step == self.ends_at:
                 self.ended.set()
             return STEPS[self.step]
-        return BACKOFF  # a pair's progress: t2's baseline backs off before retry 2
+        raise AssertionError(f"the run has no query {query!r}")
+
+
+class FakePair:
+    async def query(self, query: str, **_: Any) -> Any:
+        assert query == "progress"
+        return BACKOFF  # t2's baseline backs off before retry 2
 
 
 class FakeClient:
     def __init__(self, run: FakeRun) -> None:
         self.run = run
 
-    def get_workflow_handle(self, workflow_id: str) -> FakeRun:
-        return self.run
+    def get_workflow_handle(self, workflow_id: str, **_: Any) -> FakeRun | FakePair:
+        return FakePair() if "/task/" in workflow_id else self.run
 
 
 async def test_each_finished_pair_and_each_retry_is_a_line(
