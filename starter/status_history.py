@@ -98,7 +98,6 @@ async def read_known(
         approved_by=record.approval.approver if record.approval else None,
         approved_at=record.approval.approved_at if record.approval else None,
         paused=pairs.paused,
-        parallel=plan.request.parallel if plan else 1,
     )
     return Known(progress, tuple(pairs.finished), plan, record.approval)
 
