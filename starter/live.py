@@ -21,7 +21,7 @@ from durabench.models.pair import PairProgress
 from durabench.models.suite_run import ProgressOutput, RunOutcome
 from starter.console import console, shown
 from starter.progress_lines import ProgressLines
-from workflows import PairedTaskWorkflow, SuiteRunWorkflow, pair_workflow_id
+from starter.queries import pair_progress, run_progress
 
 __all__ = ["eta", "follow", "progress_view"]
 
@@ -101,9 +101,8 @@ def _server_went_away(result: asyncio.Task[RunOutcome]) -> bool:
 async def _pairs(client: Client, p: ProgressOutput) -> list[PairProgress]:
     out = []
     for task_id in p.running:
-        handle = client.get_workflow_handle(pair_workflow_id(p.run_id, task_id))
         try:
-            out.append(await handle.query(PairedTaskWorkflow.progress, rpc_timeout=_QUERY_TIMEOUT))
+            out.append(await pair_progress(client, p.run_id, task_id, _QUERY_TIMEOUT))
         except RPCError:
             continue  # just started or just finished: shown next refresh
     return out
@@ -124,7 +123,7 @@ async def follow(
             if result.done():  # the server restarted: the run goes on, so does the wait
                 result = asyncio.create_task(handle.result())
             try:
-                p = await handle.query(SuiteRunWorkflow.progress, rpc_timeout=_QUERY_TIMEOUT)
+                p = await run_progress(handle, _QUERY_TIMEOUT)
                 live.update(progress_view(p, await _pairs(client, p), _now()))
             except RPCError as exc:
                 said = shown(exc.message[:80])
@@ -142,11 +141,19 @@ async def _follow_lines(
     while not result.done() or _server_went_away(result):
         if result.done():
             result = asyncio.create_task(handle.result())
-        try:
-            p = await handle.query(SuiteRunWorkflow.progress, rpc_timeout=_QUERY_TIMEOUT)
-            for line in said.lines(p, await _pairs(client, p), _now()):
-                console.print(shown(line))
-        except RPCError:
-            pass  # a worker or the server is away: nothing new to say
+        await _say_lines(client, handle, said)
         await asyncio.wait({result}, timeout=every_s)
+    await _say_lines(client, handle, said)  # what ended between the last look and the end
     return result.result()
+
+
+async def _say_lines(
+    client: Client, handle: WorkflowHandle[Any, RunOutcome], said: ProgressLines
+) -> None:
+    """Print what changed since ``said`` last looked."""
+    try:
+        p = await run_progress(handle, _QUERY_TIMEOUT)
+        for line in said.lines(p, await _pairs(client, p), _now()):
+            console.print(shown(line))
+    except RPCError:
+        pass  # a worker or the server is away: nothing new to say

@@ -17,10 +17,9 @@ from temporalio.client import Client
 
 from durabench.models.run import Approval, PlanSummary
 from durabench.models.suite_run import PlanPage, PlanPageInput, RecordRunInput
-from durabench.service import ScoreRunInput, ScoreRunOutput
 from workflows import run_workflow_id
 
-__all__ = ["RunHistory", "read_run_history"]
+__all__ = ["RunHistory", "chain_events", "read_run_history", "run_record"]
 
 _CONTINUED = EventType.EVENT_TYPE_WORKFLOW_EXECUTION_CONTINUED_AS_NEW
 _READ = frozenset({"plan_run", "record_run", "plan_page", "score_run"})
@@ -37,18 +36,28 @@ class RunHistory(NamedTuple):
 
 async def read_run_history(client: Client, run_id: str, first_run_id: str) -> RunHistory:
     """The record of ``run_id``'s workflow, every run of its chain from ``first_run_id``."""
+    return await run_record(client, await chain_events(client, run_id, first_run_id))
+
+
+async def chain_events(client: Client, run_id: str, first_run_id: str) -> list[HistoryEvent]:
+    """Every event of ``run_id``'s workflow, run after run from ``first_run_id``."""
     workflow_id = run_workflow_id(run_id)
-    calls: list[tuple[str, Any, Any]] = []
+    out: list[HistoryEvent] = []
     current: str | None = first_run_id
     while current:
         handle = client.get_workflow_handle(workflow_id, run_id=current)
         events = [e async for e in handle.fetch_history_events()]
-        calls += await _completed(client, events)
+        out += events
         last = events[-1] if events else None
         current = None
         if last is not None and last.event_type == _CONTINUED:
             current = last.workflow_execution_continued_as_new_event_attributes.new_execution_run_id
-    return _record(calls)
+    return out
+
+
+async def run_record(client: Client, events: list[HistoryEvent]) -> RunHistory:
+    """What ``events`` (a chain's, from :func:`chain_events`) record of the run."""
+    return _record(await _completed(client, events))
 
 
 async def _completed(client: Client, events: list[HistoryEvent]) -> list[tuple[str, Any, Any]]:
@@ -83,7 +92,19 @@ def _record(calls: list[tuple[str, Any, Any]]) -> RunHistory:
             offset = PlanPageInput.model_validate(given).offset
             pages[offset] = tuple(t.task_id for t in PlanPage.model_validate(result).tasks)
         elif name == "score_run":
-            lane = ScoreRunInput.model_validate(given).lane
-            scores[lane] = ScoreRunOutput.model_validate(result).final_score
+            lane, score = _score(given, result)
+            scores[lane] = score
     task_ids = tuple(t for offset in sorted(pages) for t in pages[offset]) if pages else None
     return RunHistory(plan, approval, task_ids, scores)
+
+
+def _score(given: Any, result: Any) -> tuple[str, float]:
+    """A lane's final score from a ``score_run`` call.
+
+    The service package loads its HTTP client; only a run a service graded has this call,
+    so ``status`` of any other run never loads it.
+    """
+    from durabench.service import ScoreRunInput, ScoreRunOutput
+
+    lane = ScoreRunInput.model_validate(given).lane
+    return lane, ScoreRunOutput.model_validate(result).final_score

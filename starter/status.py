@@ -10,6 +10,7 @@ import click
 from rich.table import Table
 from temporalio.client import (
     Client,
+    WorkflowExecutionDescription,
     WorkflowExecutionStatus,
     WorkflowFailureError,
     WorkflowHandle,
@@ -26,16 +27,16 @@ from starter.console import (
     ANSWER_WITHIN,
     approval_hint,
     console,
-    no_worker,
     plan_table,
     progress_line,
     result_tables,
     shown,
     ui_url,
 )
-from starter.live import follow
 from starter.options import failure_message, run_async
-from workflows import SuiteRunWorkflow, run_workflow_id
+from starter.queries import run_plan, run_progress
+from starter.status_history import has_workers, print_known, read_known
+from workflows import run_workflow_id
 from workflows.search_attributes import MODEL, RUN_STATUS, SUITE
 
 __all__ = ["list_main", "status", "status_main"]
@@ -73,26 +74,34 @@ async def status_main(
     """Print the run's state (live with ``watch``); return it (``running``, ``completed``, ...)."""
     settings = settings or load_settings()
     client = client or await connect(settings)
-    handle = client.get_workflow_handle_for(SuiteRunWorkflow.run, run_workflow_id(run_id))
+    handle = client.get_workflow_handle(run_workflow_id(run_id), result_type=RunOutcome)
     desc = await handle.describe()
     console.print(f"Run [bold]{run_id}[/]: {ui_url(settings, run_id)}")
     if watch and desc.status == WorkflowExecutionStatus.RUNNING:
+        from starter.live import follow  # the live view: only for --watch
+
         try:
             await follow(client, handle)
         except WorkflowFailureError:
             pass  # reported below
         desc = await handle.describe()
     state = desc.status.name.lower() if desc.status else "unknown"
-    console.print(f"state: {state}")
     if desc.status == WorkflowExecutionStatus.RUNNING:
-        await _print_progress(handle, settings, run_id)
-    elif desc.status == WorkflowExecutionStatus.FAILED:
+        if not await _print_progress(client, handle, desc, settings, run_id):
+            known = await read_known(client, settings, run_id, desc)
+            print_known(known, settings, run_id, running=True)
+        return state
+    console.print(f"state: {state}")
+    if desc.status == WorkflowExecutionStatus.FAILED:
         try:
             await handle.result()
         except WorkflowFailureError as exc:
             console.print(f"[red]The run failed:[/] {shown(failure_message(exc))}")
             console.print("Fix the cause, then start a new run with `python -m starter run`.")
-    elif desc.status == WorkflowExecutionStatus.COMPLETED:
+    if desc.status != WorkflowExecutionStatus.COMPLETED:  # ended early: what it got done
+        known = await read_known(client, settings, run_id, desc)
+        print_known(known, settings, run_id, running=False)
+    else:
         outcome = await handle.result()
         if outcome.status != "completed":
             console.print(f"Rejected: {shown(outcome.reason)}")
@@ -107,22 +116,32 @@ async def status_main(
 
 
 async def _print_progress(
-    handle: WorkflowHandle[Any, RunOutcome], settings: Settings, run_id: str
-) -> None:
-    """One line of progress; a run awaiting approval shows the plan it waits on, too."""
+    client: Client,
+    handle: WorkflowHandle[Any, RunOutcome],
+    desc: WorkflowExecutionDescription,
+    settings: Settings,
+    run_id: str,
+) -> bool:
+    """One line of live progress (and the plan a waiting run waits on); whether one answered.
+
+    With no worker polling the run's queue, nothing is asked: a query would wait out its
+    deadline.
+    """
+    if not await has_workers(client, desc.task_queue):
+        return False
     try:
-        progress = await handle.query(SuiteRunWorkflow.progress, rpc_timeout=ANSWER_WITHIN)
+        progress = await run_progress(handle, ANSWER_WITHIN)
         plan = None
         if progress.phase == "awaiting_approval":
-            plan = await handle.query(SuiteRunWorkflow.plan, rpc_timeout=ANSWER_WITHIN)
+            plan = await run_plan(handle, ANSWER_WITHIN)
     except RPCError:
-        said = no_worker(run_id)
-        console.print(f"{said[0].upper()}{said[1:]}.", markup=False)
-        return
+        return False
+    console.print("state: running")
     console.print(progress_line(progress))
     if plan is not None:
         console.print(plan_table(plan))
         console.print(approval_hint(settings, run_id), markup=False)
+    return True
 
 
 @click.command()

@@ -6,6 +6,7 @@ into the DOM, where ``--dump-dom`` reads it (the browser gives no other way out)
 
 from __future__ import annotations
 
+import json
 import shutil
 import struct
 import subprocess
@@ -13,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-__all__ = ["LAYOUT_PROBE", "dump_dom", "png_size", "probed", "screenshot"]
+__all__ = ["LAYOUT_PROBE", "dump_dom", "in_view_probe", "png_size", "probed", "screenshot"]
 
 FLAGS = [
     "--headless",
@@ -47,6 +48,38 @@ addEventListener("load", () => {
 });
 </script>"""
 """A script that reports a page wider than the window and SVG text outside its SVG."""
+
+
+_IN_VIEW = """<script>
+addEventListener("load", () => {
+  const out = [];
+  for (const needle of NEEDLES) {
+    const holders = [...document.body.querySelectorAll("*")].filter(
+      (el) => el.id !== "in-view-probe" && el.textContent.includes(needle)
+        && ![...el.children].some((c) => c.textContent.includes(needle)));
+    const seen = holders.some((el) => {
+      const r = el.getBoundingClientRect();
+      return el.checkVisibility({checkOpacity: true, checkVisibilityCSS: true})
+        && r.width > 0 && r.height > 0 && r.top >= 0 && r.left >= 0
+        && r.bottom <= innerHeight && r.right <= innerWidth;
+    });
+    out.push((seen ? "in view: " : "not in view: ") + needle);
+  }
+  const pre = document.createElement("pre");
+  pre.id = "in-view-probe";
+  pre.textContent = out.join("\\n");
+  document.body.append(pre);
+});
+</script>"""
+
+
+def in_view_probe(needles: list[str]) -> str:
+    """A script that says, per text, whether an element showing it lies wholly in the window.
+
+    Loaded at the size of a screenshot, it tells whether the screenshot shows the text:
+    visible (not hidden, not transparent) and not below the fold or past an edge.
+    """
+    return _IN_VIEW.replace("NEEDLES", json.dumps(needles))
 
 
 def _chromium(profile: Path, *args: str) -> str:
@@ -83,6 +116,6 @@ def png_size(data: bytes) -> tuple[int, int]:
     return int(width), int(height)
 
 
-def probed(page: str) -> str:
-    """``page`` with :data:`LAYOUT_PROBE` before its end."""
-    return page.replace("</body>", LAYOUT_PROBE + "</body>")
+def probed(page: str, probe: str = LAYOUT_PROBE) -> str:
+    """``page`` with ``probe`` (:data:`LAYOUT_PROBE` unless told) before its end."""
+    return page.replace("</body>", probe + "</body>")

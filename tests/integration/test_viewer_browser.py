@@ -2,17 +2,19 @@
 
 from __future__ import annotations
 
+import html
 import os
 import re
 import subprocess
 import sys
+import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from durabench.results.viewer import ViewerSite
-from tests.integration.chromium import dump_dom, png_size, probed, screenshot
+from tests.integration.chromium import dump_dom, in_view_probe, png_size, probed, screenshot
 from tests.unit.viewer_run import write_run
 
 pytestmark = pytest.mark.browser
@@ -61,10 +63,35 @@ def test_viewer_shows_a_run_and_an_attempt_in_a_browser(viewer: str, tmp_path: P
     assert "step 2 · agent" in dom and "pytest -q tests" in dom and "3 passed" in dom
     assert "&lt;script&gt;alert" in dom and "<img" not in dom  # the agent's markup is text
 
-    for name, url in (("run", viewer), ("attempt", attempt)):
-        data = screenshot(tmp_path, url, tmp_path / f"{name}.png", width=1024, height=1400)
-        assert png_size(data) == (1024, 1400)
+    shown = {
+        "run": (viewer, ["replay", "ann at 2026-01-01", "1.00 | 0.50"]),  # plan, scores
+        "attempt": (attempt, ["step 2 · agent", "pytest -q tests", "3 passed"]),  # a step
+    }
+    for name, (url, needles) in shown.items():
+        data = screenshot(tmp_path, url, tmp_path / f"{name}.png", **SHOT)
+        assert png_size(data) == (SHOT["width"], SHOT["height"])
         assert len(data) > 40_000, name  # a blank page compresses to a few KB
+        assert in_screenshot(tmp_path, url, needles) == [f"in view: {n}" for n in needles]
+
+
+SHOT = {"width": 1024, "height": 1400}
+"""The screenshots' window: what they show is what lies in it."""
+
+
+def in_screenshot(tmp_path: Path, url: str, needles: list[str]) -> list[str]:
+    """Per text, whether the page the viewer served shows it inside the screenshot's window.
+
+    The served page forbids scripts, so the probe runs in a copy of its HTML, opened at the
+    screenshot's size.
+    """
+    with urllib.request.urlopen(url, timeout=30) as answer:  # noqa: S310 - loopback
+        served = answer.read().decode()
+    copy = tmp_path / "in-view.html"
+    copy.write_text(probed(served, in_view_probe(needles)))
+    dom = dump_dom(tmp_path, copy.as_uri(), **SHOT)
+    found = re.search(r'<pre id="in-view-probe">(.*?)</pre>', dom, re.S)
+    assert found is not None, dom[-2000:]
+    return html.unescape(found.group(1)).splitlines()
 
 
 def test_viewer_pages_fit_a_narrow_window(tmp_path: Path) -> None:

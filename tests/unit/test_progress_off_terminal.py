@@ -50,29 +50,37 @@ BACKOFF = PairProgress.model_validate(
 class FakeRun:
     """The run's handle, answering the scripted steps; its result is ready after the last."""
 
-    def __init__(self) -> None:
+    def __init__(self, ends_at: int = len(STEPS) - 1) -> None:
         self.step = -1
         self.ended = asyncio.Event()
+        self.ends_at = ends_at
+        """The step whose answer comes with the run's end."""
 
     async def result(self) -> RunOutcome:
         await self.ended.wait()
         return RunOutcome(run_id="r1", status="completed")
 
-    async def query(self, query: Any, **_: Any) -> Any:
-        if query is starter.live.SuiteRunWorkflow.progress:
+    async def query(self, query: str, **_: Any) -> Any:
+        if query == "progress":
             self.step = min(self.step + 1, len(STEPS) - 1)
-            if self.step == len(STEPS) - 1:
+            if self.step == self.ends_at:
                 self.ended.set()
             return STEPS[self.step]
-        return BACKOFF  # a pair's progress: t2's baseline backs off before retry 2
+        raise AssertionError(f"the run has no query {query!r}")
+
+
+class FakePair:
+    async def query(self, query: str, **_: Any) -> Any:
+        assert query == "progress"
+        return BACKOFF  # t2's baseline backs off before retry 2
 
 
 class FakeClient:
     def __init__(self, run: FakeRun) -> None:
         self.run = run
 
-    def get_workflow_handle(self, workflow_id: str) -> FakeRun:
-        return self.run
+    def get_workflow_handle(self, workflow_id: str, **_: Any) -> FakeRun | FakePair:
+        return FakePair() if "/task/" in workflow_id else self.run
 
 
 async def test_each_finished_pair_and_each_retry_is_a_line(
@@ -89,3 +97,16 @@ async def test_each_finished_pair_and_each_retry_is_a_line(
     assert any("t2 done: 2/2 pairs" in line for line in lines), lines
     retries = [line for line in lines if "t2 / baseline: retry 2" in line]
     assert len(retries) == 1 and "after infra_rate_limit" in retries[0], lines
+
+
+async def test_the_last_pair_is_a_line_when_the_run_ends_between_two_looks(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The run ends after an answer that still had a pair running: its line still comes."""
+    out = io.StringIO()
+    monkeypatch.setattr(starter.live, "console", Console(file=out, width=200))
+    run = FakeRun(ends_at=len(STEPS) - 2)
+    await starter.live.follow(FakeClient(run), run, every_s=0)  # type: ignore[arg-type]
+    lines = out.getvalue().splitlines()
+    assert any("t2 done: 2/2 pairs" in line for line in lines), lines
+    assert "r1: completed" in lines, lines

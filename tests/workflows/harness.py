@@ -7,6 +7,7 @@ import shutil
 import sysconfig
 import uuid
 from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from datetime import timedelta
 from pathlib import Path
@@ -148,9 +149,12 @@ class Disk:
         return RunPlan.model_validate_json(path.read_text())
 
 
-@pytest.fixture
-async def disk(client: Client, settings: Settings) -> AsyncIterator[Disk]:
-    rec = Recorder(queue=settings.task_queue, task_ids=[], runs_dir=settings.runs_dir)
+@asynccontextmanager
+async def disk_worker(client: Client, settings: Settings, rec: Recorder) -> AsyncIterator[None]:
+    """A worker of real plan, result and service activities; the sandbox faked by ``rec``.
+
+    A test that needs the run to go on without a worker leaves this block.
+    """
     plan, results = PlanActivities(settings), ResultActivities(settings)
     service = ServiceActivities(settings)
     real = [plan.plan_run, plan.plan_page, plan.record_run]
@@ -163,6 +167,13 @@ async def disk(client: Client, settings: Settings) -> AsyncIterator[Disk]:
         workflow_runner=workflow_runner(),
         activities=[*real, *rec.sandbox_activities()],
     ):
+        yield
+
+
+@pytest.fixture
+async def disk(client: Client, settings: Settings) -> AsyncIterator[Disk]:
+    rec = Recorder(queue=settings.task_queue, task_ids=[], runs_dir=settings.runs_dir)
+    async with disk_worker(client, settings, rec):
         yield Disk(client, settings, rec)
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import socket
@@ -33,7 +34,8 @@ def embedded(tmp_path: Path) -> Iterator[Settings]:
     yield settings
     pid_file = settings.home / "temporal.pid"
     if pid_file.exists():
-        os.kill(int(pid_file.read_text()), signal.SIGTERM)
+        with contextlib.suppress(ProcessLookupError):  # a test may have stopped it
+            os.kill(int(pid_file.read_text()), signal.SIGTERM)
 
 
 async def test_first_command_starts_a_persistent_server_the_next_reuses(embedded: Settings) -> None:
@@ -90,3 +92,34 @@ def test_starter_server_refuses_a_taken_ui_port_too(tmp_path: Path) -> None:
         command = [sys.executable, "-m", "starter", "server"]
         proc = subprocess.run(command, env=env, capture_output=True, text=True, timeout=60)
     assert f"Web UI port {ui_port} is in use" in one_error(proc)
+
+
+def _server_cli(settings: Settings, *args: str) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "DURABENCH_HOME": str(settings.home)}
+    env |= {"DURABENCH_PORT": str(settings.port), "DURABENCH_UI_PORT": str(settings.ui_port)}
+    command = [sys.executable, "-m", "starter", "server", *args]
+    return subprocess.run(command, env=env, capture_output=True, text=True, timeout=90)
+
+
+async def test_starter_server_stop_stops_this_homes_server_only(
+    embedded: Settings, tmp_path: Path
+) -> None:
+    """The server outlives the run that started it: one command stops it, and only it."""
+    await ensure_server(embedded)
+    pid = int((embedded.home / "temporal.pid").read_text())
+    other = embedded.model_copy(update={"home": tmp_path / "other-home"})
+    refused = one_error(_server_cli(other, "--stop"))
+    assert f"DURABENCH_HOME={embedded.home}" in refused  # another home's: named, not stopped
+    assert _port_open(embedded.port)
+
+    stopped = _server_cli(embedded, "--stop")
+    assert stopped.returncode == 0, stopped.stderr
+    assert f"stopped the Temporal dev server of {embedded.home} (pid {pid})" in stopped.stdout
+    assert not _port_open(embedded.port)  # the command returns once the port is closed
+    again = one_error(_server_cli(embedded, "--stop"))
+    assert f"no Temporal server answers on localhost:{embedded.port}" in again
+
+
+def _port_open(port: int) -> bool:
+    with socket.socket() as s:
+        return s.connect_ex(("127.0.0.1", port)) == 0
