@@ -18,7 +18,12 @@ from durabench.models.run import PlanSummary
 from durabench.models.suite_run import ProgressOutput
 from workflows import pair_workflow_id
 
-__all__ = ["pair_progress", "run_plan", "run_progress"]
+__all__ = ["PAIR_QUERIES", "RUN_QUERIES", "pair_progress", "run_plan", "run_progress"]
+
+RUN_QUERIES = {"progress": ProgressOutput, "plan": PlanSummary}
+"""The run's queries asked here, with their answers' types (a test holds them to the workflow)."""
+PAIR_QUERIES = {"progress": PairProgress}
+"""A pair's queries asked here, with their answers' types."""
 
 
 async def run_progress(handle: WorkflowHandle[Any, Any], within: timedelta) -> ProgressOutput:

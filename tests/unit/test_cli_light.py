@@ -86,12 +86,6 @@ def test_a_workflow_id_costs_no_temporal() -> None:
     assert "temporalio" not in top and not top & set(CONTAINER_SIDE)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="starter/status.py and starter/live.py still name the run's queries through "
-    "SuiteRunWorkflow, whose module imports every activity; remove this mark once they "
-    "query by name (see bench/README.md, Start-up)",
-)
 def test_status_loads_no_activity() -> None:
     """``status <id>`` describes a run and asks it two queries: no activity, no Docker."""
     proc, top = _imported("-c", "import starter.status; print('ok')")
