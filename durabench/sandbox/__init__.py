@@ -1,4 +1,9 @@
-"""Sandboxes: the ABC, the backend registry and the Docker backend."""
+"""Sandboxes: the ABC, the backend registry, the Docker and the Daytona backends.
+
+The Daytona backend registers when its SDK (the ``daytona`` extra) is installed.
+"""
+
+import contextlib
 
 from durabench.sandbox.base import ExecResult, Sandbox, SandboxSpec
 from durabench.sandbox.docker import (
@@ -11,6 +16,9 @@ from durabench.sandbox.docker import (
     shared_docker_client,
 )
 from durabench.sandbox.registry import get_backend, known_backends, sandbox_backend
+
+with contextlib.suppress(ImportError):  # the SDK is an optional extra: registers "daytona"
+    import durabench.sandbox.daytona  # noqa: F401
 
 __all__ = [
     "DockerSandbox",
