@@ -17,6 +17,7 @@ from temporalio.client import Client
 from temporalio.exceptions import ApplicationError, ApplicationErrorCategory
 
 from activities.accounts import account_health, sync_pool
+from activities.backends import sandbox_limits
 from activities.boundary import KnownSecrets, scrubbed
 from durabench.attempt.inputs import check_task_dir, task_roots
 from durabench.errors import AccountError, DurabenchError, ServiceAuthError, non_retryable_names
@@ -134,7 +135,12 @@ class PlanActivities:
         listed: Sequence[V1DatasetTask] | None,
         accounts: dict[str, object],
     ) -> RunPlan:
-        host = {"host_id": self.settings.host_id, "host_sandboxes": self.settings.max_sandboxes}
+        host = {
+            "host_id": self.settings.host_id,
+            "host_sandboxes": self.settings.max_sandboxes,
+            "sandbox": self.settings.sandbox,
+            "sandbox_limits": sandbox_limits(self.settings),
+        }
         plan = make_plan(request, self.settings, listed).model_copy(update=accounts | host)
         roots = task_roots(self.settings)  # workers check again; refused here, it fails early
         for task in plan.tasks:

@@ -201,6 +201,12 @@ def new_run_id(source: str) -> str:
     callback=checked_run_id,
     help="Run id (default: suite, time, random suffix).",
 )
+@click.option(
+    "--sandbox",
+    type=click.Choice(["docker", "daytona"]),
+    default=None,
+    help="Where attempts run (default: DURABENCH_SANDBOX, else docker); see docs/daytona.md.",
+)
 @click.option("--yes", is_flag=True, help="Approve the plan at once (for scripts).")
 @click.option("--detach", is_flag=True, help="Start the run and leave it to `python worker.py`.")
 @click.option(
@@ -235,6 +241,7 @@ def run(
     response_file: str | None,
     service_scale: float,
     run_id: str | None,
+    sandbox: str | None,
     yes: bool,
     detach: bool,
     resume: bool,
@@ -245,6 +252,8 @@ def run(
     fill gaps next to earlier runs and are refused where a task has no counterpart
     (ALLOW_UNPAIRED_SINGLE_CONFIG=true bypasses, recorded in the plan).
     """
+    if sandbox:  # this process's workers (and any it starts) read it as their setting
+        os.environ["DURABENCH_SANDBOX"] = sandbox
     try:
         settings = load_settings()
     except ConfigError as exc:

@@ -13,7 +13,7 @@ import os
 import socket
 import uuid
 from pathlib import Path
-from typing import Annotated, Any, ClassVar
+from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import Field, ValidationError, field_validator
 from pydantic_settings import (
@@ -192,6 +192,14 @@ class Settings(BaseSettings):
     collect_files: int = Field(default=10_000, gt=0)
     """``DURABENCH_COLLECT_FILES``: the most files kept of one attempt's log directories
     (and, times 20, read of its workspace for the diff)."""
+    sandbox: Literal["docker", "daytona"] = "docker"
+    """``DURABENCH_SANDBOX`` (``starter run --sandbox``): where attempts run, the worker
+    host's Docker daemon or Daytona (``docs/daytona.md``); every worker of a deployment
+    must agree."""
+    gateway_public_url: str | None = None
+    """``DURABENCH_GATEWAY_PUBLIC_URL``: the model gateway's address as a remote (Daytona)
+    sandbox reaches it, ``https://`` unless on a private network; the only address such a
+    sandbox's network allows."""
     sandbox_disk_gb: int | None = Field(default=None, gt=0)
     """``DURABENCH_SANDBOX_DISK_GB``: cap on each sandbox's writable layer (its workspace),
     where the daemon's storage driver supports one (``overlay2`` on xfs with ``pquota``,
