@@ -31,7 +31,7 @@ def test_exec_script_drops_to_the_user_and_hides_nothing_in_clear() -> None:
     [
         ("https://203.0.113.7:8443", True),
         ("http://10.1.2.3:8719", True),
-        ("http://203.0.113.7:8719", False),
+        ("http://93.184.215.14:8719", False),
         ("ftp://10.1.2.3", False),
         (None, False),
     ],
