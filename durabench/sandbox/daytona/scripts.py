@@ -118,12 +118,13 @@ def detached_script(
 def read_script(path: str, max_bytes: int | None, *, tail: bool = False) -> str:
     """The root script that prints a regular file's bytes as base64.
 
-    A link or anything but a regular file exits :data:`MISSING`; a file over
+    Its stderr is dropped: the toolbox mixes it into the output. A link or anything but
+    a regular file exits :data:`MISSING`; a file over
     ``max_bytes`` exits :data:`TOO_LARGE` with its size, unread (or, with ``tail``, its
     last ``max_bytes`` are printed).
     """
     p = shlex.quote(path)
-    check = f"[ -f {p} ] && [ ! -L {p} ] || exit {MISSING}; "
+    check = f"exec 2>/dev/null; [ -f {p} ] && [ ! -L {p} ] || exit {MISSING}; "
     if max_bytes is None:
         return f"sh -c {shlex.quote(check + f'base64 -w0 < {p}')}"
     over = f"tail -c {max_bytes} < {p} | base64 -w0" if tail else f"echo $s; exit {TOO_LARGE}"

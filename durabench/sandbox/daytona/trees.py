@@ -28,7 +28,10 @@ Run = Callable[[str], Awaitable[tuple[int, str]]]
 def _scripts(path: str, limits: ReadLimits) -> tuple[str, str]:
     p = PurePosixPath(path)
     parent, base = shlex.quote(str(p.parent)), shlex.quote(p.name or ".")
-    check = f"[ -d {shlex.quote(path)} ] || exit {_MISSING}; cd {parent} || exit {_MISSING}; "
+    check = (  # stderr dropped: the toolbox mixes it into the base64 output
+        f"exec 2>/dev/null; [ -d {shlex.quote(path)} ] || exit {_MISSING}; "
+        f"cd {parent} || exit {_MISSING}; "
+    )
     small = big = ""
     if limits.max_file_bytes is not None:
         small = f" -size -{limits.max_file_bytes + 1}c"
