@@ -401,10 +401,13 @@ async def work_on(
     console.print(f"Worker log: {shown(str(log_file))}")
     stop = asyncio.Event()
     with logs_to_file(log_file):
-        built = await start_host(client, settings, await deployment_of(client))
+        deployment = await deployment_of(client)
+        built = await start_host(client, settings, deployment)
         workers = asyncio.create_task(run_workers(built, stop))
         # As python worker.py does: leftovers of this host (a crash, a cancel) are removed.
-        sweeper = asyncio.create_task(sweep_every(client, settings.host_id, SWEEP_PERIOD_S, stop))
+        remote = deployment if settings.sandbox == "daytona" else None
+        sweep = sweep_every(client, settings.host_id, SWEEP_PERIOD_S, stop, remote)
+        sweeper = asyncio.create_task(sweep)
         try:
             return await _follow(client, handle, settings, yes=yes)
         finally:

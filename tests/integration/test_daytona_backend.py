@@ -6,10 +6,12 @@ import uuid
 from collections.abc import AsyncIterator
 
 import pytest
+from temporalio.client import Client
 
 from durabench.errors import SandboxError
 from durabench.sandbox import SandboxSpec
 from durabench.settings.values import Settings
+from runtime.sweep import remove_remote_orphans
 from tests.integration.daytona_fixtures import daytona_options_for
 
 pytestmark = pytest.mark.docker
@@ -100,3 +102,31 @@ async def test_sweep_lists_only_the_deployments_own(
         assert [c.name for c in await daytona.listed_sandboxes(opts, "theirs")] == [theirs.name]
     finally:
         await daytona.DaytonaSandbox(theirs, opts).stop()
+
+
+async def test_the_sweep_removes_sandboxes_no_running_attempt_owns(
+    client: Client,
+    standin: object,
+    settings: Settings,
+    closing: None,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A sandbox of a run Temporal does not know is an orphan; another deployment's is kept."""
+    monkeypatch.setenv("DAYTONA_API_URL", standin.url)  # type: ignore[attr-defined]
+    opts = daytona.DaytonaOptions.from_env()
+    deployment = f"sweep-{uuid.uuid4().hex[:6]}"
+    mine, theirs = _spec(settings, deployment), _spec(settings, "someone-else")
+    for spec in (mine, theirs):
+        await daytona.DaytonaSandbox(spec, opts).start()
+    try:
+        dry = await remove_remote_orphans(client, deployment, dry_run=True)
+        assert [(c.name, orphan) for c, orphan in dry] == [(mine.name, True)]
+        assert mine.name in {c.name for c in await daytona.listed_sandboxes(opts, deployment)}
+        await remove_remote_orphans(client, deployment)
+        assert await daytona.listed_sandboxes(opts, deployment) == []
+        assert [c.name for c in await daytona.listed_sandboxes(opts, "someone-else")] == [
+            theirs.name
+        ]
+    finally:
+        await daytona.DaytonaSandbox(theirs, opts).stop()
+        await daytona.DaytonaSandbox(mine, opts).stop()
