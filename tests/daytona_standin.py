@@ -84,6 +84,11 @@ class DaytonaStandIn:
         if box is not None:
             self._remove(box)
 
+    def boxes(self) -> dict[str, str]:
+        """Sandbox name to container name, of the sandboxes that exist now."""
+        with self._lock:
+            return {b.dto.name: b.container for b in self._boxes.values()}
+
     def containers(self) -> list[str]:
         """Names of the containers the stand-in runs now."""
         return [b.container for b in self._boxes.values()]
