@@ -130,3 +130,21 @@ async def test_the_sweep_removes_sandboxes_no_running_attempt_owns(
     finally:
         await daytona.DaytonaSandbox(theirs, opts).stop()
         await daytona.DaytonaSandbox(mine, opts).stop()
+
+
+async def test_a_detached_launch_whose_answer_was_lost_runs_once(
+    standin: object, settings: Settings, closing: None
+) -> None:
+    """A 5xx after the toolbox started the step: the retry must not start it again."""
+    opts = daytona_options_for(standin)  # type: ignore[arg-type]
+    sb = daytona.DaytonaSandbox(_spec(settings), opts)
+    await sb.start()
+    try:
+        standin.fail("POST", "/toolbox/", [502], after=True)  # type: ignore[attr-defined]
+        await sb.exec_detached(["sh", "-c", "echo ran >> /tmp/launched # tag-q7"])
+        running = "grep -l 'tag-q[7]' /proc/[0-9]*/cmdline 2>/dev/null | wc -l"
+        while (await sb.exec(["sh", "-c", running])).stdout.strip() != "0":
+            pass  # every launch (forked before the toolbox answered) has ended
+        assert await sb.read_file("/tmp/launched") == "ran\n"
+    finally:
+        await sb.stop()

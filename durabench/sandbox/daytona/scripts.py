@@ -11,6 +11,7 @@ agent's bytes cannot be taken for the script's own.
 from __future__ import annotations
 
 import base64
+import hashlib
 import shlex
 from collections.abc import Mapping
 from typing import NamedTuple
@@ -33,6 +34,8 @@ _KILL_GRACE_S = 5
 _TIMEOUT_EXIT_CODES = (124, 137)
 MISSING = 3
 """Exit code of :func:`read_script`: not a regular file."""
+_LAUNCHES = "/var/lib/durabench-launches"
+"""Where detached launches are recorded: under ``/var/lib``, which only root can write."""
 TOO_LARGE = 4
 """Exit code of :func:`read_script`: the file is over the bytes read; it prints its size."""
 
@@ -106,13 +109,18 @@ def detached_script(
     env: Mapping[str, str] | None = None,
     user: str | None = None,
 ) -> str:
-    """A command that starts ``cmd`` in a session of its own and returns at once.
+    """A command that starts ``cmd`` in a session of its own, once, and returns at once.
 
-    ``setsid`` and closed streams let it outlive the toolbox call that started it.
+    ``setsid`` and closed streams let it outlive the toolbox call that started it. A
+    launch leaves a record (named by a hash of the command) in a directory only root can
+    write: when Daytona's answer is lost after the launch (a 5xx, a dropped connection),
+    the retried call finds it and starts nothing, so a paid session never runs twice.
     """
     exports = "".join(f"export {k}={shlex.quote(v)}; " for k, v in (env or {}).items())
     run = f"{exports}{_inner(cmd, cwd, user, None)}"
-    return f"setsid sh -c {shlex.quote(run)} > /dev/null 2>&1 < /dev/null &"
+    key = hashlib.sha256(run.encode()).hexdigest()[:32]
+    once = f"mkdir -p -m 700 {_LAUNCHES} && mkdir {_LAUNCHES}/{key} 2>/dev/null || exit 0; "
+    return f"{once}setsid sh -c {shlex.quote(run)} > /dev/null 2>&1 < /dev/null &"
 
 
 def read_script(path: str, max_bytes: int | None, *, tail: bool = False) -> str:
