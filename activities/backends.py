@@ -28,15 +28,16 @@ def make_sandbox(settings: Settings, spec: SandboxSpec) -> Sandbox:
         ConfigError: Daytona without a usable ``DURABENCH_GATEWAY_PUBLIC_URL`` for an
             agent that needs the network, or without its SDK.
     """
+    backend = get_backend(settings.sandbox)  # refused here, with the fix, without its SDK
     if not remote(settings):
-        return get_backend(settings.sandbox)(spec)
+        return backend(spec)
     from durabench.sandbox.daytona import DaytonaOptions, allow_list_for, checked_public_url
 
     options = DaytonaOptions.from_env(os.environ)
     if spec.network != "none":
         url = checked_public_url(settings.gateway_public_url)
         options = options.model_copy(update={"network_allow_list": allow_list_for(url)})
-    return get_backend(settings.sandbox)(spec, options)  # type: ignore[call-arg]
+    return backend(spec, options)  # type: ignore[call-arg]
 
 
 def gateway_url_for_sandboxes(settings: Settings, internal: str) -> str:

@@ -1,9 +1,8 @@
 """Sandboxes: the ABC, the backend registry, the Docker and the Daytona backends.
 
-The Daytona backend registers when its SDK (the ``daytona`` extra) is installed.
+The Daytona backend is imported when first asked for, and only when its SDK (the
+``daytona`` extra) is installed: a process that never uses it never loads the SDK.
 """
-
-import contextlib
 
 from durabench.sandbox.base import ExecResult, Sandbox, SandboxSpec
 from durabench.sandbox.docker import (
@@ -16,9 +15,6 @@ from durabench.sandbox.docker import (
     shared_docker_client,
 )
 from durabench.sandbox.registry import get_backend, known_backends, sandbox_backend
-
-with contextlib.suppress(ImportError):  # the SDK is an optional extra: registers "daytona"
-    import durabench.sandbox.daytona  # noqa: F401
 
 __all__ = [
     "DockerSandbox",
