@@ -17,9 +17,9 @@ from temporalio.client import Client
 from temporalio.exceptions import ApplicationError, ApplicationErrorCategory
 
 from activities.accounts import account_health, sync_pool
+from activities.backends import sandbox_limits
 from activities.boundary import KnownSecrets, scrubbed
 from activities.hosts import hosts_polling
-from activities.sandbox import SANDBOX_BACKEND
 from durabench.attempt.inputs import check_task_dir, task_roots
 from durabench.errors import AccountError, DurabenchError, ServiceAuthError, non_retryable_names
 from durabench.models.accounts import AccountHealth
@@ -79,7 +79,7 @@ class PlanActivities:
             # counterparts may have been made on other hosts: every run's plan and results
             await asyncio.to_thread(open_store(self.settings).pull_index, self.settings.runs_dir)
         plan = await asyncio.to_thread(self._plan, request, listed, accounts)
-        plan = with_parallelism(plan, lines, hosts, self.settings, SANDBOX_BACKEND)
+        plan = with_parallelism(plan, lines, hosts, self.settings, self.settings.sandbox)
         if plan.request.service is not None:  # as planned: with a dataset file's name
             async with ServiceClient.for_target(plan.request.service) as client:
                 await check_service(client, plan.request.service, request.run_id)
@@ -139,7 +139,12 @@ class PlanActivities:
         listed: Sequence[V1DatasetTask] | None,
         accounts: dict[str, object],
     ) -> RunPlan:
-        host = {"host_id": self.settings.host_id, "host_sandboxes": self.settings.max_sandboxes}
+        host = {
+            "host_id": self.settings.host_id,
+            "host_sandboxes": self.settings.max_sandboxes,
+            "sandbox": self.settings.sandbox,
+            "sandbox_limits": sandbox_limits(self.settings),
+        }
         plan = make_plan(request, self.settings, listed).model_copy(update=accounts | host)
         roots = task_roots(self.settings)  # workers check again; refused here, it fails early
         for task in plan.tasks:

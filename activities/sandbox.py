@@ -22,6 +22,7 @@ import docker
 from temporalio import activity
 from temporalio.exceptions import ApplicationError, ApplicationErrorCategory
 
+from activities.backends import gateway_url_for_sandboxes, make_sandbox, remote
 from activities.boundary import KnownSecrets, scrubbed
 from activities.heartbeat import heartbeating
 from durabench.attempt import Attempt, AttemptLimits, AttemptSetup, GatewayAccess, agent_env
@@ -51,10 +52,10 @@ from durabench.models.attempt import (
 from durabench.models.verdict import Verdict
 from durabench.results.store import push
 from durabench.sandbox import (
+    Sandbox,
     SandboxSpec,
     ensure_agent_image,
     ensure_image,
-    get_backend,
     image_id,
     shared_docker_client,
 )
@@ -68,14 +69,10 @@ from durabench.sandbox.docker.cleanup import DEPLOYMENT_LABEL
 from durabench.settings.paths import RunPaths, SandboxPaths
 from durabench.settings.values import Settings
 
-__all__ = ["SANDBOX_BACKEND", "SandboxActivities"]
+__all__ = ["SandboxActivities"]
 
 log = get_logger("durabench.sandbox")
 
-_BACKEND = "docker"
-"""The sandbox backend attempts run on (images and host admission are Docker's too)."""
-SANDBOX_BACKEND = _BACKEND
-"""The same, for the plan: its admission bounds a derived ``--parallel``."""
 _LEDGER = "gateway.jsonl"
 """The gateway's record of the attempt's model requests, in its directory on the host."""
 
@@ -174,7 +171,7 @@ class SandboxActivities:
             tmpfs=_log_volumes(setup.ctx.paths, self.settings.sandbox_logs_mb),
             disk_gb=self.settings.sandbox_disk_gb,
         )
-        sandbox = get_backend(_BACKEND)(spec)
+        sandbox = make_sandbox(self.settings, spec)
         return Attempt(
             ref,
             setup,
@@ -183,6 +180,14 @@ class SandboxActivities:
             secrets=self.secrets(),
             limits=self._limits,
         )
+
+    def _named(self, ref: AttemptRef) -> Sandbox:
+        """The attempt's sandbox, known by its name alone (to remove it)."""
+        return make_sandbox(self.settings, SandboxSpec(name=ref.container_name, image="unused"))
+
+    async def _gateway_url(self) -> str:
+        """The gateway as this worker's sandboxes reach it (its public URL for remote ones)."""
+        return gateway_url_for_sandboxes(self.settings, await self.gateway.url())
 
     @activity.defn(name="claim_host")
     @scrubbed
@@ -252,10 +257,10 @@ class SandboxActivities:
         mcp = setup.ctx.mcp
         if setup.agent.needs_network and mcp is not None and mcp.url_env:
             # Configs that cannot expand ${VAR} name the endpoint: the gateway's.
-            environ = {**os.environ, mcp.url_env: f"{await self.gateway.url()}/mcp"}
+            environ = {**os.environ, mcp.url_env: f"{await self._gateway_url()}/mcp"}
         attempt = self._attempt(ref, data.image, environ)
         async with heartbeating(f"provisioning {ref.container_name}"):
-            if setup.agent.needs_network:
+            if setup.agent.needs_network and not remote(self.settings):
                 network = self.settings.gateway_network
                 await asyncio.to_thread(ensure_gateway_network, self.client, network)
             provisioning = asyncio.ensure_future(attempt.provision(os.environ))
@@ -272,7 +277,7 @@ class SandboxActivities:
         """Let a cancelled provision's Docker work end, then remove what it made."""
         with contextlib.suppress(Exception, asyncio.CancelledError):
             await provisioning
-        await get_backend(_BACKEND)(SandboxSpec(name=ref.container_name, image="unused")).stop()
+        await self._named(ref).stop()
         log.debug("cancelled provision undone", container=ref.container_name, **ref.labels)
 
     @activity.defn(name="run_agent")
@@ -318,7 +323,7 @@ class SandboxActivities:
             budget_tokens=ref.budget_tokens,
             mcp=mcp if mcp is not None and mcp.url_env and agent.uses_mcp else None,
         )
-        url = await self.gateway.url()
+        url = await self._gateway_url()
         token = self.gateway.store.grant(grant)
         return GatewayAccess(url, token, self.gateway.key_variable(grant))
 
@@ -383,7 +388,7 @@ class SandboxActivities:
         await self._remove(ref)
 
     async def _remove(self, ref: AttemptRef) -> None:
-        await get_backend(_BACKEND)(SandboxSpec(name=ref.container_name, image="unused")).stop()
+        await self._named(ref).stop()
         self.gateway.store.revoke(ref.container_name)
         await asyncio.to_thread(self.capacity.release, attempt_key(ref.labels))
         log.debug("container removed", container=ref.container_name, **ref.labels)

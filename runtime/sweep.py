@@ -25,7 +25,7 @@ from durabench.sandbox import docker_client
 from durabench.sandbox.docker.cleanup import LabelledContainer, list_containers, remove_container
 from workflows import attempt_workflow_id
 
-__all__ = ["SWEEP_PERIOD_S", "owned", "remove_orphans", "sweep_every"]
+__all__ = ["SWEEP_PERIOD_S", "owned", "remove_orphans", "remove_remote_orphans", "sweep_every"]
 
 log = get_logger("durabench.worker")
 
@@ -83,15 +83,50 @@ async def remove_orphans(
     return out
 
 
-async def sweep_every(client: Client, host: str, period_s: float, stop: asyncio.Event) -> None:
+async def remove_remote_orphans(
+    client: Client, deployment: str, dry_run: bool = False
+) -> list[tuple[LabelledContainer, bool]]:
+    """The deployment's Daytona sandboxes, each with whether it is (or would be) removed.
+
+    Daytona's organisation is shared like a daemon: only sandboxes labelled with this
+    deployment are looked at. Daytona's auto-stop and auto-delete catch what a sweep
+    that never runs would miss.
+
+    Raises:
+        SandboxError: Daytona failed past its retries.
+    """
+    from durabench.sandbox.daytona import DaytonaOptions, listed_sandboxes, remove_sandboxes
+
+    options = DaytonaOptions.from_env()
+    out = []
+    for sb in await listed_sandboxes(options, deployment):
+        orphan = not await owned(client, sb)
+        if orphan and not dry_run:
+            await remove_sandboxes(options, [sb.name])
+        out.append((sb, orphan))
+    return out
+
+
+async def sweep_every(
+    client: Client,
+    host: str,
+    period_s: float,
+    stop: asyncio.Event,
+    remote_deployment: str | None = None,
+) -> None:
     """Remove this host's orphaned containers now and every ``period_s``, until ``stop``.
 
     Orphans: containers of attempts that ended, or that moved off this host while it was
     lost (see ``python -m starter sweep``). Only containers this host made are looked at:
-    a daemon may be shared. A failed sweep is logged.
+    a daemon may be shared. With ``remote_deployment``, that deployment's orphaned
+    Daytona sandboxes too. A failed sweep is logged.
     """
     while not stop.is_set():
         try:
+            if remote_deployment is not None:
+                for sandbox, orphan in await remove_remote_orphans(client, remote_deployment):
+                    if orphan:
+                        log.info("removed orphaned sandbox", sandbox=sandbox.name)
             docker = docker_client()
             try:
                 swept = await remove_orphans(client, docker, host=host)

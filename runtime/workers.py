@@ -126,6 +126,15 @@ async def start_host(client: Client, settings: Settings, deployment: str) -> lis
     return workers
 
 
+async def _close_remote_clients() -> None:
+    """Close the Daytona SDK's sessions of this loop, when the backend is installed."""
+    try:
+        from durabench.sandbox.daytona import close_clients
+    except ImportError:
+        return
+    await close_clients()
+
+
 async def run_workers(workers: Sequence[Worker], stop: asyncio.Event) -> None:
     """Run ``workers`` until ``stop`` is set, then shut them down gracefully.
 
@@ -140,6 +149,7 @@ async def run_workers(workers: Sequence[Worker], stop: asyncio.Event) -> None:
     await asyncio.gather(*runs, stopped, return_exceptions=True)
     stopped.cancel()
     await ModelGateway.close_all()
+    await _close_remote_clients()
     if failed:
         raise RuntimeError(f"a worker stopped: {failed[0].exception()}") from failed[0].exception()
 
@@ -155,7 +165,8 @@ async def main() -> None:
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, stop.set)
-    workers = await start_host(client, settings, await deployment_of(client))
+    deployment = await deployment_of(client)
+    workers = await start_host(client, settings, deployment)
     log.info(
         "worker started",
         task_queue=settings.task_queue,
@@ -163,7 +174,10 @@ async def main() -> None:
         host=settings.host_id,
         max_sandboxes=settings.max_sandboxes,
     )
-    sweeper = asyncio.create_task(sweep_every(client, settings.host_id, SWEEP_PERIOD_S, stop))
+    remote = deployment if settings.sandbox == "daytona" else None
+    sweeper = asyncio.create_task(
+        sweep_every(client, settings.host_id, SWEEP_PERIOD_S, stop, remote)
+    )
     running = asyncio.create_task(run_workers(workers, stop))
     told = asyncio.create_task(stop.wait())
     try:

@@ -27,6 +27,7 @@ from durabench.models.suite_run import RunOutcome, SuiteRunInput
 from durabench.planning.base_image import check_base_image
 from durabench.planning.plan import UNPAIRED_ENV, check_request
 from durabench.results.store import open_store
+from durabench.settings.environment import pass_to_workers
 from durabench.settings.values import Settings
 from durabench.text_safety import visible_controls
 from runtime.client import connect, deployment_of
@@ -207,6 +208,12 @@ def new_run_id(source: str) -> str:
     callback=checked_run_id,
     help="Run id (default: suite, time, random suffix).",
 )
+@click.option(
+    "--sandbox",
+    type=click.Choice(["docker", "daytona"]),
+    default=None,
+    help="Where attempts run (default: DURABENCH_SANDBOX, else docker); see docs/daytona.md.",
+)
 @click.option("--yes", is_flag=True, help="Approve the plan at once (for scripts).")
 @click.option("--detach", is_flag=True, help="Start the run and leave it to `python worker.py`.")
 @click.option(
@@ -241,6 +248,7 @@ def run(
     response_file: str | None,
     service_scale: float,
     run_id: str | None,
+    sandbox: str | None,
     yes: bool,
     detach: bool,
     resume: bool,
@@ -251,6 +259,8 @@ def run(
     fill gaps next to earlier runs and are refused where a task has no counterpart
     (ALLOW_UNPAIRED_SINGLE_CONFIG=true bypasses, recorded in the plan).
     """
+    if sandbox:  # this process's workers (and any it starts) read it as their setting
+        pass_to_workers("DURABENCH_SANDBOX", sandbox)
     try:
         settings = load_settings()
     except ConfigError as exc:
@@ -398,10 +408,13 @@ async def work_on(
     console.print(f"Worker log: {shown(str(log_file))}")
     stop = asyncio.Event()
     with logs_to_file(log_file):
-        built = await start_host(client, settings, await deployment_of(client))
+        deployment = await deployment_of(client)
+        built = await start_host(client, settings, deployment)
         workers = asyncio.create_task(run_workers(built, stop))
         # As python worker.py does: leftovers of this host (a crash, a cancel) are removed.
-        sweeper = asyncio.create_task(sweep_every(client, settings.host_id, SWEEP_PERIOD_S, stop))
+        remote = deployment if settings.sandbox == "daytona" else None
+        sweep = sweep_every(client, settings.host_id, SWEEP_PERIOD_S, stop, remote)
+        sweeper = asyncio.create_task(sweep)
         try:
             return await _follow(client, handle, settings, yes=yes)
         finally:

@@ -18,7 +18,8 @@ from temporalio.client import Client
 from durabench.sandbox import docker_client
 from durabench.sandbox.docker.cleanup import unused_task_images
 from runtime.client import connect, deployment_of
-from runtime.sweep import remove_orphans
+from runtime.sweep import remove_orphans, remove_remote_orphans
+from runtime.temporal_profile import load_settings
 from starter.console import console
 from starter.options import run_async
 from workflows import attempt_workflow_id
@@ -38,7 +39,10 @@ async def sweep_main(
         for col in ("container", "status", "attempt workflow", "action"):
             table.add_column(col)
         removed = []
-        for c, orphan in await remove_orphans(client, docker, dry_run, deployment=deployment):
+        found = await remove_orphans(client, docker, dry_run, deployment=deployment)
+        if load_settings().sandbox == "daytona":  # and its sandboxes on Daytona
+            found += await remove_remote_orphans(client, deployment, dry_run)
+        for c, orphan in found:
             wf = attempt_workflow_id(c.run_id, c.task_id, c.lane, c.attempt)
             action = "would remove" if dry_run else "removed"
             table.add_row(c.name, c.status, wf, action if orphan else "keep (running)")

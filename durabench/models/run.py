@@ -162,6 +162,10 @@ class PlanSummary(BaseModel):
     host_sandboxes: int | None = None
     """Attempts that host admits at once (``DURABENCH_MAX_SANDBOXES``): with ``parallel``,
     what bounds the containers running at once; ``None`` in older plans."""
+    sandbox: str = "docker"
+    """The sandbox backend the planning worker runs attempts on (``DURABENCH_SANDBOX``)."""
+    sandbox_limits: str = ""
+    """Each sandbox's limits on that backend, in words; empty in older plans."""
     cli_version: str | None = None
     """The agent CLI version both lanes run (see :mod:`durabench.planning.cli_choice`); ``None`` for
     an agent that is no CLI, and in plans from before versions were chosen."""

@@ -65,6 +65,7 @@ def plan_rows(plan: PlanSummary) -> list[PlanRow]:
         PlanRow("tasks", str(plan.task_count)),
         PlanRow("attempts", f"{len(plan.lanes)} per task, {attempts} in all (+ infra retries)"),
         PlanRow("containers", f"{attempts}, {containers_at_once(plan)}"),
+        PlanRow("sandboxes", f"{plan.sandbox}: {plan.sandbox_limits or 'limits not recorded'}"),
         PlanRow("agent-hours (upper bound)", f"{plan.estimated_agent_hours:.2f}"),
         PlanRow("infra retries", _retries(req)),
         PlanRow("token budget", _budget(req)),

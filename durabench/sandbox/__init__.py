@@ -1,4 +1,8 @@
-"""Sandboxes: the ABC, the backend registry, admission, and the Docker backend."""
+"""Sandboxes: the ABC, the registry, admission, the Docker and the Daytona backends.
+
+The Daytona backend is imported when first asked for, and only when its SDK (the
+``daytona`` extra) is installed: a process that never uses it never loads the SDK.
+"""
 
 from durabench.sandbox.admission import (
     Admission,

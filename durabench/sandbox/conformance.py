@@ -12,7 +12,7 @@ from pathlib import Path, PurePosixPath
 
 from durabench.errors import FileTooLarge
 from durabench.sandbox.base import Sandbox
-from durabench.sandbox.detached import run_step, wrap_step
+from durabench.sandbox.detached import REAP_SCRIPT, run_step, wrap_step
 from durabench.sandbox.limits import ReadLimits
 
 __all__ = ["CHECKS"]
@@ -123,6 +123,20 @@ async def detached_step_runs_once(sb: Sandbox) -> None:
     _expect(end.timed_out, f"a step past its limit was not reported timed out: {end}")
 
 
+async def reaper_ends_strays(sb: Sandbox) -> None:
+    """The reaper ends a stray process and returns: it spares the shells it runs under."""
+    await sb.exec_detached(["sh", "-c", "echo $$ > /tmp/stray.pid; exec sleep 300"])
+    for _ in range(100):
+        if (await sb.exec(["test", "-s", "/tmp/stray.pid"])).exit_code == 0:
+            break
+    done = await sb.exec(["sh", "-c", REAP_SCRIPT], user="0")
+    _expect(done.exit_code == 0, f"the reaper failed: {done}")
+    alive = await sb.exec(
+        ["sh", "-c", "p=$(cat /tmp/stray.pid); grep -q '^State:.*[RS]' /proc/$p/status"]
+    )
+    _expect(alive.exit_code != 0, "a stray process outlived the reaper")
+
+
 async def restart_reattaches(sb: Sandbox) -> None:
     """Starting again re-attaches to the same sandbox and keeps its files."""
     await sb.write_file("/tmp/conformance/keep.txt", "kept")
@@ -142,6 +156,7 @@ CHECKS: dict[str, Callable[[Sandbox], Awaitable[None]]] = {
         timeout_kills,
         trees,
         detached_step_runs_once,
+        reaper_ends_strays,
         restart_reattaches,
     )
 }

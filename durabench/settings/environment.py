@@ -20,6 +20,7 @@ __all__ = [
     "allow_unknown_models",
     "config_registry_file",
     "log_level",
+    "pass_to_workers",
     "take_gateway_spec",
     "unknown_models_allowed",
 ]
@@ -48,7 +49,18 @@ def unknown_models_allowed() -> bool:
 
 def allow_unknown_models() -> None:
     """Take unknown model ids in this process and the workers it starts (the CLI's flag)."""
-    os.environ[ALLOW_UNKNOWN_MODEL_ENV] = "true"
+    pass_to_workers(ALLOW_UNKNOWN_MODEL_ENV, "true")
+
+
+def pass_to_workers(variable: str, value: str) -> None:
+    """Set a ``DURABENCH_*`` setting for this process and the workers it starts.
+
+    A CLI flag that stands for a setting (``--sandbox``) is read by the in-process worker
+    and by any worker process it starts as that setting, as if the user had set it.
+    """
+    if not variable.startswith("DURABENCH_"):
+        raise ValueError(f"{variable} is not a durabench setting")
+    os.environ[variable] = value
 
 
 def take_gateway_spec() -> str:

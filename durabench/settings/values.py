@@ -13,7 +13,7 @@ import os
 import socket
 import uuid
 from pathlib import Path
-from typing import Annotated, Any, ClassVar
+from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import Field, ValidationError, field_validator
 from pydantic_settings import (
@@ -198,6 +198,27 @@ class Settings(BaseSettings):
     collect_files: int = Field(default=10_000, gt=0)
     """``DURABENCH_COLLECT_FILES``: the most files kept of one attempt's log directories
     (and, times 20, read of its workspace for the diff)."""
+    sandbox: Literal["docker", "daytona"] = "docker"
+    """``DURABENCH_SANDBOX`` (``starter run --sandbox``): where attempts run, the worker
+    host's Docker daemon or Daytona (``docs/daytona.md``); every worker of a deployment
+    must agree."""
+    daytona_auto_stop_min: int = Field(default=30, ge=0)
+    """``DURABENCH_DAYTONA_AUTO_STOP_MIN``: minutes without activity before Daytona stops a
+    sandbox (0: never); a lost worker's sandbox stops paying for CPU after this long."""
+    daytona_auto_delete_min: int = Field(default=60, ge=-1)
+    """``DURABENCH_DAYTONA_AUTO_DELETE_MIN``: minutes after it stopped before Daytona deletes
+    a sandbox (-1: never, 0: at once)."""
+    daytona_network_allow_list: str | None = None
+    """``DURABENCH_DAYTONA_NETWORK_ALLOW_LIST``: CIDRs a Daytona sandbox that needs no
+    gateway may reach; unset: no network (an agent's sandbox allows only the gateway's
+    public address)."""
+    daytona_backoff_sec: float = Field(default=1.0, gt=0)
+    """``DURABENCH_DAYTONA_BACKOFF_SEC``: the first pause before a Daytona call that was
+    answered 429/5xx is tried again; it doubles, up to 30 s."""
+    gateway_public_url: str | None = None
+    """``DURABENCH_GATEWAY_PUBLIC_URL``: the model gateway's address as a remote (Daytona)
+    sandbox reaches it, ``https://`` unless on a private network; the only address such a
+    sandbox's network allows."""
     sandbox_disk_gb: int | None = Field(default=None, gt=0)
     """``DURABENCH_SANDBOX_DISK_GB``: cap on each sandbox's writable layer (its workspace),
     where the daemon's storage driver supports one (``overlay2`` on xfs with ``pquota``,

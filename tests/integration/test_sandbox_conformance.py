@@ -25,7 +25,13 @@ async def sandbox(request: pytest.FixtureRequest, settings: Settings) -> AsyncIt
         image=settings.base_image,
         labels={"durabench.run": "conformance"},
     )
-    sb = get_backend(request.param)(spec)
+    if request.param == "daytona":  # the real SDK against the local stand-in of Daytona
+        from tests.integration.daytona_fixtures import daytona_options_for
+
+        options = daytona_options_for(request.getfixturevalue("standin"))
+        sb: Sandbox = get_backend("daytona")(spec, options)  # type: ignore[call-arg]
+    else:
+        sb = get_backend(request.param)(spec)
     await sb.start()
     try:
         yield sb

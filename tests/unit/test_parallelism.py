@@ -17,7 +17,7 @@ from durabench.planning.parallelism import (
     rate_limit_bound,
     sandboxes_bound,
 )
-from durabench.planning.rows import containers_at_once, parallel_rows
+from durabench.planning.rows import containers_at_once, parallel_rows, plan_rows
 from durabench.sandbox import Admission, AdmissionFacts, admitted_sandboxes
 from durabench.settings.values import Settings
 
@@ -173,3 +173,10 @@ def test_the_plan_rows_say_where_the_number_came_from() -> None:
     given = _summary(5, choose_parallel(_bounds(4, 3, 10), asked=5))
     assert parallel_rows(given)[0].value == "5 (--parallel; derived: 3)"
     assert containers_at_once(given) == "at most 10 at once"
+
+
+def test_the_plan_says_which_sandbox_backend_runs_and_its_limits() -> None:
+    limits = "2 CPUs, 4096 MiB, disk uncapped, auto-stop after 30 min idle"
+    summary = _summary(2, None).model_copy(update={"sandbox": "daytona", "sandbox_limits": limits})
+    rows = {r.key: r.value for r in plan_rows(summary)}
+    assert rows["sandboxes"] == f"daytona: {limits}"

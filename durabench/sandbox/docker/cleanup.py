@@ -16,6 +16,7 @@ from durabench.sandbox.docker.errors import map_docker_errors
 __all__ = [
     "DEPLOYMENT_LABEL",
     "LabelledContainer",
+    "labelled",
     "list_containers",
     "listed_containers",
     "remove_container",
@@ -62,22 +63,25 @@ def list_containers(client: docker.DockerClient) -> list[LabelledContainer]:
     """Every container labelled ``durabench.run``, running or not."""
     out = []
     for c in listed_containers(client, "durabench.run"):
-        labels = c.get("Labels") or {}
         names = c.get("Names") or [c.get("Id", "")]
-        out.append(
-            LabelledContainer(
-                name=str(names[0]).lstrip("/"),
-                status=str(c.get("State", "")),
-                run_id=labels.get("durabench.run", ""),
-                task_id=labels.get("durabench.task", ""),
-                lane=labels.get("durabench.lane", ""),
-                attempt=int(labels.get("durabench.attempt", "0") or 0),
-                placement=int(labels.get("durabench.placement", "0") or 0),
-                host=labels.get("durabench.host", ""),
-                deployment=labels.get(DEPLOYMENT_LABEL, ""),
-            )
-        )
+        out.append(labelled(str(names[0]).lstrip("/"), str(c.get("State", "")), c.get("Labels")))
     return sorted(out)
+
+
+def labelled(name: str, status: str, labels: dict[str, str] | None) -> LabelledContainer:
+    """A sandbox of any backend as its labels describe it."""
+    labels = labels or {}
+    return LabelledContainer(
+        name=name,
+        status=status,
+        run_id=labels.get("durabench.run", ""),
+        task_id=labels.get("durabench.task", ""),
+        lane=labels.get("durabench.lane", ""),
+        attempt=int(labels.get("durabench.attempt", "0") or 0),
+        placement=int(labels.get("durabench.placement", "0") or 0),
+        host=labels.get("durabench.host", ""),
+        deployment=labels.get(DEPLOYMENT_LABEL, ""),
+    )
 
 
 def remove_container(client: docker.DockerClient, name: str) -> None:

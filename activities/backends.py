@@ -1,0 +1,67 @@
+"""Which sandbox backend a worker's attempts run on, built with what it needs.
+
+Docker needs nothing more than the spec. Daytona needs its options (from the worker's
+environment) and, for an agent that calls a model, a network that allows only the
+gateway's public address; its agents reach the gateway there, not on the internal
+network.
+"""
+
+from __future__ import annotations
+
+from durabench.sandbox import Sandbox, SandboxSpec, get_backend
+from durabench.settings.values import Settings
+
+__all__ = ["gateway_url_for_sandboxes", "make_sandbox", "remote", "sandbox_limits"]
+
+
+def remote(settings: Settings) -> bool:
+    """Whether sandboxes run off this host (and so off its networks)."""
+    return settings.sandbox != "docker"
+
+
+def make_sandbox(settings: Settings, spec: SandboxSpec) -> Sandbox:
+    """A sandbox of the worker's backend for ``spec``.
+
+    Raises:
+        ConfigError: Daytona without a usable ``DURABENCH_GATEWAY_PUBLIC_URL`` for an
+            agent that needs the network, or without its SDK.
+    """
+    backend = get_backend(settings.sandbox)  # refused here, with the fix, without its SDK
+    if not remote(settings):
+        return backend(spec)
+    from durabench.sandbox.daytona import DaytonaOptions, allow_list_for, checked_public_url
+
+    options = DaytonaOptions.from_env()
+    if spec.network != "none":
+        url = checked_public_url(settings.gateway_public_url)
+        options = options.model_copy(update={"network_allow_list": allow_list_for(url)})
+    return backend(spec, options)  # type: ignore[call-arg]
+
+
+def gateway_url_for_sandboxes(settings: Settings, internal: str) -> str:
+    """The gateway's URL as the worker's sandboxes reach it.
+
+    Raises:
+        ConfigError: remote sandboxes, and no usable public URL.
+    """
+    if not remote(settings):
+        return internal
+    from durabench.sandbox.daytona import checked_public_url
+
+    return checked_public_url(settings.gateway_public_url)
+
+
+def sandbox_limits(settings: Settings) -> str:
+    """Each sandbox's limits as the plan shows them, for the backend that runs it."""
+    disk = f"{settings.sandbox_disk_gb} GB disk" if settings.sandbox_disk_gb else "disk uncapped"
+    shown = f"{settings.sandbox_cpus:g} CPUs, {settings.sandbox_memory_mb} MiB, {disk}"
+    if not remote(settings):
+        return f"{shown}, {settings.sandbox_pids} processes"
+    from durabench.sandbox.daytona import DaytonaOptions
+
+    opts = DaytonaOptions.from_env()
+    return (
+        f"{shown} (rounded up to whole CPUs and GiB; 10 GB disk when uncapped), "
+        f"auto-stop after {opts.auto_stop_min} min idle, auto-delete {opts.auto_delete_min} "
+        "min after stopping"
+    )
