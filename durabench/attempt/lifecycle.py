@@ -119,23 +119,19 @@ class Attempt:
         """
         paths, sandbox, config = self.paths, self.sandbox, self.config
         container_id = await sandbox.start()
-        await self._root(
-            f"mkdir -p {paths.agent_logs} {paths.steps} {paths.output} {paths.verifier_logs}"
-            f" {paths.launches} && chmod 777 {paths.agent_logs}"
-            f" && chmod 700 {paths.steps} {paths.output} {paths.launches}"
-        )
         instruction = instruction_for(config, self.task)
-        text = (Path(self.task.task_dir) / instruction).read_text()
-        await sandbox.write_file(str(paths.instruction), text)
+        files: dict[str, str | bytes | Path] = {
+            str(paths.instruction): (Path(self.task.task_dir) / instruction).read_text()
+        }
         if config.mcp is not None:
-            await sandbox.write_file(str(paths.mcp_config), mcp_config_json(config.mcp))
+            files[str(paths.mcp_config)] = mcp_config_json(config.mcp)
         for upload in self.agent.uploads(self.ctx):
             if upload.host_path.is_dir():
-                await sandbox.upload_files(self._task_files(upload.host_path, upload.dest))
+                files.update(self._task_files(upload.host_path, upload.dest))
             else:
-                await sandbox.write_file(upload.dest, upload.host_path.read_bytes())
-        for path, content in self.agent.config_files(self.ctx).items():
-            await sandbox.write_file(path, content)
+                files[upload.dest] = upload.host_path
+        files.update(self.agent.config_files(self.ctx))
+        await sandbox.write_files(files, dirs=self._log_dirs())
         await self._set_up()
         await self._snapshot_workspace()
         return ProvisionOutput(
@@ -145,6 +141,22 @@ class Attempt:
             mcp_env_missing=missing_mcp_env(config.mcp, environ) if config.mcp else (),
             cli_version=await self._cli_version(),
         )
+
+    def _log_dirs(self) -> dict[str, int]:
+        """The directories the lifecycle writes to, by mode.
+
+        The markers, the agent's output and the launch records are root's alone: nothing
+        the agent runs can forge a step's end or rewrite what it printed. The agent's own
+        log directory is anyone's.
+        """
+        paths = self.paths
+        return {
+            str(paths.agent_logs): 0o777,
+            str(paths.steps): 0o700,
+            str(paths.output): 0o700,
+            str(paths.verifier_logs): 0o755,
+            str(paths.launches): 0o700,
+        }
 
     async def _cli_version(self) -> str | None:
         """The agent CLI's version as it prints it to the agent user; ``None``: it names none.

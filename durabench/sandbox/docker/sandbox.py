@@ -361,10 +361,14 @@ class DockerSandbox(Sandbox):
         """Regular files under ``path`` from one streamed archive, within ``limits``."""
         return await in_thread(self._read_tree_sync, path, limits)
 
-    def _put(self, files: list[tuple[PurePosixPath, bytes]]) -> None:
+    def _put(
+        self,
+        files: list[tuple[PurePosixPath, bytes]],
+        dirs: list[tuple[PurePosixPath, int]] | None = None,
+    ) -> None:
         container = self._container_or_raise()
         with map_docker_errors(f"writing files into {self.spec.name}"):
-            if not container.put_archive("/", pack(files)):
+            if not container.put_archive("/", pack(files, dirs or ())):
                 raise SandboxError(f"Docker refused to write files into {self.spec.name}")
 
     async def write_file(self, path: str, contents: str | bytes) -> None:
@@ -373,9 +377,32 @@ class DockerSandbox(Sandbox):
         rel = PurePosixPath(path).relative_to("/")
         await in_thread(self._put, [(rel, data)])
 
+    async def write_files(
+        self, files: Mapping[str, str | bytes | Path], *, dirs: Mapping[str, int] | None = None
+    ) -> None:
+        """Make ``dirs`` and write ``files`` with one archive: one daemon call, no ``exec``."""
+
+        def packed() -> list[tuple[PurePosixPath, bytes]]:
+            return [(_relative(dest), _contents(value)) for dest, value in files.items()]
+
+        made = [(_relative(path), mode) for path, mode in (dirs or {}).items()]
+        await in_thread(lambda: self._put(packed(), made))
+
     async def upload_files(self, files: Mapping[str, Path]) -> None:
         """Copy host files in one archive."""
         packed = [
             (PurePosixPath(dest).relative_to("/"), src.read_bytes()) for dest, src in files.items()
         ]
         await in_thread(self._put, packed)
+
+
+def _relative(path: str) -> PurePosixPath:
+    """A sandbox path as an archive extracted at ``/`` names it."""
+    return PurePosixPath(path).relative_to("/")
+
+
+def _contents(value: str | bytes | Path) -> bytes:
+    """A file's bytes: given, encoded, or read from the host file."""
+    if isinstance(value, Path):
+        return value.read_bytes()
+    return value.encode() if isinstance(value, str) else value
