@@ -26,16 +26,14 @@ from pathlib import Path, PurePosixPath
 
 from durabench.accounts import account_cooldown
 from durabench.agents import (
-    EventFile,
     iter_events,
     lines_of,
     plain_version,
     transcript_version,
 )
 from durabench.agents.dialects import transcript_facts
-from durabench.agents.trajectory import trajectory_of
 from durabench.atomic import atomic_write
-from durabench.attempt.command_trajectory import command_trajectory
+from durabench.attempt.kept import AgentLogs, keep_files, keep_trajectory, tail_of
 from durabench.attempt.limits import AttemptLimits
 from durabench.attempt.resisted import as_resisted, record_resisted, resisted
 from durabench.attempt.setup import AttemptSetup
@@ -58,8 +56,8 @@ from durabench.models.verdict import ClassifyInput, MeteredUsage, Verdict
 from durabench.sandbox import Sandbox
 from durabench.sandbox.detached import REAP_SCRIPT, run_step, wrap_step
 from durabench.sandbox.tarball import pack, unpack
-from durabench.settings.paths import FINAL_MESSAGE, TRAJECTORY
-from durabench.settings.secrets import scrub_bytes, scrub_text
+from durabench.settings.paths import FINAL_MESSAGE
+from durabench.settings.secrets import scrub_text
 from durabench.tasks import task_files
 
 __all__ = ["Attempt"]
@@ -78,14 +76,6 @@ _EXEC_REFUSED = (126, 127)
 """``docker exec``'s exit codes when the runtime could not start the command."""
 _VERSION_TIMEOUT_S = 60.0
 """How long ``<cli> --version`` may take (a Node.js CLI starts in a second or two)."""
-
-
-def _kept_text(path: Path) -> str:
-    """A kept file's text; ``""`` when it was not kept."""
-    try:
-        return path.read_text(encoding="utf-8", errors="replace")
-    except (FileNotFoundError, IsADirectoryError):
-        return ""
 
 
 class Attempt:
@@ -110,6 +100,8 @@ class Attempt:
         self.store = store
         self.secrets = tuple(secrets)
         self.limits = limits or AttemptLimits()
+        self._kept_output: frozenset[str] = frozenset()
+        """The agent's output files the last :meth:`collect` kept on the host."""
 
     async def provision(self, environ: Mapping[str, str]) -> ProvisionOutput:
         """Start the sandbox, place the lane's files, set the agent up, snapshot the workspace.
@@ -340,16 +332,23 @@ class Attempt:
         cap_cooldown: timedelta,
         cap_ceiling: timedelta = timedelta(hours=5),
         metered: MeteredUsage | None = None,
+        logs: AgentLogs | None = None,
     ) -> Verdict:
-        """Read the transcript in the sandbox as a stream and classify the attempt's exit.
+        """Classify the attempt's exit from its transcript, streamed, and the facts.
 
-        ``metered`` is the gateway's ledger of the attempt's model traffic (a replay's
-        recorded one when it has no gateway); it alone decides infra and cooldowns:
-        ``cap_cooldown`` for a usage cap the API named no reset for, ``cap_ceiling`` the
-        longest one.
+        ``logs`` are the agent's stdout and stderr as :meth:`kept_logs` read them after the
+        collect; without them they are read in the sandbox. ``metered`` is the gateway's
+        ledger of the attempt's model traffic (a replay's recorded one when it has no
+        gateway); it alone decides infra and cooldowns: ``cap_cooldown`` for a usage cap
+        the API named no reset for, ``cap_ceiling`` the longest one.
         """
-        stdout = await self._read_log_bytes("stdout.txt", self.limits.transcript_bytes)
-        stderr = scrub_text(await self._read_log("stderr.txt", _STDERR_BYTES), self.secrets)
+        if logs is None:
+            logs = AgentLogs(
+                await self._read_log_bytes("stdout.txt", self.limits.transcript_bytes),
+                await self._read_log_bytes("stderr.txt", _STDERR_BYTES),
+            )
+        stdout = logs.stdout
+        stderr = scrub_text(logs.stderr.decode("utf-8", errors="replace"), self.secrets)
         dialect = self.agent.transcript_format(self.ctx)
         recorded = self.agent.recorded_ledger(self.ctx)
         if metered is None and recorded is not None:
@@ -404,13 +403,24 @@ class Attempt:
         except FileNotFoundError:
             return b""
 
-    async def _read_log(self, name: str, max_bytes: int) -> str:
-        """The log's last ``max_bytes`` (a transcript cut there loses its oldest lines)."""
-        try:
-            data = await self.sandbox.read_tail(str(self.paths.output / name), max_bytes)
-        except FileNotFoundError:
-            return ""
-        return data.decode("utf-8", errors="replace")
+    async def kept_logs(self) -> AgentLogs:
+        """The agent's stdout and stderr for classifying, as :meth:`collect` kept them.
+
+        Kept, they are read on the host (scrubbed of secrets, which no class depends on):
+        the collect copied them out of the sandbox once the agent and the tests had ended,
+        and nothing in the sandbox reaches them there. One the collect left out (over its
+        limits) or did not reach is read in the sandbox, its tail as before.
+        """
+        read: list[bytes] = []
+        for name, cap in (
+            ("stdout.txt", self.limits.transcript_bytes),
+            ("stderr.txt", _STDERR_BYTES),
+        ):
+            if name in self._kept_output:
+                read.append(await asyncio.to_thread(tail_of, self.store / "agent" / name, cap))
+            else:
+                read.append(await self._read_log_bytes(name, cap))
+        return AgentLogs(*read)
 
     async def collect(self) -> CollectOutput:
         """Copy logs, instruction and MCP config to the attempt's directory.
@@ -434,51 +444,13 @@ class Attempt:
             files = read.files
             if src == self.paths.agent_logs:  # the agent's own: never in durabench's names
                 files = {k: v for k, v in files.items() if not _DURABENCH_LOG.match(k)}
+            if src == self.paths.output:
+                self._kept_output = frozenset(files)
             budget -= sum(len(data) for data in files.values())
             cut += read.cut
-            await asyncio.to_thread(self._keep, self.store / name, files)
-        await asyncio.to_thread(self._keep_trajectory)
+            await asyncio.to_thread(keep_files, self.store / name, files, self.secrets)
+        await asyncio.to_thread(keep_trajectory, self)
         return CollectOutput(cut=tuple(cut))
-
-    def _keep_trajectory(self) -> None:
-        """Write the kept (scrubbed) transcript as ``trajectory.json``, in Harbor's ATIF.
-
-        People and ``harbor view`` read it; an agent that prints no transcript gets the
-        commands it ran and their output.
-        """
-        kept = EventFile(self.store / "agent" / "stdout.txt")  # streamed, never held whole
-        said = _kept_text(self.store / "durabench" / self.paths.instruction.name)
-        attempt_id = f"{self.ref.task.task_id}/{self.ref.lane}/attempt-{self.ref.attempt}"
-        trajectory = trajectory_of(
-            self.agent.transcript_format(self.ctx),
-            kept,
-            agent=self.ref.agent.name,
-            model=self.ref.agent.model,
-            attempt_id=attempt_id,
-            instruction=said.strip(),
-            version=self.ref.agent.options.get("version"),
-        )
-        if trajectory is None:  # no transcript: the commands it ran, and what they printed
-            commands = [step.command for step in self.agent.run_commands(self.ctx)]
-            trajectory = command_trajectory(
-                commands,
-                self.store / "agent",
-                agent=self.ref.agent.name,
-                model=self.ref.agent.model,
-                attempt_id=attempt_id,
-                instruction=said.strip(),
-            )
-        atomic_write(self.store / TRAJECTORY, scrub_text(trajectory.to_json(), self.secrets))
-
-    def _keep(self, target: Path, files: Mapping[str, bytes]) -> None:
-        needles = [s.encode() for s in self.secrets]
-        for rel, data in files.items():
-            path = target / rel
-            try:
-                path.parent.mkdir(parents=True, exist_ok=True)
-                path.write_bytes(scrub_bytes(data, needles))
-            except OSError:  # a name clashing with a directory already kept: not kept
-                continue
 
     async def teardown(self) -> None:
         """Remove the sandbox; one already gone is fine."""
