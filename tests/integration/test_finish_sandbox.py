@@ -52,6 +52,17 @@ async def _provisioned(acts: SandboxActivities, ref: AttemptRef) -> None:
     assert len(containers_of(ref.run_id)) == 1
 
 
+async def _refused_later(settings: Settings) -> tuple[AttemptRef, SandboxActivities]:
+    """A provisioned attempt whose task directory is gone since: its inputs are refused."""
+    task_dir = settings.home / "suites" / "copy" / TASK
+    shutil.copytree(BUILTIN_SUITES_DIR / "pytorch" / TASK, task_dir)
+    ref = _ref(task_dir)
+    acts = SandboxActivities(settings, "q", "test")
+    await _provisioned(acts, ref)
+    shutil.rmtree(task_dir)  # what the finish reads of the attempt fails now
+    return ref, acts
+
+
 async def test_finishing_collects_then_removes_the_container(settings: Settings) -> None:
     ref = _ref(BUILTIN_SUITES_DIR / "pytorch" / TASK)
     acts = SandboxActivities(settings, "q", "test")
@@ -66,13 +77,8 @@ async def test_finishing_collects_then_removes_the_container(settings: Settings)
 
 
 async def test_a_collect_that_fails_still_removes_the_container(settings: Settings) -> None:
-    task_dir = settings.home / "suites" / "copy" / TASK
-    shutil.copytree(BUILTIN_SUITES_DIR / "pytorch" / TASK, task_dir)
-    ref = _ref(task_dir)
-    acts = SandboxActivities(settings, "q", "test")
+    ref, acts = await _refused_later(settings)
     try:
-        await _provisioned(acts, ref)
-        shutil.rmtree(task_dir)  # the attempt's inputs are refused now: the collect fails
         out = await ActivityEnvironment().run(acts.finish_sandbox, FinishInput(ref=ref))
         assert out.collected is None
         assert "not a directory" in out.collect_error, out.collect_error
@@ -103,13 +109,8 @@ async def test_finishing_classifies_from_the_logs_it_collected(settings: Setting
 
 
 async def test_a_transcript_that_cannot_be_read_keeps_the_container(settings: Settings) -> None:
-    task_dir = settings.home / "suites" / "copy" / TASK
-    shutil.copytree(BUILTIN_SUITES_DIR / "pytorch" / TASK, task_dir)
-    ref = _ref(task_dir)
-    acts = SandboxActivities(settings, "q", "test")
+    ref, acts = await _refused_later(settings)
     try:
-        await _provisioned(acts, ref)
-        shutil.rmtree(task_dir)  # the attempt's inputs are refused now: nothing is read
         with pytest.raises(ApplicationError, match="could not be read"):
             await ActivityEnvironment().run(
                 acts.finish_sandbox, FinishInput(ref=ref, classify=_facts(ref))
