@@ -259,6 +259,8 @@ class Attempt:
         Raises:
             SandboxError: the backend failed (the harness's, not the agent's).
         """
+        if await self.sandbox.others_running() == 0:
+            return  # nothing runs but the sandbox's own, as the backend counts: no reaper
         if await self.sandbox.process_slots_left() == 0:
             why = "they held every process slot of the sandbox, as Docker counted them"
         else:

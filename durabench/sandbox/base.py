@@ -147,6 +147,17 @@ class Sandbox(ABC):
         """
         return None
 
+    async def others_running(self) -> int | None:
+        """Threads running in the sandbox besides those that keep it alive; ``None``: no count.
+
+        Counted by the backend, never by anything in the sandbox: 0 means nothing of an
+        agent or a test runs, so there is nothing to stop.
+
+        Raises:
+            SandboxError: the backend failed, or the sandbox is gone.
+        """
+        return None
+
     async def stopped_by_itself(self) -> str | None:
         """How the sandbox ended, when the backend sees it stopped though nobody stopped it.
 

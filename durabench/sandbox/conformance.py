@@ -145,6 +145,20 @@ async def detached_step_runs_once(sb: Sandbox) -> None:
     _expect(end.timed_out, f"a step past its limit was not reported timed out: {end}")
 
 
+async def others_counted(sb: Sandbox) -> None:
+    """others_running: 0 when idle, more while a detached process runs (or no count)."""
+    idle = await sb.others_running()
+    if idle is None:
+        return
+    _expect(idle == 0, f"an idle sandbox counts {idle} threads of others")
+    await sb.exec_detached(["sh", "-c", "sleep 30"], user="0")
+    for _ in range(50):  # the detached exec returns before its process is surely there
+        if (running := await sb.others_running() or 0) > 0:
+            break
+    _expect(running > 0, "a running process was not counted")
+    await sb.exec(["pkill", "-f", "sleep 30"], user="0")
+
+
 async def restart_reattaches(sb: Sandbox) -> None:
     """Starting again re-attaches to the same sandbox and keeps its files."""
     await sb.write_file("/tmp/conformance/keep.txt", "kept")
@@ -166,6 +180,7 @@ CHECKS: dict[str, Callable[[Sandbox], Awaitable[None]]] = {
         files_and_dirs_placed,
         detached_step_runs_once,
         restart_reattaches,
+        others_counted,
     )
 }
 """Every conformance check by name."""

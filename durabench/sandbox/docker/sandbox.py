@@ -79,6 +79,8 @@ def _memory_volume(path: str, size_mb: int) -> Mount:
 
 
 _STOPPING_S = 5
+_OWN_THREADS = 2
+"""The container's own threads: its init (``docker-init``) and its keeper (``sleep``)."""
 """How long a container found running may take to stop when its keeper was killed."""
 
 
@@ -190,9 +192,7 @@ class DockerSandbox(Sandbox):
         """Stop, and remove when ``delete``; a missing container is fine."""
         await in_thread(self._stop_sync, delete)
 
-    def _slots_left_sync(self) -> int | None:
-        if not self.spec.pids_limit:
-            return None
+    def _threads_sync(self) -> int:
         with map_docker_errors(f"counting the processes of {self.spec.name}"):
             try:  # the daemon's ps over the container's cgroup: one row a thread
                 top = self.client.api.top(self.spec.name, ps_args="-L -o pid,lwp")
@@ -200,7 +200,20 @@ class DockerSandbox(Sandbox):
                 raise SandboxError(
                     f"container {self.spec.name} is gone; the attempt must start over"
                 ) from None
-        return self.spec.pids_limit - len(top.get("Processes") or [])
+        return len(top.get("Processes") or [])
+
+    def _slots_left_sync(self) -> int | None:
+        if not self.spec.pids_limit:
+            return None
+        return self.spec.pids_limit - self._threads_sync()
+
+    async def others_running(self) -> int:
+        """The container's threads, as the daemon lists them, less its init and keeper.
+
+        Both have one thread, and the container stops when the keeper ends (its init
+        exits with it): while it runs, two rows are theirs.
+        """
+        return await in_thread(self._threads_sync) - _OWN_THREADS
 
     async def process_slots_left(self) -> int | None:
         """The pids limit less the container's threads, as the daemon lists them.
