@@ -124,6 +124,7 @@ class Attempt:
                 files[upload.dest] = upload.host_path
         files.update(self.agent.config_files(self.ctx))
         await sandbox.write_files(files, dirs=self._log_dirs())
+        await asyncio.to_thread(self._keep_own, files)
         await self._set_up()
         await self._snapshot_workspace()
         return ProvisionOutput(
@@ -133,6 +134,23 @@ class Attempt:
             mcp_env_missing=missing_mcp_env(config.mcp, environ) if config.mcp else (),
             cli_version=await self._cli_version(),
         )
+
+    def _keep_own(self, files: Mapping[str, str | bytes | Path]) -> None:
+        """Keep on the host what ``/durabench`` was given (instruction, MCP config, files).
+
+        As the agent was given them: the collect need not read them back.
+        """
+        own = self.paths.durabench
+        kept = {
+            PurePosixPath(dest).relative_to(own).as_posix(): value.read_bytes()
+            if isinstance(value, Path)
+            else value.encode()
+            if isinstance(value, str)
+            else value
+            for dest, value in files.items()
+            if PurePosixPath(dest).is_relative_to(own)
+        }
+        keep_files(self.store / "durabench", kept, self.secrets)
 
     def _log_dirs(self) -> dict[str, int]:
         """The directories the lifecycle writes to, by mode.
@@ -425,9 +443,10 @@ class Attempt:
         return AgentLogs(*read)
 
     async def collect(self) -> CollectOutput:
-        """Copy logs, instruction and MCP config to the attempt's directory.
+        """Copy the logs to the attempt's directory.
 
-        Within the attempt's limits, scrubbed of secrets before a byte is written.
+        Within the attempt's limits, scrubbed of secrets before a byte is written. The
+        instruction and MCP config were kept there when they were placed.
         """
         cut: list[str] = []
         budget = self.limits.logs.max_total_bytes
@@ -435,7 +454,6 @@ class Attempt:
             (self.paths.output, "agent"),
             (self.paths.steps, "agent"),
             (self.paths.verifier_logs, "verifier"),
-            (self.paths.durabench, "durabench"),
             (self.paths.agent_logs, "agent"),
         ):
             limits = self.limits.logs.model_copy(update={"max_total_bytes": max(1, budget)})
