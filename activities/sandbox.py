@@ -35,6 +35,7 @@ from durabench.attempt import (
 from durabench.attempt.inputs import check_attempt_inputs
 from durabench.attempt.verify_slots import VerifySlots
 from durabench.configs import dockerfile_for
+from durabench.errors import NON_RETRYABLE
 from durabench.gateway import (
     PROVIDERS,
     Grant,
@@ -416,8 +417,13 @@ class SandboxActivities:
         """
         ref, facts = data.ref, data.classify
         began, collected, error, logs, unread = _now(), None, "", None, ""
+        refused: Exception | None = None
         try:
-            attempt = self._attempt(ref)
+            try:
+                attempt = self._attempt(ref)
+            except NON_RETRYABLE as exc:  # refused now: no retry reads more, so no keeping
+                refused = exc
+                raise
             try:
                 collected = await self._collect(ref, attempt)
             except Exception as exc:  # noqa: BLE001 - a failure to copy logs is reported
@@ -429,8 +435,10 @@ class SandboxActivities:
             unread = f"{type(exc).__name__}: {exc}"
         finally:
             ended = _now()
-            if not (unread and facts is not None):  # also when the collect is cancelled
+            if not (unread and facts is not None) or refused:  # cancelled too
                 await self._remove(ref)
+        if facts is not None and refused is not None:
+            raise refused
         if facts is not None and logs is None:
             raise ApplicationError(
                 f"the transcript of {ref.container_name} could not be read ({unread}); the "

@@ -13,12 +13,14 @@ from __future__ import annotations
 import shutil
 import uuid
 from pathlib import Path
+from typing import NoReturn
 
 import pytest
 from temporalio.exceptions import ApplicationError
 from temporalio.testing import ActivityEnvironment
 
 from activities import SandboxActivities
+from durabench.errors import SandboxError, non_retryable_names
 from durabench.models.agent import AgentSpec
 from durabench.models.attempt import (
     AttemptRef,
@@ -27,6 +29,7 @@ from durabench.models.attempt import (
     ProvisionInput,
 )
 from durabench.models.run import TaskRef
+from durabench.sandbox import DockerSandbox
 from durabench.settings.values import Settings
 from durabench.tasks import BUILTIN_SUITES_DIR
 from tests.integration.runs import containers_of
@@ -108,13 +111,36 @@ async def test_finishing_classifies_from_the_logs_it_collected(settings: Setting
         await acts.teardown_sandbox(ref)
 
 
-async def test_a_transcript_that_cannot_be_read_keeps_the_container(settings: Settings) -> None:
-    ref, acts = await _refused_later(settings)
+async def test_a_transcript_that_cannot_be_read_keeps_the_container(
+    settings: Settings, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    ref = _ref(BUILTIN_SUITES_DIR / "pytorch" / TASK)
+    acts = SandboxActivities(settings, "q", "test")
     try:
+        await _provisioned(acts, ref)
+
+        async def daemon_fails(*_: object, **__: object) -> NoReturn:
+            raise SandboxError("the daemon failed (injected)")
+
+        monkeypatch.setattr(DockerSandbox, "read_tree", daemon_fails)
+        monkeypatch.setattr(DockerSandbox, "read_tail", daemon_fails)
         with pytest.raises(ApplicationError, match="could not be read"):
             await ActivityEnvironment().run(
                 acts.finish_sandbox, FinishInput(ref=ref, classify=_facts(ref))
             )
         assert len(containers_of(ref.run_id)) == 1  # kept for the retry to read
+    finally:
+        await acts.teardown_sandbox(ref)
+
+
+async def test_an_attempt_refused_since_is_removed_and_not_retried(settings: Settings) -> None:
+    ref, acts = await _refused_later(settings)
+    try:
+        with pytest.raises(ApplicationError, match="not a directory") as err:
+            await ActivityEnvironment().run(
+                acts.finish_sandbox, FinishInput(ref=ref, classify=_facts(ref))
+            )
+        assert err.value.type in non_retryable_names()  # no retry could read more
+        assert containers_of(ref.run_id) == []  # so nothing is kept for one
     finally:
         await acts.teardown_sandbox(ref)
