@@ -9,17 +9,15 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, NamedTuple
+from typing import NamedTuple
 
-from durabench.agents import EventFile
+from durabench.agents import Agent, AgentContext, EventFile
 from durabench.agents.trajectory import trajectory_of
 from durabench.atomic import atomic_write
 from durabench.attempt.command_trajectory import command_trajectory
+from durabench.models.attempt import AttemptRef
 from durabench.settings.paths import TRAJECTORY
 from durabench.settings.secrets import scrub_bytes, scrub_text
-
-if TYPE_CHECKING:
-    from durabench.attempt.lifecycle import Attempt
 
 __all__ = ["AgentLogs", "keep_files", "keep_trajectory", "tail_of"]
 
@@ -59,15 +57,16 @@ def keep_files(target: Path, files: Mapping[str, bytes], secrets: Sequence[str])
             continue
 
 
-def keep_trajectory(attempt: Attempt) -> None:
+def keep_trajectory(
+    store: Path, ref: AttemptRef, agent: Agent, ctx: AgentContext, secrets: Sequence[str]
+) -> None:
     """Write the kept (scrubbed) transcript as ``trajectory.json``, in Harbor's ATIF.
 
     People and ``harbor view`` read it; an agent that prints no transcript gets the
     commands it ran and their output.
     """
-    store, ref, agent, ctx = attempt.store, attempt.ref, attempt.agent, attempt.ctx
     kept = EventFile(store / "agent" / "stdout.txt")  # streamed, never held whole
-    said = _kept_text(store / "durabench" / attempt.paths.instruction.name)
+    said = _kept_text(store / "durabench" / ctx.paths.instruction.name)
     attempt_id = f"{ref.task.task_id}/{ref.lane}/attempt-{ref.attempt}"
     trajectory = trajectory_of(
         agent.transcript_format(ctx),
@@ -88,4 +87,4 @@ def keep_trajectory(attempt: Attempt) -> None:
             attempt_id=attempt_id,
             instruction=said.strip(),
         )
-    atomic_write(store / TRAJECTORY, scrub_text(trajectory.to_json(), attempt.secrets))
+    atomic_write(store / TRAJECTORY, scrub_text(trajectory.to_json(), secrets))

@@ -469,7 +469,9 @@ class Attempt:
             budget -= sum(len(data) for data in files.values())
             cut += read.cut
             await asyncio.to_thread(keep_files, self.store / name, files, self.secrets)
-        await asyncio.to_thread(keep_trajectory, self)
+        await asyncio.to_thread(
+            keep_trajectory, self.store, self.ref, self.agent, self.ctx, self.secrets
+        )
         return CollectOutput(cut=tuple(cut))
 
     async def teardown(self) -> None:
