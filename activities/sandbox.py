@@ -25,10 +25,18 @@ from temporalio.exceptions import ApplicationError, ApplicationErrorCategory
 from activities.backends import gateway_url_for_sandboxes, make_sandbox, remote
 from activities.boundary import KnownSecrets, scrubbed
 from activities.heartbeat import heartbeating
-from durabench.attempt import Attempt, AttemptLimits, AttemptSetup, GatewayAccess, agent_env
+from durabench.attempt import (
+    AgentLogs,
+    Attempt,
+    AttemptLimits,
+    AttemptSetup,
+    GatewayAccess,
+    agent_env,
+)
 from durabench.attempt.inputs import check_attempt_inputs
 from durabench.attempt.verify_slots import VerifySlots
 from durabench.configs import dockerfile_for
+from durabench.errors import NON_RETRYABLE
 from durabench.gateway import (
     PROVIDERS,
     Grant,
@@ -42,6 +50,7 @@ from durabench.models.attempt import (
     AttemptRef,
     ClassifyAttemptInput,
     CollectOutput,
+    FinishInput,
     FinishOutput,
     HostClaim,
     PreparedImage,
@@ -346,20 +355,27 @@ class SandboxActivities:
     async def classify_attempt(self, data: ClassifyAttemptInput) -> Verdict:
         """Read the transcript in the sandbox and classify the attempt's exit.
 
-        It heartbeats: a long transcript takes a while to read, and it is scheduled with
-        the heartbeat timeout of every container phase. The gateway's ledger of the
-        attempt's model traffic goes in with it.
+        The attempt's of older histories; an attempt now is classified by
+        ``finish_sandbox``, from the logs it collects. It heartbeats: a long transcript
+        takes a while to read.
         """
-        ledger = self._attempt_dir(data.ref) / _LEDGER
         async with heartbeating(f"classifying {data.ref.task.task_id} {data.ref.lane}"):
-            await self.gateway.settle()  # a gateway that died has written its outage
-            return await self._attempt(data.ref).classify(
-                data,
-                metered=await asyncio.to_thread(read_ledger, ledger),
-                now=_now(),
-                cap_cooldown=timedelta(seconds=self.settings.usage_cap_cooldown_sec),
-                cap_ceiling=timedelta(seconds=self.settings.usage_cap_cooldown_max_sec),
-            )
+            return await self._classify(self._attempt(data.ref), data)
+
+    async def _classify(
+        self, attempt: Attempt, data: ClassifyAttemptInput, logs: AgentLogs | None = None
+    ) -> Verdict:
+        """The verdict, with the gateway's ledger of the attempt's model traffic."""
+        await self.gateway.settle()  # a gateway that died has written its outage
+        ledger = self._attempt_dir(data.ref) / _LEDGER
+        return await attempt.classify(
+            data,
+            metered=await asyncio.to_thread(read_ledger, ledger),
+            now=_now(),
+            cap_cooldown=timedelta(seconds=self.settings.usage_cap_cooldown_sec),
+            cap_ceiling=timedelta(seconds=self.settings.usage_cap_cooldown_max_sec),
+            logs=logs,
+        )
 
     @activity.defn(name="collect_artifacts")
     @scrubbed
@@ -370,9 +386,9 @@ class SandboxActivities:
         """
         return await self._collect(ref)
 
-    async def _collect(self, ref: AttemptRef) -> CollectOutput:
+    async def _collect(self, ref: AttemptRef, attempt: Attempt | None = None) -> CollectOutput:
         async with heartbeating(f"collecting {ref.container_name}"):
-            collected = await self._attempt(ref).collect()
+            collected = await (attempt or self._attempt(ref)).collect()
             run = RunPaths.for_run(self.settings.runs_dir, ref.run_id)
             await asyncio.to_thread(push, self.settings, run, self._attempt_dir(ref))
             return collected
@@ -395,27 +411,55 @@ class SandboxActivities:
 
     @activity.defn(name="finish_sandbox")
     @scrubbed
-    async def finish_sandbox(self, ref: AttemptRef) -> FinishOutput:
-        """Collect the attempt's logs, best effort, then remove its container: one round trip.
+    async def finish_sandbox(self, data: FinishInput) -> FinishOutput:
+        """Collect the attempt's logs, remove its container, classify it: one round trip.
 
-        The two always run together at an attempt's end, so they are one activity (each
-        was a workflow task and an activity of its own). The removal runs whatever the
-        collect did: a collect that fails loses logs, never leaves a container running.
-        A removal that fails fails the activity, which retries both (the collect is
-        idempotent).
+        These always run together at an attempt's end, so they are one activity (each was
+        a workflow task and an activity of its own). The removal runs whatever the collect
+        did: a collect that fails loses logs, never leaves a container running; only an
+        attempt to classify whose transcript could not be read keeps its container, and
+        the activity fails and retries (the collect is idempotent). The classification
+        reads the copy just collected, on the host (:meth:`Attempt.kept_logs`), so the
+        container need not live while it runs.
         """
-        began, collected, error = _now(), None, ""
+        ref, facts = data.ref, data.classify
+        began, collected, error, logs, unread = _now(), None, "", None, ""
+        refused: Exception | None = None
         try:
-            collected = await self._collect(ref)
-        except Exception as exc:  # noqa: BLE001 - any failure to copy logs is reported, not raised
-            error = f"{type(exc).__name__}: {exc}"
-            log.warning("collecting artifacts failed", error=error, **ref.labels)
+            try:
+                attempt = self._attempt(ref)
+            except NON_RETRYABLE as exc:  # refused now: no retry reads more, so no keeping
+                refused = exc
+                raise
+            try:
+                collected = await self._collect(ref, attempt)
+            except Exception as exc:  # noqa: BLE001 - a failure to copy logs is reported
+                error = f"{type(exc).__name__}: {exc}"
+                log.warning("collecting artifacts failed", error=error, **ref.labels)
+            if facts is not None:  # what the collect did not keep is read in the sandbox
+                logs = await attempt.kept_logs()
+        except Exception as exc:  # noqa: BLE001 - raised below, once the container is dealt with
+            unread = f"{type(exc).__name__}: {exc}"
         finally:
             ended = _now()
-            await self._remove(ref)  # also when the collect is cancelled
+            if not (unread and facts is not None) or refused:  # cancelled too
+                await self._remove(ref)
+        if facts is not None and refused is not None:
+            raise refused
+        if facts is not None and logs is None:
+            raise ApplicationError(
+                f"the transcript of {ref.container_name} could not be read ({unread}); the "
+                "container is kept and the activity tried again, so the attempt is judged",
+                type="TranscriptUnread",
+            )
+        verdict = None
+        if facts is not None and logs is not None:
+            async with heartbeating(f"classifying {ref.task.task_id} {ref.lane}"):
+                verdict = await self._classify(attempt, facts, logs)
         return FinishOutput(
             collected=collected,
-            collect_error=error,
+            collect_error=error or unread,
             collect_started_at=began,
             collect_finished_at=ended,
+            verdict=verdict,
         )

@@ -1,8 +1,8 @@
 """AgentRunWorkflow: one attempt of one lane of one task, phase by phase.
 
-    claim_host -> prepare_image -> provision_sandbox -> run_agent -> verify
-    -> classify_attempt; finish_sandbox (collect the logs, then remove the container)
-    in ``finally``; then record_attempt.
+    claim_host -> prepare_image -> provision_sandbox -> run_agent -> verify;
+    finish_sandbox in ``finally`` (collect the logs, remove the container, and classify
+    the attempt from the logs collected, if it ran); then record_attempt.
 
 Container phases run on the host queue of the worker that claimed the attempt (a host
 admits only as many attempts as it has room for). If no worker takes the host's work for
@@ -36,6 +36,7 @@ with workflow.unsafe.imports_passed_through():
         AttemptRef,
         ClassifyAttemptInput,
         CollectOutput,
+        FinishInput,
         HostClaim,
         ProvisionInput,
     )
@@ -43,7 +44,7 @@ with workflow.unsafe.imports_passed_through():
     from durabench.models.service import ServiceTarget
     from durabench.service.payloads import EvaluateAttemptInput
 
-from workflows.attempt_so_far import AttemptSoFar, Judged, attempt_result
+from workflows.attempt_so_far import AttemptSoFar, Judged, Ran, attempt_result
 from workflows.cancel_check import stop_if_cancelled
 from workflows.policies import (
     AFTER_AGENT,
@@ -67,9 +68,10 @@ T = TypeVar("T")
 _SLACK = timedelta(minutes=5)
 
 FINISH_SANDBOX = "finish-sandbox"
-"""Patch (issue 22): the attempt ends with one ``finish_sandbox`` activity and records its
-result with a local ``record_attempt``; before it, ``collect_artifacts``,
-``teardown_sandbox`` and ``record_attempt`` were three activities."""
+"""Patch (issue 22): the attempt ends with one ``finish_sandbox`` activity, which also
+classifies it from the logs it collects, and records its result with a local
+``record_attempt``; before it, ``classify_attempt``, ``collect_artifacts``,
+``teardown_sandbox`` and ``record_attempt`` were four activities."""
 
 
 def host_lost(err: ActivityError) -> bool:
@@ -204,15 +206,15 @@ class AgentRunWorkflow:
             so_far.failure = failure_reason(err)
         finally:
             if self.hosts:
-                collected = await self._clean_up(ref)
+                collected = await self._clean_up(ref, so_far)
             await self._forget_left_behind()
         cut = collected.cut if collected else ()
         return await self._finish(ref, so_far.result(ref, self._timings(), self.hosts, cut))
 
-    async def _clean_up(self, ref: AttemptRef) -> CollectOutput | None:
+    async def _clean_up(self, ref: AttemptRef, so_far: AttemptSoFar) -> CollectOutput | None:
         """Collect the logs, then remove the container and release the host's slot."""
         if workflow.patched(FINISH_SANDBOX):
-            return await self._finish_sandbox(ref)
+            return await self._finish_sandbox(ref, so_far)
         collected = await self._collect(ref)
         await self._teardown(ref)
         return collected
@@ -274,7 +276,7 @@ class AgentRunWorkflow:
             timedelta(minutes=10),
             detail=f"{ref.container_name} from image {image.image}",
         )
-        so_far.judged = await self._agent_verify_classify(ref)
+        await self._agent_verify_classify(ref, so_far)
 
     async def _finish(self, ref: AttemptRef, result: AttemptResult) -> AttemptResult:
         """Record the attempt, then have the service grade it if one does."""
@@ -311,7 +313,11 @@ class AgentRunWorkflow:
                 raise
             workflow.logger.error("grading %s %s failed: %s", ref.task.task_id, ref.lane, err.cause)
 
-    async def _agent_verify_classify(self, ref: AttemptRef) -> Judged:
+    async def _agent_verify_classify(self, ref: AttemptRef, so_far: AttemptSoFar) -> None:
+        """Run the agent and the tests; ``finish_sandbox`` classifies the attempt after.
+
+        (Histories from before the patch classify here, in an activity of its own.)
+        """
         agent = await self._phase(
             SandboxActivities.run_agent,
             ref,
@@ -341,6 +347,9 @@ class AgentRunWorkflow:
             files_changed=agent.files_changed,
             build_failed=verified.build_failed if verified else False,
         )
+        if workflow.patched(FINISH_SANDBOX):
+            so_far.ran = Ran(agent, verified, verifier_error, facts)
+            return
         # The agent has run: giving up here would have the pair pay for a new session.
         verdict = await self._phase(
             SandboxActivities.classify_attempt,
@@ -350,31 +359,45 @@ class AgentRunWorkflow:
             bound=AFTER_AGENT_BOUND,
             detail=f"exit code {agent.exit_code}" + (", timed out" if agent.timed_out else ""),
         )
-        return Judged(agent, verified, verifier_error, verdict)
+        so_far.judged = Judged(agent, verified, verifier_error, verdict)
 
-    async def _finish_sandbox(self, ref: AttemptRef) -> CollectOutput | None:
-        """Collect the logs (best effort), then remove the container, in one activity.
+    async def _finish_sandbox(self, ref: AttemptRef, so_far: AttemptSoFar) -> CollectOutput | None:
+        """Collect the logs (best effort), remove the container, classify: one activity.
 
         The collect keeps its phase timing (timed on the host); a failed collect loses
-        logs, not the attempt's result, and never leaves the container behind.
+        logs, not the attempt's result, and never leaves the container behind. An attempt
+        whose agent ran is classified there, from the logs collected; that retries as
+        classifying always did (the agent has run: giving up would have the pair pay for
+        a new session), and should it give up, the container is removed on its own.
         """
+        ran = so_far.ran
         try:
             out = await self._phase(
                 SandboxActivities.finish_sandbox,
-                ref,
+                FinishInput(ref=ref, classify=ran.facts if ran else None),
                 timedelta(minutes=12),
-                retry=TEARDOWN_RETRY,
-                detail=f"logs and patch of {ref.container_name}, then remove it",
+                retry=AFTER_AGENT if ran else TEARDOWN_RETRY,
+                bound=AFTER_AGENT_BOUND if ran else None,
+                detail=f"logs and patch of {ref.container_name}, then remove it"
+                + (", classify the attempt" if ran else ""),
                 timed=False,
                 cleanup=True,
             )
         except ActivityError as err:
-            workflow.logger.error("container %s was not removed: %s", ref.container_name, err.cause)
+            if ran is None:
+                workflow.logger.error(
+                    "container %s was not removed: %s", ref.container_name, err.cause
+                )
+                return None
+            so_far.failure = f"the attempt could not be classified: {failure_reason(err)}"
+            await self._teardown(ref)
             return None
         if out.collect_error:
             workflow.logger.warning(
                 "collecting artifacts of %s failed: %s", ref.lane, out.collect_error
             )
+        if ran is not None and out.verdict is not None:
+            so_far.judged = ran.judged(out.verdict)
         self.timings.append(
             PhaseTiming(
                 phase="collect_artifacts",

@@ -16,6 +16,7 @@ with workflow.unsafe.imports_passed_through():
     from durabench.models.attempt import (
         AgentRunOutput,
         AttemptRef,
+        ClassifyAttemptInput,
         PreparedImage,
         ProvisionOutput,
         VerifyOutput,
@@ -23,7 +24,7 @@ with workflow.unsafe.imports_passed_through():
     from durabench.models.results import AttemptResult, PhaseTiming
     from durabench.models.verdict import Verdict
 
-__all__ = ["AttemptSoFar", "Judged", "attempt_result"]
+__all__ = ["AttemptSoFar", "Judged", "Ran", "attempt_result"]
 
 
 def attempt_result(ref: AttemptRef, **fields: Any) -> AttemptResult:
@@ -95,6 +96,23 @@ class Judged:
         return fields
 
 
+@dataclass(frozen=True)
+class Ran:
+    """The agent's run and the verifier's word, awaiting the verdict ``finish_sandbox`` gives.
+
+    ``facts`` are what the classifier is told besides the logs it reads.
+    """
+
+    agent: AgentRunOutput
+    verified: VerifyOutput | None
+    verifier_error: str
+    facts: ClassifyAttemptInput
+
+    def judged(self, verdict: Verdict) -> Judged:
+        """The run, judged."""
+        return Judged(self.agent, self.verified, self.verifier_error, verdict)
+
+
 @dataclass
 class AttemptSoFar:
     """The phases' outputs as they come in; ``failure`` when a phase ended the attempt."""
@@ -102,6 +120,8 @@ class AttemptSoFar:
     image: PreparedImage | None = None
     sandbox: ProvisionOutput | None = None
     judged: Judged | None = None
+    ran: Ran | None = None
+    """Set once the agent and the tests ran, until the verdict judges it."""
     failure: str | None = None
 
     def fields(self, collected_cut: tuple[str, ...] = ()) -> dict[str, Any]:

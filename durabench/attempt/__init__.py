@@ -4,12 +4,14 @@ Temporal-free: activities call these phases and add heartbeats and host admissio
 """
 
 from durabench.attempt.environment import GatewayAccess, agent_env
+from durabench.attempt.kept import AgentLogs
 from durabench.attempt.lifecycle import Attempt
 from durabench.attempt.limits import AttemptLimits
 from durabench.attempt.reward import parse_reward
 from durabench.attempt.setup import AttemptSetup
 
 __all__ = [
+    "AgentLogs",
     "Attempt",
     "AttemptLimits",
     "AttemptSetup",

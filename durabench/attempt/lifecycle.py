@@ -26,16 +26,14 @@ from pathlib import Path, PurePosixPath
 
 from durabench.accounts import account_cooldown
 from durabench.agents import (
-    EventFile,
     iter_events,
     lines_of,
     plain_version,
     transcript_version,
 )
 from durabench.agents.dialects import transcript_facts
-from durabench.agents.trajectory import trajectory_of
 from durabench.atomic import atomic_write
-from durabench.attempt.command_trajectory import command_trajectory
+from durabench.attempt.kept import AgentLogs, keep_files, keep_trajectory, tail_of
 from durabench.attempt.limits import AttemptLimits
 from durabench.attempt.resisted import as_resisted, record_resisted, resisted
 from durabench.attempt.setup import AttemptSetup
@@ -58,8 +56,8 @@ from durabench.models.verdict import ClassifyInput, MeteredUsage, Verdict
 from durabench.sandbox import Sandbox
 from durabench.sandbox.detached import REAP_SCRIPT, run_step, wrap_step
 from durabench.sandbox.tarball import pack, unpack
-from durabench.settings.paths import FINAL_MESSAGE, TRAJECTORY
-from durabench.settings.secrets import scrub_bytes, scrub_text
+from durabench.settings.paths import FINAL_MESSAGE
+from durabench.settings.secrets import scrub_text
 from durabench.tasks import task_files
 
 __all__ = ["Attempt"]
@@ -78,14 +76,6 @@ _EXEC_REFUSED = (126, 127)
 """``docker exec``'s exit codes when the runtime could not start the command."""
 _VERSION_TIMEOUT_S = 60.0
 """How long ``<cli> --version`` may take (a Node.js CLI starts in a second or two)."""
-
-
-def _kept_text(path: Path) -> str:
-    """A kept file's text; ``""`` when it was not kept."""
-    try:
-        return path.read_text(encoding="utf-8", errors="replace")
-    except (FileNotFoundError, IsADirectoryError):
-        return ""
 
 
 class Attempt:
@@ -110,6 +100,8 @@ class Attempt:
         self.store = store
         self.secrets = tuple(secrets)
         self.limits = limits or AttemptLimits()
+        self._kept_output: frozenset[str] = frozenset()
+        """The agent's output files the last :meth:`collect` kept on the host."""
 
     async def provision(self, environ: Mapping[str, str]) -> ProvisionOutput:
         """Start the sandbox, place the lane's files, set the agent up, snapshot the workspace.
@@ -119,23 +111,20 @@ class Attempt:
         """
         paths, sandbox, config = self.paths, self.sandbox, self.config
         container_id = await sandbox.start()
-        await self._root(
-            f"mkdir -p {paths.agent_logs} {paths.steps} {paths.output} {paths.verifier_logs}"
-            f" {paths.launches} && chmod 777 {paths.agent_logs}"
-            f" && chmod 700 {paths.steps} {paths.output} {paths.launches}"
-        )
         instruction = instruction_for(config, self.task)
-        text = (Path(self.task.task_dir) / instruction).read_text()
-        await sandbox.write_file(str(paths.instruction), text)
+        files: dict[str, str | bytes | Path] = {
+            str(paths.instruction): (Path(self.task.task_dir) / instruction).read_text()
+        }
         if config.mcp is not None:
-            await sandbox.write_file(str(paths.mcp_config), mcp_config_json(config.mcp))
+            files[str(paths.mcp_config)] = mcp_config_json(config.mcp)
         for upload in self.agent.uploads(self.ctx):
             if upload.host_path.is_dir():
-                await sandbox.upload_files(self._task_files(upload.host_path, upload.dest))
+                files.update(self._task_files(upload.host_path, upload.dest))
             else:
-                await sandbox.write_file(upload.dest, upload.host_path.read_bytes())
-        for path, content in self.agent.config_files(self.ctx).items():
-            await sandbox.write_file(path, content)
+                files[upload.dest] = upload.host_path
+        files.update(self.agent.config_files(self.ctx))
+        await sandbox.write_files(files, dirs=self._log_dirs())
+        await asyncio.to_thread(self._keep_own, files)
         await self._set_up()
         await self._snapshot_workspace()
         return ProvisionOutput(
@@ -145,6 +134,39 @@ class Attempt:
             mcp_env_missing=missing_mcp_env(config.mcp, environ) if config.mcp else (),
             cli_version=await self._cli_version(),
         )
+
+    def _keep_own(self, files: Mapping[str, str | bytes | Path]) -> None:
+        """Keep on the host what ``/durabench`` was given (instruction, MCP config, files).
+
+        As the agent was given them: the collect need not read them back.
+        """
+        own = self.paths.durabench
+        kept = {
+            PurePosixPath(dest).relative_to(own).as_posix(): value.read_bytes()
+            if isinstance(value, Path)
+            else value.encode()
+            if isinstance(value, str)
+            else value
+            for dest, value in files.items()
+            if PurePosixPath(dest).is_relative_to(own)
+        }
+        keep_files(self.store / "durabench", kept, self.secrets)
+
+    def _log_dirs(self) -> dict[str, int]:
+        """The directories the lifecycle writes to, by mode.
+
+        The markers, the agent's output and the launch records are root's alone: nothing
+        the agent runs can forge a step's end or rewrite what it printed. The agent's own
+        log directory is anyone's.
+        """
+        paths = self.paths
+        return {
+            str(paths.agent_logs): 0o777,
+            str(paths.steps): 0o700,
+            str(paths.output): 0o700,
+            str(paths.verifier_logs): 0o755,
+            str(paths.launches): 0o700,
+        }
 
     async def _cli_version(self) -> str | None:
         """The agent CLI's version as it prints it to the agent user; ``None``: it names none.
@@ -255,6 +277,8 @@ class Attempt:
         Raises:
             SandboxError: the backend failed (the harness's, not the agent's).
         """
+        if await self.sandbox.others_running() == 0:
+            return  # nothing runs but the sandbox's own, as the backend counts: no reaper
         if await self.sandbox.process_slots_left() == 0:
             why = "they held every process slot of the sandbox, as Docker counted them"
         else:
@@ -328,16 +352,23 @@ class Attempt:
         cap_cooldown: timedelta,
         cap_ceiling: timedelta = timedelta(hours=5),
         metered: MeteredUsage | None = None,
+        logs: AgentLogs | None = None,
     ) -> Verdict:
-        """Read the transcript in the sandbox as a stream and classify the attempt's exit.
+        """Classify the attempt's exit from its transcript, streamed, and the facts.
 
-        ``metered`` is the gateway's ledger of the attempt's model traffic (a replay's
-        recorded one when it has no gateway); it alone decides infra and cooldowns:
-        ``cap_cooldown`` for a usage cap the API named no reset for, ``cap_ceiling`` the
-        longest one.
+        ``logs`` are the agent's stdout and stderr as :meth:`kept_logs` read them after the
+        collect; without them they are read in the sandbox. ``metered`` is the gateway's
+        ledger of the attempt's model traffic (a replay's recorded one when it has no
+        gateway); it alone decides infra and cooldowns: ``cap_cooldown`` for a usage cap
+        the API named no reset for, ``cap_ceiling`` the longest one.
         """
-        stdout = await self._read_log_bytes("stdout.txt", self.limits.transcript_bytes)
-        stderr = scrub_text(await self._read_log("stderr.txt", _STDERR_BYTES), self.secrets)
+        if logs is None:
+            logs = AgentLogs(
+                await self._read_log_bytes("stdout.txt", self.limits.transcript_bytes),
+                await self._read_log_bytes("stderr.txt", _STDERR_BYTES),
+            )
+        stdout = logs.stdout
+        stderr = scrub_text(logs.stderr.decode("utf-8", errors="replace"), self.secrets)
         dialect = self.agent.transcript_format(self.ctx)
         recorded = self.agent.recorded_ledger(self.ctx)
         if metered is None and recorded is not None:
@@ -392,18 +423,30 @@ class Attempt:
         except FileNotFoundError:
             return b""
 
-    async def _read_log(self, name: str, max_bytes: int) -> str:
-        """The log's last ``max_bytes`` (a transcript cut there loses its oldest lines)."""
-        try:
-            data = await self.sandbox.read_tail(str(self.paths.output / name), max_bytes)
-        except FileNotFoundError:
-            return ""
-        return data.decode("utf-8", errors="replace")
+    async def kept_logs(self) -> AgentLogs:
+        """The agent's stdout and stderr for classifying, as :meth:`collect` kept them.
+
+        Kept, they are read on the host (scrubbed of secrets, which no class depends on):
+        the collect copied them out of the sandbox once the agent and the tests had ended,
+        and nothing in the sandbox reaches them there. One the collect left out (over its
+        limits) or did not reach is read in the sandbox, its tail as before.
+        """
+        read: list[bytes] = []
+        for name, cap in (
+            ("stdout.txt", self.limits.transcript_bytes),
+            ("stderr.txt", _STDERR_BYTES),
+        ):
+            if name in self._kept_output:
+                read.append(await asyncio.to_thread(tail_of, self.store / "agent" / name, cap))
+            else:
+                read.append(await self._read_log_bytes(name, cap))
+        return AgentLogs(*read)
 
     async def collect(self) -> CollectOutput:
-        """Copy logs, instruction and MCP config to the attempt's directory.
+        """Copy the logs to the attempt's directory.
 
-        Within the attempt's limits, scrubbed of secrets before a byte is written.
+        Within the attempt's limits, scrubbed of secrets before a byte is written. The
+        instruction and MCP config were kept there when they were placed.
         """
         cut: list[str] = []
         budget = self.limits.logs.max_total_bytes
@@ -411,7 +454,6 @@ class Attempt:
             (self.paths.output, "agent"),
             (self.paths.steps, "agent"),
             (self.paths.verifier_logs, "verifier"),
-            (self.paths.durabench, "durabench"),
             (self.paths.agent_logs, "agent"),
         ):
             limits = self.limits.logs.model_copy(update={"max_total_bytes": max(1, budget)})
@@ -422,51 +464,15 @@ class Attempt:
             files = read.files
             if src == self.paths.agent_logs:  # the agent's own: never in durabench's names
                 files = {k: v for k, v in files.items() if not _DURABENCH_LOG.match(k)}
+            if src == self.paths.output:
+                self._kept_output = frozenset(files)
             budget -= sum(len(data) for data in files.values())
             cut += read.cut
-            await asyncio.to_thread(self._keep, self.store / name, files)
-        await asyncio.to_thread(self._keep_trajectory)
-        return CollectOutput(cut=tuple(cut))
-
-    def _keep_trajectory(self) -> None:
-        """Write the kept (scrubbed) transcript as ``trajectory.json``, in Harbor's ATIF.
-
-        People and ``harbor view`` read it; an agent that prints no transcript gets the
-        commands it ran and their output.
-        """
-        kept = EventFile(self.store / "agent" / "stdout.txt")  # streamed, never held whole
-        said = _kept_text(self.store / "durabench" / self.paths.instruction.name)
-        attempt_id = f"{self.ref.task.task_id}/{self.ref.lane}/attempt-{self.ref.attempt}"
-        trajectory = trajectory_of(
-            self.agent.transcript_format(self.ctx),
-            kept,
-            agent=self.ref.agent.name,
-            model=self.ref.agent.model,
-            attempt_id=attempt_id,
-            instruction=said.strip(),
-            version=self.ref.agent.options.get("version"),
+            await asyncio.to_thread(keep_files, self.store / name, files, self.secrets)
+        await asyncio.to_thread(
+            keep_trajectory, self.store, self.ref, self.agent, self.ctx, self.secrets
         )
-        if trajectory is None:  # no transcript: the commands it ran, and what they printed
-            commands = [step.command for step in self.agent.run_commands(self.ctx)]
-            trajectory = command_trajectory(
-                commands,
-                self.store / "agent",
-                agent=self.ref.agent.name,
-                model=self.ref.agent.model,
-                attempt_id=attempt_id,
-                instruction=said.strip(),
-            )
-        atomic_write(self.store / TRAJECTORY, scrub_text(trajectory.to_json(), self.secrets))
-
-    def _keep(self, target: Path, files: Mapping[str, bytes]) -> None:
-        needles = [s.encode() for s in self.secrets]
-        for rel, data in files.items():
-            path = target / rel
-            try:
-                path.parent.mkdir(parents=True, exist_ok=True)
-                path.write_bytes(scrub_bytes(data, needles))
-            except OSError:  # a name clashing with a directory already kept: not kept
-                continue
+        return CollectOutput(cut=tuple(cut))
 
     async def teardown(self) -> None:
         """Remove the sandbox; one already gone is fine."""

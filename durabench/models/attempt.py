@@ -16,12 +16,14 @@ from pydantic import BaseModel, ConfigDict
 from durabench.models.agent import AgentSpec
 from durabench.models.run import TaskRef
 from durabench.models.service import ServiceTarget
+from durabench.models.verdict import Verdict
 
 __all__ = [
     "AgentRunOutput",
     "AttemptRef",
     "ClassifyAttemptInput",
     "CollectOutput",
+    "FinishInput",
     "FinishOutput",
     "HostClaim",
     "PreparedImage",
@@ -170,12 +172,15 @@ class CollectOutput(BaseModel):
 
 
 class FinishOutput(BaseModel):
-    """Output of ``finish_sandbox``: the collect's outcome; the container is gone.
+    """Output of ``finish_sandbox``: the collect's outcome, the verdict; the container is gone.
 
     The collect is timed on the host, so ``result.json`` keeps its phase timing.
     """
 
     model_config = ConfigDict(frozen=True)
+
+    verdict: Verdict | None = None
+    """The attempt classified from the collected logs, when its input carried the facts."""
 
     collected: CollectOutput | None = None
     """What the collect kept; ``None`` when it failed (the logs are lost, not the result)."""
@@ -217,3 +222,16 @@ class ClassifyAttemptInput(BaseModel):
     """Files it changed."""
     build_failed: bool
     """Whether the workspace failed to build."""
+
+
+class FinishInput(BaseModel):
+    """Input of ``finish_sandbox``: the attempt, and its facts when it is to be classified."""
+
+    model_config = ConfigDict(frozen=True)
+
+    ref: AttemptRef
+    """The attempt whose logs are collected and whose container is removed."""
+    classify: ClassifyAttemptInput | None = None
+    """The facts of an attempt whose agent ran (and whose tests did, if any): it is
+    classified from the logs just collected, on the host, once the container is gone.
+    ``None`` when the attempt ended before (a cancel, a failed phase): nothing to judge."""

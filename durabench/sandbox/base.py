@@ -7,6 +7,7 @@ same container. Backends register by name (:mod:`durabench.sandbox.registry`).
 from __future__ import annotations
 
 import os
+import shlex
 from abc import ABC, abstractmethod
 from collections.abc import Mapping
 from pathlib import Path
@@ -14,7 +15,7 @@ from typing import Literal, NamedTuple, overload
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from durabench.errors import ConfigError, FileTooLarge
+from durabench.errors import ConfigError, FileTooLarge, SandboxError
 from durabench.sandbox.limits import DEFAULT_LIMITS, ReadLimits, TreeRead
 
 __all__ = ["READ_BYTES", "ExecResult", "Sandbox", "SandboxSpec"]
@@ -140,6 +141,17 @@ class Sandbox(ABC):
         """How many more processes the sandbox may hold; ``None``: the backend keeps no count.
 
         Counted by the backend, never by anything in the sandbox.
+
+        Raises:
+            SandboxError: the backend failed, or the sandbox is gone.
+        """
+        return None
+
+    async def others_running(self) -> int | None:
+        """Threads running in the sandbox besides those that keep it alive; ``None``: no count.
+
+        Counted by the backend, never by anything in the sandbox: 0 means nothing of an
+        agent or a test runs, so there is nothing to stop.
 
         Raises:
             SandboxError: the backend failed, or the sandbox is gone.
@@ -272,6 +284,33 @@ class Sandbox(ABC):
             FileNotFoundError: ``path`` does not exist.
             SandboxError: the backend failed.
         """
+
+    async def write_files(
+        self, files: Mapping[str, str | bytes | Path], *, dirs: Mapping[str, int] | None = None
+    ) -> None:
+        """Make ``dirs`` (sandbox path to mode, owned by root), then write ``files``.
+
+        A file's value is its contents, or the host file to copy. What an attempt places
+        before its agent runs, in one round trip where the backend can (Docker: one
+        archive); this default makes the directories with one root ``exec`` and writes
+        the files one by one.
+
+        Raises:
+            SandboxError: the backend failed.
+        """
+        if dirs:
+            script = " && ".join(
+                f"mkdir -p {shlex.quote(path)} && chmod {mode:o} {shlex.quote(path)}"
+                for path, mode in dirs.items()
+            )
+            done = await self.exec(["sh", "-c", script], user="0")
+            if done.exit_code != 0:
+                raise SandboxError(
+                    f"making {', '.join(dirs)} in {self.spec.name} failed "
+                    f"(exit {done.exit_code}): {(done.stderr or done.stdout).strip()[:400]}"
+                )
+        for dest, value in files.items():
+            await self.write_file(dest, value.read_bytes() if isinstance(value, Path) else value)
 
     async def upload_files(self, files: Mapping[str, Path]) -> None:
         """Copy host files into the sandbox: sandbox path to host file.

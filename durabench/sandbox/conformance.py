@@ -92,6 +92,28 @@ async def trees(sb: Sandbox) -> None:
         pass
 
 
+async def files_and_dirs_placed(sb: Sandbox) -> None:
+    """write_files makes directories root's with their modes (existing ones too) and files."""
+    await sb.exec(["mkdir", "-p", "/tmp/placed/open"], user="0")
+    with tempfile.TemporaryDirectory() as tmp:
+        host = Path(tmp) / "h.sh"
+        host.write_bytes(b"#!/bin/sh\n")
+        await sb.write_files(
+            {"/tmp/placed/a.txt": "a", "/tmp/placed/deep/b.bin": b"b", "/tmp/placed/h.sh": host},
+            dirs={"/tmp/placed/open": 0o777, "/tmp/placed/shut/inner": 0o700},
+        )
+    modes = await sb.exec(
+        ["sh", "-c", "cd /tmp/placed && stat -c '%a %u %n' open shut/inner h.sh"], user="0"
+    )
+    _expect(
+        modes.stdout.split("\n")[:3] == ["777 0 open", "700 0 shut/inner", "755 0 h.sh"],
+        f"modes and owners: {modes.stdout!r}",
+    )
+    read = await sb.read_tree("/tmp/placed")
+    want = {"a.txt": b"a", "deep/b.bin": b"b", "h.sh": b"#!/bin/sh\n"}
+    _expect(read.files == want, f"files: {read.files}")
+
+
 async def limits_hold(sb: Sandbox) -> None:
     """Reads stay within their limits and say what they left out."""
     await sb.write_file("/tmp/big/large.bin", b"x" * 5000)
@@ -137,6 +159,20 @@ async def reaper_ends_strays(sb: Sandbox) -> None:
     _expect(alive.exit_code != 0, "a stray process outlived the reaper")
 
 
+async def others_counted(sb: Sandbox) -> None:
+    """others_running: 0 when idle, more while a detached process runs (or no count)."""
+    idle = await sb.others_running()
+    if idle is None:
+        return
+    _expect(idle == 0, f"an idle sandbox counts {idle} threads of others")
+    await sb.exec_detached(["sh", "-c", "sleep 30"], user="0")
+    for _ in range(50):  # the detached exec returns before its process is surely there
+        if (running := await sb.others_running() or 0) > 0:
+            break
+    _expect(running > 0, "a running process was not counted")
+    await sb.exec(["pkill", "-f", "sleep 30"], user="0")
+
+
 async def restart_reattaches(sb: Sandbox) -> None:
     """Starting again re-attaches to the same sandbox and keeps its files."""
     await sb.write_file("/tmp/conformance/keep.txt", "kept")
@@ -155,9 +191,11 @@ CHECKS: dict[str, Callable[[Sandbox], Awaitable[None]]] = {
         env_cwd_and_user,
         timeout_kills,
         trees,
+        files_and_dirs_placed,
         detached_step_runs_once,
         reaper_ends_strays,
         restart_reattaches,
+        others_counted,
     )
 }
 """Every conformance check by name."""

@@ -241,7 +241,9 @@ _CHECK_EVERY_S = 15.0
 """How often a step still running is checked for its process (and at once on re-attach)."""
 
 _WAITER = (
-    "c=; i=0; while [ $i -lt 53 ]; do "
+    "p=; read -r _ p _ < {started} 2>/dev/null; "
+    "case $p in [1-9]*) timeout 15 tail --pid=$p -s 0.02 -f /dev/null >/dev/null 2>&1 ;; esac; "
+    "w=$?; c=; i=0; [ $w -eq 124 ] && i=52; while [ $i -lt 53 ]; do "
     "read -r c e l _ < {done} 2>/dev/null; "
     'case $c in [0-9]*|-[0-9]*) echo "$c $e $l"; exit 0 ;; esac; '
     "if [ $i -lt 20 ]; then sleep 0.01; elif [ $i -lt 40 ]; then sleep 0.1; else sleep 1; fi; "
@@ -249,11 +251,18 @@ _WAITER = (
 )
 """Prints the end ``.done`` records once it does, or exits 1 after about 15 s.
 
-One blocking exec in place of a marker read per poll: a quick step's end is seen within
-10 ms, and the worker makes one daemon call while a long one runs. It checks every 10 ms
-at first, every 100 ms after 0.2 s and every second after 2 s: an hour-long agent costs
-a ``sleep`` a second in its sandbox, as the worker's old poll did, without the reads."""
+One blocking exec in place of a marker read per poll, and a wait in place of a poll: the
+step's root shell (``.started`` names it) writes ``.done`` and exits, and ``tail --pid``
+returns within 20 ms of that exit, forking nothing while it waits (GNU coreutils; where
+it is missing, or the shell is not up yet, the loop after it polls as before: every
+10 ms, every 100 ms after 0.2 s, every second after 2 s). A wait of 15 s ends the round
+with one more read. A pid reused by another process only holds the round to its 15 s."""
 _END_LINE = re.compile(r"-?[0-9]{1,6} [0-9]{1,9} [0-9]{1,9}\n?")
+
+
+def _waiter(done: PurePosixPath) -> str:
+    started = done.with_name(done.name.removesuffix(".done") + ".started")
+    return _WAITER.format(done=shlex.quote(str(done)), started=shlex.quote(str(started)))
 
 
 async def _wait_for_end(
@@ -270,9 +279,7 @@ async def _wait_for_end(
     out, output that is not an end, an exec that could not run) gives ``None``: the caller
     reads the markers, which is all an agent can cause.
     """
-    waiter = asyncio.ensure_future(
-        sandbox.exec(["sh", "-c", _WAITER.format(done=shlex.quote(str(done)))], user="0")
-    )
+    waiter = asyncio.ensure_future(sandbox.exec(["sh", "-c", _waiter(done)], user="0"))
     try:
         while not (await asyncio.wait({waiter}, timeout=heartbeat_s))[0]:
             if on_wait is not None:

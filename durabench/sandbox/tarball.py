@@ -10,11 +10,24 @@ from pathlib import PurePosixPath
 __all__ = ["pack", "unpack"]
 
 
-def pack(files: Iterable[tuple[PurePosixPath, bytes]]) -> bytes:
-    """A tar archive of ``files`` (paths relative to the extraction root), parents included."""
+def pack(
+    files: Iterable[tuple[PurePosixPath, bytes]],
+    dirs: Iterable[tuple[PurePosixPath, int]] = (),
+) -> bytes:
+    """A tar archive of ``files`` (paths relative to the extraction root), parents included.
+
+    ``dirs`` come first, each with its mode and owned by root: extracted, they are made
+    (their parents too) or, already there, given that mode (a volume's root included).
+    """
     buf = io.BytesIO()
     seen: set[PurePosixPath] = set()
     with tarfile.open(fileobj=buf, mode="w") as tar:
+        for path, mode in dirs:
+            seen.add(path)
+            info = tarfile.TarInfo(path.as_posix())
+            info.type = tarfile.DIRTYPE
+            info.mode = mode
+            tar.addfile(info)
         for path, data in files:
             for parent in reversed(path.parents[:-1]):
                 if parent not in seen:

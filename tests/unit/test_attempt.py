@@ -65,6 +65,9 @@ def test_provision_places_the_lanes_files_and_snapshots_once(tmp_path: Path) -> 
     assert out.instruction_file == "instruction_mcp.md"
     assert out.mcp_config and sb.files[str(P.mcp_config)]
     assert f"{P.solution}/solve.sh" in sb.files  # the oracle's upload
+    kept = tmp_path / "durabench"  # as the agent is given them, kept with no read back
+    assert (kept / "instruction.md").read_bytes() == sb.files[str(P.instruction)]
+    assert (kept / "mcp.json").read_bytes() == sb.files[str(P.mcp_config)]
     snapshot = (tmp_path / ".workspace-before.tar").read_bytes()
     sb.files[f"{P.workspace}/README"] = b"changed by a first try\n"
     asyncio.run(attempt.provision({}))  # a retried provision keeps the first snapshot
@@ -261,13 +264,11 @@ def test_collect_copies_logs_scrubbed_and_teardown_removes(tmp_path: Path) -> No
     sb.files[f"{P.agent_logs}/stdout.txt"] = b"forged by the agent"
     sb.files[f"{P.agent_logs}/notes.md"] = b"the agent's own log"
     sb.files[str(P.reward)] = b"1.0"
-    sb.files[str(P.instruction)] = b"fix it"
     attempt = _attempt(tmp_path, sb)
     asyncio.run(attempt.collect())
     assert (tmp_path / "agent" / "stdout.txt").read_text() == f"token {REDACTED}"
     assert (tmp_path / "agent" / "notes.md").read_text() == "the agent's own log"
     assert (tmp_path / "verifier" / "reward.txt").read_text() == "1.0"
-    assert (tmp_path / "durabench" / "instruction.md").read_text() == "fix it"
     asyncio.run(attempt.teardown())
     assert sb.stopped
 
@@ -379,10 +380,16 @@ def test_a_text_task_answered_is_completed_and_unanswered_is_no_code(tmp_path: P
     assert classes[1] == ("model_no_code", "ended on its own without an answer")
 
 
+def _given(store: Path, instruction: str) -> None:
+    """The instruction as provision keeps it in the attempt's directory."""
+    (store / "durabench").mkdir(parents=True, exist_ok=True)
+    (store / "durabench" / "instruction.md").write_text(instruction)
+
+
 def test_collect_writes_the_transcript_as_a_scrubbed_atif_trajectory(tmp_path: Path) -> None:
     sb = MemorySandbox()
     _claude_ends_with(sb, f"Fixed it; the key was {SECRET}")
-    sb.files[str(P.instruction)] = b"fix the gelu"
+    _given(tmp_path, "fix the gelu")
     asyncio.run(_attempt(tmp_path, sb, agent="claude-code").collect())
     assert TRAJECTORY == "agent/trajectory.json"  # where Harbor's trials keep it
     text = (tmp_path / TRAJECTORY).read_text()
@@ -398,7 +405,7 @@ def test_collect_writes_the_transcript_as_a_scrubbed_atif_trajectory(tmp_path: P
 
 def test_collect_writes_the_oracles_solve_sh_as_a_one_step_trajectory(tmp_path: Path) -> None:
     sb = MemorySandbox()
-    sb.files[str(P.instruction)] = b"fix the gelu"
+    _given(tmp_path, "fix the gelu")
     sb.files[f"{P.output}/stdout.txt"] = f"patched activations.py with {SECRET}\n".encode()
     sb.files[f"{P.output}/stderr.txt"] = b"warning: slow disk\n"
     sb.files[f"{P.steps}/step-0.done"] = b"0 3 300"

@@ -23,6 +23,7 @@ from durabench.models.attempt import (
     AttemptRef,
     ClassifyAttemptInput,
     CollectOutput,
+    FinishInput,
     FinishOutput,
     HostClaim,
     PreparedImage,
@@ -306,13 +307,18 @@ class Recorder:
             rec.live.discard(key)
 
         @activity.defn(name="finish_sandbox")
-        async def finish_sandbox(ref: AttemptRef) -> FinishOutput:
+        async def finish_sandbox(data: FinishInput) -> FinishOutput:
+            ref = data.ref
             began = datetime.fromtimestamp(time.time(), tz=UTC)
             await collect_artifacts(ref)
             ended = datetime.fromtimestamp(time.time(), tz=UTC)
             await teardown_sandbox(ref)
+            verdict = None if data.classify is None else await classify_attempt(data.classify)
             return FinishOutput(
-                collected=CollectOutput(), collect_started_at=began, collect_finished_at=ended
+                collected=CollectOutput(),
+                collect_started_at=began,
+                collect_finished_at=ended,
+                verdict=verdict,
             )
 
         @activity.defn(name="record_attempt")

@@ -1,7 +1,7 @@
 """An attempt ends in one activity and a local one: finish the sandbox, record the result.
 
-``collect_artifacts`` and ``teardown_sandbox`` always ran back to back, each a workflow
-task and an activity of its own (12 history events per attempt). Merged (issue 22), the
+``classify_attempt``, ``collect_artifacts`` and ``teardown_sandbox`` always ran back to
+back, each a workflow task and an activity of its own. Merged, the
 collect keeps its phase timing in ``result.json`` and the removal still happens for every
 attempt. ``record_attempt`` touches no container: it runs as a local activity, in the
 workflow task that gets the finish's result. Histories from before replay their separate
@@ -35,6 +35,9 @@ async def test_an_attempt_ends_in_one_activity_then_records_locally(env: Env) ->
     ]
     assert scheduled[-1] == "finish_sandbox"
     assert "collect_artifacts" not in scheduled and "teardown_sandbox" not in scheduled
+    # The finish classifies too, from the logs it collects: no activity of its own.
+    assert "classify_attempt" not in scheduled
+    assert env.rec.calls.count("classify_attempt") == 2  # once per attempt, in the finish
     # The result is recorded by a local activity: a marker, not an activity of its own.
     assert "record_attempt" not in scheduled
     local = [

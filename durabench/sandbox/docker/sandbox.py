@@ -79,6 +79,8 @@ def _memory_volume(path: str, size_mb: int) -> Mount:
 
 
 _STOPPING_S = 5
+_OWN_THREADS = 2
+"""The container's own threads: its init (``docker-init``) and its keeper (``sleep``)."""
 """How long a container found running may take to stop when its keeper was killed."""
 
 
@@ -190,9 +192,7 @@ class DockerSandbox(Sandbox):
         """Stop, and remove when ``delete``; a missing container is fine."""
         await in_thread(self._stop_sync, delete)
 
-    def _slots_left_sync(self) -> int | None:
-        if not self.spec.pids_limit:
-            return None
+    def _threads_sync(self) -> int:
         with map_docker_errors(f"counting the processes of {self.spec.name}"):
             try:  # the daemon's ps over the container's cgroup: one row a thread
                 top = self.client.api.top(self.spec.name, ps_args="-L -o pid,lwp")
@@ -200,7 +200,20 @@ class DockerSandbox(Sandbox):
                 raise SandboxError(
                     f"container {self.spec.name} is gone; the attempt must start over"
                 ) from None
-        return self.spec.pids_limit - len(top.get("Processes") or [])
+        return len(top.get("Processes") or [])
+
+    def _slots_left_sync(self) -> int | None:
+        if not self.spec.pids_limit:
+            return None
+        return self.spec.pids_limit - self._threads_sync()
+
+    async def others_running(self) -> int:
+        """The container's threads, as the daemon lists them, less its init and keeper.
+
+        Both have one thread, and the container stops when the keeper ends (its init
+        exits with it): while it runs, two rows are theirs.
+        """
+        return await in_thread(self._threads_sync) - _OWN_THREADS
 
     async def process_slots_left(self) -> int | None:
         """The pids limit less the container's threads, as the daemon lists them.
@@ -361,10 +374,14 @@ class DockerSandbox(Sandbox):
         """Regular files under ``path`` from one streamed archive, within ``limits``."""
         return await in_thread(self._read_tree_sync, path, limits)
 
-    def _put(self, files: list[tuple[PurePosixPath, bytes]]) -> None:
+    def _put(
+        self,
+        files: list[tuple[PurePosixPath, bytes]],
+        dirs: list[tuple[PurePosixPath, int]] | None = None,
+    ) -> None:
         container = self._container_or_raise()
         with map_docker_errors(f"writing files into {self.spec.name}"):
-            if not container.put_archive("/", pack(files)):
+            if not container.put_archive("/", pack(files, dirs or ())):
                 raise SandboxError(f"Docker refused to write files into {self.spec.name}")
 
     async def write_file(self, path: str, contents: str | bytes) -> None:
@@ -373,9 +390,32 @@ class DockerSandbox(Sandbox):
         rel = PurePosixPath(path).relative_to("/")
         await in_thread(self._put, [(rel, data)])
 
+    async def write_files(
+        self, files: Mapping[str, str | bytes | Path], *, dirs: Mapping[str, int] | None = None
+    ) -> None:
+        """Make ``dirs`` and write ``files`` with one archive: one daemon call, no ``exec``."""
+
+        def packed() -> list[tuple[PurePosixPath, bytes]]:
+            return [(_relative(dest), _contents(value)) for dest, value in files.items()]
+
+        made = [(_relative(path), mode) for path, mode in (dirs or {}).items()]
+        await in_thread(lambda: self._put(packed(), made))
+
     async def upload_files(self, files: Mapping[str, Path]) -> None:
         """Copy host files in one archive."""
         packed = [
             (PurePosixPath(dest).relative_to("/"), src.read_bytes()) for dest, src in files.items()
         ]
         await in_thread(self._put, packed)
+
+
+def _relative(path: str) -> PurePosixPath:
+    """A sandbox path as an archive extracted at ``/`` names it."""
+    return PurePosixPath(path).relative_to("/")
+
+
+def _contents(value: str | bytes | Path) -> bytes:
+    """A file's bytes: given, encoded, or read from the host file."""
+    if isinstance(value, Path):
+        return value.read_bytes()
+    return value.encode() if isinstance(value, str) else value
