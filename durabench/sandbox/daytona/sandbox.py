@@ -245,6 +245,11 @@ class DaytonaSandbox(Sandbox):
         await self._upload([FileUpload(source=str(src), destination=d) for d, src in files.items()])
 
     async def _upload(self, uploads: list[FileUpload]) -> None:
+        """Upload, then make scripts executable.
+
+        A file that starts ``#!`` is 0755, the rest 0644, as Docker's archives place them
+        (a task's ``test.sh`` must run).
+        """
         if not uploads:
             return
         parents = sorted({str(PurePosixPath(u.destination).parent) for u in uploads})
@@ -255,7 +260,18 @@ class DaytonaSandbox(Sandbox):
             self.options,
             lambda: sb.fs.upload_files(uploads),
         )
+        scripts = [u.destination for u in uploads if _is_script(u.source)]
+        if scripts:
+            await self._run("chmod 0755 " + " ".join(shlex.quote(p) for p in scripts))
 
     async def read_tree(self, path: str, *, limits: ReadLimits = DEFAULT_LIMITS) -> TreeRead:
         """Regular files under ``path`` as one capped tar (:mod:`.trees`)."""
         return await read_tree_remote(self._run, self.spec.name, path, limits)
+
+
+def _is_script(source: bytes | str) -> bool:
+    """Whether an upload's contents (bytes, or a host file's path) start with ``#!``."""
+    if isinstance(source, bytes):
+        return source.startswith(b"#!")
+    with open(source, "rb") as f:
+        return f.read(2) == b"#!"
