@@ -128,6 +128,12 @@ class RunOutcome(BaseModel):
     """The Markdown report."""
     lanes: tuple[LaneSummary, ...] = ()
     """Totals per lane."""
+    approved_by: str | None = None
+    """Who approved the run (for an approval by signal: the identity Temporal recorded)."""
+    measured: bool = True
+    """Whether any pair was scored; ``False``: every pair was excluded (infra)."""
+    headline: str = ""
+    """The outcome in a line: each lane's mean reward, or "Nothing was measured"."""
 
 
 class RecordRunInput(BaseModel):
@@ -137,6 +143,11 @@ class RecordRunInput(BaseModel):
 
     plan: PlanSummary
     approval: Approval
+    signal_number: int | None = None
+    """Which ``approve`` signal approved the run (from 1), or ``None``: not a signal.
+
+    ``record_run`` reads that signal's sender from history when the approval names nobody.
+    """
 
 
 class PlanPageInput(BaseModel):

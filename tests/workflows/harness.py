@@ -151,7 +151,7 @@ class Disk:
 @pytest.fixture
 async def disk(client: Client, settings: Settings) -> AsyncIterator[Disk]:
     rec = Recorder(queue=settings.task_queue, task_ids=[], runs_dir=settings.runs_dir)
-    plan, results = PlanActivities(settings), ResultActivities(settings)
+    plan, results = PlanActivities(settings, client), ResultActivities(settings)
     service = ServiceActivities(settings)
     real = [plan.plan_run, plan.plan_page, plan.record_run]
     real += [results.record_attempt, results.write_report]
