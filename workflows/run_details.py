@@ -33,9 +33,9 @@ _ASKED = (
 def approve_hint(run_id: str) -> str:
     """How a person approves run ``run_id``: the starter, the ``temporal`` CLI, the Web UI."""
     return (
-        f"`python -m starter approve {run_id}`, or `temporal workflow signal --workflow-id "
-        f"run/{run_id} --name approve --input '{{}}'` (add --address HOST:PORT off the "
-        "default server), or in the Web UI: Send a Signal, approve, input {}"
+        f"`python -m starter approve {run_id}`, or in this UI: Send a Signal, approve, input "
+        f"{{}}, or `temporal workflow signal --workflow-id run/{run_id} --name approve "
+        "--input '{}'` (add --address HOST:PORT off the default server)"
     )
 
 
@@ -48,8 +48,8 @@ def approval_summary(plan: PlanSummary, timeout: timedelta) -> str:
     rows = [r for r in plan_rows(plan) if r.key in _ASKED or r.alert]
     said = " · ".join(f"{'⚠ ' if r.alert else ''}{r.key}: {r.value}" for r in rows)
     return (
-        f"waiting for approval of {said}. Approve with {approve_hint(plan.request.run_id)}; "
-        f"signal `reject` refuses it. Unapproved, it expires after {timeout}."
+        f"waiting for approval: {approve_hint(plan.request.run_id)}; signal `reject` "
+        f"refuses it; unapproved, it expires after {timeout}. Plan: {said}"
     )
 
 

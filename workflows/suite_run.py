@@ -356,8 +356,8 @@ class SuiteRunWorkflow:
             self._set_phase("rejected")
             return RunOutcome(run_id=request.run_id, status="rejected", reason=reason)
         by = self._approval.approver
-        if self._approval_signal is not None:
-            by = f"approve signal {self._approval_signal} ({by})"
+        if self._approval_signal is not None and by == Approval().approver:
+            by = "the sender of signal `approve` (read from history)"
         self._approval = await workflow.execute_activity_method(
             PlanActivities.record_run,
             RecordRunInput(

@@ -7,6 +7,7 @@ import shutil
 import sysconfig
 import uuid
 from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from datetime import timedelta
 from pathlib import Path
@@ -148,8 +149,9 @@ class Disk:
         return RunPlan.model_validate_json(path.read_text())
 
 
-@pytest.fixture
-async def disk(client: Client, settings: Settings) -> AsyncIterator[Disk]:
+@asynccontextmanager
+async def disk_worker(client: Client, settings: Settings) -> AsyncIterator[Disk]:
+    """A worker of real plan, result and service activities and a fake sandbox, while open."""
     rec = Recorder(queue=settings.task_queue, task_ids=[], runs_dir=settings.runs_dir)
     plan, results = PlanActivities(settings, client), ResultActivities(settings)
     service = ServiceActivities(settings)
@@ -164,6 +166,12 @@ async def disk(client: Client, settings: Settings) -> AsyncIterator[Disk]:
         activities=[*real, *rec.sandbox_activities()],
     ):
         yield Disk(client, settings, rec)
+
+
+@pytest.fixture
+async def disk(client: Client, settings: Settings) -> AsyncIterator[Disk]:
+    async with disk_worker(client, settings) as found:
+        yield found
 
 
 def _test_server() -> str:
