@@ -26,6 +26,7 @@ from runtime.embedded import temporal_cli
 from starter.approve import approve_main
 from starter.control import pause_main
 from starter.run import main as run_main
+from tests.starter_cli import starter_async
 from tests.workflows.fakes import SLOW
 from tests.workflows.harness import Disk, Env, start_run, until
 from tests.workflows.recording import record
@@ -243,6 +244,8 @@ async def test_a_waiting_run_shows_its_plan_and_approval_in_history_and_names_it
     report = RunPaths.for_run(disk.settings.runs_dir, req.run_id).report_md.read_text()
     assert "approved by alice" in report
     assert "approved by alice" in await current_details(handle)
+    audit = await starter_async(disk.settings, "audit", req.run_id)  # run.json and history agree
+    assert audit.returncode == 0, audit.stdout + audit.stderr
 
 
 @pytest.mark.parametrize("env", [["t1"]], indirect=True)
