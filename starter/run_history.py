@@ -4,7 +4,8 @@ The run workflow continues as new every so many tasks, so its history is a chain
 read from the first (``first_run_id``) along each ``continued as new`` to the last. In it:
 what ``plan_run`` returned (the plan without its tasks), what ``record_run`` returned (the
 approval, with the sender of an approving signal named), every page of tasks ``plan_page``
-handed out, and what ``score_run`` returned for each lane. ``starter audit`` holds the run's files against these.
+handed out, and what ``score_run`` returned for each lane. ``starter audit`` holds the
+run's files against these.
 """
 
 from __future__ import annotations
