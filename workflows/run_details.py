@@ -34,8 +34,8 @@ def approve_hint(run_id: str) -> str:
     """How a person approves run ``run_id``: the starter, the ``temporal`` CLI, the Web UI."""
     return (
         f"`python -m starter approve {run_id}`, or in this UI: Send a Signal, approve, input "
-        f"{{}}, or `temporal workflow signal --workflow-id run/{run_id} --name approve "
-        "--input '{}'` (add --address HOST:PORT off the default server)"
+        f'{{"approver": "your name"}}, or `temporal workflow signal --workflow-id run/{run_id} '
+        "--name approve --input '{}'` (add --address HOST:PORT off the default server)"
     )
 
 

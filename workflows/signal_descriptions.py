@@ -12,9 +12,9 @@ __all__ = ["SIGNALS"]
 
 SIGNALS = {
     "approve": (
-        "Approve the plan and start the run. Input {} approves as planned; "
-        '{"approver": "you"} names you (else the identity you sent it with is recorded). '
-        "Same as `python -m starter approve RUN_ID`."
+        'Approve the plan and start the run. Input {"approver": "your name"}: the Web UI '
+        "sends no identity of its own, so name yourself (with {} the sender's identity is "
+        "recorded, if it gave one). Same as `python -m starter approve RUN_ID`."
     ),
     "reject": (
         'Refuse the plan: the run ends and starts nothing. Input {"rejected_by": "you", '

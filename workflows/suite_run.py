@@ -100,10 +100,13 @@ class SuiteRunWorkflow:
             self._start = self._restore(data.carried)
 
     @workflow.signal(description=SIGNALS["approve"])
-    def approve(self, approval: Approval) -> None:
-        """Approve the plan; the first matching approval after the plan is made counts."""
+    def approve(self, approval: Approval | None = None) -> None:
+        """Approve the plan; the first matching approval after the plan is made counts.
+
+        No input at all (the Web UI's Submit with the input left empty) approves as planned.
+        """
         self._approve_signals += 1
-        self._consider(approval, signal_number=self._approve_signals)
+        self._consider(approval or Approval(), signal_number=self._approve_signals)
 
     def _consider(self, approval: Approval, signal_number: int | None) -> None:
         """Take ``approval`` if it is the first to match the plan.

@@ -101,12 +101,15 @@ def page_text_when(
     width: int = 1280,
     height: int = 1800,
     timeout_s: float = 60.0,
+    then: str = "",
 ) -> str:
     """The page's visible text once it holds every one of ``wants``; a PNG of it in ``shot``.
 
     For pages that fill themselves in after loading (the Temporal Web UI): the browser is
     driven over its DevTools pipe, the text read until it is complete, then the screenshot
-    taken. Fails the test naming what never appeared.
+    taken. ``then``: a script run after the screenshot, as a person's clicks would be (an
+    async function's body; what it returns is appended to the text after a form feed).
+    Fails the test naming what never appeared.
     """
     exe = shutil.which("chromium") or shutil.which("chromium-browser")
     if exe is None:
@@ -133,6 +136,8 @@ def page_text_when(
         try:
             text = devtools.text_when(url, wants, timeout_s)
             shot.write_bytes(devtools.screenshot())
+            if then:
+                text += "\f" + devtools.evaluate(f"(async () => {{{then}}})()")
             devtools.call("Browser.close")
         finally:
             os.close(from_us)
@@ -191,6 +196,13 @@ class _DevTools:
             time.sleep(0.5)
         missing = [want for want in wants if want not in text]
         pytest.fail(f"{url} never showed {missing}; it showed:\n{text}")
+
+    def evaluate(self, script: str) -> str:
+        """What ``script`` (a promise) resolves to, as text; fails the test if it throws."""
+        found = self.call("Runtime.evaluate", expression=script, awaitPromise=True)
+        if "exceptionDetails" in found:
+            pytest.fail(f"the page's script failed: {found['exceptionDetails']}")
+        return str(found.get("result", {}).get("value", ""))
 
     def screenshot(self) -> bytes:
         return base64.b64decode(self.call("Page.captureScreenshot", format="png")["data"])
