@@ -55,8 +55,8 @@ from workflows.run_details import (
     page_summary,
     plan_summary,
 )
+from workflows.run_messages import SIGNALS, refusal
 from workflows.search_attributes import RUN_STATUS, for_plan
-from workflows.signal_descriptions import SIGNALS
 
 __all__ = ["PAGE_SIZE", "SuiteRunWorkflow", "run_workflow_id"]
 
@@ -137,28 +137,9 @@ class SuiteRunWorkflow:
 
     @approve_checked.validator
     def _check_approval(self, approval: Approval) -> None:
-        if self._plan is None:
-            raise ApplicationError(
-                f"run {self._run_id} has no plan yet: approve it once planning has finished "
-                f"(`python -m starter status {self._run_id}` shows the phase)"
-            )
-        if self._rejection is not None:
-            raise ApplicationError(
-                f"run {self._run_id} was rejected by {self._rejection.rejected_by}: "
-                f"{self._rejection.reason}"
-            )
-        if self._approval is not None:
-            raise ApplicationError(
-                f"run {self._run_id} is already approved (by {self._approval.approver} "
-                f"at {self._approval.approved_at})"
-            )
-        problems = approval_mismatches(self._plan, approval)
-        if problems:
-            raise ApplicationError(
-                "approval refused: " + "; ".join(problems) + ". Check the plan with "
-                f"`python -m starter status {self._run_id}`, or reject the run and plan "
-                "the one you meant"
-            )
+        why = refusal(self._run_id, self._plan, self._rejection, self._approval, approval)
+        if why:
+            raise ApplicationError(why)
 
     @workflow.signal(description=SIGNALS["reject"])
     def reject(self, rejection: Rejection) -> None:
