@@ -20,10 +20,11 @@ from activities.accounts import account_health, sync_pool
 from activities.backends import sandbox_limits
 from activities.boundary import KnownSecrets, scrubbed
 from activities.hosts import hosts_polling
+from activities.signaller import signal_identity
 from durabench.attempt.inputs import check_task_dir, task_roots
 from durabench.errors import AccountError, DurabenchError, ServiceAuthError, non_retryable_names
 from durabench.models.accounts import AccountHealth
-from durabench.models.run import PlanSummary, RunPlan, RunRequest
+from durabench.models.run import Approval, PlanSummary, RunPlan, RunRequest
 from durabench.models.suite_run import PlanPage, PlanPageInput, RecordRunInput
 from durabench.planning.parallelism import USABLE_STATES, with_parallelism
 from durabench.planning.plan import make_plan
@@ -163,11 +164,28 @@ class PlanActivities:
 
     @activity.defn(name="record_run")
     @scrubbed
-    async def record_run(self, data: RecordRunInput) -> None:
-        """Write ``run.json``: the approved plan and who approved it."""
+    async def record_run(self, data: RecordRunInput) -> Approval:
+        """Write ``run.json``: the approved plan and who approved it; return the approval.
+
+        An approval by signal that names nobody (the Web UI's, or the ``temporal`` CLI's
+        ``--input '{}'``) is recorded under the identity its sender gave the server.
+        """
+        approval = data.approval
+        if data.signal_number is not None and approval.approver == Approval().approver:
+            approval = approval.model_copy(update={"approver": await self._signaller(data)})
+            data = data.model_copy(update={"approval": approval})
         paths = RunPaths.for_run(self.settings.runs_dir, data.plan.request.run_id)
         atomic_write(paths.run, data.model_dump_json(indent=2))
         await asyncio.to_thread(push, self.settings, paths, paths.run)
+        return approval
+
+    async def _signaller(self, data: RecordRunInput) -> str:
+        info = activity.info()
+        wf_id, run_id = info.workflow_id, info.workflow_run_id
+        if self.client is None or data.signal_number is None or not (wf_id and run_id):
+            return Approval().approver
+        who = await signal_identity(self.client, wf_id, run_id, "approve", data.signal_number)
+        return who or f"{Approval().approver} (the approve signal carried no identity)"
 
 
 def _refusal(exc: DurabenchError) -> ApplicationError:

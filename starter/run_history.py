@@ -2,9 +2,10 @@
 
 The run workflow continues as new every so many tasks, so its history is a chain of runs
 read from the first (``first_run_id``) along each ``continued as new`` to the last. In it:
-what ``plan_run`` returned (the plan without its tasks), what ``record_run`` was given
-(the approval), every page of tasks ``plan_page`` handed out, and what ``score_run``
-returned for each lane. ``starter audit`` holds the run's files against these.
+what ``plan_run`` returned (the plan without its tasks), what ``record_run`` returned (the
+approval, with the sender of an approving signal named), every page of tasks ``plan_page``
+handed out, and what ``score_run`` returned for each lane. ``starter audit`` holds the
+run's files against these.
 """
 
 from __future__ import annotations
@@ -86,8 +87,9 @@ def _record(calls: list[tuple[str, Any, Any]]) -> RunHistory:
     for name, given, result in calls:
         if name == "plan_run" and result is not None:
             plan = PlanSummary.model_validate(result)
-        elif name == "record_run":
-            approval = RecordRunInput.model_validate(given).approval
+        elif name == "record_run":  # its result: the approval with a signal's sender named
+            asked = RecordRunInput.model_validate(given).approval
+            approval = Approval.model_validate(result) if result is not None else asked
         elif name == "plan_page":
             offset = PlanPageInput.model_validate(given).offset
             pages[offset] = tuple(t.task_id for t in PlanPage.model_validate(result).tasks)

@@ -10,6 +10,7 @@ import subprocess
 import uuid
 import warnings
 from collections.abc import AsyncIterator, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -70,25 +71,32 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
                 item.add_marker(skip)
 
 
+@contextmanager
+def dev_server(log: Path, port: int, ui_port: int | None = None) -> Iterator[None]:
+    """``temporal server start-dev`` (in-memory, loopback) while open; its output in ``log``."""
+    with log.open("wb") as out:
+        proc = subprocess.Popen(
+            dev_server_args(port=port, ui_port=ui_port, db_file=None),
+            stdout=out,
+            stderr=subprocess.STDOUT,
+        )
+    try:
+        yield
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+
+
 @pytest.fixture(scope="session")
 def temporal_address(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """A real ``temporal server start-dev`` (in-memory, headless, loopback) for the session."""
     port = free_port()
     log = tmp_path_factory.mktemp("temporal") / "server.log"
-    with log.open("wb") as out:
-        proc = subprocess.Popen(
-            dev_server_args(port=port, ui_port=None, db_file=None),
-            stdout=out,
-            stderr=subprocess.STDOUT,
-        )
-    try:
+    with dev_server(log, port):
         import asyncio
 
         asyncio.run(wait_for_port("127.0.0.1", port, timeout_s=60, log=log))
         yield f"127.0.0.1:{port}"
-    finally:
-        proc.terminate()
-        proc.wait(timeout=30)
 
 
 @pytest.fixture(scope="session")

@@ -9,22 +9,71 @@ changes no history, so old histories replay as they were.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from datetime import datetime
+from datetime import datetime, timedelta
 
 from temporalio import workflow
 from temporalio.exceptions import ActivityError, ChildWorkflowError
 
 with workflow.unsafe.imports_passed_through():
     from durabench.models.pair import ArmProgress
+    from durabench.models.results import LaneSummary
     from durabench.models.run import PlanSummary, RunRequest
     from durabench.models.suite_run import ProgressOutput
     from durabench.planning.rows import PlanRow, plan_rows, request_rows
 
 from workflows.search_attributes import suite_of
 
+_ASKED = (
+    *("model", "suite", "selection", "agent", "config mode", "tasks", "parallel slots"),
+    *("token budget", "agent-hours (upper bound)", "rerun of"),
+)
+"""The plan rows the approval timer's summary repeats (and every alert)."""
+
+
+def approve_hint(run_id: str) -> str:
+    """How a person approves run ``run_id``: the starter, the ``temporal`` CLI, the Web UI."""
+    return (
+        f"`python -m starter approve {run_id}`, or in this UI: Send a Signal, approve, input "
+        f'{{"approver": "your name"}}, or `temporal workflow signal --workflow-id run/{run_id} '
+        "--name approve --input '{}'` (add --address HOST:PORT off the default server)"
+    )
+
+
+def approval_summary(plan: PlanSummary, timeout: timedelta) -> str:
+    """Summary of the approval timer: the plan, how to approve or reject, when it expires.
+
+    The history keeps it, so the Web UI shows it where the run opens with no worker
+    running (current details come from a query, which needs one).
+    """
+    rows = [r for r in plan_rows(plan) if r.key in _ASKED or r.alert]
+    said = " · ".join(f"{'⚠ ' if r.alert else ''}{r.key}: {r.value}" for r in rows)
+    return (
+        f"waiting for approval: {approve_hint(plan.request.run_id)}; signal `reject` "
+        f"refuses it; unapproved, it expires after {timeout}. Plan: {said}"
+    )
+
+
+def outcome_headline(measured: bool, lanes: Iterable[LaneSummary], excluded: int) -> str:
+    """A finished run in a line: its scores per lane, or that it measured nothing."""
+    if not measured:
+        return (
+            f"Nothing was measured: all {excluded} pair(s) were excluded for infrastructure "
+            "reasons; report.md says why and how to rerun them."
+        )
+    parts = []
+    for lane in lanes:
+        mean = "no score" if lane.mean_reward is None else f"mean reward {lane.mean_reward:.3g}"
+        parts.append(f"{lane.lane}: {mean} ({lane.passed}/{lane.scored} passed)")
+    dropped = f"; {excluded} pair(s) excluded" if excluded else ""
+    return "; ".join(parts) + dropped
+
+
 __all__ = [
+    "approval_summary",
+    "approve_hint",
     "current_details",
     "ended_by",
+    "outcome_headline",
     "markdown_table",
     "pair_details",
     "page_summary",
@@ -82,6 +131,8 @@ def _headline(p: ProgressOutput, note: str, deadline: datetime | None) -> str:
     if p.phase in ("running", "reporting", "completed"):
         said = {"running": "running", "reporting": "reporting", "completed": "completed"}
         head = f"**{said[p.phase]}**: {counts}"
+        if p.phase == "completed" and note:
+            head = f"**completed**: {note}\n\n{counts}"
         if p.paused and p.phase == "running":
             head = f"**paused by {note or 'someone'}** (send signal `resume`): {counts}"
         return head

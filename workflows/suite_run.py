@@ -48,7 +48,15 @@ from workflows.pair_control import cancel_pairs, service_scores, tell_pairs
 from workflows.pair_ends import watch_carried, watch_child
 from workflows.paired_task import PairedTaskWorkflow
 from workflows.policies import RETRY, SHORT
-from workflows.run_details import current_details, ended_by, page_summary, plan_summary
+from workflows.run_details import (
+    approval_summary,
+    current_details,
+    ended_by,
+    outcome_headline,
+    page_summary,
+    plan_summary,
+)
+from workflows.run_messages import SIGNALS, refusal
 from workflows.search_attributes import RUN_STATUS, for_plan
 
 __all__ = ["PAGE_SIZE", "SuiteRunWorkflow", "run_workflow_id"]
@@ -80,14 +88,28 @@ class SuiteRunWorkflow:
         self._watchers: list[asyncio.Task[None]] = []
         self._note = ""  # who paused the run and why, or why it ended
         self._deadline: datetime | None = None
+        self._approve_signals = 0  # approve signals received, to find the taken one's sender
+        self._approval_signal: int | None = None
         if data.carried is not None:
             # Restored before any handler runs: a pair_done signal that reaches this run in its
             # first activation must find its pair among those in flight.
             self._start = self._restore(data.carried)
 
-    @workflow.signal
-    def approve(self, approval: Approval) -> None:
-        """Approve the plan; the first matching approval after the plan is made counts."""
+    @workflow.signal(description=SIGNALS["approve"])
+    def approve(self, approval: Approval | None = None) -> None:
+        """Approve the plan; the first matching approval after the plan is made counts.
+
+        No input at all (the Web UI's Submit with the input left empty) approves as planned.
+        """
+        self._approve_signals += 1
+        self._consider(approval or Approval(), signal_number=self._approve_signals)
+
+    def _consider(self, approval: Approval, signal_number: int | None) -> None:
+        """Take ``approval`` if it is the first to match the plan.
+
+        ``signal_number``: which ``approve`` signal carried it, so that its sender can be
+        looked up in history; ``None`` for the update and an approval given at start.
+        """
         if self._plan is None:
             workflow.logger.warning("approval by %s before the plan: ignored", approval.approver)
             return
@@ -99,47 +121,29 @@ class SuiteRunWorkflow:
             return
         if self._approval is None and self._rejection is None:
             self._approval = approval.model_copy(update={"approved_at": workflow.now()})
+            self._approval_signal = signal_number
 
-    @workflow.update(name="approve")
+    @workflow.update(name="approve", description=SIGNALS["approve"])
     def approve_checked(self, approval: Approval) -> Approval:
         """Approve the plan, or fail at the caller with the reason (see the validator)."""
-        self.approve(approval)
+        self._consider(approval, signal_number=None)
         if self._approval is None:  # unreachable after the validator; kept as a guard
             raise ApplicationError("the approval was not taken", non_retryable=True)
         return self._approval
 
     @approve_checked.validator
     def _check_approval(self, approval: Approval) -> None:
-        if self._plan is None:
-            raise ApplicationError(
-                f"run {self._run_id} has no plan yet: approve it once planning has finished "
-                f"(`python -m starter status {self._run_id}` shows the phase)"
-            )
-        if self._rejection is not None:
-            raise ApplicationError(
-                f"run {self._run_id} was rejected by {self._rejection.rejected_by}: "
-                f"{self._rejection.reason}"
-            )
-        if self._approval is not None:
-            raise ApplicationError(
-                f"run {self._run_id} is already approved (by {self._approval.approver} "
-                f"at {self._approval.approved_at})"
-            )
-        problems = approval_mismatches(self._plan, approval)
-        if problems:
-            raise ApplicationError(
-                "approval refused: " + "; ".join(problems) + ". Check the plan with "
-                f"`python -m starter status {self._run_id}`, or reject the run and plan "
-                "the one you meant"
-            )
+        why = refusal(self._run_id, self._plan, self._rejection, self._approval, approval)
+        if why:
+            raise ApplicationError(why)
 
-    @workflow.signal
+    @workflow.signal(description=SIGNALS["reject"])
     def reject(self, rejection: Rejection) -> None:
         """Refuse the plan: the run ends without starting anything."""
         if self._approval is None:
             self._rejection = rejection
 
-    @workflow.signal
+    @workflow.signal(description=SIGNALS["pair_done"])
     def pair_done(self, done: PairDone) -> None:
         """A pair ended (it may have been started by an earlier run of this workflow)."""
         if done.task_id in self._running:
@@ -159,7 +163,7 @@ class SuiteRunWorkflow:
             self._ended_abnormally.append(task_id)
             self._show()
 
-    @workflow.signal
+    @workflow.signal(description=SIGNALS["pause"])
     async def pause(self, control: Control | None = None) -> None:
         """No new pair or attempt starts until ``resume``; running attempts finish."""
         if not self._paused:
@@ -170,7 +174,7 @@ class SuiteRunWorkflow:
             self._control_seq += 1
             await tell_pairs(self._run_id, self._running, "pause", self._control_seq)
 
-    @workflow.signal
+    @workflow.signal(description=SIGNALS["resume"])
     async def resume(self, control: Control | None = None) -> None:
         """Undo ``pause``."""
         if self._paused:
@@ -180,7 +184,7 @@ class SuiteRunWorkflow:
             self._control_seq += 1
             await tell_pairs(self._run_id, self._running, "resume", self._control_seq)
 
-    @workflow.signal(name="set_parallel")
+    @workflow.signal(name="set_parallel", description=SIGNALS["set_parallel"])
     def set_parallel_signal(self, parallel: int) -> None:
         """Change the number of pairs in flight (a value below 1 is logged and ignored)."""
         if parallel < 1:
@@ -229,9 +233,10 @@ class SuiteRunWorkflow:
             ended_abnormally=tuple(self._ended_abnormally),
         )
 
-    def _set_phase(self, phase: RunPhase) -> None:
+    def _set_phase(self, phase: RunPhase, status: str | None = None) -> None:
+        """Enter ``phase``; ``DurabenchRunStatus`` says ``status``, by default the phase."""
         self._phase = phase
-        workflow.upsert_search_attributes([RUN_STATUS.value_set(phase)])
+        workflow.upsert_search_attributes([RUN_STATUS.value_set(status or phase)])
         self._show()
 
     def _show(self) -> None:
@@ -315,12 +320,12 @@ class SuiteRunWorkflow:
         self._deadline = workflow.now() + timedelta(seconds=request.approval_timeout_sec)
         self._set_phase("awaiting_approval")
         if request.approved_by is not None:
-            self.approve(Approval(approver=request.approved_by))
+            self._consider(Approval(approver=request.approved_by), signal_number=None)
         decided = lambda: self._approval is not None or self._rejection is not None  # noqa: E731
         timeout = timedelta(seconds=request.approval_timeout_sec)
         try:
             await workflow.wait_condition(
-                decided, timeout=timeout, timeout_summary="approval deadline"
+                decided, timeout=timeout, timeout_summary=approval_summary(self._plan, timeout)
             )
         except TimeoutError:
             reason = f"nobody approved the plan within {timeout}; plan the run again"
@@ -333,12 +338,17 @@ class SuiteRunWorkflow:
             self._note = f"by {rejection.rejected_by}: {reason}" if rejection else reason
             self._set_phase("rejected")
             return RunOutcome(run_id=request.run_id, status="rejected", reason=reason)
-        await workflow.execute_activity_method(
+        by = self._approval.approver
+        if self._approval_signal is not None and by == Approval().approver:
+            by = "the sender of signal `approve` (read from history)"
+        self._approval = await workflow.execute_activity_method(
             PlanActivities.record_run,
-            RecordRunInput(plan=self._plan, approval=self._approval),
+            RecordRunInput(
+                plan=self._plan, approval=self._approval, signal_number=self._approval_signal
+            ),
             start_to_close_timeout=SHORT,
             retry_policy=RETRY,
-            summary=f"approved by {self._approval.approver}: write run.json",
+            summary=f"approved by {by}: write run.json",
         )
         return None
 
@@ -450,7 +460,12 @@ class SuiteRunWorkflow:
             retry_policy=RETRY,
             summary=f"{self._done} pairs: results.json, report.md, report.html",
         )
-        self._set_phase("completed")
+        total = self._plan.task_count if self._plan else 0
+        measured = self._excluded < total
+        headline = outcome_headline(measured, report.lanes, self._excluded)
+        self._note = headline
+        # Listed apart: in the Web UI a green COMPLETED alone looks like a good run.
+        self._set_phase("completed", status="completed" if measured else "nothing_measured")
         await workflow.wait_condition(workflow.all_handlers_finished)
         return RunOutcome(
             run_id=self._run_id,
@@ -458,6 +473,9 @@ class SuiteRunWorkflow:
             results_dir=report.results_dir,
             report_path=report.report_path,
             lanes=report.lanes,
+            approved_by=self._approval.approver if self._approval else None,
+            measured=measured,
+            headline=headline,
         )
 
 

@@ -113,13 +113,23 @@ class ProgressOutput(BaseModel):
 
 
 class RunOutcome(BaseModel):
-    """Result of ``SuiteRunWorkflow``."""
+    """Result of ``SuiteRunWorkflow``.
+
+    The Web UI shows it with no worker running, fields in this order in a box a few lines
+    high: what a person needs comes first.
+    """
 
     model_config = ConfigDict(frozen=True)
 
     run_id: str
     status: Literal["completed", "rejected", "expired"]
     """How the run ended (``expired``: nobody approved it in time)."""
+    headline: str = ""
+    """The outcome in a line: each lane's mean reward, or "Nothing was measured"."""
+    measured: bool = True
+    """Whether any pair was scored; ``False``: every pair was excluded (infra)."""
+    approved_by: str | None = None
+    """Who approved the run (for an approval by signal: the identity Temporal recorded)."""
     reason: str = ""
     """Why it was rejected or expired."""
     results_dir: str = ""
@@ -137,6 +147,11 @@ class RecordRunInput(BaseModel):
 
     plan: PlanSummary
     approval: Approval
+    signal_number: int | None = None
+    """Which ``approve`` signal approved the run (from 1), or ``None``: not a signal.
+
+    ``record_run`` reads that signal's sender from history when the approval names nobody.
+    """
 
 
 class PlanPageInput(BaseModel):

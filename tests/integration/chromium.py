@@ -6,15 +6,27 @@ into the DOM, where ``--dump-dom`` reads it (the browser gives no other way out)
 
 from __future__ import annotations
 
+import base64
 import json
+import os
 import shutil
 import struct
 import subprocess
+import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-__all__ = ["LAYOUT_PROBE", "dump_dom", "in_view_probe", "png_size", "probed", "screenshot"]
+__all__ = [
+    "LAYOUT_PROBE",
+    "dump_dom",
+    "in_view_probe",
+    "page_text_when",
+    "png_size",
+    "probed",
+    "screenshot",
+]
 
 FLAGS = [
     "--headless",
@@ -119,3 +131,118 @@ def png_size(data: bytes) -> tuple[int, int]:
 def probed(page: str, probe: str = LAYOUT_PROBE) -> str:
     """``page`` with ``probe`` (:data:`LAYOUT_PROBE` unless told) before its end."""
     return page.replace("</body>", probe + "</body>")
+
+
+def page_text_when(
+    tmp_path: Path,
+    url: str,
+    shot: Path,
+    wants: list[str],
+    width: int = 1280,
+    height: int = 1800,
+    timeout_s: float = 60.0,
+    then: str = "",
+) -> str:
+    """The page's visible text once it holds every one of ``wants``; a PNG of it in ``shot``.
+
+    For pages that fill themselves in after loading (the Temporal Web UI): the browser is
+    driven over its DevTools pipe, the text read until it is complete, then the screenshot
+    taken. ``then``: a script run after the screenshot, as a person's clicks would be (an
+    async function's body; what it returns is appended to the text after a form feed).
+    Fails the test naming what never appeared.
+    """
+    exe = shutil.which("chromium") or shutil.which("chromium-browser")
+    if exe is None:
+        pytest.fail("chromium is not installed (apt-get install chromium)")
+    to_child, from_us = os.pipe()
+    to_us, from_child = os.pipe()
+
+    def wire() -> None:  # the browser reads commands on fd 3 and answers on fd 4
+        os.dup2(to_child, 3)
+        os.dup2(from_child, 4)
+
+    args = [exe, *FLAGS, f"--user-data-dir={tmp_path / 'profile'}", "--remote-debugging-pipe"]
+    args.append(f"--window-size={width},{height}")
+    with subprocess.Popen(
+        args,
+        preexec_fn=wire,
+        pass_fds=(3, 4),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    ) as proc:
+        os.close(to_child)
+        os.close(from_child)
+        devtools = _DevTools(from_us, to_us)
+        try:
+            text = devtools.text_when(url, wants, timeout_s)
+            shot.write_bytes(devtools.screenshot())
+            if then:
+                text += "\f" + devtools.evaluate(f"(async () => {{{then}}})()")
+            devtools.call("Browser.close")
+        finally:
+            os.close(from_us)
+            os.close(to_us)
+            proc.kill()
+    return text
+
+
+class _DevTools:
+    """Chromium's DevTools protocol over its pipe: NUL-terminated JSON messages."""
+
+    def __init__(self, out_fd: int, in_fd: int) -> None:
+        self.out_fd, self.in_fd = out_fd, in_fd
+        self.next_id = 0
+        self.session = ""
+        self.buffer = b""
+
+    def call(self, method: str, **params: Any) -> dict[str, Any]:
+        self.next_id += 1
+        message: dict[str, Any] = {"id": self.next_id, "method": method, "params": params}
+        if self.session and not method.startswith(("Target.", "Browser.")):
+            message["sessionId"] = self.session
+        os.write(self.out_fd, json.dumps(message).encode() + b"\0")
+        while True:
+            answer = self._read()
+            if answer.get("id") == self.next_id:
+                if "error" in answer:
+                    pytest.fail(f"DevTools {method}: {answer['error']}")
+                return dict(answer.get("result", {}))
+
+    def _read(self) -> dict[str, Any]:
+        while b"\0" not in self.buffer:
+            chunk = os.read(self.in_fd, 1 << 20)
+            if not chunk:
+                pytest.fail("chromium closed its DevTools pipe")
+            self.buffer += chunk
+        raw, _, self.buffer = self.buffer.partition(b"\0")
+        return dict(json.loads(raw))
+
+    def text_when(self, url: str, wants: list[str], timeout_s: float) -> str:
+        target = self.call("Target.createTarget", url=url)["targetId"]
+        self.session = self.call("Target.attachToTarget", targetId=target, flatten=True)[
+            "sessionId"
+        ]
+        deadline = time.monotonic() + timeout_s
+        text = ""
+        while time.monotonic() < deadline:
+            found = self.call(
+                "Runtime.evaluate",
+                expression="document.body ? document.body.innerText : ''",
+                returnByValue=True,
+            )
+            text = str(found.get("result", {}).get("value", ""))
+            if all(want in text for want in wants):
+                return text
+            time.sleep(0.5)
+        missing = [want for want in wants if want not in text]
+        pytest.fail(f"{url} never showed {missing}; it showed:\n{text}")
+
+    def evaluate(self, script: str) -> str:
+        """What ``script`` (a promise) resolves to, as text; fails the test if it throws."""
+        found = self.call("Runtime.evaluate", expression=script, awaitPromise=True)
+        if "exceptionDetails" in found:
+            pytest.fail(f"the page's script failed: {found['exceptionDetails']}")
+        return str(found.get("result", {}).get("value", ""))
+
+    def screenshot(self) -> bytes:
+        return base64.b64decode(self.call("Page.captureScreenshot", format="png")["data"])

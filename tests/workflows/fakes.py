@@ -33,7 +33,7 @@ from durabench.models.attempt import (
 )
 from durabench.models.parallelism import Parallelism
 from durabench.models.results import AttemptResult, LaneSummary
-from durabench.models.run import PlanSummary, RunRequest, TaskRef
+from durabench.models.run import Approval, PlanSummary, RunRequest, TaskRef
 from durabench.models.suite_run import (
     PlanPage,
     PlanPageInput,
@@ -202,8 +202,9 @@ class Recorder:
             return PlanPage(tasks=tuple(TaskRef(task_id=t, task_dir=f"/tasks/{t}") for t in ids))
 
         @activity.defn(name="record_run")
-        async def record_run(data: RecordRunInput) -> None:
+        async def record_run(data: RecordRunInput) -> Approval:
             rec.calls.append("record_run")
+            return data.approval
 
         @activity.defn(name="claim_host")
         async def claim_host(ref: AttemptRef) -> HostClaim:

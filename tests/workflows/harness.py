@@ -150,12 +150,16 @@ class Disk:
 
 
 @asynccontextmanager
-async def disk_worker(client: Client, settings: Settings, rec: Recorder) -> AsyncIterator[None]:
+async def disk_worker(
+    client: Client, settings: Settings, rec: Recorder | None = None
+) -> AsyncIterator[Disk]:
     """A worker of real plan, result and service activities; the sandbox faked by ``rec``.
 
     A test that needs the run to go on without a worker leaves this block.
     """
-    plan, results = PlanActivities(settings), ResultActivities(settings)
+    if rec is None:
+        rec = Recorder(queue=settings.task_queue, task_ids=[], runs_dir=settings.runs_dir)
+    plan, results = PlanActivities(settings, client), ResultActivities(settings)
     service = ServiceActivities(settings)
     real = [plan.plan_run, plan.plan_page, plan.record_run]
     real += [results.record_attempt, results.write_report]
@@ -167,14 +171,13 @@ async def disk_worker(client: Client, settings: Settings, rec: Recorder) -> Asyn
         workflow_runner=workflow_runner(),
         activities=[*real, *rec.sandbox_activities()],
     ):
-        yield
+        yield Disk(client, settings, rec)
 
 
 @pytest.fixture
 async def disk(client: Client, settings: Settings) -> AsyncIterator[Disk]:
-    rec = Recorder(queue=settings.task_queue, task_ids=[], runs_dir=settings.runs_dir)
-    async with disk_worker(client, settings, rec):
-        yield Disk(client, settings, rec)
+    async with disk_worker(client, settings) as found:
+        yield found
 
 
 def _test_server() -> str:

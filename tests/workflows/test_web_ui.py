@@ -21,9 +21,12 @@ from temporalio.contrib.pydantic import pydantic_data_converter
 
 from durabench.models.agent import AgentSpec
 from durabench.models.run import RunRequest
+from durabench.settings.paths import RunPaths
+from runtime.embedded import temporal_cli
 from starter.approve import approve_main
 from starter.control import pause_main
 from starter.run import main as run_main
+from tests.starter_cli import starter_async
 from tests.workflows.fakes import SLOW
 from tests.workflows.harness import Disk, Env, start_run, until
 from tests.workflows.recording import record
@@ -202,3 +205,56 @@ async def _summaries(client: Client, wf_id: str) -> list[tuple[str, str]]:
             text = pydantic_data_converter.payload_converter.from_payload(summary, str)
         out.append((kind, text))
     return out
+
+
+async def _timer_summaries(client: Client, wf_id: str) -> list[str]:
+    return [text for kind, text in await _summaries(client, wf_id) if kind == "timer"]
+
+
+async def test_a_waiting_run_shows_its_plan_and_approval_in_history_and_names_its_signaller(
+    disk: Disk, temporal_address: str
+) -> None:
+    """What needs no worker: the approval timer's summary, the result, the approver's identity.
+
+    The person approves with the ``temporal`` CLI as ``alice``: the workflow cannot see who
+    sent a signal, the run's history can.
+    """
+    req, handle = await _planned(disk, suite="pytorch", agent=AgentSpec(model="m-1"))
+    await until(lambda: _timer_summaries(disk.client, handle.id), "the approval timer starts")
+    (waiting,) = await _timer_summaries(disk.client, handle.id)
+    assert "waiting for approval" in waiting
+    assert f"python -m starter approve {req.run_id}" in waiting
+    assert f"temporal workflow signal --workflow-id run/{req.run_id} --name approve" in waiting
+    for said in ("pytorch", "oracle", "m-1", "tasks: 4", "baseline", "token budget: "):
+        assert said in waiting, (said, waiting)
+
+    meta = await handle.query("__temporal_workflow_metadata", result_type=WorkflowMetadata)
+    signals = {s.name: s.description for s in meta.definition.signal_definitions}
+    assert signals["pair_done"].startswith("internal"), signals
+    assert "python -m starter approve" in signals["approve"]
+    assert all(signals.values()), signals
+
+    signal = [temporal_cli(), "workflow", "signal", "--address", temporal_address]
+    signal += ["--identity", "alice", "--workflow-id", handle.id, "--name", "approve"]
+    proc = await asyncio.create_subprocess_exec(*signal, "--input", "{}")
+    assert await proc.wait() == 0
+    outcome = await disk.client.get_workflow_handle_for(SuiteRunWorkflow.run, handle.id).result()
+    assert outcome.approved_by == "alice" and outcome.measured
+    assert "baseline: mean reward 1" in outcome.headline, outcome.headline
+    report = RunPaths.for_run(disk.settings.runs_dir, req.run_id).report_md.read_text()
+    assert "approved by alice" in report
+    assert "approved by alice" in await current_details(handle)
+    audit = await starter_async(disk.settings, "audit", req.run_id)  # run.json and history agree
+    assert audit.returncode == 0, audit.stdout + audit.stderr
+
+
+@pytest.mark.parametrize("env", [["t1"]], indirect=True)
+async def test_a_run_that_measured_nothing_is_listed_as_such(env: Env) -> None:
+    env.rec.classes["t1/baseline"] = ["infra_usage_cap"]
+    request, handle = await start_run(env, infra_retries=0)
+    await approve_main(request.run_id, "ann", client=env.client)
+    outcome = await handle.result()
+    assert outcome.status == "completed" and not outcome.measured
+    assert outcome.headline.startswith("Nothing was measured"), outcome.headline
+    assert await attribute(handle, RUN_STATUS) == "nothing_measured"
+    assert "Nothing was measured" in await current_details(handle)
