@@ -25,10 +25,13 @@ __all__ = [
     "failure_message",
     "run_async",
     "run_id_argument",
+    "service_scale_option",
+    "service_url_option",
 ]
 
 P = ParamSpec("P")
 R = TypeVar("R")
+FC = TypeVar("FC", bound=Callable[..., Any])
 
 
 def checked_run_id(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
@@ -42,6 +45,22 @@ def checked_run_id(ctx: click.Context, param: click.Parameter, value: str | None
 
 
 run_id_argument = click.argument("run_id", callback=checked_run_id)
+
+
+def service_url_option(text: str) -> Callable[[FC], FC]:
+    """``--service-url``, the benchmark service's base URL; ``text`` says what it does here."""
+    return click.option("--service-url", default=None, help=text)
+
+
+def service_scale_option(default: float | None, text: str) -> Callable[[FC], FC]:
+    """``--service-scale``, the value of a full pass: above 0, whatever the command."""
+    return click.option(
+        "--service-scale",
+        type=click.FloatRange(min=0, min_open=True),
+        default=default,
+        show_default=default is not None,
+        help=text,
+    )
 
 
 def _allow_unknown(ctx: click.Context, param: click.Parameter, value: bool) -> None:

@@ -31,7 +31,12 @@ from durabench.service import (
 )
 from durabench.settings.values import Settings
 from starter.console import console, shown
-from starter.options import run_async, run_id_argument
+from starter.options import (
+    run_async,
+    run_id_argument,
+    service_scale_option,
+    service_url_option,
+)
 
 __all__ = ["score", "score_main"]
 
@@ -130,12 +135,10 @@ async def score_main(
 @click.command()
 @run_id_argument
 @click.option("--force", is_flag=True, help="Grade every attempt again, not only ungraded ones.")
-@click.option("--service-url", default=None, help="The run's service moved here.")
-@click.option(
-    "--service-scale",
-    type=click.FloatRange(min=0, min_open=True),
-    default=None,
-    help="The value of a full pass when results do not say (the run's, 100 by default); "
+@service_url_option("The run's service moved here.")
+@service_scale_option(
+    None,
+    "The value of a full pass when results do not say (the run's, 100 by default); "
     "with --force, read every grading again on it.",
 )
 def score(run_id: str, force: bool, service_url: str | None, service_scale: float | None) -> None:

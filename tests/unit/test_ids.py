@@ -25,7 +25,8 @@ from durabench.tasks import BUILTIN_SUITES_DIR, load_task
 from durabench.tasks.selection import read_selection
 from starter.approve import approve
 from starter.report import report
-from starter.run import new_run_id, run
+from starter.run import run
+from starter.run_request import new_run_id, run_stamp
 
 DOCKER_NAME = re.compile(r"[a-zA-Z0-9][a-zA-Z0-9_.-]+")
 """What the Docker daemon accepts as a container name."""
@@ -206,7 +207,7 @@ def test_a_run_id_that_is_not_an_id_is_refused_before_planning(tmp_path: Path, f
 
 @pytest.mark.parametrize("source", ["pytorch", "my selection", "../x", "q:1/a", "", "-x"])
 def test_generated_run_ids_are_ids(source: str) -> None:
-    check_id(new_run_id(source), "run id")
+    check_id(new_run_id(source, run_stamp()), "run id")
 
 
 def test_a_lane_instruction_file_outside_the_task_is_refused(tmp_path: Path) -> None:
