@@ -16,7 +16,7 @@ from temporalio import activity
 from temporalio.client import Client
 from temporalio.exceptions import ApplicationError, ApplicationErrorCategory
 
-from activities.accounts import account_health, sync_pool
+from activities.account_leases import account_health, sync_pool
 from activities.backends import sandbox_limits
 from activities.boundary import KnownSecrets, scrubbed
 from activities.hosts import hosts_polling

@@ -13,7 +13,7 @@ import click
 from rich.table import Table
 from temporalio.client import Client
 
-from activities.accounts import PoolUnanswered, account_health, pool_snapshot, sync_pool
+from activities.account_leases import PoolUnanswered, account_health, pool_snapshot, sync_pool
 from durabench.accounts import load_accounts, pool_accounts
 from durabench.errors import ConfigError
 from durabench.models.accounts import AccountHealth, PoolState

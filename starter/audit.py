@@ -24,7 +24,7 @@ from durabench.settings.values import Settings
 from durabench.text_safety import visible_controls
 from runtime.client import connect
 from starter.console import console
-from starter.ledger import LedgerGone, read_ledger
+from starter.history_attempts import LedgerGone, read_ledger
 from starter.options import run_async, run_id_argument
 
 __all__ = ["audit", "audit_main", "print_audit"]

@@ -18,8 +18,8 @@ import click
 
 from durabench.ids import id_prefix
 from durabench.models.agent import AgentSpec
+from durabench.models.benchmark_service import PayloadKind, ServiceApi, ServiceTarget
 from durabench.models.run import Category, ConfigMode, RunRequest
-from durabench.models.service import PayloadKind, ServiceApi, ServiceTarget
 from durabench.settings.values import Settings
 
 __all__ = [

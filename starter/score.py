@@ -15,9 +15,9 @@ from rich.progress import Progress
 
 from durabench.atomic import atomic_write
 from durabench.errors import ConfigError, ServiceAuthError, ServiceError, ServiceUnsupported
+from durabench.models.benchmark_service import ServiceTarget
 from durabench.models.results import AttemptResult, RunResult
 from durabench.models.run import RunPlan
-from durabench.models.service import ServiceTarget
 from durabench.models.suite_run import RecordRunInput
 from durabench.results.earlier_runs import read_plan
 from durabench.results.files import build_results, write_reports

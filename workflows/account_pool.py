@@ -21,7 +21,7 @@ from datetime import timedelta
 from temporalio import workflow
 
 with workflow.unsafe.imports_passed_through():
-    from activities.accounts import AccountActivities
+    from activities.account_leases import AccountActivities
     from durabench.accounts import Pool
     from durabench.accounts.pool_wire import (
         LEASE,

@@ -40,8 +40,8 @@ with workflow.unsafe.imports_passed_through():
         HostClaim,
         ProvisionInput,
     )
+    from durabench.models.benchmark_service import ServiceTarget
     from durabench.models.results import AttemptResult, Phase, PhaseTiming
-    from durabench.models.service import ServiceTarget
     from durabench.service.payloads import EvaluateAttemptInput
 
 from workflows.attempt_so_far import AttemptSoFar, Judged, Ran, attempt_result

@@ -15,7 +15,7 @@ from temporalio.exceptions import ActivityError, ApplicationError, CancelledErro
 
 with workflow.unsafe.imports_passed_through():
     from activities import ServiceActivities
-    from durabench.models.service import ServiceTarget
+    from durabench.models.benchmark_service import ServiceTarget
     from durabench.service.payloads import ScoreRunInput
 
 from workflows.ids import pair_workflow_id

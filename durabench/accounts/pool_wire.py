@@ -2,7 +2,7 @@
 
 Here, below both, because the pool workflow calls an account activity while the account
 activities talk to the pool: the workflow declares itself by these names and the
-activities address it by them (``activities.accounts.PoolHandle`` types the messages).
+activities address it by them (``activities.account_leases.PoolHandle`` types the messages).
 """
 
 __all__ = ["LEASE", "POOL_WORKFLOW", "RELEASE", "SET_ACCOUNTS", "SNAPSHOT", "pool_workflow_id"]

@@ -1,5 +1,12 @@
 """Agent adapters behind one small interface, registered by name."""
 
+from durabench.agents.agent_registry import (
+    agent,
+    agent_class,
+    agent_secret_env,
+    get_agent,
+    known_agents,
+)
 from durabench.agents.base import Agent, AgentContext, CliInstall, ExecInput, Upload
 from durabench.agents.claude_code import ClaudeCodeAgent
 from durabench.agents.cli import AGENT_HOME, AGENT_UID, AGENT_USER, CliAgent
@@ -8,13 +15,6 @@ from durabench.agents.codex_cli import CodexCliAgent
 from durabench.agents.gemini_cli import GeminiCliAgent
 from durabench.agents.nop import NopAgent
 from durabench.agents.oracle import OracleAgent
-from durabench.agents.registry import (
-    agent,
-    agent_class,
-    agent_secret_env,
-    get_agent,
-    known_agents,
-)
 from durabench.agents.replay import ReplayAgent, ReplayCase, ReplayPlan
 from durabench.agents.transcript import (
     EventFile,

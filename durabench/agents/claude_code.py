@@ -10,9 +10,9 @@ from __future__ import annotations
 import shlex
 from typing import ClassVar
 
+from durabench.agents.agent_registry import agent
 from durabench.agents.base import AgentContext
 from durabench.agents.cli import CliAgent
-from durabench.agents.registry import agent
 from durabench.models.verdict import TranscriptFormat
 
 __all__ = ["ClaudeCodeAgent"]

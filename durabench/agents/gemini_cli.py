@@ -18,9 +18,9 @@ import json
 import shlex
 from typing import Any, ClassVar
 
+from durabench.agents.agent_registry import agent
 from durabench.agents.base import AgentContext
 from durabench.agents.cli import AGENT_HOME, NODE_RUNTIME, CliAgent
-from durabench.agents.registry import agent
 from durabench.models.config import McpServer
 from durabench.models.verdict import TranscriptFormat
 

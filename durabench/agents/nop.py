@@ -6,8 +6,8 @@ shows it, and benchmarks use it as the instant agent.
 
 from __future__ import annotations
 
+from durabench.agents.agent_registry import agent
 from durabench.agents.base import Agent, AgentContext, ExecInput
-from durabench.agents.registry import agent
 
 __all__ = ["NopAgent"]
 

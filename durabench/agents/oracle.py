@@ -11,8 +11,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from pathlib import Path
 
+from durabench.agents.agent_registry import agent
 from durabench.agents.base import Agent, AgentContext, ExecInput, Upload
-from durabench.agents.registry import agent
 from durabench.agents.user import AGENT_USER, add_agent_user
 from durabench.errors import ConfigError
 from durabench.models.task import TaskSpec

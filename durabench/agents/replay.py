@@ -34,8 +34,8 @@ from pathlib import Path, PurePosixPath
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from durabench.agents.agent_registry import agent
 from durabench.agents.base import Agent, AgentContext, ExecInput, Upload
-from durabench.agents.registry import agent
 from durabench.errors import ConfigError
 from durabench.models.verdict import TranscriptFormat
 

@@ -7,10 +7,10 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
+from durabench.audit.against_history import check_ledger
 from durabench.audit.attempts import check_attempts, check_pairs
 from durabench.audit.disk import DiskAttempt, read_attempts, where
 from durabench.audit.grades import check_grades
-from durabench.audit.ledger import check_ledger
 from durabench.audit.published import check_published, read_stored
 from durabench.audit.record import check_record
 from durabench.errors import ConfigError

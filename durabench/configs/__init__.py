@@ -2,8 +2,7 @@
 
 from durabench.configs.cli_routes import CLI_ROUTES_FILE, cli_lacks, cli_route, load_cli_routes
 from durabench.configs.eval_matrix import configs_from_eval_matrix
-from durabench.configs.mcp import mcp_config_json, mcp_env, mcp_server_entry, missing_mcp_env
-from durabench.configs.registry import (
+from durabench.configs.lane_configs import (
     CONFIGS_FILE,
     REGISTRY_ENV,
     all_configs,
@@ -14,6 +13,7 @@ from durabench.configs.registry import (
     load_registry,
     mcp_token_envs,
 )
+from durabench.configs.mcp import mcp_config_json, mcp_env, mcp_server_entry, missing_mcp_env
 
 __all__ = [
     "CLI_ROUTES_FILE",

@@ -8,9 +8,9 @@ from durabench.gateway.grants import TOKEN_PREFIX, Grant, GrantStore
 from durabench.gateway.ledger import LedgerEntry, read_ledger
 from durabench.gateway.limits import GatewayLimits
 from durabench.gateway.meter import ResponseMeter, ResponseUsage
+from durabench.gateway.model_gateway import ModelGateway
 from durabench.gateway.network import ensure_gateway_network
 from durabench.gateway.providers import PROVIDERS, Provider
-from durabench.gateway.service import ModelGateway
 
 __all__ = [
     "PROVIDERS",

@@ -48,6 +48,11 @@ from durabench.models.audit import (
     Ledger,
     LedgerAttempt,
 )
+from durabench.models.benchmark_service import (
+    ServiceApi,
+    ServiceRetry,
+    ServiceTarget,
+)
 from durabench.models.config import (
     CliRoute,
     LaneConfig,
@@ -92,11 +97,6 @@ from durabench.models.scorecard import (
     Scorecard,
     TaskDelta,
     Totals,
-)
-from durabench.models.service import (
-    ServiceApi,
-    ServiceRetry,
-    ServiceTarget,
 )
 from durabench.models.suite_run import (
     CarriedState,

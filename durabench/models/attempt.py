@@ -14,8 +14,8 @@ from datetime import datetime
 from pydantic import BaseModel, ConfigDict
 
 from durabench.models.agent import AgentSpec
+from durabench.models.benchmark_service import ServiceTarget
 from durabench.models.run import TaskRef
-from durabench.models.service import ServiceTarget
 from durabench.models.verdict import Verdict
 
 __all__ = [

@@ -12,8 +12,8 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict
 
 from durabench.models.agent import AgentSpec
+from durabench.models.benchmark_service import ServiceTarget
 from durabench.models.run import TaskRef
-from durabench.models.service import ServiceTarget
 
 __all__ = ["ArmProgress", "PairDone", "PairInput", "PairProgress"]
 

@@ -8,8 +8,8 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from durabench.models.agent import AgentSpec, flat_agent_fields
+from durabench.models.benchmark_service import ServiceTarget
 from durabench.models.parallelism import Parallelism
-from durabench.models.service import ServiceTarget
 
 __all__ = [
     "DEFAULT_PARALLEL",

@@ -10,6 +10,7 @@ from durabench.sandbox.admission import (
     admitted_sandboxes,
     sandbox_admission,
 )
+from durabench.sandbox.backend_registry import get_backend, known_backends, sandbox_backend
 from durabench.sandbox.base import ExecResult, Sandbox, SandboxSpec
 from durabench.sandbox.docker import (
     DockerSandbox,
@@ -20,7 +21,6 @@ from durabench.sandbox.docker import (
     image_tag,
     shared_docker_client,
 )
-from durabench.sandbox.registry import get_backend, known_backends, sandbox_backend
 
 __all__ = [
     "Admission",

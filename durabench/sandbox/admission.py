@@ -3,7 +3,8 @@
 Each backend answers in its own terms: Docker by its worker hosts, each admitting
 ``DURABENCH_MAX_SANDBOXES`` (:class:`~durabench.sandbox.docker.capacity.HostCapacity`
 enforces it per host); a remote service by its quota. A backend registers its answer
-with :func:`sandbox_admission` beside its :func:`~durabench.sandbox.registry.sandbox_backend`;
+with :func:`sandbox_admission` beside its
+:func:`~durabench.sandbox.backend_registry.sandbox_backend`;
 one that registers none is bounded by ``DURABENCH_SANDBOX_QUOTA`` alone, which also
 overrides any backend's own count.
 """

@@ -1,7 +1,7 @@
 """The sandbox interface: one ABC, one class per backend.
 
 A sandbox is where one attempt runs: the agent phase, then the verifier phase, in the
-same container. Backends register by name (:mod:`durabench.sandbox.registry`).
+same container. Backends register by name (:mod:`durabench.sandbox.backend_registry`).
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """The benchmark service: a client for its protocol, its statuses, gradings kept on disk.
 
-No Temporal here: ``activities/service.py`` reads the keys, builds a client and calls
+No Temporal here: ``activities/grading.py`` reads the keys, builds a client and calls
 :func:`grade` and :func:`final_score`.
 """
 

@@ -23,7 +23,7 @@ from pydantic import BaseModel, ValidationError
 
 from durabench.errors import ServiceError, ServiceProtocolError, ServiceUnsupported
 from durabench.logs import get_logger
-from durabench.models.service import ServiceTarget
+from durabench.models.benchmark_service import ServiceTarget
 from durabench.service.auth import ServiceAuth, service_auth_from_env
 from durabench.service.errors import Call, error_for_response
 from durabench.service.retry import ServiceRetry, backoff_s, parse_retry_after, retryable_status

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict
 
-from durabench.models.service import ServiceApi, ServiceTarget
+from durabench.models.benchmark_service import ServiceApi, ServiceTarget
 from durabench.service.wire import EvalStatus, GenerationStatus
 
 __all__ = [

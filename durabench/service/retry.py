@@ -12,7 +12,7 @@ import time
 from collections.abc import Callable
 from email.utils import parsedate_to_datetime
 
-from durabench.models.service import ServiceRetry
+from durabench.models.benchmark_service import ServiceRetry
 
 __all__ = ["ServiceRetry", "backoff_s", "parse_retry_after", "retryable_status"]
 

@@ -13,7 +13,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, JsonValue
 
-from durabench.models.service import PayloadKind
+from durabench.models.benchmark_service import PayloadKind
 
 __all__ = [
     "EvalResult",

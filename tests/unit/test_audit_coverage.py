@@ -21,8 +21,8 @@ import pytest
 from durabench.atomic import atomic_write
 from durabench.audit import audit_run, digest_attempt
 from durabench.models.audit import AuditReport, Ledger, LedgerAttempt
+from durabench.models.benchmark_service import ServiceTarget
 from durabench.models.results import AttemptResult
-from durabench.models.service import ServiceTarget
 from durabench.models.suite_run import RecordRunInput
 from durabench.results.dashboard import publish
 from durabench.results.files import build_results, write_reports

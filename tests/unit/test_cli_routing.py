@@ -114,7 +114,7 @@ def test_a_team_registry_adds_routes_ahead_of_the_built_in_ones(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from durabench.configs.cli_routes import _routes
-    from durabench.configs.registry import REGISTRY_ENV, _registry
+    from durabench.configs.lane_configs import REGISTRY_ENV, _registry
 
     team = tmp_path / "registry.json"
     routes = [

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from durabench.configs import load_registry
-from durabench.configs.registry import REGISTRY_ENV, _registry, get_config
+from durabench.configs.lane_configs import REGISTRY_ENV, _registry, get_config
 from durabench.errors import ConfigError, UnknownConfig
 
 

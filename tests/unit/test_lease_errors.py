@@ -15,7 +15,7 @@ import pytest
 from temporalio.client import WorkflowUpdateFailedError
 from temporalio.exceptions import ApplicationError
 
-from activities.accounts import AccountActivities
+from activities.account_leases import AccountActivities
 from activities.boundary import KnownSecrets
 from durabench.errors import AccountError
 from durabench.models.accounts import LeaseGrant, LeaseRequest

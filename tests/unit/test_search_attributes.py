@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from durabench.models.benchmark_service import ServiceTarget
 from durabench.models.run import RunRequest
-from durabench.models.service import ServiceTarget
 from runtime.embedded import dev_server_args
 from workflows.search_attributes import (
     REWARD,

@@ -13,7 +13,7 @@ from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.exceptions import ApplicationError
 from temporalio.testing import ActivityEnvironment
 
-from activities.service import ServiceActivities
+from activities.grading import ServiceActivities
 from durabench.errors import ConfigError, ServiceAuthError
 from durabench.models.results import AttemptResult
 from durabench.models.run import RunPlan, RunRequest, TaskRef

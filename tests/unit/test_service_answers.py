@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from temporalio.testing import ActivityEnvironment
 
-from activities.service import ServiceActivities
+from activities.grading import ServiceActivities
 from durabench.models.results import AttemptResult
 from durabench.models.run import RunPlan, RunRequest, TaskRef
 from durabench.models.verdict import ExitClass

@@ -12,7 +12,7 @@ from collections.abc import Iterator
 import pytest
 
 from durabench.errors import NON_RETRYABLE, ServiceError, ServiceProtocolError
-from durabench.models.service import ServiceRetry
+from durabench.models.benchmark_service import ServiceRetry
 from durabench.service.auth import ServiceAuth
 from durabench.service.client import ServiceClient
 from durabench.service.wire import EvaluateResponseRequest

@@ -18,8 +18,8 @@ from temporalio.testing import ActivityEnvironment
 
 from activities.plan import PlanActivities
 from durabench.errors import ServiceAuthError
+from durabench.models.benchmark_service import ServiceRetry, ServiceTarget
 from durabench.models.run import PlanSummary, RunRequest
-from durabench.models.service import ServiceRetry, ServiceTarget
 from durabench.settings.paths import RunPaths
 from durabench.settings.values import Settings
 from starter.console import plan_table

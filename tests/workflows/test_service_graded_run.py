@@ -15,8 +15,8 @@ import pytest
 from temporalio.client import Client, WorkflowFailureError
 
 from durabench.models.agent import AgentSpec
+from durabench.models.benchmark_service import ServiceRetry, ServiceTarget
 from durabench.models.results import RunResult
-from durabench.models.service import ServiceRetry, ServiceTarget
 from durabench.settings.paths import RunPaths
 from starter.audit import audit_main
 from starter.options import failure_message

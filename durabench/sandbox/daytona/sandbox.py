@@ -31,6 +31,7 @@ from daytona import (
 )
 
 from durabench.errors import ConfigError, FileTooLarge, SandboxError
+from durabench.sandbox.backend_registry import sandbox_backend
 from durabench.sandbox.base import READ_BYTES, ExecResult, Sandbox, SandboxSpec
 from durabench.sandbox.daytona.client import (
     DaytonaOptions,
@@ -49,7 +50,6 @@ from durabench.sandbox.daytona.scripts import (
 )
 from durabench.sandbox.daytona.trees import read_tree_remote
 from durabench.sandbox.limits import DEFAULT_LIMITS, ReadLimits, TreeRead, human_bytes
-from durabench.sandbox.registry import sandbox_backend
 
 __all__ = ["DaytonaSandbox"]
 

@@ -24,6 +24,7 @@ from docker.types import DriverConfig, Mount
 from docker.utils.socket import demux_adaptor, frames_iter
 
 from durabench.errors import FileTooLarge, SandboxError
+from durabench.sandbox.backend_registry import sandbox_backend
 from durabench.sandbox.base import READ_BYTES, ExecResult, Sandbox, SandboxSpec
 from durabench.sandbox.docker.archive import (
     ArchiveStream,
@@ -42,7 +43,6 @@ from durabench.sandbox.limits import (
     TreeRead,
     human_bytes,
 )
-from durabench.sandbox.registry import sandbox_backend
 from durabench.sandbox.tarball import pack
 
 __all__ = ["DockerSandbox"]
