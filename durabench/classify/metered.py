@@ -42,6 +42,7 @@ HARNESS_REFUSALS = (
     "upstream cut",
     "no key on this host",
     "gateway restarted",
+    "gateway overloaded",
 )
 """Refusals of the gateway that the harness caused, not the agent's requests (the last one
 is written by the worker that saw the gateway's process die: ``gateway/outage.py``)."""

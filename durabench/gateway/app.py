@@ -25,7 +25,7 @@ from durabench.gateway.allowlist import MCP_METHODS, allowed, path_fault, query_
 from durabench.gateway.budget import Budgets, Reservation, worst_case
 from durabench.gateway.grants import Grant, GrantStore
 from durabench.gateway.inflight import InFlight
-from durabench.gateway.ledger import UPSTREAM_CUT, append_entry
+from durabench.gateway.ledger import OVERLOADED, UPSTREAM_CUT, append_entry
 from durabench.gateway.meter import ResponseMeter, ResponseUsage
 from durabench.gateway.providers import (
     PROVIDERS,
@@ -114,6 +114,23 @@ class GatewayApp:
             await _refuse(send, grant, req, refusal)
             return
         await self._forward(grant, req, send, reservation, (variable, secret))
+
+    def overloaded(self, scope: Scope) -> None:
+        """Record that a request was turned away because the host's gateway was full.
+
+        Other attempts' requests filled it (one attempt holds at most its own share), so
+        the attempt's ledger says so in the host's words: its failure is infra, retried.
+        """
+        raw = (scope.get("raw_path") or scope["path"].encode()).decode("latin-1")
+        provider, rest = route_of(raw)
+        headers = {k.decode("latin-1"): v.decode("latin-1") for k, v in scope["headers"]}
+        query = parse_qsl(scope.get("query_string", b"").decode("latin-1"))
+        key = mcp_key(headers) if provider == "mcp" else client_key(headers, dict(query))
+        grant = self.store.find(key)
+        if grant is None:
+            return
+        req = AgentRequest(grant.provider, rest, scope["method"], headers, [])
+        append_entry(Path(grant.ledger), req.entry(503, refused=OVERLOADED))
 
     async def _admit(self, grant: Grant, req: AgentRequest, receive: Receive) -> Reservation | None:
         """Pass the request through the policy; its budget reservation, if it has one.

@@ -51,8 +51,16 @@ class _Slots:
 class LimitedApp:
     """The gateway's app behind per-attempt and host-wide request limits."""
 
-    def __init__(self, app: App, limits: GatewayLimits, health: Mapping[str, Any]) -> None:
+    def __init__(
+        self,
+        app: App,
+        limits: GatewayLimits,
+        health: Mapping[str, Any],
+        overloaded: Callable[[Scope], None] | None = None,
+    ) -> None:
+        """``overloaded`` records a request turned away because the host is full."""
         self.app, self.limits, self.health = app, limits, dict(health)
+        self.overloaded = overloaded
         self.slots: dict[str, _Slots] = {}
         self.total = 0
 
@@ -64,6 +72,8 @@ class LimitedApp:
             await _reply(send, 200, {**self.health, "in_flight": self.total})
             return
         if self.total >= self.limits.requests:
+            if self.overloaded is not None:
+                self.overloaded(scope)
             await _refuse(send, 503, "overloaded_error", "the gateway has too many requests")
             return
         key = _placeholder(scope)

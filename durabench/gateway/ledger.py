@@ -24,6 +24,7 @@ from durabench.gateway.meter import ResponseUsage
 from durabench.models.verdict import MeteredUsage, TokenUsage
 
 __all__ = [
+    "OVERLOADED",
     "POLICY_REFUSALS",
     "UPSTREAM_CUT",
     "LedgerEntry",
@@ -37,6 +38,9 @@ POLICY_REFUSALS = frozenset({"path", "model", "budget", "size"})
 host, the API unreachable) is the host's."""
 UPSTREAM_CUT = "upstream cut"
 """``refused`` of an answer the API began (2xx) and never ended: the host's failure."""
+OVERLOADED = "gateway overloaded"
+"""``refused`` of a request turned away because the host's gateway held its most requests
+in flight: other attempts' doing (one attempt holds at most its own share), the host's."""
 
 
 class LedgerEntry(BaseModel):

@@ -156,7 +156,7 @@ async def serve(spec: ProcessSpec) -> None:
             "store": store_id(spec.root),
         }
         config = uvicorn.Config(
-            LimitedApp(app, limits, health),
+            LimitedApp(app, limits, health, app.overloaded),
             http=limited_protocol(limits),
             lifespan="off",
             log_config=None,

@@ -26,7 +26,9 @@ from typing import Any, NamedTuple
 import httpx
 import pytest
 
+from durabench.classify.metered import HARNESS_REFUSALS
 from durabench.gateway import GatewayLimits, Grant, ModelGateway, read_ledger
+from durabench.gateway.ledger import read_entries
 from durabench.gateway.supervisor import health_of
 from durabench.models.config import McpServer
 from tests.model_upstream import ModelUpstream, Received, Reply, anthropic_stream
@@ -380,3 +382,22 @@ async def test_an_mcp_request_waits_for_its_attempts_slot_whatever_other_key_it_
     rig.upstream.hold.set()
     assert (await held).status_code == 200
     assert len(rig.upstream.received) == 1
+
+
+async def test_a_request_refused_because_the_host_is_full_is_the_hosts_failure_in_its_ledger(
+    rig_with: Callable[..., Awaitable[Rig]], tmp_path: Path
+) -> None:
+    """Other attempts' requests filled the gateway: the one turned away was not its agent's
+    doing, so its ledger says so in the host's words (infra, retried), not nothing."""
+    rig = await rig_with(requests=2)
+    other = _other(rig, tmp_path)
+    held, ask = await _at_its_limit(rig)  # the honest attempt holds the host's two slots
+    turned_away = await ask(other)
+    assert turned_away.status_code == 503
+    entries = read_entries(tmp_path / "other.jsonl")
+    assert [(e.status, e.refused) for e in entries] == [(503, "gateway overloaded")]
+    metered = read_ledger(tmp_path / "other.jsonl")
+    assert metered is not None and metered.last_refused == "gateway overloaded"
+    assert "gateway overloaded" in HARNESS_REFUSALS
+    rig.upstream.hold.set()
+    assert [r.status_code for r in await asyncio.gather(*held)] == [200, 200]
