@@ -350,18 +350,6 @@ class SandboxActivities:
         log.debug("verified", reward=out.reward, build_failed=out.build_failed, **ref.labels)
         return out
 
-    @activity.defn(name="classify_attempt")
-    @scrubbed
-    async def classify_attempt(self, data: ClassifyAttemptInput) -> Verdict:
-        """Read the transcript in the sandbox and classify the attempt's exit.
-
-        The attempt's of older histories; an attempt now is classified by
-        ``finish_sandbox``, from the logs it collects. It heartbeats: a long transcript
-        takes a while to read.
-        """
-        async with heartbeating(f"classifying {data.ref.task.task_id} {data.ref.lane}"):
-            return await self._classify(self._attempt(data.ref), data)
-
     async def _classify(
         self, attempt: Attempt, data: ClassifyAttemptInput, logs: AgentLogs | None = None
     ) -> Verdict:
@@ -377,18 +365,10 @@ class SandboxActivities:
             logs=logs,
         )
 
-    @activity.defn(name="collect_artifacts")
-    @scrubbed
-    async def collect_artifacts(self, ref: AttemptRef) -> CollectOutput | None:
-        """Copy logs, instruction and MCP config to the attempt directory, secrets scrubbed.
-
-        Always an output; ``None`` only in histories from before collection limits.
-        """
-        return await self._collect(ref)
-
-    async def _collect(self, ref: AttemptRef, attempt: Attempt | None = None) -> CollectOutput:
+    async def _collect(self, ref: AttemptRef, attempt: Attempt) -> CollectOutput:
+        """Copy logs, instruction and MCP config to the attempt directory, secrets scrubbed."""
         async with heartbeating(f"collecting {ref.container_name}"):
-            collected = await (attempt or self._attempt(ref)).collect()
+            collected = await attempt.collect()
             run = RunPaths.for_run(self.settings.runs_dir, ref.run_id)
             await asyncio.to_thread(push, self.settings, run, self._attempt_dir(ref))
             return collected

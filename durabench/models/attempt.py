@@ -163,7 +163,7 @@ class AgentRunOutput(BaseModel):
 
 
 class CollectOutput(BaseModel):
-    """Output of ``collect_artifacts``."""
+    """What ``finish_sandbox``'s collect kept of the attempt's logs."""
 
     model_config = ConfigDict(frozen=True)
 
@@ -206,7 +206,7 @@ class VerifyOutput(BaseModel):
 
 
 class ClassifyAttemptInput(BaseModel):
-    """Input of ``classify_attempt``: the facts besides the transcript, which stays put."""
+    """What ``finish_sandbox`` classifies an attempt from besides its transcript."""
 
     model_config = ConfigDict(frozen=True)
 
