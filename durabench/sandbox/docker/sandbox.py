@@ -108,7 +108,7 @@ class DockerSandbox(Sandbox):
 
     def _run_args(self) -> dict[str, Any]:
         return {
-            "image": self.spec.image,
+            "image": self._image_to_start(),
             "entrypoint": ["sleep", "infinity"],
             "command": [],
             "name": self.spec.name,
