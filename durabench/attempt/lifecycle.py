@@ -429,7 +429,8 @@ class Attempt:
         Kept, they are read on the host (scrubbed of secrets, which no class depends on):
         the collect copied them out of the sandbox once the agent and the tests had ended,
         and nothing in the sandbox reaches them there. One the collect left out (over its
-        limits) or did not reach is read in the sandbox, its tail as before.
+        limits) or did not reach is read in the sandbox: its tail, as the classifier reads
+        logs there.
         """
         read: list[bytes] = []
         for name, cap in (
