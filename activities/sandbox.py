@@ -32,6 +32,7 @@ from durabench.attempt import (
     AttemptSetup,
     GatewayAccess,
     agent_env,
+    remove_sandbox,
 )
 from durabench.attempt.inputs import check_attempt_inputs
 from durabench.attempt.verify_slots import VerifySlots
@@ -58,6 +59,7 @@ from durabench.models.attempt import (
     ProvisionOutput,
     VerifyOutput,
 )
+from durabench.models.config import ModelApi
 from durabench.models.verdict import Verdict
 from durabench.results.store import push
 from durabench.sandbox import (
@@ -159,13 +161,16 @@ class SandboxActivities:
     ) -> Attempt:
         """The attempt's lifecycle over this host's sandbox backend, its input checked.
 
+        ``image`` is given to start the sandbox (provision); later phases reach the one
+        that exists, by its name.
+
         Raises:
             ConfigError: the input names a task, mount or version this worker refuses.
         """
         setup, mounts = check_attempt_inputs(ref, self.settings, environ)
         spec = SandboxSpec(
             name=ref.container_name,
-            image=image or "unused",
+            image=image,
             labels={
                 **ref.labels,
                 HOST_LABEL: self.settings.host_id,
@@ -191,8 +196,8 @@ class SandboxActivities:
         )
 
     def _named(self, ref: AttemptRef) -> Sandbox:
-        """The attempt's sandbox, known by its name alone (to remove it)."""
-        return make_sandbox(self.settings, SandboxSpec(name=ref.container_name, image="unused"))
+        """The attempt's sandbox on this worker's backend, known by its name alone."""
+        return make_sandbox(self.settings, SandboxSpec(name=ref.container_name))
 
     async def _gateway_url(self) -> str:
         """The gateway as this worker's sandboxes reach it (its public URL for remote ones)."""
@@ -286,7 +291,7 @@ class SandboxActivities:
         """Let a cancelled provision's Docker work end, then remove what it made."""
         with contextlib.suppress(Exception, asyncio.CancelledError):
             await provisioning
-        await self._named(ref).stop()
+        await remove_sandbox(self._named(ref))
         log.debug("cancelled provision undone", container=ref.container_name, **ref.labels)
 
     @activity.defn(name="run_agent")
@@ -298,14 +303,13 @@ class SandboxActivities:
         """
         attempt = self._attempt(ref)
         agent = attempt.agent
-        access = await self._grant(ref, attempt.setup) if agent.model_api else None
+        provider = agent.model_api
+        access = await self._grant(ref, attempt.setup, provider) if provider else None
         env = agent_env(
             agent,
             attempt.ctx,
             gateway=access,
-            base_path=f"/{agent.model_api}{PROVIDERS[agent.model_api].base_path}"
-            if agent.model_api
-            else "",
+            base_path=f"/{provider}{PROVIDERS[provider].base_path}" if provider else "",
             environ=os.environ,
         )
         async with heartbeating(f"agent running: {ref.task.task_id} {ref.lane}"):
@@ -314,17 +318,18 @@ class SandboxActivities:
         log.debug("agent ended", exit_code=out.exit_code, timed_out=out.timed_out, **ref.labels)
         return out
 
-    async def _grant(self, ref: AttemptRef, setup: AttemptSetup) -> GatewayAccess:
-        """Make the attempt's placeholder key good at this host's gateway.
+    async def _grant(
+        self, ref: AttemptRef, setup: AttemptSetup, provider: ModelApi
+    ) -> GatewayAccess:
+        """Make the attempt's placeholder key good at this host's gateway for ``provider``.
 
         The same key on a retry or after a worker restart: it is derived from the attempt.
         """
         agent, mcp = setup.agent, setup.ctx.mcp
-        assert agent.model_api is not None
         grant = Grant(
             attempt=ref.container_name,
             agent=ref.agent.name,
-            provider=agent.model_api,
+            provider=provider,
             model=ref.agent.model,
             auxiliary_models=agent.auxiliary_models,
             account=ref.account,
@@ -350,18 +355,6 @@ class SandboxActivities:
         log.debug("verified", reward=out.reward, build_failed=out.build_failed, **ref.labels)
         return out
 
-    @activity.defn(name="classify_attempt")
-    @scrubbed
-    async def classify_attempt(self, data: ClassifyAttemptInput) -> Verdict:
-        """Read the transcript in the sandbox and classify the attempt's exit.
-
-        The attempt's of older histories; an attempt now is classified by
-        ``finish_sandbox``, from the logs it collects. It heartbeats: a long transcript
-        takes a while to read.
-        """
-        async with heartbeating(f"classifying {data.ref.task.task_id} {data.ref.lane}"):
-            return await self._classify(self._attempt(data.ref), data)
-
     async def _classify(
         self, attempt: Attempt, data: ClassifyAttemptInput, logs: AgentLogs | None = None
     ) -> Verdict:
@@ -377,18 +370,10 @@ class SandboxActivities:
             logs=logs,
         )
 
-    @activity.defn(name="collect_artifacts")
-    @scrubbed
-    async def collect_artifacts(self, ref: AttemptRef) -> CollectOutput | None:
-        """Copy logs, instruction and MCP config to the attempt directory, secrets scrubbed.
-
-        Always an output; ``None`` only in histories from before collection limits.
-        """
-        return await self._collect(ref)
-
-    async def _collect(self, ref: AttemptRef, attempt: Attempt | None = None) -> CollectOutput:
+    async def _collect(self, ref: AttemptRef, attempt: Attempt) -> CollectOutput:
+        """Copy logs, instruction and MCP config to the attempt directory, secrets scrubbed."""
         async with heartbeating(f"collecting {ref.container_name}"):
-            collected = await (attempt or self._attempt(ref)).collect()
+            collected = await attempt.collect()
             run = RunPaths.for_run(self.settings.runs_dir, ref.run_id)
             await asyncio.to_thread(push, self.settings, run, self._attempt_dir(ref))
             return collected
@@ -404,7 +389,8 @@ class SandboxActivities:
         await self._remove(ref)
 
     async def _remove(self, ref: AttemptRef) -> None:
-        await self._named(ref).stop()
+        """Remove the container, revoke its gateway key, end its claim on this host."""
+        await remove_sandbox(self._named(ref))
         self.gateway.store.revoke(ref.container_name)
         await asyncio.to_thread(self.capacity.release, attempt_key(ref.labels))
         log.debug("container removed", container=ref.container_name, **ref.labels)
@@ -414,8 +400,8 @@ class SandboxActivities:
     async def finish_sandbox(self, data: FinishInput) -> FinishOutput:
         """Collect the attempt's logs, remove its container, classify it: one round trip.
 
-        These always run together at an attempt's end, so they are one activity (each was
-        a workflow task and an activity of its own). The removal runs whatever the collect
+        These always run together at an attempt's end, so they are one activity: one
+        workflow task and one round trip per attempt's end. The removal runs whatever the collect
         did: a collect that fails loses logs, never leaves a container running; only an
         attempt to classify whose transcript could not be read keeps its container, and
         the activity fails and retries (the collect is idempotent). The classification

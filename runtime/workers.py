@@ -98,14 +98,12 @@ def build_workers(
             sandbox.provision_sandbox,
             sandbox.run_agent,
             sandbox.verify,
-            sandbox.classify_attempt,
-            sandbox.collect_artifacts,
             sandbox.teardown_sandbox,
             sandbox.finish_sandbox,
         ],
         # Admission holds attempts to max_sandboxes, each with one phase here at a time.
-        # Slack for teardowns of attempts that moved away, and for attempts of runs from
-        # before host claims: work queued behind a full worker would look like a lost host.
+        # Slack for teardowns of attempts that moved away: work queued behind a full
+        # worker would look like a lost host.
         max_concurrent_activities=2 * settings.max_sandboxes + 4,
         # A cancel reaches an activity with a heartbeat's answer: container phases beat
         # every 10 s, and the workflow waits for their cancel before its teardown.

@@ -91,16 +91,6 @@ RECORDINGS = (
 )
 
 
-FROZEN = (
-    "agent_run_before_finish",
-    "agent_run_cancelled_before_finish",
-    "agent_run_host_failover_before_finish",
-)
-"""Old paths of a live patch (``finish-sandbox``: collect, teardown and record as three
-activities), recorded before it: no test records them any more, and they stay until the patch is
-deprecated (docs/changing-workflows.md)."""
-
-
 def _say(text: str) -> None:
     print(text, flush=True)
 
@@ -139,7 +129,7 @@ def _install(names: list[str], recorded: Path, everything: bool) -> None:
         _say(f"  wrote tests/histories/{name}.json")
     if everything:
         for stale in sorted(
-            set(HISTORIES.glob("*.json")) - {HISTORIES / f"{n}.json" for n in (*names, *FROZEN)}
+            set(HISTORIES.glob("*.json")) - {HISTORIES / f"{n}.json" for n in names}
         ):
             stale.unlink()
             _say(f"  removed tests/histories/{stale.name} (no test records it)")

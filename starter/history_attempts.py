@@ -177,9 +177,10 @@ async def _recorded(
 ) -> _Recorded:
     """Each ``record_attempt`` in ``events`` that completed: its attempt, and its digest.
 
-    An attempt records itself with a local activity (patch ``finish-sandbox``): its
-    marker holds the result but not the input, so ``own`` names the attempt whose history
-    ``events`` is. Older attempts, and pairs, record with an activity, named by its input.
+    An attempt records itself with a local activity: its marker holds the result but not
+    the input, so ``own`` names the attempt whose history ``events`` is. A pair records
+    an attempt its workflow did not (no account, the workflow failed or was cancelled)
+    with an activity, named by its input.
     """
     scheduled: dict[int, tuple[str, int]] = {}
     out: _Recorded = {}

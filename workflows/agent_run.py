@@ -44,7 +44,7 @@ with workflow.unsafe.imports_passed_through():
     from durabench.models.results import AttemptResult, Phase, PhaseTiming
     from durabench.service.payloads import EvaluateAttemptInput
 
-from workflows.attempt_so_far import AttemptSoFar, Judged, Ran, attempt_result
+from workflows.attempt_so_far import AttemptSoFar, Ran, attempt_result
 from workflows.cancel_check import stop_if_cancelled
 from workflows.policies import (
     AFTER_AGENT,
@@ -66,12 +66,6 @@ A = TypeVar("A")
 T = TypeVar("T")
 
 _SLACK = timedelta(minutes=5)
-
-FINISH_SANDBOX = "finish-sandbox"
-"""Patch (issue 22): the attempt ends with one ``finish_sandbox`` activity, which also
-classifies it from the logs it collects, and records its result with a local
-``record_attempt``; before it, ``classify_attempt``, ``collect_artifacts``,
-``teardown_sandbox`` and ``record_attempt`` were four activities."""
 
 
 def host_lost(err: ActivityError) -> bool:
@@ -206,18 +200,10 @@ class AgentRunWorkflow:
             so_far.failure = failure_reason(err)
         finally:
             if self.hosts:
-                collected = await self._clean_up(ref, so_far)
+                collected = await self._finish_sandbox(ref, so_far)
             await self._forget_left_behind()
         cut = collected.cut if collected else ()
         return await self._finish(ref, so_far.result(ref, self._timings(), self.hosts, cut))
-
-    async def _clean_up(self, ref: AttemptRef, so_far: AttemptSoFar) -> CollectOutput | None:
-        """Collect the logs, then remove the container and release the host's slot."""
-        if workflow.patched(FINISH_SANDBOX):
-            return await self._finish_sandbox(ref, so_far)
-        collected = await self._collect(ref)
-        await self._teardown(ref)
-        return collected
 
     async def _move(self, ref: AttemptRef) -> AttemptRef:
         """The host is gone: claim one again; on another host start over, fresh."""
@@ -276,11 +262,11 @@ class AgentRunWorkflow:
             timedelta(minutes=10),
             detail=f"{ref.container_name} from image {image.image}",
         )
-        await self._agent_verify_classify(ref, so_far)
+        await self._agent_and_verify(ref, so_far)
 
     async def _finish(self, ref: AttemptRef, result: AttemptResult) -> AttemptResult:
         """Record the attempt, then have the service grade it if one does."""
-        await save_result(ref, result, local=workflow.patched(FINISH_SANDBOX))
+        await save_result(ref, result, local=True)
         workflow.upsert_search_attributes(for_result(result))
         if ref.service is not None:
             await self._grade(ref, ref.service)
@@ -313,11 +299,8 @@ class AgentRunWorkflow:
                 raise
             workflow.logger.error("grading %s %s failed: %s", ref.task.task_id, ref.lane, err.cause)
 
-    async def _agent_verify_classify(self, ref: AttemptRef, so_far: AttemptSoFar) -> None:
-        """Run the agent and the tests; ``finish_sandbox`` classifies the attempt after.
-
-        (Histories from before the patch classify here, in an activity of its own.)
-        """
+    async def _agent_and_verify(self, ref: AttemptRef, so_far: AttemptSoFar) -> None:
+        """Run the agent and the tests; ``finish_sandbox`` classifies the attempt after."""
         agent = await self._phase(
             SandboxActivities.run_agent,
             ref,
@@ -339,36 +322,28 @@ class AgentRunWorkflow:
             if isinstance(err.cause, CancelledError) or host_lost(err):
                 raise  # a lost host is the attempt's to handle, not the verifier's verdict
             verifier_error = failure_reason(err)
-        facts = ClassifyAttemptInput(
-            ref=ref,
-            exit_code=agent.exit_code,
-            timed_out=agent.timed_out,
-            wall_seconds=agent.wall_seconds,
-            files_changed=agent.files_changed,
-            build_failed=verified.build_failed if verified else False,
+        so_far.ran = Ran(
+            agent,
+            verified,
+            verifier_error,
+            ClassifyAttemptInput(
+                ref=ref,
+                exit_code=agent.exit_code,
+                timed_out=agent.timed_out,
+                wall_seconds=agent.wall_seconds,
+                files_changed=agent.files_changed,
+                build_failed=verified.build_failed if verified else False,
+            ),
         )
-        if workflow.patched(FINISH_SANDBOX):
-            so_far.ran = Ran(agent, verified, verifier_error, facts)
-            return
-        # The agent has run: giving up here would have the pair pay for a new session.
-        verdict = await self._phase(
-            SandboxActivities.classify_attempt,
-            facts,
-            timedelta(minutes=5),
-            retry=AFTER_AGENT,
-            bound=AFTER_AGENT_BOUND,
-            detail=f"exit code {agent.exit_code}" + (", timed out" if agent.timed_out else ""),
-        )
-        so_far.judged = Judged(agent, verified, verifier_error, verdict)
 
     async def _finish_sandbox(self, ref: AttemptRef, so_far: AttemptSoFar) -> CollectOutput | None:
         """Collect the logs (best effort), remove the container, classify: one activity.
 
         The collect keeps its phase timing (timed on the host); a failed collect loses
         logs, not the attempt's result, and never leaves the container behind. An attempt
-        whose agent ran is classified there, from the logs collected; that retries as
-        classifying always did (the agent has run: giving up would have the pair pay for
-        a new session), and should it give up, the container is removed on its own.
+        whose agent ran is classified there, from the logs collected; that retries for
+        hours (the agent has run: giving up would have the pair pay for a new session),
+        and should it give up, the container is removed on its own.
         """
         ran = so_far.ran
         try:
@@ -407,24 +382,8 @@ class AgentRunWorkflow:
         )
         return out.collected
 
-    async def _collect(self, ref: AttemptRef) -> CollectOutput | None:
-        """Copy logs out, best effort: a failed copy loses logs, not the attempt's result.
-
-        Histories from before collection limits recorded no output (``None``).
-        """
-        try:
-            return await self._phase(
-                SandboxActivities.collect_artifacts,
-                ref,
-                timedelta(minutes=10),
-                detail=f"logs and patch of {ref.container_name}",
-                cleanup=True,
-            )
-        except ActivityError as err:
-            workflow.logger.warning("collecting artifacts of %s failed: %s", ref.lane, err.cause)
-            return None
-
     async def _teardown(self, ref: AttemptRef) -> None:
+        """Remove the container on its own: what a finish that gave up left behind."""
         try:
             await workflow.execute_activity_method(
                 SandboxActivities.teardown_sandbox,

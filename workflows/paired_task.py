@@ -337,7 +337,7 @@ class PairedTaskWorkflow:
         """
         capped = result is not None and result.exit_class == "infra_usage_cap"
         cool_until = None
-        if capped and result is not None:  # an older worker's verdict may name no time
+        if capped and result is not None:  # one that names no reset time still cools
             cool_until = result.cap_resets_at or workflow.now() + DEFAULT_COOLDOWN
         elif (
             result is not None

@@ -111,8 +111,9 @@ COOLING_POLL = timedelta(minutes=15)
 anyway (a sync may have added an account)."""
 
 DEFAULT_COOLDOWN = timedelta(hours=1)
-"""Cooldown of a capped account whose attempt's verdict names no reset time (a verdict
-from a worker older than reset times); workers apply DURABENCH_USAGE_CAP_COOLDOWN_SEC."""
+"""Cooldown of a capped account whose attempt's result names no reset time: workers name
+one (DURABENCH_USAGE_CAP_COOLDOWN_SEC when the API did not), and a result without it must
+still cool the account rather than send the retry straight back to the cap."""
 
 BUSY_POLL_MAX = timedelta(minutes=4)
 """The longest wait between asks of an arm whose agent's every slot is in use: about

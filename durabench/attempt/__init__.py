@@ -5,7 +5,7 @@ Temporal-free: activities call these phases and add heartbeats and host admissio
 
 from durabench.attempt.environment import GatewayAccess, agent_env
 from durabench.attempt.kept import AgentLogs
-from durabench.attempt.lifecycle import Attempt
+from durabench.attempt.lifecycle import Attempt, remove_sandbox
 from durabench.attempt.limits import AttemptLimits
 from durabench.attempt.reward import parse_reward
 from durabench.attempt.setup import AttemptSetup
@@ -18,4 +18,5 @@ __all__ = [
     "GatewayAccess",
     "agent_env",
     "parse_reward",
+    "remove_sandbox",
 ]

@@ -8,7 +8,7 @@
     verify      the task's tests, from a clean verifier directory; the reward
     classify    the transcript and the facts, read into an exit class
     collect     logs and files to the attempt's directory on the host, secrets scrubbed
-    teardown    remove the sandbox (absent is fine)
+    remove      remove the sandbox (absent is fine): :func:`remove_sandbox`
 
 Each phase is one Temporal activity (``activities/sandbox.py`` adds heartbeats and host
 admission), so each is idempotent where a retry can repeat it: the sandbox's name is
@@ -60,7 +60,7 @@ from durabench.settings.paths import FINAL_MESSAGE
 from durabench.settings.secrets import scrub_text
 from durabench.tasks import task_files
 
-__all__ = ["Attempt"]
+__all__ = ["Attempt", "remove_sandbox"]
 
 _BEFORE_SNAPSHOT = ".workspace-before.tar"
 _STDERR_TAIL = 4000
@@ -429,7 +429,8 @@ class Attempt:
         Kept, they are read on the host (scrubbed of secrets, which no class depends on):
         the collect copied them out of the sandbox once the agent and the tests had ended,
         and nothing in the sandbox reaches them there. One the collect left out (over its
-        limits) or did not reach is read in the sandbox, its tail as before.
+        limits) or did not reach is read in the sandbox: its tail, as the classifier reads
+        logs there.
         """
         read: list[bytes] = []
         for name, cap in (
@@ -474,6 +475,16 @@ class Attempt:
         )
         return CollectOutput(cut=tuple(cut))
 
-    async def teardown(self) -> None:
-        """Remove the sandbox; one already gone is fine."""
-        await self.sandbox.stop(delete=True)
+
+async def remove_sandbox(sandbox: Sandbox) -> None:
+    """Remove an attempt's sandbox with its processes and logs; one already gone is fine.
+
+    The attempt's last phase, however it ended, and so not a method of :class:`Attempt`:
+    it needs the sandbox's name alone (a handle whose spec names no image), not the
+    attempt's task, so a task directory gone or refused since still has its sandbox
+    removed.
+
+    Raises:
+        SandboxError: the backend failed to remove it.
+    """
+    await sandbox.stop(delete=True)

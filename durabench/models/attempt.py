@@ -109,10 +109,10 @@ class PreparedImage(BaseModel):
     dockerfile: str
     """Dockerfile variant it was built from."""
     task_image_id: str = ""
-    """The task image's id (``sha256:...``); empty in histories from before it was kept."""
+    """The task image's id (``sha256:...``); empty when unknown."""
     agent_image_id: str = ""
     """The id of the image the agent runs in (the task image plus its installed CLI, or
-    the task image itself when nothing was installed); empty before it was kept."""
+    the task image itself when nothing was installed); empty when unknown."""
 
 
 class ProvisionInput(BaseModel):
@@ -163,7 +163,7 @@ class AgentRunOutput(BaseModel):
 
 
 class CollectOutput(BaseModel):
-    """Output of ``collect_artifacts``."""
+    """What ``finish_sandbox``'s collect kept of the attempt's logs."""
 
     model_config = ConfigDict(frozen=True)
 
@@ -206,7 +206,7 @@ class VerifyOutput(BaseModel):
 
 
 class ClassifyAttemptInput(BaseModel):
-    """Input of ``classify_attempt``: the facts besides the transcript, which stays put."""
+    """What ``finish_sandbox`` classifies an attempt from besides its transcript."""
 
     model_config = ConfigDict(frozen=True)
 

@@ -70,8 +70,9 @@ class SandboxSpec(BaseModel):
 
     name: str
     """Deterministic name, so a retried activity finds the same sandbox."""
-    image: str
-    """Image to start."""
+    image: str = ""
+    """Image to start from; empty on a handle to a sandbox that exists (the phases after
+    its start, its removal), which needs its name alone and cannot start one."""
     labels: dict[str, str] = Field(default_factory=dict)
     """Labels (run, task, lane, attempt) for sweeping and inspection."""
     network: str = "none"
@@ -117,6 +118,19 @@ class Sandbox(ABC):
     def __init__(self, spec: SandboxSpec) -> None:
         self.spec = spec
 
+    def _image_to_start(self) -> str:
+        """The spec's image, which starting needs.
+
+        Raises:
+            SandboxError: the spec names none: a handle to a sandbox that exists.
+        """
+        if not self.spec.image:
+            raise SandboxError(
+                f"sandbox {self.spec.name} cannot start: its spec names no image (a handle "
+                "to reach or remove a sandbox that exists); build it with the image to start"
+            )
+        return self.spec.image
+
     @abstractmethod
     async def start(self) -> str:
         """Start the sandbox, or re-attach to a running one of the same name.
@@ -125,7 +139,7 @@ class Sandbox(ABC):
             The backend's id of the sandbox.
 
         Raises:
-            SandboxError: the backend could not start it.
+            SandboxError: the backend could not start it, or the spec names no image.
             DockerUnavailable: (docker) no daemon answers.
         """
 

@@ -1,7 +1,7 @@
 """An attempt's end is one activity: collect the logs, remove the container, classify.
 
-``finish_sandbox`` replaced ``classify_attempt``, ``collect_artifacts`` and
-``teardown_sandbox`` (three workflow round trips at every attempt's end). The removal must
+Collecting, removing and classifying always run together at an attempt's end, so they
+are one activity, ``finish_sandbox``: one workflow round trip, not three. The removal must
 not depend on the collect: a collect that fails loses the logs and says why, and the
 container is gone all the same, unless the attempt is to be classified and its transcript
 could not be read: then the container stays for the retry. The classification reads the

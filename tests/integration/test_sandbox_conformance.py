@@ -7,6 +7,7 @@ from collections.abc import AsyncIterator
 
 import pytest
 
+from durabench.attempt import remove_sandbox
 from durabench.errors import SandboxError
 from durabench.sandbox import Sandbox, SandboxSpec, get_backend, known_backends
 from durabench.sandbox.conformance import CHECKS
@@ -37,6 +38,27 @@ async def sandbox(request: pytest.FixtureRequest, settings: Settings) -> AsyncIt
         yield sb
     finally:
         await sb.stop(delete=True)
+
+
+def _backend_like(sb: Sandbox, spec: SandboxSpec) -> Sandbox:
+    """A sandbox of ``sb``'s backend (with its options) for ``spec``."""
+    options = getattr(sb, "options", None)
+    if options is not None:
+        return type(sb)(spec, options)  # type: ignore[call-arg]
+    return type(sb)(spec)
+
+
+async def test_a_handle_by_name_alone_removes_the_sandbox_and_cannot_start_one(
+    sandbox: Sandbox,
+) -> None:
+    """Removal needs the sandbox's name alone: the task behind it may be gone since."""
+    handle = _backend_like(sandbox, SandboxSpec(name=sandbox.spec.name))
+    await remove_sandbox(handle)
+    with pytest.raises(SandboxError, match="gone"):  # looked up afresh: not there
+        await _backend_like(sandbox, SandboxSpec(name=sandbox.spec.name)).exec(["true"])
+    await remove_sandbox(handle)  # one already gone is fine
+    with pytest.raises(SandboxError, match="names no image"):
+        await handle.start()
 
 
 @pytest.mark.parametrize("check", sorted(CHECKS))

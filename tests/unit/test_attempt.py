@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from durabench.attempt import Attempt, AttemptSetup, parse_reward
+from durabench.attempt import Attempt, AttemptSetup, parse_reward, remove_sandbox
 from durabench.attempt.resisted import RESISTED
 from durabench.errors import NON_RETRYABLE, AgentLost, RewardParseError, SandboxError
 from durabench.models.agent import AgentSpec
@@ -258,7 +258,7 @@ def test_classify_checks_the_agent_s_mcp_report_against_the_lane(
     assert expected in verdict.reason and ("MCP" in verdict.reason) == bool(expected)
 
 
-def test_collect_copies_logs_scrubbed_and_teardown_removes(tmp_path: Path) -> None:
+def test_collect_copies_logs_scrubbed_and_remove_sandbox_removes(tmp_path: Path) -> None:
     sb = MemorySandbox()
     sb.files[f"{P.output}/stdout.txt"] = f"token {SECRET}".encode()
     sb.files[f"{P.agent_logs}/stdout.txt"] = b"forged by the agent"
@@ -269,7 +269,7 @@ def test_collect_copies_logs_scrubbed_and_teardown_removes(tmp_path: Path) -> No
     assert (tmp_path / "agent" / "stdout.txt").read_text() == f"token {REDACTED}"
     assert (tmp_path / "agent" / "notes.md").read_text() == "the agent's own log"
     assert (tmp_path / "verifier" / "reward.txt").read_text() == "1.0"
-    asyncio.run(attempt.teardown())
+    asyncio.run(remove_sandbox(attempt.sandbox))
     assert sb.stopped
 
 

@@ -179,9 +179,8 @@ def test_every_activity_of_the_worker_is_scrubbed() -> None:
             if hasattr(fn, "__temporal_activity_definition"):
                 found.add(attr)
                 assert fn.__code__.co_qualname == "scrubbed.<locals>.at_boundary", attr
-    attempt_output = {"provision_sandbox", "run_agent", "verify", "classify_attempt"}
-    attempt_output |= {"collect_artifacts", "finish_sandbox", "record_attempt", "evaluate_attempt"}
-    attempt_output |= {"score_run"}
+    attempt_output = {"provision_sandbox", "run_agent", "verify", "finish_sandbox"}
+    attempt_output |= {"record_attempt", "evaluate_attempt", "score_run"}
     assert attempt_output < found
 
 

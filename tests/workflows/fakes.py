@@ -272,10 +272,10 @@ class Recorder:
                 raise ConfigError("the worker refused the task's directory")  # the harness's
             return VerifyOutput(reward=rec.rewards.get(f"{ref.task.task_id}/{ref.lane}", 1.0))
 
-        @activity.defn(name="classify_attempt")
-        async def classify_attempt(data: ClassifyAttemptInput) -> Verdict:
-            rec.calls.append("classify_attempt")
-            rec.fail_if_told("classify_attempt", data.ref.task.task_id, data.ref.lane)
+        async def classify(data: ClassifyAttemptInput) -> Verdict:
+            """``finish_sandbox``'s classifying step (``classify`` in calls and failures)."""
+            rec.calls.append("classify")
+            rec.fail_if_told("classify", data.ref.task.task_id, data.ref.lane)
             exit_class = rec.exit_class(data.ref)
             message = rec.messages.get(f"{data.ref.task.task_id}/{data.ref.lane}", "")
             return Verdict(
@@ -292,9 +292,9 @@ class Recorder:
                 )[1],
             )
 
-        @activity.defn(name="collect_artifacts")
-        async def collect_artifacts(ref: AttemptRef) -> None:
-            rec.calls.append("collect_artifacts")
+        async def collect(ref: AttemptRef) -> None:
+            """``finish_sandbox``'s collecting step (``collect`` in calls)."""
+            rec.calls.append("collect")
             if rec.runs_dir is not None:
                 rec.keep_files(ref, rec.runs_dir)
 
@@ -311,10 +311,10 @@ class Recorder:
         async def finish_sandbox(data: FinishInput) -> FinishOutput:
             ref = data.ref
             began = datetime.fromtimestamp(time.time(), tz=UTC)
-            await collect_artifacts(ref)
+            await collect(ref)
             ended = datetime.fromtimestamp(time.time(), tz=UTC)
             await teardown_sandbox(ref)
-            verdict = None if data.classify is None else await classify_attempt(data.classify)
+            verdict = None if data.classify is None else await classify(data.classify)
             return FinishOutput(
                 collected=CollectOutput(),
                 collect_started_at=began,
@@ -348,8 +348,6 @@ class Recorder:
             provision_sandbox,
             run_agent,
             verify,
-            classify_attempt,
-            collect_artifacts,
             teardown_sandbox,
             finish_sandbox,
             record_attempt,

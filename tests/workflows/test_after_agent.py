@@ -14,9 +14,7 @@ from tests.workflows.harness import Env, start_run
 
 @pytest.mark.parametrize("env", [["t1"]], indirect=True)
 async def test_three_quick_failures_after_the_agent_do_not_run_it_again(env: Env) -> None:
-    env.rec.failures.update(
-        {"classify_attempt/t1/baseline": 3, "record_attempt/t1/sourcegraph_full": 3}
-    )
+    env.rec.failures.update({"classify/t1/baseline": 3, "record_attempt/t1/sourcegraph_full": 3})
     request, handle = await start_run(env, parallel=1, infra_retries=2)
     await approve_main(request.run_id, "ann", client=env.client)
     outcome = await handle.result()

@@ -1,11 +1,10 @@
 """An attempt ends in one activity and a local one: finish the sandbox, record the result.
 
-``classify_attempt``, ``collect_artifacts`` and ``teardown_sandbox`` always ran back to
-back, each a workflow task and an activity of its own. Merged, the
-collect keeps its phase timing in ``result.json`` and the removal still happens for every
-attempt. ``record_attempt`` touches no container: it runs as a local activity, in the
-workflow task that gets the finish's result. Histories from before replay their separate
-activities (``test_replay``).
+Collecting, removing the container and classifying always run back to back, so they are
+one activity, ``finish_sandbox``: one workflow task and one activity per attempt's end,
+not three. The collect keeps its phase timing in ``result.json`` and the removal happens
+for every attempt. ``record_attempt`` touches no container: it runs as a local activity,
+in the workflow task that gets the finish's result.
 """
 
 from __future__ import annotations
@@ -34,10 +33,9 @@ async def test_an_attempt_ends_in_one_activity_then_records_locally(env: Env) ->
         if e.event_type == EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED
     ]
     assert scheduled[-1] == "finish_sandbox"
-    assert "collect_artifacts" not in scheduled and "teardown_sandbox" not in scheduled
+    assert "teardown_sandbox" not in scheduled  # the finish removes the container
     # The finish classifies too, from the logs it collects: no activity of its own.
-    assert "classify_attempt" not in scheduled
-    assert env.rec.calls.count("classify_attempt") == 2  # once per attempt, in the finish
+    assert env.rec.calls.count("classify") == 2  # once per attempt, in the finish
     # The result is recorded by a local activity: a marker, not an activity of its own.
     assert "record_attempt" not in scheduled
     local = [
@@ -49,7 +47,7 @@ async def test_an_attempt_ends_in_one_activity_then_records_locally(env: Env) ->
     assert len(env.rec.attempts) == 2
 
     assert sorted(env.rec.torn_down) == [("t1", "baseline"), ("t1", "sourcegraph_full")]
-    assert env.rec.calls.count("collect_artifacts") == 2
+    assert env.rec.calls.count("collect") == 2
     for attempt in env.rec.attempts:  # the collect's phase is still timed in result.json
         phases = [t.phase for t in attempt.timings]
         assert phases[-1] == "collect_artifacts", phases

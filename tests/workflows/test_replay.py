@@ -39,9 +39,6 @@ def test_every_workflow_and_its_paths_have_a_recorded_history() -> None:
         "agent_run",
         "agent_run_cancelled",
         "agent_run_host_failover",
-        "agent_run_before_finish",  # patch finish-sandbox: collect, then teardown, apart
-        "agent_run_cancelled_before_finish",
-        "agent_run_host_failover_before_finish",
         "account_pool",
         "account_pool_update_count",  # the pool continuing as new
     }

@@ -91,7 +91,7 @@ class DaytonaSandbox(Sandbox):
         spec, opts = self.spec, self.options
         return CreateSandboxFromImageParams(
             name=spec.name,
-            image=Image.base(spec.image),
+            image=Image.base(self._image_to_start()),
             os_user="root",
             labels=dict(spec.labels),
             resources=Resources(

@@ -108,7 +108,7 @@ class DockerSandbox(Sandbox):
 
     def _run_args(self) -> dict[str, Any]:
         return {
-            "image": self.spec.image,
+            "image": self._image_to_start(),
             "entrypoint": ["sleep", "infinity"],
             "command": [],
             "name": self.spec.name,
@@ -142,7 +142,7 @@ class DockerSandbox(Sandbox):
         )
         try:
             made = api.create_container(**create)
-        except docker.errors.ImageNotFound:  # not here: ``run`` pulls it, as before
+        except docker.errors.ImageNotFound:  # not here: ``run`` pulls it
             return cast(Container, self.client.containers.run(**self._run_args()))
         except docker.errors.APIError as exc:
             if exc.status_code == HTTPStatus.CONFLICT:
