@@ -9,22 +9,15 @@ attempt's whole lifecycle runs against it. It listens on loopback, in a thread o
 own, and records every request (:attr:`DaytonaStandIn.traffic`); tests make it answer
 429/5xx (:meth:`DaytonaStandIn.fail`) or delete a sandbox under an attempt.
 
-Images are built as Daytona builds them: the SDK asks ``/api/object-storage/push-access``
-where to put the files a Dockerfile copies, uploads them to that S3 store (a real S3
-server on loopback, :attr:`DaytonaStandIn.s3_url`) under their content hash, and sends
-the Dockerfile text and those hashes with the create. The stand-in fetches the contexts
-from the store and runs ``docker build`` with no network, once per Dockerfile and
-hashes (:attr:`DaytonaStandIn.builds` counts real builds).
+Images are built as Daytona builds them (:mod:`tests.daytona_standin_builds`).
 """
 
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import io
 import json
 import tarfile
-import tempfile
 import threading
 import time
 import uuid
@@ -35,24 +28,20 @@ from typing import Any
 import docker
 import docker.errors
 from aiohttp import web
-from daytona_api_client.models.create_build_info import CreateBuildInfo
 from daytona_api_client.models.create_sandbox import CreateSandbox
 from daytona_api_client.models.list_sandboxes_response import ListSandboxesResponse
 from daytona_api_client.models.sandbox import Sandbox as SandboxDto
 from daytona_api_client.models.sandbox_list_item import SandboxListItem
 from daytona_api_client.models.sandbox_state import SandboxState
-from daytona_api_client.models.storage_access_dto import StorageAccessDto
 from daytona_api_client.models.toolbox_proxy_url import ToolboxProxyUrl
 from daytona_toolbox_api_client.models.execute_request import ExecuteRequest
 from daytona_toolbox_api_client.models.execute_response import ExecuteResponse
 
-__all__ = ["API_KEY", "BUCKET", "STANDIN_LABEL", "DaytonaStandIn"]
+from tests.daytona_standin_builds import BUCKET, STANDIN_LABEL, ImageBuilds
+
+__all__ = ["API_KEY", "BUCKET", "STANDIN_LABEL", "DaytonaStandIn", "ImageBuilds"]
 
 API_KEY = "standin-key"
-STANDIN_LABEL = "durabench.test.daytona-standin"
-_IMAGE_REPO = "durabench-standin"
-_ORG = "org"
-BUCKET = "daytona-builds"
 
 
 @dataclass
@@ -81,18 +70,18 @@ class DaytonaStandIn:
     creates: int = 0
     """Sandboxes made (containers run): a retry must never make a second one."""
     url: str = ""
-    s3_url: str = ""
-    """The S3 store build contexts go to (https: the SDK's uploader refuses plain HTTP)."""
-    s3_ca: str | None = None
-    """The CA file the stand-in checks the store's certificate with."""
-    builds: int = 0
-    """Images built: the same Dockerfile and contexts must build once."""
+    images: ImageBuilds = field(default_factory=ImageBuilds)
+    """Where build contexts go, and the images built from them."""
     create_requests: list[CreateSandbox] = field(default_factory=list)
     """Every create's body, as the SDK sent it."""
-    _build_lock: threading.Lock = field(default_factory=threading.Lock)
     _boxes: dict[str, _Box] = field(default_factory=dict)
     _faults: list[_Fault] = field(default_factory=list)
     _lock: threading.Lock = field(default_factory=threading.Lock)
+
+    @property
+    def builds(self) -> int:
+        """Images built: the same Dockerfile and contexts must build once."""
+        return self.images.builds
 
     # -- control from tests -------------------------------------------------------------
     def fail(self, method: str, prefix: str, statuses: list[int], after: bool = False) -> None:
@@ -192,62 +181,6 @@ class DaytonaStandIn:
             return SandboxState.DESTROYED
         return SandboxState.STARTED if status == "running" else SandboxState.STOPPED
 
-    def _image(self, info: CreateBuildInfo) -> str:
-        """The image for a build: cached by its Dockerfile and context hashes, else built."""
-        hashes = list(info.context_hashes or [])
-        key = "\0".join([info.dockerfile_content, *hashes])
-        tag = f"{_IMAGE_REPO}:{hashlib.sha256(key.encode()).hexdigest()[:16]}"
-        with self._build_lock:
-            try:
-                self._docker.images.get(tag)
-                return tag
-            except docker.errors.ImageNotFound:
-                pass
-            with tempfile.TemporaryDirectory(prefix="daytona-standin-") as ctx:
-                for digest in hashes:
-                    self._fetch_context(digest, ctx)
-                with open(f"{ctx}/.standin.Dockerfile", "w") as f:
-                    f.write(info.dockerfile_content)
-                self._docker.images.build(
-                    path=ctx,
-                    dockerfile=".standin.Dockerfile",
-                    tag=tag,
-                    rm=True,
-                    forcerm=True,
-                    network_mode="none",
-                    labels={STANDIN_LABEL: self.label},
-                )
-            self.builds += 1
-        return tag
-
-    def _fetch_context(self, digest: str, into: str) -> None:
-        """Unpack the context the SDK uploaded under ``digest`` into ``into``."""
-        import boto3  # the stand-in's own S3 client; moto ships it
-
-        s3 = boto3.client(
-            "s3",
-            endpoint_url=self.s3_url,
-            aws_access_key_id="test",
-            aws_secret_access_key="test",
-            region_name="us-east-1",
-            verify=self.s3_ca,
-        )
-        body = s3.get_object(Bucket=BUCKET, Key=f"{_ORG}/{digest}/context.tar")["Body"].read()
-        with tarfile.open(fileobj=io.BytesIO(body)) as tar:
-            tar.extractall(into, filter="data")
-
-    def push_access(self) -> StorageAccessDto:
-        """Where the SDK uploads build contexts: the loopback S3 store."""
-        return StorageAccessDto(
-            access_key="test",
-            secret="test",
-            session_token="",
-            storage_url=self.s3_url,
-            organization_id=_ORG,
-            bucket=BUCKET,
-            region="us-east-1",
-        )
-
     def create(self, req: CreateSandbox) -> SandboxDto:
         """Build the image its Dockerfile names (cached by content) and run the container."""
         name = req.name or uuid.uuid4().hex
@@ -262,7 +195,7 @@ class DaytonaStandIn:
                 content_type="application/json",
             )
         self.create_requests.append(req)
-        image = self._image(req.build_info)
+        image = self.images.image(self._docker, req.build_info, self.label)
         sid = uuid.uuid4().hex
         net = self.network if (req.network_allow_list and not req.network_block_all) else "none"
         container = f"daytona-standin-{sid[:12]}"
@@ -414,7 +347,7 @@ def _routes(s: DaytonaStandIn) -> list[web.RouteDef]:
         return web.json_response({})
 
     async def push_access(request: web.Request) -> web.Response:
-        return _json(s.push_access())
+        return _json(s.images.push_access())
 
     return [
         web.get("/api/object-storage/push-access", push_access),

@@ -48,7 +48,7 @@ def standin(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DaytonaStandIn
     pytest.importorskip("daytona", reason="the daytona extra is not installed")
     import boto3
 
-    from tests.daytona_standin import API_KEY, BUCKET, DaytonaStandIn
+    from tests.daytona_standin import API_KEY, BUCKET, DaytonaStandIn, ImageBuilds
     from tests.s3_server import s3_tls_server
     from tests.tls_trust import loopback_cert, trust_in_this_thread
 
@@ -65,7 +65,7 @@ def standin(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DaytonaStandIn
             region_name="us-east-1",
             verify=str(ca),
         ).create_bucket(Bucket=BUCKET)
-        server = DaytonaStandIn(s3_url=s3_url, s3_ca=str(ca))
+        server = DaytonaStandIn(images=ImageBuilds(s3_url=s3_url, s3_ca=str(ca)))
         server.start()
         try:
             yield server
