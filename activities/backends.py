@@ -8,10 +8,23 @@ network.
 
 from __future__ import annotations
 
+from pathlib import Path
+
+from durabench.agents.base import CliInstall
+from durabench.errors import ConfigError
+from durabench.models.attempt import PreparedImage
+from durabench.models.task import TaskSpec
 from durabench.sandbox import Sandbox, SandboxSpec, get_backend
+from durabench.sandbox.docker.images import image_tag
 from durabench.settings.values import Settings
 
-__all__ = ["gateway_url_for_sandboxes", "make_sandbox", "remote", "sandbox_limits"]
+__all__ = [
+    "gateway_url_for_sandboxes",
+    "make_sandbox",
+    "remote",
+    "remote_image",
+    "sandbox_limits",
+]
 
 
 def remote(settings: Settings) -> bool:
@@ -65,3 +78,29 @@ def sandbox_limits(settings: Settings) -> str:
         f"auto-stop after {opts.auto_stop_min} min idle, auto-delete {opts.auto_delete_min} "
         "min after stopping"
     )
+
+
+def remote_image(
+    settings: Settings, task: TaskSpec, dockerfile: str, install: CliInstall | None
+) -> PreparedImage:
+    """The image of a remote sandbox: its Dockerfile build, named without a Docker daemon.
+
+    The service builds it (and caches it by content) when the sandbox is created; the
+    content hash that tags local task images names it here, so a result still names
+    the content it ran.
+
+    Raises:
+        ConfigError: the agent's CLI would be installed into the image, which is built
+            on this host's daemon only.
+    """
+    if install is not None:
+        raise ConfigError(
+            f"agent CLI {install.binary} is installed into task images on the worker's "
+            "Docker daemon, which a remote sandbox cannot use; run this agent with "
+            "--sandbox docker, or use a task Dockerfile that installs the CLI itself"
+        )
+    from durabench.sandbox.daytona.images import build_ref
+
+    tag = image_tag(task, dockerfile, settings.base_image)
+    ref = build_ref(Path(task.task_dir) / "environment", dockerfile, settings.base_image, tag)
+    return PreparedImage(image=ref, dockerfile=dockerfile, task_image_id=tag, agent_image_id=tag)

@@ -22,7 +22,7 @@ import docker
 from temporalio import activity
 from temporalio.exceptions import ApplicationError, ApplicationErrorCategory
 
-from activities.backends import gateway_url_for_sandboxes, make_sandbox, remote
+from activities.backends import gateway_url_for_sandboxes, make_sandbox, remote, remote_image
 from activities.boundary import KnownSecrets, scrubbed
 from activities.heartbeat import heartbeating
 from durabench.attempt import (
@@ -233,6 +233,8 @@ class SandboxActivities:
         dockerfile = dockerfile_for(setup.config, task)
         build_log = self._attempt_dir(ref) / "build.log"
         install = setup.agent.install_spec()
+        if remote(self.settings):  # the service builds it; no local daemon needed
+            return remote_image(self.settings, task, dockerfile, install)
         async with heartbeating(f"building {task.task_id} {dockerfile}"):
             task_image = await asyncio.to_thread(
                 ensure_image, self.client, task, dockerfile, self.settings.base_image, build_log

@@ -8,12 +8,13 @@ what the SDK sends and reads. Each "sandbox" is a local Docker container: no net
 attempt's whole lifecycle runs against it. It listens on loopback, in a thread of its
 own, and records every request (:attr:`DaytonaStandIn.traffic`); tests make it answer
 429/5xx (:meth:`DaytonaStandIn.fail`) or delete a sandbox under an attempt.
+
+Images are built as Daytona builds them (:mod:`tests.daytona_standin_builds`).
 """
 
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import io
 import json
 import tarfile
@@ -36,11 +37,11 @@ from daytona_api_client.models.toolbox_proxy_url import ToolboxProxyUrl
 from daytona_toolbox_api_client.models.execute_request import ExecuteRequest
 from daytona_toolbox_api_client.models.execute_response import ExecuteResponse
 
-__all__ = ["API_KEY", "STANDIN_LABEL", "DaytonaStandIn"]
+from tests.daytona_standin_builds import BUCKET, STANDIN_LABEL, ImageBuilds
+
+__all__ = ["API_KEY", "BUCKET", "STANDIN_LABEL", "DaytonaStandIn", "ImageBuilds"]
 
 API_KEY = "standin-key"
-STANDIN_LABEL = "durabench.test.daytona-standin"
-_IMAGE_REPO = "durabench-standin"
 
 
 @dataclass
@@ -69,9 +70,18 @@ class DaytonaStandIn:
     creates: int = 0
     """Sandboxes made (containers run): a retry must never make a second one."""
     url: str = ""
+    images: ImageBuilds = field(default_factory=ImageBuilds)
+    """Where build contexts go, and the images built from them."""
+    create_requests: list[CreateSandbox] = field(default_factory=list)
+    """Every create's body, as the SDK sent it."""
     _boxes: dict[str, _Box] = field(default_factory=dict)
     _faults: list[_Fault] = field(default_factory=list)
     _lock: threading.Lock = field(default_factory=threading.Lock)
+
+    @property
+    def builds(self) -> int:
+        """Images built: the same Dockerfile and contexts must build once."""
+        return self.images.builds
 
     # -- control from tests -------------------------------------------------------------
     def fail(self, method: str, prefix: str, statuses: list[int], after: bool = False) -> None:
@@ -171,14 +181,6 @@ class DaytonaStandIn:
             return SandboxState.DESTROYED
         return SandboxState.STARTED if status == "running" else SandboxState.STOPPED
 
-    def _image(self, dockerfile: str) -> str:
-        tag = f"{_IMAGE_REPO}:{hashlib.sha256(dockerfile.encode()).hexdigest()[:16]}"
-        try:
-            self._docker.images.get(tag)
-        except docker.errors.ImageNotFound:
-            self._docker.images.build(fileobj=io.BytesIO(dockerfile.encode()), tag=tag, rm=True)
-        return tag
-
     def create(self, req: CreateSandbox) -> SandboxDto:
         """Build the image its Dockerfile names (cached by content) and run the container."""
         name = req.name or uuid.uuid4().hex
@@ -192,7 +194,8 @@ class DaytonaStandIn:
                 text=json.dumps({"message": "stand-in builds images only", "statusCode": 400}),
                 content_type="application/json",
             )
-        image = self._image(req.build_info.dockerfile_content)
+        self.create_requests.append(req)
+        image = self.images.image(self._docker, req.build_info, self.label)
         sid = uuid.uuid4().hex
         net = self.network if (req.network_allow_list and not req.network_block_all) else "none"
         container = f"daytona-standin-{sid[:12]}"
@@ -343,7 +346,11 @@ def _routes(s: DaytonaStandIn) -> list[web.RouteDef]:
         await asyncio.to_thread(s.upload, box, files)
         return web.json_response({})
 
+    async def push_access(request: web.Request) -> web.Response:
+        return _json(s.images.push_access())
+
     return [
+        web.get("/api/object-storage/push-access", push_access),
         web.post("/api/sandbox", create),
         web.get("/api/sandbox", listing),
         web.get("/api/sandbox/{idOrName}", get),

@@ -12,13 +12,23 @@ from __future__ import annotations
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
+from pathlib import Path
+from threading import Thread
 
 import pytest
-from moto.server import ThreadedMotoServer
+from moto.server import DomainDispatcherApplication, ThreadedMotoServer, create_backend_app
+from werkzeug.serving import make_server
 
 from durabench.results.store import ObjectStore
 
-__all__ = ["new_bucket", "s3_endpoint_fixture", "s3_env", "s3_server", "s3_url_fixture"]
+__all__ = [
+    "new_bucket",
+    "s3_endpoint_fixture",
+    "s3_env",
+    "s3_server",
+    "s3_tls_server",
+    "s3_url_fixture",
+]
 
 
 @contextmanager
@@ -31,6 +41,20 @@ def s3_server() -> Iterator[str]:
         yield f"http://{host}:{port}"
     finally:
         server.stop()
+
+
+@contextmanager
+def s3_tls_server(cert: Path, key: Path) -> Iterator[str]:
+    """The same server over TLS with ``cert`` (for clients that refuse plain HTTP); its URL."""
+    app = DomainDispatcherApplication(create_backend_app)
+    server = make_server("127.0.0.1", 0, app, threaded=True, ssl_context=(str(cert), str(key)))
+    thread = Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"https://127.0.0.1:{server.server_port}"
+    finally:
+        server.shutdown()
+        thread.join(30)
 
 
 def s3_env(monkeypatch: pytest.MonkeyPatch, endpoint: str) -> dict[str, str]:

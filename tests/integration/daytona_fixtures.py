@@ -39,17 +39,36 @@ def daytona_options_for(standin: DaytonaStandIn) -> DaytonaOptions:
 
 
 @pytest.fixture(scope="session")
-def standin() -> Iterator[DaytonaStandIn]:
-    """One stand-in per session, its key in the environment the SDK reads."""
-    pytest.importorskip("daytona", reason="the daytona extra is not installed")
-    from tests.daytona_standin import API_KEY, DaytonaStandIn
+def standin(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DaytonaStandIn]:
+    """One stand-in per session, its key in the environment the SDK reads.
 
+    Its build contexts go to a moto S3 server over TLS on loopback, whose test CA this
+    thread trusts (:mod:`tests.tls_trust`): the SDK's uploader accepts nothing less.
+    """
+    pytest.importorskip("daytona", reason="the daytona extra is not installed")
+    import boto3
+
+    from tests.daytona_standin import API_KEY, BUCKET, DaytonaStandIn, ImageBuilds
+    from tests.s3_server import s3_tls_server
+    from tests.tls_trust import loopback_cert, trust_in_this_thread
+
+    ca, cert, key = loopback_cert(tmp_path_factory.mktemp("daytona-tls"))
+    trust_in_this_thread(ca)
     mp = pytest.MonkeyPatch()
     mp.setenv("DAYTONA_API_KEY", API_KEY)
-    server = DaytonaStandIn()
-    server.start()
-    try:
-        yield server
-    finally:
-        server.stop()
-        mp.undo()
+    with s3_tls_server(cert, key) as s3_url:
+        boto3.client(
+            "s3",
+            endpoint_url=s3_url,
+            aws_access_key_id="test",
+            aws_secret_access_key="test",
+            region_name="us-east-1",
+            verify=str(ca),
+        ).create_bucket(Bucket=BUCKET)
+        server = DaytonaStandIn(images=ImageBuilds(s3_url=s3_url, s3_ca=str(ca)))
+        server.start()
+        try:
+            yield server
+        finally:
+            server.stop()
+            mp.undo()

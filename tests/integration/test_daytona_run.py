@@ -25,6 +25,7 @@ async def test_paired_oracle_run_on_daytona(
     monkeypatch.setenv("DAYTONA_API_URL", standin.url)  # type: ignore[attr-defined]
     monkeypatch.setenv("DURABENCH_DAYTONA_BACKOFF_SEC", "0.05")
     before = standin.creates  # type: ignore[attr-defined]
+    builds, sent = standin.builds, len(standin.create_requests)  # type: ignore[attr-defined]
     request = RunRequest(
         run_id=f"it-{uuid.uuid4().hex[:8]}",
         suite="pytorch",
@@ -40,5 +41,10 @@ async def test_paired_oracle_run_on_daytona(
         assert (attempt.exit_class, attempt.reward) == ("completed", 1.0), attempt
     assert standin.creates - before == len(result.attempts)  # type: ignore[attr-defined]
     assert standin.containers() == []  # type: ignore[attr-defined]
+    infos = [r.build_info for r in standin.create_requests[sent:]]  # type: ignore[attr-defined]
+    assert all(i.context_hashes and "durabench-task/" not in i.dockerfile_content for i in infos)
+    distinct = {(i.dockerfile_content, tuple(i.context_hashes)) for i in infos}
+    assert len(distinct) < len(infos)  # the two lanes of a task share its build
+    assert standin.builds - builds <= len(distinct)  # type: ignore[attr-defined]
     assert containers_of(request.run_id) == []  # nothing ran on the local backend
     record_endpoints(standin, ENDPOINTS_FILE)

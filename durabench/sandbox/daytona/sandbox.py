@@ -1,7 +1,7 @@
 """The Daytona backend: one Daytona sandbox per attempt, through the official async SDK.
 
-The sandbox is made from the task image as a one-line Dockerfile (``FROM <image>``, the
-SDK's :class:`~daytona.Image` builder; Daytona caches what it builds by content), named
+The sandbox is made from the task's Dockerfile through the SDK's image builder
+(:mod:`.images`; Daytona caches what it builds by content), or from a plain image name, named
 after the attempt so starting again finds it (re-attach), labelled for the sweep, with
 CPU, memory and disk limits and Daytona's auto-stop and auto-delete intervals, so a
 sandbox whose worker is lost stops paying soon and is gone later. Its toolbox user is
@@ -40,6 +40,7 @@ from durabench.sandbox.daytona.client import (
     call,
     client_for,
 )
+from durabench.sandbox.daytona.images import image_for
 from durabench.sandbox.daytona.scripts import (
     MISSING,
     TOO_LARGE,
@@ -63,6 +64,12 @@ _ENDED = {"stopped", "error", "build_failed"}
 def _state(sb: AsyncSandbox) -> str:
     """Its state's wire value (the SDK's sync and async enums are different classes)."""
     return str(getattr(sb.state, "value", sb.state) or "")
+
+
+def _image(ref: str) -> Image:
+    """The SDK image for a spec's image: a Dockerfile build, or ``FROM`` a name."""
+    image = image_for(ref)
+    return Image.base(image) if isinstance(image, str) else image
 
 
 def _gone(name: str) -> SandboxError:
@@ -91,7 +98,7 @@ class DaytonaSandbox(Sandbox):
         spec, opts = self.spec, self.options
         return CreateSandboxFromImageParams(
             name=spec.name,
-            image=Image.base(self._image_to_start()),
+            image=_image(self._image_to_start()),
             os_user="root",
             labels=dict(spec.labels),
             resources=Resources(

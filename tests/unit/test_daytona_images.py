@@ -1,0 +1,60 @@
+"""What a Daytona sandbox is built from: the task's Dockerfile, made self-contained."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from activities.backends import remote_image
+from durabench.agents.base import CliInstall
+from durabench.errors import ConfigError
+from durabench.settings.values import Settings
+from durabench.tasks import load_suite
+
+images = pytest.importorskip("durabench.sandbox.daytona.images")
+
+
+def _env(tmp_path: Path, dockerfile: str) -> Path:
+    env = tmp_path / "environment"
+    (env / "src").mkdir(parents=True)
+    (env / "src" / "a.py").write_text("x = 1\n")
+    (env / "Dockerfile").write_text(dockerfile)
+    return env
+
+
+def test_the_base_image_argument_gets_the_workers_base(tmp_path: Path) -> None:
+    """Daytona builds take no build arguments: the default carries the base image."""
+    env = _env(tmp_path, "ARG BASE_IMAGE=python:3.12-slim\nFROM ${BASE_IMAGE}\nCOPY src/ /w/\n")
+    image = images.image_for(images.build_ref(env, "Dockerfile", "reg.example/base:1", "t:1"))
+    text = image.dockerfile()
+    assert text.startswith("ARG BASE_IMAGE=reg.example/base:1\nFROM ${BASE_IMAGE}")
+    assert "python:3.12-slim" not in text
+
+
+def test_a_copy_from_outside_the_environment_is_refused(tmp_path: Path) -> None:
+    """A task's Dockerfile must not send the worker's own files to Daytona."""
+    (tmp_path / "secret.txt").write_text("no")
+    env = _env(tmp_path, "FROM base\nCOPY ../secret.txt /s\n")
+    with pytest.raises(ConfigError, match="only files under its own directory"):
+        images.image_for(images.build_ref(env, "Dockerfile", "base", "t:1"))
+
+
+def test_a_plain_image_name_stays_a_name() -> None:
+    assert images.image_for("python:3.12-slim") == "python:3.12-slim"
+
+
+def test_an_agent_cli_install_is_refused_with_the_fix(tmp_path: Path) -> None:
+    """That layer is built on a local daemon, which a remote sandbox cannot use."""
+    task = load_suite("pytorch")[0]
+    install = CliInstall(binary="claude", packages=("@anthropic-ai/claude-code@1",))
+    with pytest.raises(ConfigError, match="--sandbox docker"):
+        remote_image(Settings(home=tmp_path, sandbox="daytona"), task, "Dockerfile", install)
+
+
+def test_the_reference_names_the_content_without_docker(tmp_path: Path) -> None:
+    task = load_suite("pytorch")[0]
+    prepared = remote_image(Settings(home=tmp_path, sandbox="daytona"), task, "Dockerfile", None)
+    assert prepared.image.startswith(images.BUILD_SCHEME)
+    assert prepared.task_image_id.startswith("durabench-task/")
+    assert prepared.task_image_id in prepared.image
