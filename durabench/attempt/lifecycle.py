@@ -35,7 +35,7 @@ from durabench.agents.dialects import transcript_facts
 from durabench.atomic import atomic_write
 from durabench.attempt.kept import AgentLogs, keep_files, keep_trajectory, tail_of
 from durabench.attempt.limits import AttemptLimits
-from durabench.attempt.resisted import as_resisted, record_resisted, resisted
+from durabench.attempt.resisted import as_resisted, resisted, stop_agent
 from durabench.attempt.setup import AttemptSetup
 from durabench.attempt.verification import Verification
 from durabench.attempt.workspace_diff import diff_snapshots
@@ -54,7 +54,7 @@ from durabench.models.attempt import (
 from durabench.models.task import TEXT_CATEGORY
 from durabench.models.verdict import ClassifyInput, MeteredUsage, Verdict
 from durabench.sandbox import Sandbox
-from durabench.sandbox.detached import REAP_SCRIPT, run_step, wrap_step
+from durabench.sandbox.detached import run_step, wrap_step
 from durabench.sandbox.tarball import pack, unpack
 from durabench.settings.paths import FINAL_MESSAGE
 from durabench.settings.secrets import scrub_text
@@ -72,8 +72,6 @@ _STDERR_BYTES = 64 << 10
 """Bytes of stderr read to find those last words."""
 _DURABENCH_LOG = re.compile(r"(stdout\.txt|stderr\.txt|trajectory\.json|step-[^/]*)(/|$)")
 """Names of the files durabench writes beside the agent's own logs on the host."""
-_EXEC_REFUSED = (126, 127)
-"""``docker exec``'s exit codes when the runtime could not start the command."""
 _VERSION_TIMEOUT_S = 60.0
 """How long ``<cli> --version`` may take (a Node.js CLI starts in a second or two)."""
 
@@ -266,30 +264,21 @@ class Attempt:
         )
 
     async def _stop_agent(self) -> None:
-        """Kill every process the agent left (``setsid`` children, daemons).
-
-        Before anything reads its work: nothing of the agent runs while its diff is taken
-        or its tests run. Processes that resist (they hold every process slot, so not even
-        ``docker exec`` starts, or outrun the reaper's rounds) are stopped from outside:
-        the sandbox restarts, its files and ``/logs`` carried over. The worker writes that
-        down on the host, out of the agent's reach: the attempt is the agent's error.
+        """Kill what the agent left before anything reads its work (:func:`stop_agent`).
 
         Raises:
             SandboxError: the backend failed (the harness's, not the agent's).
         """
-        if await self.sandbox.others_running() == 0:
-            return  # nothing runs but the sandbox's own, as the backend counts: no reaper
-        if await self.sandbox.process_slots_left() == 0:
-            why = "they held every process slot of the sandbox, as Docker counted them"
-        else:
-            done = await self.sandbox.exec(["sh", "-c", REAP_SCRIPT], user="0")
-            if done.exit_code == 0:
-                return
-            said = scrub_text((done.stderr or done.stdout).strip(), self.secrets)[-200:]
-            why = f"the reaper {'could not start' if done.exit_code in _EXEC_REFUSED else 'failed'}"
-            why += f" (exit {done.exit_code}{': ' + said if said else ''})"
-        await asyncio.to_thread(record_resisted, self.store, why)
-        await self.sandbox.restart()
+        await stop_agent(self.sandbox, self.store, self.secrets)
+
+    async def _stop_submission(self) -> None:
+        """:meth:`_stop_agent` after the build or the tests ran the submission as root.
+
+        Raises:
+            SandboxError: the sandbox stopped by itself (the submission's doing, which the
+                verification judges), or the backend failed.
+        """
+        await stop_agent(self.sandbox, self.store, self.secrets, stopped_is_error=True)
 
     async def _root(self, script: str, what: str = "preparing the sandbox") -> None:
         done = await self.sandbox.exec(["sh", "-c", script], user="0")
@@ -340,7 +329,7 @@ class Attempt:
             self.paths,
             self.ref.task.verifier_timeout_sec,
             root=self._root,
-            stop_agent=self._stop_agent,
+            stop_agent=self._stop_submission,
             task_files=self._task_files,
         ).run()
 

@@ -10,12 +10,21 @@ free retry.
 
 from __future__ import annotations
 
+import asyncio
+from collections.abc import Sequence
 from pathlib import Path
 
 from durabench.atomic import atomic_write
+from durabench.errors import SandboxError
 from durabench.models.verdict import Verdict
+from durabench.sandbox import Sandbox
+from durabench.sandbox.detached import REAP_SCRIPT
+from durabench.settings.secrets import scrub_text
 
-__all__ = ["RESISTED", "as_resisted", "record_resisted", "resisted"]
+__all__ = ["RESISTED", "as_resisted", "record_resisted", "resisted", "stop_agent"]
+
+_EXEC_REFUSED = (126, 127)
+"""``docker exec``'s exit codes when the runtime could not start the command."""
 
 RESISTED = "agent_resisted.txt"
 """In the attempt's directory: why the worker had to restart the sandbox to stop it."""
@@ -49,3 +58,40 @@ def as_resisted(verdict: Verdict, why: str) -> Verdict:
             "cap_resets_at": None,
         }
     )
+
+
+async def stop_agent(
+    sandbox: Sandbox, store: Path, secrets: Sequence[str], *, stopped_is_error: bool = False
+) -> None:
+    """Kill every process the agent left (``setsid`` children, daemons).
+
+    Before anything reads its work: nothing of the agent runs while its diff is taken or
+    its tests run. Processes that resist (they hold every process slot, so not even
+    ``docker exec`` starts, or outrun the reaper's rounds) are stopped from outside: the
+    sandbox restarts, its files and ``/logs`` carried over. The worker writes that down
+    on the host, out of the agent's reach: the attempt is the agent's error.
+
+    ``stopped_is_error``: after the build or the tests ran the submission as root, a
+    sandbox that stopped by itself refuses the reaper's exec too; that is the submission's
+    doing, judged by the verification (0.0), not an agent that resisted the stop.
+
+    Raises:
+        SandboxError: the backend failed (the harness's, not the agent's), or, with
+            ``stopped_is_error``, the sandbox stopped by itself.
+    """
+    if await sandbox.others_running() == 0:
+        return  # nothing runs but the sandbox's own, as the backend counts: no reaper
+    if await sandbox.process_slots_left() == 0:
+        why = "they held every process slot of the sandbox, as Docker counted them"
+    else:
+        done = await sandbox.exec(["sh", "-c", REAP_SCRIPT], user="0")
+        if done.exit_code == 0:
+            return
+        refused = done.exit_code in _EXEC_REFUSED
+        if refused and stopped_is_error and await sandbox.stopped_by_itself():
+            raise SandboxError(f"{sandbox.spec.name} stopped before the reaper ran")
+        said = scrub_text((done.stderr or done.stdout).strip(), secrets)[-200:]
+        why = f"the reaper {'could not start' if refused else 'failed'}"
+        why += f" (exit {done.exit_code}{': ' + said if said else ''})"
+    await asyncio.to_thread(record_resisted, store, why)
+    await sandbox.restart()

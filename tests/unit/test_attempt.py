@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from durabench.attempt import Attempt, AttemptSetup, parse_reward, remove_sandbox
-from durabench.attempt.resisted import RESISTED
+from durabench.attempt.resisted import RESISTED, resisted
 from durabench.errors import NON_RETRYABLE, AgentLost, RewardParseError, SandboxError
 from durabench.models.agent import AgentSpec
 from durabench.models.attempt import AttemptRef, ClassifyAttemptInput
@@ -490,3 +490,32 @@ def test_collect_writes_a_replay_of_no_session_as_its_commands(tmp_path: Path) -
     (ran,) = doc["steps"]
     assert ran["tool_calls"][0]["arguments"] == {"command": "exit 3"}
     assert ran["observation"]["results"][0]["content"].endswith("[exit code 3]")
+
+
+def _stops_itself_in_the_tests(sb: MemorySandbox, call: Call) -> ExecResult | None:
+    """The submission, imported by the tests, kills what keeps the sandbox alive: the
+    reaper's exec that follows is refused by the runtime (exit 126), as Docker refuses an
+    exec into a container whose init died between the exec's create and its start."""
+    if "/tests/test.sh" in call.cmd[-1]:
+        sb.gone = "exited 137, its keeper killed"  # type: ignore[attr-defined]
+    if call.cmd[-1] == REAP_SCRIPT and getattr(sb, "gone", None):
+        return ExecResult(
+            exit_code=126, stdout="", stderr="OCI runtime exec failed", timed_out=False
+        )
+    _verifier(b"1.0")(sb, call)  # type: ignore[operator]
+    return None
+
+
+def test_a_sandbox_stopped_by_the_tests_scores_zero_and_is_no_resisting_agent(
+    tmp_path: Path,
+) -> None:
+    sb = MemorySandbox(handler=_stops_itself_in_the_tests)
+
+    async def stopped() -> str | None:
+        return getattr(sb, "gone", None)
+
+    sb.stopped_by_itself = stopped  # type: ignore[method-assign]
+    attempt = _attempt(tmp_path, sb)
+    out = asyncio.run(attempt.verify())
+    assert out.reward == 0.0 and "stopped while the tests ran" in out.failure
+    assert sb.restarted == 0 and not resisted(attempt.store)  # not the agent resisting a stop
