@@ -9,6 +9,12 @@ the files the Dockerfile copies to Daytona's object storage under their content 
 (skipped when already there), and Daytona keys its built snapshot on the Dockerfile text
 and those hashes: the same task, variant and base image build once and every later
 attempt starts from the cached snapshot.
+
+An agent CLI durabench installs (claude-code, codex-cli, gemini-cli) is the worker's
+npm-installed tools directory, added onto the task's Dockerfile with
+:meth:`~daytona.Image.add_local_dir` as the local agent layer copies it: uploaded once
+under its content hash and built into Daytona's snapshot with the task, so the pair
+builds once.
 """
 
 from __future__ import annotations
@@ -19,6 +25,7 @@ from pathlib import Path
 from daytona import Image
 
 from durabench.errors import ConfigError
+from durabench.sandbox.docker.agent_images import tools_path
 
 __all__ = ["BUILD_SCHEME", "build_ref", "image_for"]
 
@@ -27,13 +34,16 @@ BUILD_SCHEME = "dockerfile:"
 _ARG = re.compile(r"^[ \t]*ARG[ \t]+BASE_IMAGE([ \t]*=[^\n]*)?$", re.MULTILINE | re.IGNORECASE)
 
 
-def build_ref(env_dir: Path, dockerfile: str, base_image: str, content_tag: str) -> str:
-    """The reference a Daytona sandbox is built from: ``dockerfile:PATH|BASE|TAG``.
+def build_ref(
+    env_dir: Path, dockerfile: str, base_image: str, content_tag: str, tools: Path | None = None
+) -> str:
+    """The reference a Daytona sandbox is built from: ``dockerfile:PATH|BASE|TAG|TOOLS``.
 
     ``content_tag`` (the local task image's tag, a hash of ``environment/``) is carried so
     a result names the content it ran, and so a changed task is a different reference.
+    ``tools`` is the worker's installed agent CLI directory to add, if any.
     """
-    return f"{BUILD_SCHEME}{env_dir / dockerfile}|{base_image}|{content_tag}"
+    return f"{BUILD_SCHEME}{env_dir / dockerfile}|{base_image}|{content_tag}|{tools or ''}"
 
 
 def image_for(ref: str) -> Image | str:
@@ -49,7 +59,7 @@ def image_for(ref: str) -> Image | str:
     """
     if not ref.startswith(BUILD_SCHEME):
         return ref
-    path, base, _ = ref.removeprefix(BUILD_SCHEME).rsplit("|", 2)
+    path, base, _, tools = ref.removeprefix(BUILD_SCHEME).rsplit("|", 3)
     try:
         image = Image.from_dockerfile(path, strict_context=True)
     except Exception as exc:  # the SDK's validation errors: not found, outside context
@@ -61,6 +71,13 @@ def image_for(ref: str) -> Image | str:
     fixed = _ARG.sub(f"ARG BASE_IMAGE={base}", text)
     if fixed == text:
         fixed = f"ARG BASE_IMAGE={base}\n{text}"
+    if not fixed.endswith("\n"):
+        fixed += "\n"  # what is appended below starts a line
     # The SDK has no public setter for the text; its context list stays as it parsed it.
     image._dockerfile = fixed
+    if tools:
+        modules = tools_path(Path(tools))
+        image.add_local_dir(Path(tools) / "node_modules", modules)
+        # Not Image.env: it quotes the value, and Docker expands no $PATH in quotes.
+        image._dockerfile += f"ENV PATH={modules}/.bin:$PATH\n"
     return image
