@@ -94,9 +94,9 @@ def remote_image(
     The service builds it (and caches it by content) when the sandbox is created; the
     content hash that tags local task images names it here, so a result still names
     the content it ran. An agent CLI durabench installs is npm-installed on this host
-    (once, as for local images) and added as a layer by the service; with no daemon to
-    look inside the task image first, it is added even where the image has the CLI.
-    Blocking (npm).
+    (once, as for local images) and added as a layer by the service: first on PATH when
+    its version is pinned, else after the image's own PATH, so an image's own CLI runs
+    where it has one, as on local images. Blocking (npm).
 
     Raises:
         ConfigError: this host cannot install CLIs for Daytona's machines (linux/amd64).
@@ -119,6 +119,6 @@ def remote_image(
             "on linux/amd64, or use a task Dockerfile that installs the CLI itself"
         )
     tools = ensure_tools(install, settings.agent_tools_dir, build_log)
-    ref = build_ref(env_dir, dockerfile, settings.base_image, tag, tools)
+    ref = build_ref(env_dir, dockerfile, settings.base_image, tag, tools, install.pinned)
     agent = agent_image_tag(tag, install)
     return PreparedImage(image=ref, dockerfile=dockerfile, task_image_id=tag, agent_image_id=agent)

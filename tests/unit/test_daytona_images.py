@@ -53,10 +53,17 @@ def installed(home: Path, install: CliInstall) -> Path:
     return tools
 
 
-def test_an_agent_cli_is_added_onto_the_task_dockerfile(tmp_path: Path) -> None:
-    """The worker's installed tools go in as a local-dir layer, first on PATH."""
+@pytest.mark.parametrize(
+    ("pinned", "path"), [(False, "$PATH:{bin}"), (True, "{bin}:$PATH")], ids=["own", "pinned"]
+)
+def test_an_agent_cli_is_added_onto_the_task_dockerfile(
+    tmp_path: Path, pinned: bool, path: str
+) -> None:
+    """The worker's installed tools go in as a local-dir layer: first on PATH when the
+    version is pinned, else last, so a task image's own CLI runs where it has one."""
     task = load_suite("pytorch")[0]
-    install = CliInstall(binary="claude", packages=("@anthropic-ai/claude-code@1",))
+    packages = ("@anthropic-ai/claude-code@1",)
+    install = CliInstall(binary="claude", packages=packages, pinned=pinned)
     settings = Settings(home=tmp_path, sandbox="daytona")
     tools = installed(settings.home, install)
     prepared = remote_image(settings, task, "Dockerfile", install, tmp_path / "build.log")
@@ -64,7 +71,7 @@ def test_an_agent_cli_is_added_onto_the_task_dockerfile(tmp_path: Path) -> None:
     text = images.image_for(prepared.image).dockerfile()
     modules = f"/opt/durabench/tools/{tools.name}/node_modules"
     assert f'"{modules}"]\n' in text and "COPY tinytensor/" in text, text
-    assert text.endswith(f"ENV PATH={modules}/.bin:$PATH\n"), text
+    assert text.endswith(f"ENV PATH={path.format(bin=modules + '/.bin')}\n"), text
 
 
 def test_the_reference_names_the_content_without_docker(tmp_path: Path) -> None:

@@ -14,7 +14,9 @@ An agent CLI durabench installs (claude-code, codex-cli, gemini-cli) is the work
 npm-installed tools directory, added onto the task's Dockerfile with
 :meth:`~daytona.Image.add_local_dir` as the local agent layer copies it: uploaded once
 under its content hash and built into Daytona's snapshot with the task, so the pair
-builds once.
+builds once. With no daemon to look inside the task image first, the layer is always
+added; a pinned version goes first on PATH, else last, so a task image's own CLI still
+runs where it has one, as on local images.
 """
 
 from __future__ import annotations
@@ -35,15 +37,22 @@ _ARG = re.compile(r"^[ \t]*ARG[ \t]+BASE_IMAGE([ \t]*=[^\n]*)?$", re.MULTILINE |
 
 
 def build_ref(
-    env_dir: Path, dockerfile: str, base_image: str, content_tag: str, tools: Path | None = None
+    env_dir: Path,
+    dockerfile: str,
+    base_image: str,
+    content_tag: str,
+    tools: Path | None = None,
+    tools_first: bool = False,
 ) -> str:
     """The reference a Daytona sandbox is built from: ``dockerfile:PATH|BASE|TAG|TOOLS``.
 
     ``content_tag`` (the local task image's tag, a hash of ``environment/``) is carried so
     a result names the content it ran, and so a changed task is a different reference.
-    ``tools`` is the worker's installed agent CLI directory to add, if any.
+    ``tools`` is the worker's installed agent CLI directory to add, if any, first on PATH
+    when ``tools_first`` (a pinned version), else last.
     """
-    return f"{BUILD_SCHEME}{env_dir / dockerfile}|{base_image}|{content_tag}|{tools or ''}"
+    added = f"{'first' if tools_first else 'last'}:{tools}" if tools else ""
+    return f"{BUILD_SCHEME}{env_dir / dockerfile}|{base_image}|{content_tag}|{added}"
 
 
 def image_for(ref: str) -> Image | str:
@@ -76,8 +85,10 @@ def image_for(ref: str) -> Image | str:
     # The SDK has no public setter for the text; its context list stays as it parsed it.
     image._dockerfile = fixed
     if tools:
-        modules = tools_path(Path(tools))
-        image.add_local_dir(Path(tools) / "node_modules", modules)
+        where, _, tools_dir = tools.partition(":")
+        modules = tools_path(Path(tools_dir))
+        image.add_local_dir(Path(tools_dir) / "node_modules", modules)
+        path = f"{modules}/.bin:$PATH" if where == "first" else f"$PATH:{modules}/.bin"
         # Not Image.env: it quotes the value, and Docker expands no $PATH in quotes.
-        image._dockerfile += f"ENV PATH={modules}/.bin:$PATH\n"
+        image._dockerfile += f"ENV PATH={path}\n"
     return image
