@@ -8,6 +8,7 @@ network.
 
 from __future__ import annotations
 
+import platform
 from pathlib import Path
 
 from durabench.agents.base import CliInstall
@@ -15,6 +16,7 @@ from durabench.errors import ConfigError
 from durabench.models.attempt import PreparedImage
 from durabench.models.task import TaskSpec
 from durabench.sandbox import Sandbox, SandboxSpec, get_backend
+from durabench.sandbox.docker.agent_images import agent_image_tag, ensure_tools
 from durabench.sandbox.docker.images import image_tag
 from durabench.settings.values import Settings
 
@@ -81,26 +83,42 @@ def sandbox_limits(settings: Settings) -> str:
 
 
 def remote_image(
-    settings: Settings, task: TaskSpec, dockerfile: str, install: CliInstall | None
+    settings: Settings,
+    task: TaskSpec,
+    dockerfile: str,
+    install: CliInstall | None,
+    build_log: Path,
 ) -> PreparedImage:
     """The image of a remote sandbox: its Dockerfile build, named without a Docker daemon.
 
     The service builds it (and caches it by content) when the sandbox is created; the
     content hash that tags local task images names it here, so a result still names
-    the content it ran.
+    the content it ran. An agent CLI durabench installs is npm-installed on this host
+    (once, as for local images) and added as a layer by the service: first on PATH when
+    its version is pinned, else after the image's own PATH, so an image's own CLI runs
+    where it has one, as on local images. Blocking (npm).
 
     Raises:
-        ConfigError: the agent's CLI would be installed into the image, which is built
-            on this host's daemon only.
+        ConfigError: this host cannot install CLIs for Daytona's machines (linux/amd64).
+        ImageBuildError: the npm install failed.
     """
-    if install is not None:
-        raise ConfigError(
-            f"agent CLI {install.binary} is installed into task images on the worker's "
-            "Docker daemon, which a remote sandbox cannot use; run this agent with "
-            "--sandbox docker, or use a task Dockerfile that installs the CLI itself"
-        )
     from durabench.sandbox.daytona.images import build_ref
 
     tag = image_tag(task, dockerfile, settings.base_image)
-    ref = build_ref(Path(task.task_dir) / "environment", dockerfile, settings.base_image, tag)
-    return PreparedImage(image=ref, dockerfile=dockerfile, task_image_id=tag, agent_image_id=tag)
+    env_dir = Path(task.task_dir) / "environment"
+    if install is None:
+        ref = build_ref(env_dir, dockerfile, settings.base_image, tag)
+        return PreparedImage(
+            image=ref, dockerfile=dockerfile, task_image_id=tag, agent_image_id=tag
+        )
+    host = (platform.system(), platform.machine().lower())
+    if host[0] != "Linux" or host[1] not in ("x86_64", "amd64"):
+        raise ConfigError(
+            f"agent CLI {install.binary} is installed by npm on the worker for Daytona's "
+            f"linux/amd64 sandboxes, and this worker is {host[0]}/{host[1]}; run the worker "
+            "on linux/amd64, or use a task Dockerfile that installs the CLI itself"
+        )
+    tools = ensure_tools(install, settings.agent_tools_dir, build_log)
+    ref = build_ref(env_dir, dockerfile, settings.base_image, tag, tools, install.pinned)
+    agent = agent_image_tag(tag, install)
+    return PreparedImage(image=ref, dockerfile=dockerfile, task_image_id=tag, agent_image_id=agent)

@@ -234,7 +234,10 @@ class SandboxActivities:
         build_log = self._attempt_dir(ref) / "build.log"
         install = setup.agent.install_spec()
         if remote(self.settings):  # the service builds it; no local daemon needed
-            return remote_image(self.settings, task, dockerfile, install)
+            async with heartbeating(f"naming the Daytona build of {task.task_id}"):
+                return await asyncio.to_thread(
+                    remote_image, self.settings, task, dockerfile, install, build_log
+                )
         async with heartbeating(f"building {task.task_id} {dockerfile}"):
             task_image = await asyncio.to_thread(
                 ensure_image, self.client, task, dockerfile, self.settings.base_image, build_log

@@ -181,6 +181,19 @@ class DaytonaStandIn:
             return SandboxState.DESTROYED
         return SandboxState.STARTED if status == "running" else SandboxState.STOPPED
 
+    def _network_for(self, req: CreateSandbox) -> str:
+        """The test's internal network if the allow-list names its gateway address, else none.
+
+        That address is where the test's model gateway listens: a sandbox reaches it only
+        if the create allowed it, as Daytona's firewall would.
+        """
+        if self.network is None or req.network_block_all or not req.network_allow_list:
+            return "none"
+        ipam = (self._docker.networks.get(self.network).attrs or {}).get("IPAM") or {}
+        hosts = {f"{c['Gateway']}/32" for c in ipam.get("Config") or [] if c.get("Gateway")}
+        allowed = {cidr.strip() for cidr in req.network_allow_list.split(",")}
+        return self.network if hosts & allowed else "none"
+
     def create(self, req: CreateSandbox) -> SandboxDto:
         """Build the image its Dockerfile names (cached by content) and run the container."""
         name = req.name or uuid.uuid4().hex
@@ -197,7 +210,7 @@ class DaytonaStandIn:
         self.create_requests.append(req)
         image = self.images.image(self._docker, req.build_info, self.label)
         sid = uuid.uuid4().hex
-        net = self.network if (req.network_allow_list and not req.network_block_all) else "none"
+        net = self._network_for(req)
         container = f"daytona-standin-{sid[:12]}"
         self._docker.containers.run(
             image,
@@ -206,7 +219,7 @@ class DaytonaStandIn:
             name=container,
             detach=True,
             init=True,
-            network_mode=net or "none",
+            network_mode=net,
             labels={STANDIN_LABEL: self.label},
             mem_limit=f"{req.memory or 1}g",
             nano_cpus=int((req.cpu or 1) * 1e9),

@@ -143,3 +143,16 @@ def stand_in_task(
         + f"COPY {names} /usr/local/bin/\nCOPY *.jsonl /opt/stand-in/\nRUN chmod 755 {bins}\n"
     )
     return task
+
+
+def baseline_request(prefix: str, suite: str, agent: str, model: str) -> RunRequest:
+    """One lane of ``suite`` by ``agent``, no infra retry: an infra class fails the test."""
+    return RunRequest(
+        run_id=f"{prefix}-{uuid.uuid4().hex[:6]}",
+        suite=suite,
+        agent=AgentSpec(name=agent, model=model),
+        config_mode="baseline_only",
+        allow_unpaired=True,
+        parallel=1,
+        infra_retries=0,
+    )

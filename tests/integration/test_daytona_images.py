@@ -25,6 +25,17 @@ async def closing() -> AsyncIterator[None]:
     await daytona.close_clients()
 
 
+def two_sandboxes(standin: object, image: str) -> list[object]:
+    """Two attempts' sandboxes of one image."""
+    return [
+        daytona.DaytonaSandbox(
+            SandboxSpec(name=f"durabench-img-{uuid.uuid4().hex[:8]}", image=image),
+            daytona_options_for(standin),  # type: ignore[arg-type]
+        )
+        for _ in range(2)
+    ]
+
+
 async def test_sandboxes_build_from_the_dockerfile_once_per_content(
     standin: object, settings: Settings, tmp_path: Path, closing: None
 ) -> None:
@@ -37,17 +48,11 @@ async def test_sandboxes_build_from_the_dockerfile_once_per_content(
     (task_dir / "environment" / "tinytensor" / "nonce.txt").write_text(nonce)
     task = bundled.model_copy(update={"task_dir": str(task_dir)})
     on_daytona = settings.model_copy(update={"sandbox": "daytona"})
-    prepared = remote_image(on_daytona, task, "Dockerfile", None)
+    prepared = remote_image(on_daytona, task, "Dockerfile", None, tmp_path / "log")
     assert prepared.task_image_id.startswith("durabench-task/")
 
     builds, sent = standin.builds, len(standin.create_requests)  # type: ignore[attr-defined]
-    boxes = [
-        daytona.DaytonaSandbox(
-            SandboxSpec(name=f"durabench-img-{uuid.uuid4().hex[:8]}", image=prepared.image),
-            daytona_options_for(standin),  # type: ignore[arg-type]
-        )
-        for _ in range(2)
-    ]
+    boxes = two_sandboxes(standin, prepared.image)
     try:
         for box in boxes:
             await box.start()
@@ -67,3 +72,38 @@ async def test_sandboxes_build_from_the_dockerfile_once_per_content(
     assert requests[0].build_info == requests[1].build_info
     assert standin.builds - builds == 1  # type: ignore[attr-defined]
     assert ("GET", "/api/object-storage/push-access") in standin.traffic  # type: ignore[attr-defined]
+
+
+async def test_an_installed_agent_cli_is_built_onto_the_task_image_once(
+    standin: object, settings: Settings, tmp_path: Path, closing: None
+) -> None:
+    """The worker's npm-installed tools directory is added onto the task's Dockerfile:
+    the non-root agent user runs the CLI from PATH, through its ``.bin`` symlink; a second
+    attempt of the same task and tools builds nothing."""
+    from durabench.agents.base import CliInstall
+    from durabench.sandbox.docker.agent_images import _slug
+
+    nonce = uuid.uuid4().hex  # new tools content: never already built
+    install = CliInstall(binary="fake-cli", packages=(f"fake-cli@0.0.0-{nonce[:8]}",))
+    on_daytona = settings.model_copy(update={"sandbox": "daytona", "home": tmp_path})
+    package = on_daytona.agent_tools_dir / _slug(install) / "node_modules" / "fake-cli"
+    package.mkdir(parents=True)
+    (package / "cli.sh").write_text(f'#!/bin/sh\necho "fake-cli {nonce} as $(id -u)"\n')
+    (package / "cli.sh").chmod(0o755)
+    (package.parent / ".bin").mkdir()
+    (package.parent / ".bin" / "fake-cli").symlink_to("../fake-cli/cli.sh")
+    task = load_suite("pytorch")[0]
+    prepared = remote_image(on_daytona, task, "Dockerfile", install, tmp_path / "log")
+
+    builds = standin.builds  # type: ignore[attr-defined]
+    boxes = two_sandboxes(standin, prepared.image)
+    try:
+        for box in boxes:
+            await box.start()
+            ran = await box.exec(["sh", "-c", "fake-cli"], user="1000")
+            assert ran.exit_code == 0, ran
+            assert ran.stdout.strip() == f"fake-cli {nonce} as 1000"
+    finally:
+        for box in boxes:
+            await box.stop()
+    assert standin.builds - builds == 1  # type: ignore[attr-defined]

@@ -44,17 +44,41 @@ def test_a_plain_image_name_stays_a_name() -> None:
     assert images.image_for("python:3.12-slim") == "python:3.12-slim"
 
 
-def test_an_agent_cli_install_is_refused_with_the_fix(tmp_path: Path) -> None:
-    """That layer is built on a local daemon, which a remote sandbox cannot use."""
+def installed(home: Path, install: CliInstall) -> Path:
+    """The worker's npm install of ``install``, as a finished one looks (no npm here)."""
+    from durabench.sandbox.docker.agent_images import _slug
+
+    tools = home / "agent-tools" / _slug(install)
+    (tools / "node_modules" / ".bin").mkdir(parents=True)
+    return tools
+
+
+@pytest.mark.parametrize(
+    ("pinned", "path"), [(False, "$PATH:{bin}"), (True, "{bin}:$PATH")], ids=["own", "pinned"]
+)
+def test_an_agent_cli_is_added_onto_the_task_dockerfile(
+    tmp_path: Path, pinned: bool, path: str
+) -> None:
+    """The worker's installed tools go in as a local-dir layer: first on PATH when the
+    version is pinned, else last, so a task image's own CLI runs where it has one."""
     task = load_suite("pytorch")[0]
-    install = CliInstall(binary="claude", packages=("@anthropic-ai/claude-code@1",))
-    with pytest.raises(ConfigError, match="--sandbox docker"):
-        remote_image(Settings(home=tmp_path, sandbox="daytona"), task, "Dockerfile", install)
+    packages = ("@anthropic-ai/claude-code@1",)
+    install = CliInstall(binary="claude", packages=packages, pinned=pinned)
+    settings = Settings(home=tmp_path, sandbox="daytona")
+    tools = installed(settings.home, install)
+    prepared = remote_image(settings, task, "Dockerfile", install, tmp_path / "build.log")
+    assert prepared.agent_image_id != prepared.task_image_id
+    text = images.image_for(prepared.image).dockerfile()
+    modules = f"/opt/durabench/tools/{tools.name}/node_modules"
+    assert f'"{modules}"]\n' in text and "COPY tinytensor/" in text, text
+    assert text.endswith(f"ENV PATH={path.format(bin=modules + '/.bin')}\n"), text
 
 
 def test_the_reference_names_the_content_without_docker(tmp_path: Path) -> None:
     task = load_suite("pytorch")[0]
-    prepared = remote_image(Settings(home=tmp_path, sandbox="daytona"), task, "Dockerfile", None)
+    prepared = remote_image(
+        Settings(home=tmp_path, sandbox="daytona"), task, "Dockerfile", None, tmp_path / "log"
+    )
     assert prepared.image.startswith(images.BUILD_SCHEME)
     assert prepared.task_image_id.startswith("durabench-task/")
     assert prepared.task_image_id in prepared.image

@@ -33,7 +33,14 @@ from durabench.sandbox.docker.errors import map_docker_errors
 from durabench.sandbox.docker.images import build_context, lock_for
 from durabench.sandbox.docker.npm_run import LOGLEVEL, run_npm
 
-__all__ = ["TOOLS_DIR", "agent_image_tag", "ensure_agent_image", "install_tools"]
+__all__ = [
+    "TOOLS_DIR",
+    "agent_image_tag",
+    "ensure_agent_image",
+    "ensure_tools",
+    "install_tools",
+    "tools_path",
+]
 
 TOOLS_DIR = "/opt/durabench/tools"
 """Where installed CLIs live inside a derived image."""
@@ -177,13 +184,23 @@ def _note(log_path: Path, line: str) -> None:
         log.write(line + "\n")
 
 
-def _dockerfile(image_id: str, slug: str) -> str:
-    home = f"{TOOLS_DIR}/{slug}"
-    return (
-        f"FROM {image_id}\n"
-        f"COPY node_modules {home}/node_modules\n"
-        f"ENV PATH={home}/node_modules/.bin:$PATH\n"
-    )
+def tools_path(tools: Path) -> str:
+    """Where an installed tools directory's ``node_modules`` goes in an image.
+
+    Its ``.bin`` goes first on PATH.
+    """
+    return f"{TOOLS_DIR}/{tools.name}/node_modules"
+
+
+def ensure_tools(install: CliInstall, cache: Path, log_path: Path) -> Path:
+    """:func:`install_tools`, one install of a kind at a time on this host; blocking."""
+    with lock_for(_slug(install)):
+        return install_tools(install, cache, log_path)
+
+
+def _dockerfile(image_id: str, tools: Path) -> str:
+    modules = tools_path(tools)
+    return f"FROM {image_id}\nCOPY node_modules {modules}\nENV PATH={modules}/.bin:$PATH\n"
 
 
 def ensure_agent_image(
@@ -212,11 +229,10 @@ def ensure_agent_image(
             except docker.errors.ImageNotFound:
                 pass
         _check_platform(client, image, probe)
-        with lock_for(_slug(install)):
-            tools = install_tools(install, cache, log_path)
+        tools = ensure_tools(install, cache, log_path)
         with tempfile.TemporaryDirectory() as tmp, log_path.open("a") as log:
             dockerfile = Path(tmp) / "Dockerfile"
-            dockerfile.write_text(_dockerfile(image_id, tools.name))
+            dockerfile.write_text(_dockerfile(image_id, tools))
             log.write(f"building {tag}: {' '.join(install.packages)} on {image}\n")
             log.flush()
             error = build_context(client, tools, str(dockerfile), tag, log, _BUILD_TIMEOUT_S)
