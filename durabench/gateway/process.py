@@ -127,7 +127,7 @@ async def _watch_leases(root: Path, linger_s: float, server: uvicorn.Server) -> 
     while not server.should_exit:
         await asyncio.sleep(_WATCH_S)
         now = time.time()
-        for path in (root / "leases").glob("*.lease"):  # of workers killed long ago
+        for path in (root / "leases").glob("*"):  # of workers killed long ago (mid-write too)
             with contextlib.suppress(OSError):
                 if now - path.stat().st_mtime > _FORGET_S:
                     path.unlink()

@@ -96,9 +96,14 @@ class GatewaySupervisor:
         self._warned: set[str] = set()
 
     def hold(self) -> None:
-        """Touch this worker's lease: the gateway is in use."""
+        """Touch this worker's lease: the gateway is in use.
+
+        Replaced whole, never rewritten in place: the gateway reads the leases while
+        workers touch them, and one it read empty would hold nothing, so a gateway with no
+        linger would stop under its worker's running sessions.
+        """
         self.lease.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-        self.lease.write_text(code_version())
+        atomic_write(self.lease, code_version())
 
     def release(self) -> None:
         """Give up the lease; stop the gateway too when it is ours and nobody else holds it."""

@@ -3,11 +3,16 @@
 from __future__ import annotations
 
 import asyncio
+import io
 import os
 from pathlib import Path
+from typing import Any
+
+import pytest
 
 from durabench.gateway import GatewayLimits, ModelGateway
-from durabench.gateway.process import code_version
+from durabench.gateway.process import code_version, fresh_leases
+from durabench.gateway.supervisor import GatewaySupervisor
 
 
 def _limits_of(pid: int) -> dict[str, str]:
@@ -58,3 +63,30 @@ async def test_a_gateway_no_worker_of_its_code_holds_stops_by_itself(tmp_path: P
     gateway.supervisor.lease.write_text(f"not-{code_version()}")  # ... and wants other code
     assert await asyncio.to_thread(process.wait, 60) == 0
     gateway.supervisor.lease.unlink()
+
+
+def test_a_lease_being_touched_is_never_seen_half_written(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The gateway reads the leases every second while workers touch theirs every few.
+
+    A lease it read between the worker's truncating and writing it named no code version,
+    so no worker held the gateway; one with no linger (on a free port) stopped under its
+    worker's running sessions, whose ledgers then said the host failed them.
+    """
+    supervisor = GatewaySupervisor(tmp_path, tmp_path / "a.toml", {}, GatewayLimits())
+    supervisor.hold()
+    opened, seen, looking = io.open, list[dict[str, str]](), [False]
+
+    def gateway_looks(*args: Any, **kwargs: Any) -> Any:
+        file = opened(*args, **kwargs)  # the worker has the file open for writing ...
+        if not looking[0]:
+            looking[0] = True
+            seen.append(fresh_leases(tmp_path))  # ... as the gateway reads the leases
+            looking[0] = False
+        return file
+
+    monkeypatch.setattr(io, "open", gateway_looks)
+    supervisor.hold()
+    monkeypatch.undo()
+    assert seen and all(list(leases.values()) == [code_version()] for leases in seen), seen
