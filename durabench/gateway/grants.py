@@ -67,15 +67,25 @@ class GrantStore:
         self.root = root
 
     def _signing_key(self) -> bytes:
+        """The host's signing key, made by the first worker that needs it.
+
+        Written whole under another name and linked into place (which fails if another
+        worker's key got there first): no worker ever reads it half written, so every
+        worker of the host derives the same placeholder for an attempt.
+        """
         path = self.root / "signing.key"
         if not path.exists():
             self.root.mkdir(parents=True, exist_ok=True, mode=0o700)
-            try:
-                fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-            except FileExistsError:
-                return path.read_bytes()
+            made = self.root / f".signing.key.{os.getpid()}.{secrets.token_hex(8)}"
+            fd = os.open(made, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
             with os.fdopen(fd, "wb") as f:
                 f.write(secrets.token_bytes(32))
+            try:
+                os.link(made, path)
+            except FileExistsError:
+                pass  # another worker's key is the host's
+            finally:
+                made.unlink(missing_ok=True)
         return path.read_bytes()
 
     def token_for(self, attempt: str) -> str:
