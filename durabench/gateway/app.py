@@ -129,8 +129,11 @@ class GatewayApp:
         grant = self.store.find(key)
         if grant is None:
             return
+        ledger = Path(grant.ledger)
+        if _last_line(ledger).find(f'"refused":"{OVERLOADED}"') >= 0:
+            return  # one line for a run of refusals: a flood while full cannot grow it
         req = AgentRequest(grant.provider, rest, scope["method"], headers, [])
-        append_entry(Path(grant.ledger), req.entry(503, refused=OVERLOADED))
+        append_entry(ledger, req.entry(503, refused=OVERLOADED))
 
     async def _admit(self, grant: Grant, req: AgentRequest, receive: Receive) -> Reservation | None:
         """Pass the request through the policy; its budget reservation, if it has one.
@@ -384,3 +387,14 @@ async def _reply(send: Send, status: int, doc: Mapping[str, Any]) -> None:
     headers = [(b"content-type", b"application/json"), (b"content-length", str(len(data)).encode())]
     await send({"type": "http.response.start", "status": status, "headers": headers})
     await send({"type": "http.response.body", "body": data})
+
+
+def _last_line(path: Path) -> str:
+    """The ledger's last line ('' when there is none): a line is well under 4 KiB."""
+    try:
+        with path.open("rb") as f:
+            f.seek(max(0, f.seek(0, 2) - 4096))
+            lines = f.read().decode("utf-8", errors="replace").splitlines()
+    except FileNotFoundError:
+        return ""
+    return lines[-1] if lines else ""
