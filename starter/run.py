@@ -143,7 +143,13 @@ async def main(
             console.print("Approved with --yes: the run starts once its plan is made.")
         else:  # a run that ran already keeps its own request: approve it as usual
             _print_approval_hint(settings, request.run_id)
-        console.print("Detached: workers started with `python worker.py` carry the run.")
+        read = (
+            f"; read its plan with `python -m starter status {request.run_id}` before you approve"
+        )
+        console.print(
+            "Detached: the run is planned once a worker runs (`python -m starter worker`, "
+            f"with this home, server and base image){'' if yes else read}."
+        )
         return None
     try:
         return await work_on(client, settings, handle, yes=yes)

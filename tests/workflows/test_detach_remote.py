@@ -43,6 +43,9 @@ async def test_detached_run_starts_without_local_docker(
     detached = _run(temporal_address, tmp_path, "--run-id", run_id, "--detach")
     assert detached.returncode == 0, detached.stderr
     assert "Detached" in detached.stdout and run_id in detached.stdout
+    # No worker has planned it yet: what to start, and to read the plan before approving.
+    said = " ".join(detached.stdout.split())
+    assert "planned once a worker runs" in said and f"starter status {run_id}" in said
     handle = client.get_workflow_handle(run_workflow_id(run_id))
     assert (await handle.describe()).status == WorkflowExecutionStatus.RUNNING
     await handle.terminate("test done: no worker will plan it")
