@@ -46,11 +46,12 @@ LANES = ("baseline", "sourcegraph_full")
 UNFIXED = {("c2", "sourcegraph_full"), ("c3", "baseline")}
 """Sessions that change a file but not the bug: their reward is 0."""
 KILLS = 3
-SESSION_SEC = 3
-"""How long each replayed session lasts."""
-FIRST_KILL_S = (4.0, 12.0)
-"""When the first kill falls, from the approval: planning and the image build come first."""
-NEXT_KILL_S = (1.0, 8.0)
+SESSION_SEC = 10
+"""How long each replayed session lasts: two waves of them outlast every kill's latest
+time (6 + 4 + 4 s, and the restarts between), however fast the rest of an attempt is."""
+FIRST_KILL_S = (2.0, 6.0)
+"""When the first kill falls, from the approval: in planning, the image build or a wave."""
+NEXT_KILL_S = (1.0, 4.0)
 """When each later kill falls, from the restart before it."""
 
 SESSION = [
