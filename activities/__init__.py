@@ -2,12 +2,14 @@
 
 from activities.account_leases import AccountActivities
 from activities.grading import ServiceActivities
+from activities.pair_ends import PairActivities
 from activities.plan import PlanActivities
 from activities.results import ResultActivities
 from activities.sandbox import SandboxActivities
 
 __all__ = [
     "AccountActivities",
+    "PairActivities",
     "PlanActivities",
     "ResultActivities",
     "SandboxActivities",

@@ -32,6 +32,7 @@ from temporalio.client import Client
 from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.worker import Worker
 
+from activities.pair_ends import PairActivities
 from durabench.logs import configure_logging
 from durabench.models.attempt import AttemptRef
 from durabench.models.results import AttemptResult
@@ -87,7 +88,10 @@ async def main() -> None:
         identity=identity,
         workflows=workflows,
         workflow_runner=workflow_runner(),
-        activities=instant_activities(args.queue, task_ids, agent=agent, on_record=on_record),
+        activities=[
+            *instant_activities(args.queue, task_ids, agent=agent, on_record=on_record),
+            PairActivities(client).await_pairs,  # pairs carried over continue-as-new
+        ],
     )
     stop = asyncio.Event()
     asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, stop.set)

@@ -13,8 +13,9 @@ from datetime import timedelta
 from temporalio import workflow
 
 with workflow.unsafe.imports_passed_through():
-    from durabench.models.pair import PairDone, PairInput
-    from workflows import run_workflow_id
+    from durabench.models.pair import PairInput
+    from durabench.models.results import PairResult
+    from tests.workflows.fakes import completed_pair
 
 __all__ = [
     "BareChild",
@@ -126,11 +127,11 @@ class ShapeAttempt:
 
 @workflow.defn
 class ShapePair:
-    """A pair of durabench's shape: its own activities, two attempt children, ``pair_done``."""
+    """A pair of durabench's shape: its own activities, two attempt children."""
 
     @workflow.run
     async def run(self, task: str, shape: Shape) -> str:
-        """Run the pair's activities, both attempts at once, then tell the run."""
+        """Run the pair's activities, both attempts at once; the run hears the close."""
         await _steps(task, shape.pair_activities, shape.pair_local)
         me = workflow.info().workflow_id
         await asyncio.gather(
@@ -141,11 +142,6 @@ class ShapePair:
                 for lane in ("a", "b")
             )
         )
-        parent = workflow.info().parent
-        if parent is not None:
-            await workflow.get_external_workflow_handle(parent.workflow_id).signal(
-                "pair_done", task
-            )
         return task
 
 
@@ -157,14 +153,9 @@ class ShapeRun:
         self._running = 0
         self._done = 0
 
-    @workflow.signal(name="pair_done")
-    def pair_done(self, task: str) -> None:
-        """A pair ended (durabench's run counts its pairs the same way)."""
-        self._done += 1
-
     @workflow.run
     async def run(self, job: ShapeJob) -> int:
-        """Start every pair in a sliding window; return how many told the run they ended."""
+        """Start every pair in a sliding window; return how many the run heard close."""
         prefix = workflow.info().workflow_id
         children: list[asyncio.Task[str]] = []
         for i in range(job.tasks):
@@ -172,29 +163,28 @@ class ShapeRun:
             self._running += 1
             children.append(asyncio.create_task(self._pair(f"{prefix}/{i}", f"t{i}", job.shape)))
         await asyncio.gather(*children)
-        await workflow.wait_condition(lambda: self._done == job.tasks)
         return self._done
 
     async def _pair(self, child_id: str, task: str, shape: Shape) -> str:
+        """One pair, counted when it closes (durabench's run counts its pairs so)."""
         try:
             return await workflow.execute_child_workflow(
                 ShapePair.run, args=[task, shape], id=child_id
             )
         finally:
             self._running -= 1
+            self._done += 1
 
 
 @workflow.defn(name="PairedTaskWorkflow", sandboxed=False)
 class StandInPair:
-    """Instant pair, as in ``tests/workflows/test_history_bounds.py``: it only tells its run.
+    """Instant pair, as in ``tests/workflows/test_history_bounds.py``: it returns at once.
 
     Registered under the real pair's name, so the real ``SuiteRunWorkflow`` drives it; it
     measures the run workflow alone, whose history is the only one that grows with a suite.
     """
 
     @workflow.run
-    async def run(self, pair: PairInput) -> None:
-        """Signal ``pair_done`` (both lanes completed) to the run."""
-        done = PairDone(task_id=pair.task.task_id, by_class={"completed": 2})
-        parent = workflow.get_external_workflow_handle(run_workflow_id(pair.run_id))
-        await parent.signal("pair_done", done)
+    async def run(self, pair: PairInput) -> PairResult:
+        """Both lanes completed, on their first attempts."""
+        return completed_pair(pair)

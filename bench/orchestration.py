@@ -12,7 +12,7 @@ the same number of tasks in flight, with activities that return at once:
 - same-shape bare ("shape"): durabench's structure with nothing inside: one pair child per
   task -> two attempt children, each running as many trivial activities in sequence as an
   ``AgentRunWorkflow`` schedules (and the pair as many as a ``PairedTaskWorkflow``), the
-  pair signalling ``pair_done`` to the run. The counts are read from the histories of a
+  run counting each pair as it closes. The counts are read from the histories of a
   two-task durabench probe run before the rounds, so they follow the real workflows.
 
 Rounds alternate the order (bare, shape, durabench, then reversed, ...) so a load that

@@ -20,6 +20,7 @@ from temporalio.worker import Worker
 
 from activities import (
     AccountActivities,
+    PairActivities,
     PlanActivities,
     ResultActivities,
     SandboxActivities,
@@ -66,6 +67,7 @@ def build_workers(
     plan, results = PlanActivities(settings, client), ResultActivities(settings)
     service = ServiceActivities(settings)
     accounts = AccountActivities(client, settings)
+    pairs = PairActivities(client)
     shared = Worker(
         client,
         task_queue=settings.task_queue,
@@ -86,6 +88,7 @@ def build_workers(
             accounts.await_lease,
             accounts.release_account,
             accounts.vanished_holders,
+            pairs.await_pairs,
         ],
     )
     host = Worker(

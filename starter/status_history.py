@@ -4,7 +4,8 @@ Queries need a worker, but the server keeps the run's whole history and its sear
 attributes, and ``$DURABENCH_HOME`` keeps the plan: the phase comes from the run's
 status attribute, the plan from ``plan.json`` (else from ``plan_run``'s recorded result),
 the approval from ``record_run``'s input, and the pairs from the children the run started
-and the ``pair_done`` signals they sent, counted as the workflow counts them.
+and their closes (child-closed events, and ``await_pairs`` results for pairs carried over
+continue-as-new), counted as the workflow counts them.
 """
 
 from __future__ import annotations
@@ -20,7 +21,8 @@ from temporalio.api.taskqueue.v1 import TaskQueue
 from temporalio.api.workflowservice.v1 import DescribeTaskQueueRequest
 from temporalio.client import Client, WorkflowExecutionDescription
 
-from durabench.models.pair import PairDone
+from durabench.models.pair import PairDone, pair_end
+from durabench.models.results import PairResult
 from durabench.models.run import Approval, PlanSummary, RunPlan
 from durabench.models.suite_run import ProgressOutput, RunPhase
 from durabench.settings.paths import RunPaths
@@ -33,6 +35,23 @@ __all__ = ["Known", "has_workers", "print_known", "read_known"]
 
 _SIGNALED = EventType.EVENT_TYPE_WORKFLOW_EXECUTION_SIGNALED
 _CHILD = EventType.EVENT_TYPE_START_CHILD_WORKFLOW_EXECUTION_INITIATED
+_SCHEDULED = EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED
+_COMPLETED = EventType.EVENT_TYPE_ACTIVITY_TASK_COMPLETED
+_CHILD_COMPLETED = EventType.EVENT_TYPE_CHILD_WORKFLOW_EXECUTION_COMPLETED
+_CHILD_FAILED = EventType.EVENT_TYPE_CHILD_WORKFLOW_EXECUTION_FAILED
+_CHILD_CANCELED = EventType.EVENT_TYPE_CHILD_WORKFLOW_EXECUTION_CANCELED
+_CHILD_CLOSED = {
+    _CHILD_COMPLETED: "child_workflow_execution_completed_event_attributes",
+    _CHILD_FAILED: "child_workflow_execution_failed_event_attributes",
+    _CHILD_CANCELED: "child_workflow_execution_canceled_event_attributes",
+    EventType.EVENT_TYPE_CHILD_WORKFLOW_EXECUTION_TERMINATED: (
+        "child_workflow_execution_terminated_event_attributes"
+    ),
+    EventType.EVENT_TYPE_CHILD_WORKFLOW_EXECUTION_TIMED_OUT: (
+        "child_workflow_execution_timed_out_event_attributes"
+    ),
+}
+"""Each event that records a child's close, and its attributes' field."""
 _SHOWN_FINISHED = 20
 """Finished pairs named one by one; beyond that, a count."""
 
@@ -112,7 +131,7 @@ def _plan_on_disk(settings: Settings, run_id: str) -> PlanSummary | None:
 
 @dataclass
 class _Pairs:
-    """Pairs counted as ``SuiteRunWorkflow.pair_done`` counts them."""
+    """Pairs counted as ``SuiteRunWorkflow`` counts them, from their closes."""
 
     done: int = 0
     excluded: int = 0
@@ -133,9 +152,10 @@ class _Pairs:
 
 
 async def _pairs(client: Client, run_id: str, events: list[HistoryEvent]) -> _Pairs:
-    """The pairs the run started (its children) and heard the end of (``pair_done``)."""
+    """The pairs the run started (its children) and heard close."""
     prefix = f"run/{run_id}/task/"
     pairs = _Pairs()
+    awaits: set[int] = set()  # event ids of ``await_pairs`` scheduled
     for e in events:
         if e.event_type == _CHILD:
             child = e.start_child_workflow_execution_initiated_event_attributes
@@ -145,10 +165,47 @@ async def _pairs(client: Client, run_id: str, events: list[HistoryEvent]) -> _Pa
             signal = e.workflow_execution_signaled_event_attributes
             if signal.signal_name in ("pause", "resume"):
                 pairs.paused = signal.signal_name == "pause"
-            elif signal.signal_name == "pair_done":
-                values = await client.data_converter.decode(signal.input.payloads)
-                pairs.ended(PairDone.model_validate(values[0] if values else {}))
+        elif e.event_type == _SCHEDULED:
+            if e.activity_task_scheduled_event_attributes.activity_type.name == "await_pairs":
+                awaits.add(e.event_id)
+        elif e.event_type == _COMPLETED:
+            done = e.activity_task_completed_event_attributes
+            if done.scheduled_event_id in awaits:
+                (ends,) = await client.data_converter.decode(done.result.payloads)
+                for end in ends:
+                    pairs.ended(PairDone.model_validate(end))
+        elif e.event_type in _CHILD_CLOSED:
+            task_id = _closed_child(e).removeprefix(prefix)
+            pairs.ended(await _child_end(client, task_id, e))
     return pairs
+
+
+def _closed_child(e: HistoryEvent) -> str:
+    """The workflow id of the child whose close ``e`` records."""
+    attributes = getattr(e, _CHILD_CLOSED[e.event_type])
+    return str(attributes.workflow_execution.workflow_id)
+
+
+async def _child_end(client: Client, task_id: str, e: HistoryEvent) -> PairDone:
+    """How a pair the run started ended, read from its close as the run reads it."""
+    if e.event_type == _CHILD_COMPLETED:
+        payloads = e.child_workflow_execution_completed_event_attributes.result.payloads
+        (result,) = await client.data_converter.decode(payloads, [PairResult])
+        return pair_end(task_id, result=result)
+    if e.event_type == _CHILD_FAILED:
+        failure = e.child_workflow_execution_failed_event_attributes.failure
+        app = failure.application_failure_info
+        details = await client.data_converter.decode(app.details.payloads)
+        return pair_end(
+            task_id,
+            error_type=app.type or None,
+            details=details,
+            cancelled=failure.HasField("canceled_failure_info"),
+            how=failure.message,
+        )
+    if e.event_type == _CHILD_CANCELED:
+        return pair_end(task_id, cancelled=True)
+    return pair_end(task_id, how=EventType.Name(e.event_type).removeprefix("EVENT_TYPE_"))
 
 
 def print_known(known: Known, settings: Settings, run_id: str, *, running: bool) -> None:

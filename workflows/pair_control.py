@@ -7,7 +7,7 @@ service, so that the run's module holds its lifecycle and little else.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from datetime import timedelta
 
 from temporalio import workflow
@@ -19,7 +19,6 @@ with workflow.unsafe.imports_passed_through():
     from durabench.service.payloads import ScoreRunInput
 
 from workflows.ids import pair_workflow_id
-from workflows.pair_ends import Ended, look_up
 from workflows.policies import RETRY
 
 __all__ = ["cancel_pairs", "service_scores", "tell_pairs"]
@@ -45,25 +44,21 @@ async def tell_pairs(run_id: str, running: set[str], signal: str, seq: int) -> N
     await asyncio.gather(*(tell(task_id) for task_id in sorted(running)))
 
 
-async def cancel_pairs(
-    run_id: str, running: Callable[[], set[str]], carried: Iterable[str], ended: Ended
-) -> None:
-    """Cancel running pairs and wait (bounded) until they report their containers gone.
+async def cancel_pairs(run_id: str, running: Callable[[], set[str]]) -> None:
+    """Cancel running pairs and wait (bounded) until they close, their containers gone.
 
-    A pair that no longer runs cannot report: one the run started is watched (its close
-    is an event of the run), one ``carried`` from an earlier workflow run of it is looked
-    up now, not at the next periodic look, and reported ``ended`` as gone.
+    A pair that no longer runs refuses the cancel; its close is heard as every pair's is
+    (:mod:`workflows.pair_ends`), so the refusal is only logged.
     """
 
     async def cancel(task_id: str) -> None:
         pair = workflow.get_external_workflow_handle(pair_workflow_id(run_id, task_id))
         try:
             await pair.cancel()
-        except ApplicationError as err:  # it no longer runs
-            ended(task_id, f"it could not be cancelled: {err}")
+        except ApplicationError as err:  # it closed meanwhile
+            workflow.logger.info("pair %s did not take the cancel: %s", task_id, err)
 
     await asyncio.gather(*(cancel(task_id) for task_id in sorted(running())))
-    await look_up(run_id, sorted(set(carried) & running()), ended)
     try:
         await workflow.wait_condition(
             lambda: not running(),

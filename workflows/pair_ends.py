@@ -1,11 +1,12 @@
-"""How a run notices pairs that end without telling it (terminated, reset away).
+"""How a run hears that its pairs ended: from each pair's own close, never a message.
 
-A pair signals ``pair_done`` however it ends by itself; terminated, it cannot. A pair
-the run started in this workflow run is watched through its child-closed event; pairs
-carried across continue-as-new are not the new run's children, so they are looked up
-every ``pair_check_sec`` (the ``vanished_holders`` activity: which workflows no longer
-run). Either way ``ended(task_id, how)`` is called; the run ignores a pair it has heard
-from already.
+A pair the run started in this workflow run is its child: the child-closed event carries
+the pair's result, or the error it failed with, or that it was cancelled or terminated.
+Pairs carried across continue-as-new are not the new run's children, so the
+``await_pairs`` activity waits on the server for the first of them to close and says how
+each that closed ended. Either way :func:`durabench.models.pair.pair_end` reads the close
+and ``ended(done)`` is called once per pair. Nothing here is a signal: no one but the
+server can tell the run that a pair ended, and the Web UI offers people no internal message.
 """
 
 from __future__ import annotations
@@ -17,53 +18,49 @@ from typing import Any
 from temporalio import workflow
 from temporalio.exceptions import ChildWorkflowError
 
-from workflows.account_pool import vanished
+with workflow.unsafe.imports_passed_through():
+    from activities import PairActivities
+    from activities.pair_ends import failed_pair
+    from durabench.models.pair import AwaitPairsInput, PairDone, pair_end
+
 from workflows.ids import pair_workflow_id
+from workflows.policies import HEARTBEAT, RETRY
 
-__all__ = ["Ended", "look_up", "watch_carried", "watch_child"]
+__all__ = ["CARRIED_WAIT", "Ended", "watch_carried", "watch_child"]
 
-Ended = Callable[[str, str], None]
+Ended = Callable[[PairDone], None]
+
+CARRIED_WAIT = timedelta(hours=1)
+"""How long one ``await_pairs`` waits for a carried pair to close before it answers none
+(the run then asks again): it bounds the activity, not how soon an end is heard."""
 
 
 async def watch_child(
     task_id: str, handle: workflow.ChildWorkflowHandle[Any, Any], ended: Ended
 ) -> None:
-    """Wait for the pair the run started to close, then report how it closed."""
+    """Wait for the pair the run started to close, then report how it ended."""
     try:
-        await handle
-        how = "it completed without telling the run"
+        ended(pair_end(task_id, result=await handle))
     except ChildWorkflowError as err:
-        how = f"{type(err.cause).__name__}: {err.cause}"
-    ended(task_id, how)
+        ended(failed_pair(task_id, err.cause))
 
 
 async def watch_carried(
-    run_id: str,
-    carried: Iterable[str],
-    running: Callable[[], set[str]],
-    every: timedelta,
-    ended: Ended,
+    run_id: str, carried: Iterable[str], running: Callable[[], set[str]], ended: Ended
 ) -> None:
-    """Look up carried pairs still in flight every ``every``, until none is."""
+    """Wait for the pairs carried from an earlier workflow run to close, one or more at a time."""
     carried = tuple(carried)
-
-    def pending() -> list[str]:
-        return sorted(set(carried) & running())
-
-    while pending():
-        try:
-            await workflow.wait_condition(
-                lambda: not pending(), timeout=every, timeout_summary="check carried pairs"
-            )
-        except TimeoutError:
-            await look_up(run_id, pending(), ended)
-
-
-async def look_up(run_id: str, task_ids: Iterable[str], ended: Ended) -> None:
-    """Report each of these pairs that no longer runs (one activity for all of them)."""
-    by_workflow = {pair_workflow_id(run_id, task_id): task_id for task_id in task_ids}
-    if not by_workflow:
-        return
-    holders = tuple((workflow_id, "") for workflow_id in by_workflow)
-    for workflow_id, _ in await vanished(holders, f"check {len(holders)} carried pairs"):
-        ended(by_workflow[workflow_id], "it ended without telling the run")
+    while pending := sorted(set(carried) & running()):
+        done = await workflow.execute_activity_method(
+            PairActivities.await_pairs,
+            AwaitPairsInput(
+                pairs=tuple((pair_workflow_id(run_id, task_id), task_id) for task_id in pending),
+                wait_sec=CARRIED_WAIT.total_seconds(),
+            ),
+            start_to_close_timeout=CARRIED_WAIT + timedelta(minutes=5),
+            heartbeat_timeout=HEARTBEAT,
+            retry_policy=RETRY,
+            summary=f"wait for {len(pending)} pairs carried over continue-as-new",
+        )
+        for pair in done:
+            ended(pair)

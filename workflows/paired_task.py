@@ -19,6 +19,7 @@ from temporalio.exceptions import (
     ApplicationError,
     CancelledError,
     ChildWorkflowError,
+    FailureError,
 )
 from temporalio.workflow import ParentClosePolicy
 
@@ -32,7 +33,13 @@ with workflow.unsafe.imports_passed_through():
         ReleaseRequest,
     )
     from durabench.models.attempt import AttemptRef
-    from durabench.models.pair import ArmProgress, PairDone, PairInput, PairProgress
+    from durabench.models.pair import (
+        PAIR_ENDED,
+        ArmProgress,
+        PairDone,
+        PairInput,
+        PairProgress,
+    )
     from durabench.models.results import AttemptResult, PairResult
 
 from workflows.agent_run import AgentRunWorkflow, failure_reason, record_attempt
@@ -107,13 +114,6 @@ class PairedTaskWorkflow:
         self._set_paused(pair.paused, pair.control_seq)  # a newer signal may have come first
         arms = await self._settled_arms(pair)
         exhausted = [arm[-1] for arm in arms if arm[-1].infra]
-        await self._tell_run(
-            PairDone(
-                task_id=pair.task.task_id,
-                by_class=dict(Counter(a.exit_class for arm in arms for a in arm)),
-                excluded=bool(exhausted),
-            )
-        )
         return PairResult(
             task_id=pair.task.task_id,
             attempts=tuple(a for arm in arms for a in arm),
@@ -127,42 +127,31 @@ class PairedTaskWorkflow:
     async def _settled_arms(self, pair: PairInput) -> list[list[AttemptResult]]:
         """Every arm's attempts, once every arm has ended.
 
-        Cancelled, the pair reports so only after both lanes are torn down. An arm that
-        failed leaves the other to finish its session; then the run hears the pair ended
-        excluded (with what the other arm did) and the pair fails with the arm's error.
+        Cancelled, the pair closes cancelled only after both lanes are torn down. An arm
+        that failed leaves the other to finish its session; then the pair fails with a
+        :data:`PAIR_ENDED` error whose details say what the other arm did, so the run
+        counts the pair excluded from the pair's own close.
         """
         task_id = pair.task.task_id
-        try:
-            ended = await asyncio.gather(
-                *(self._arm(pair, lane) for lane in pair.lanes), return_exceptions=True
-            )
-        except asyncio.CancelledError:  # raised once every arm has ended
-            await self._tell_run(PairDone(task_id=task_id, by_class={}, cancelled=True))
-            raise
+        ended = await asyncio.gather(
+            *(self._arm(pair, lane) for lane in pair.lanes), return_exceptions=True
+        )
         failures = [e for e in ended if isinstance(e, BaseException)]
         if not failures:
             return [arm for arm in ended if not isinstance(arm, BaseException)]
-        cancelled = any(_cancelled(e) for e in failures)
+        cancelled = [e for e in failures if _cancelled(e)]
+        if cancelled:  # the pair closes cancelled: its run counts it so
+            raise cancelled[0]
+        first = failures[0]
+        if not isinstance(first, FailureError):  # a bug: fail the task, not the pair
+            raise first
         done = [a for arm in ended if not isinstance(arm, BaseException) for a in arm]
-        by_class = {} if cancelled else dict(Counter(a.exit_class for a in done))
-        await self._tell_run(
-            PairDone(
-                task_id=task_id, by_class=by_class, excluded=not cancelled, cancelled=cancelled
-            )
-        )
-        raise failures[0]
-
-    async def _tell_run(self, done: PairDone) -> None:
-        """Signal the run (whichever of its workflow runs is current) that this pair ended."""
-        parent = workflow.info().parent
-        if parent is None:
-            return
-        try:
-            await workflow.get_external_workflow_handle(parent.workflow_id).signal(
-                "pair_done", done
-            )
-        except ApplicationError as err:  # the run is gone (terminated): nobody to tell
-            workflow.logger.warning("could not tell run %s: %s", parent.workflow_id, err)
+        by_class = dict(Counter(a.exit_class for a in done))
+        raise ApplicationError(
+            f"an arm failed: {first}",
+            PairDone(task_id=task_id, by_class=by_class, excluded=True),
+            type=PAIR_ENDED,
+        ) from first
 
     async def _arm(self, pair: PairInput, lane: str) -> list[AttemptResult]:
         results: list[AttemptResult] = []

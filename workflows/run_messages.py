@@ -32,10 +32,6 @@ SIGNALS = {
     ),
     "resume": 'Undo `pause`. Input {"by": "you"} or {}.',
     "set_parallel": "Change how many pairs run at once. Input a number, e.g. 4.",
-    "pair_done": (
-        "internal: each pair of the run sends it when it ends. Not for people: sent by hand "
-        "for a pair still running, it counts that pair as done."
-    ),
 }
 """Description of each signal, by signal name."""
 

@@ -10,9 +10,10 @@ Live control: ``pause`` / ``resume`` (no new pair or retry starts; running ones 
 ``set_parallel`` (signal, and update with a validator).
 
 History stays bounded at any suite size: the task list is read from the plan file a page
-at a time, pairs are abandoned children that signal ``pair_done`` when they end, and after
-``pairs_per_run`` starts (or when Temporal suggests it) the run continues as new, carrying
-only counters and the ids of pairs in flight.
+at a time, pairs are abandoned children whose close the run hears
+(:mod:`workflows.pair_ends`), and after ``pairs_per_run`` starts (or when Temporal
+suggests it) the run continues as new, carrying only counters and the ids of pairs in
+flight.
 """
 
 from __future__ import annotations
@@ -91,8 +92,8 @@ class SuiteRunWorkflow:
         self._approve_signals = 0  # approve signals received, to find the taken one's sender
         self._approval_signal: int | None = None
         if data.carried is not None:
-            # Restored before any handler runs: a pair_done signal that reaches this run in its
-            # first activation must find its pair among those in flight.
+            # Restored before any handler runs: a signal in the first activation sees the
+            # pairs in flight (pause and resume are passed on to them).
             self._start = self._restore(data.carried)
 
     @workflow.signal(description=SIGNALS["approve"])
@@ -143,25 +144,22 @@ class SuiteRunWorkflow:
         if self._approval is None:
             self._rejection = rejection
 
-    @workflow.signal(description=SIGNALS["pair_done"])
-    def pair_done(self, done: PairDone) -> None:
-        """A pair ended (it may have been started by an earlier run of this workflow)."""
-        if done.task_id in self._running:
-            self._running.discard(done.task_id)
-            self._done += int(not done.cancelled)
-            self._by_class.update(done.by_class)
-            self._excluded += int(done.excluded)
-            self._show()
+    def _pair_ended(self, done: PairDone) -> None:
+        """A pair closed (it may have been started by an earlier run of this workflow).
 
-    def _pair_ended(self, task_id: str, how: str) -> None:
-        """A pair ended without ``pair_done``: it is done, excluded and named as such."""
-        if task_id in self._running:
-            workflow.logger.error("pair %s ended without telling the run: %s", task_id, how)
-            self._running.discard(task_id)
-            self._done += 1
-            self._excluded += 1
-            self._ended_abnormally.append(task_id)
-            self._show()
+        Heard once per pair from its close (:mod:`workflows.pair_ends`); one that could not
+        say how it ended (terminated, timed out) is excluded and named as such.
+        """
+        if done.task_id not in self._running:
+            return
+        self._running.discard(done.task_id)
+        self._done += int(not done.cancelled)
+        self._by_class.update(done.by_class)
+        self._excluded += int(done.excluded)
+        if done.unexplained:
+            workflow.logger.error("pair %s ended unexplained: %s", done.task_id, done.unexplained)
+            self._ended_abnormally.append(done.task_id)
+        self._show()
 
     @workflow.signal(description=SIGNALS["pause"])
     async def pause(self, control: Control | None = None) -> None:
@@ -271,11 +269,7 @@ class SuiteRunWorkflow:
                 return rejected
         else:
             carried = watch_carried(
-                self._run_id,
-                data.carried.in_flight,
-                lambda: self._running,
-                timedelta(seconds=request.pair_check_sec),
-                self._pair_ended,
+                self._run_id, data.carried.in_flight, lambda: self._running, self._pair_ended
             )
             self._watchers.append(asyncio.create_task(carried))
         self._set_phase("running")
@@ -289,8 +283,7 @@ class SuiteRunWorkflow:
             await workflow.wait_condition(lambda: not self._running)
         except (Exception, asyncio.CancelledError) as err:  # not eviction: that must pass
             if self._cancel_requested(err):
-                kept = data.carried.in_flight if data.carried else ()
-                await cancel_pairs(self._run_id, lambda: self._running, kept, self._pair_ended)
+                await cancel_pairs(self._run_id, lambda: self._running)
             raise
         return await self._report()
 

@@ -2,20 +2,42 @@
 
 A pair runs one task in every lane (baseline and MCP); each lane is an arm that makes
 attempts (:mod:`durabench.models.attempt`) until one counts or its retries run out.
+
+How a pair ended reaches its run through the pair's own close, never a message the run
+must accept from anyone: the result of a pair that completed, the details of the
+:data:`PAIR_ENDED` error a pair fails with when an arm failed, its cancellation, or how
+the server says it closed (terminated, timed out). :func:`pair_end` turns each of these
+into the one :class:`PairDone` the run counts.
 """
 
 from __future__ import annotations
 
+from collections import Counter
+from collections.abc import Sequence
 from datetime import datetime
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, ValidationError
 
 from durabench.models.agent import AgentSpec
 from durabench.models.benchmark_service import ServiceTarget
+from durabench.models.results import PairResult
 from durabench.models.run import TaskRef
 
-__all__ = ["ArmProgress", "PairDone", "PairInput", "PairProgress"]
+__all__ = [
+    "PAIR_ENDED",
+    "ArmProgress",
+    "AwaitPairsInput",
+    "PairDone",
+    "PairInput",
+    "PairProgress",
+    "closed_how",
+    "pair_end",
+]
+
+PAIR_ENDED = "PairEnded"
+"""The ``type`` of the error a pair fails with when an arm failed: its first detail is the
+pair's :class:`PairDone` (what the other arm did), so the run counts it without asking."""
 
 
 class PairInput(BaseModel):
@@ -49,7 +71,7 @@ class PairInput(BaseModel):
 
 
 class PairDone(BaseModel):
-    """Signalled by a pair to its run when it ends (pairs outlive continue-as-new)."""
+    """How a pair ended, as its run counts it (see :func:`pair_end`)."""
 
     model_config = ConfigDict(frozen=True)
 
@@ -60,6 +82,61 @@ class PairDone(BaseModel):
     """Whether the pair is excluded."""
     cancelled: bool = False
     """The pair was cancelled (with its run); its containers are gone."""
+    unexplained: str = ""
+    """How a pair that could not say how it ended closed (terminated, timed out, failed
+    without :data:`PAIR_ENDED`): it is excluded, and the run names it."""
+
+
+class AwaitPairsInput(BaseModel):
+    """Input of ``await_pairs``: pairs a run carried over continue-as-new, to wait for."""
+
+    model_config = ConfigDict(frozen=True)
+
+    pairs: tuple[tuple[str, str], ...]
+    """``(workflow id, task id)`` of each pair."""
+    wait_sec: float
+    """How long to wait for the first of them to close before answering none."""
+
+
+def closed_how(cause: BaseException) -> str:
+    """How a pair that failed without saying why closed, in a few words.
+
+    Temporal's errors say it by their class: ``TerminatedError`` (an operator ended it),
+    ``TimeoutError`` (its run timeout passed); anything else is named with its message.
+    """
+    words = {"TerminatedError": "terminated", "TimeoutError": "timed out"}
+    name = type(cause).__name__
+    message = getattr(cause, "message", None) or str(cause)
+    return words.get(name) or f"{name}: {message}"
+
+
+def pair_end(
+    task_id: str,
+    *,
+    result: PairResult | None = None,
+    error_type: str | None = None,
+    details: Sequence[object] = (),
+    cancelled: bool = False,
+    how: str = "",
+) -> PairDone:
+    """How a pair ended, from how it closed.
+
+    ``result``: it completed. ``error_type`` and ``details``: the error it failed with.
+    ``cancelled``: it closed cancelled. Otherwise ``how`` says how it closed, and it is
+    counted excluded and named.
+    """
+    if result is not None:
+        by_class = Counter(a.exit_class for a in result.attempts)
+        return PairDone(task_id=task_id, by_class=dict(by_class), excluded=result.excluded)
+    if cancelled:
+        return PairDone(task_id=task_id, by_class={}, cancelled=True)
+    if error_type == PAIR_ENDED and details:
+        try:
+            done = PairDone.model_validate(details[0])
+            return done.model_copy(update={"task_id": task_id})
+        except ValidationError as err:
+            how = f"{how} (its PairDone did not parse: {err.error_count()} errors)"
+    return PairDone(task_id=task_id, by_class={}, excluded=True, unexplained=how or "unknown")
 
 
 class ArmProgress(BaseModel):

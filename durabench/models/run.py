@@ -68,9 +68,6 @@ class RunRequest(BaseModel):
     """Pairs one workflow run starts before it continues as new: history stays bounded."""
     approval_timeout_sec: float = Field(default=86_400.0, gt=0)
     """An unapproved run ends itself after this long (``DURABENCH_APPROVAL_TIMEOUT_SEC``)."""
-    pair_check_sec: float = Field(default=300.0, gt=0)
-    """How often a run looks up the pairs it carried across continue-as-new, in case one
-    ended without telling it (terminated)."""
     approved_by: str | None = None
     """Who approved the plan with the request (``starter run --yes``): the run takes the
     approval as soon as its plan is made, so a detached run needs nobody to stay and

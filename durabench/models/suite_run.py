@@ -54,7 +54,7 @@ class CarriedState(BaseModel):
     parallel: int | None = None
     """Parallel slots as last set (``None``: as planned)."""
     ended_abnormally: tuple[str, ...] = ()
-    """Task ids of pairs that ended without telling the run."""
+    """Task ids of pairs that closed without saying how they ended (terminated, timed out)."""
 
 
 class SuiteRunInput(BaseModel):
@@ -108,7 +108,7 @@ class ProgressOutput(BaseModel):
     parallel: int = 0
     """Pairs in flight at most (``set_parallel`` changes it)."""
     ended_abnormally: tuple[str, ...] = ()
-    """Task ids of pairs that ended without telling the run (terminated, reset away):
+    """Task ids of pairs that closed without saying how they ended (terminated, reset away):
     counted done and excluded."""
 
 

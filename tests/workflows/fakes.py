@@ -31,8 +31,9 @@ from durabench.models.attempt import (
     ProvisionOutput,
     VerifyOutput,
 )
+from durabench.models.pair import PairInput
 from durabench.models.parallelism import Parallelism
-from durabench.models.results import AttemptResult, LaneSummary
+from durabench.models.results import AttemptResult, LaneSummary, PairResult
 from durabench.models.run import Approval, PlanSummary, RunRequest, TaskRef
 from durabench.models.suite_run import (
     PlanPage,
@@ -47,6 +48,24 @@ from durabench.settings.paths import RunPaths
 BUILD_FAILS = "t-build-fails"
 VERIFY_FAILS = "t-verify-fails"
 SLOW = "t-slow"
+
+
+def completed_pair(pair: PairInput) -> PairResult:
+    """What an instant stand-in pair returns: each lane completed on its first attempt."""
+    task_id = pair.task.task_id
+    attempts = tuple(
+        AttemptResult(
+            run_id=pair.run_id,
+            task_id=task_id,
+            lane=lane,
+            attempt=1,
+            exit_class="completed",
+            agent=pair.agent.name,
+            model=pair.agent.model,
+        )
+        for lane in pair.lanes
+    )
+    return PairResult(task_id=task_id, attempts=attempts)
 
 
 @dataclass

@@ -22,7 +22,12 @@ from temporalio.service import RPCError, RPCStatusCode
 from temporalio.testing import WorkflowEnvironment
 from temporalio.worker import Worker
 
-from activities import AccountActivities, PlanActivities, ResultActivities, ServiceActivities
+from activities import (
+    PairActivities,
+    PlanActivities,
+    ResultActivities,
+    ServiceActivities,
+)
 from durabench.models.run import Approval, RunPlan, RunRequest
 from durabench.models.suite_run import RunOutcome, SuiteRunInput
 from durabench.settings.paths import RunPaths
@@ -47,18 +52,17 @@ class Env:
 async def env(client: Client, request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[Env]:
     """A worker with the real workflows and fake activities; ``param``: the task ids.
 
-    ``vanished_holders`` is the real one: it asks the server which pairs no longer run.
+    ``await_pairs`` is the real one: it waits on the server for carried pairs to close.
     """
     queue = f"wf-{uuid.uuid4().hex[:8]}"
     task_ids = getattr(request, "param", ["t1", "t2", "t3", "t4"])
     rec = Recorder(queue=queue, task_ids=task_ids)
-    accounts = AccountActivities(client, Settings(home=tmp_path, task_queue=queue))
     async with Worker(
         client,
         task_queue=queue,
         workflows=list(WORKFLOWS),
         workflow_runner=workflow_runner(),
-        activities=[*rec.activities(), accounts.vanished_holders],
+        activities=[*rec.activities(), PairActivities(client).await_pairs],
         max_heartbeat_throttle_interval=timedelta(seconds=1),  # cancels reach activities soon
     ):
         yield Env(client, rec)
@@ -163,7 +167,7 @@ async def disk_worker(
     service = ServiceActivities(settings)
     real = [plan.plan_run, plan.plan_page, plan.record_run]
     real += [results.record_attempt, results.write_report]
-    real += [service.evaluate_attempt, service.score_run]
+    real += [service.evaluate_attempt, service.score_run, PairActivities(client).await_pairs]
     async with Worker(
         client,
         task_queue=settings.task_queue,

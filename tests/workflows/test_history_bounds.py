@@ -1,7 +1,8 @@
 """A 2,000-task suite stays under Temporal's 10,240-event history warning in every workflow.
 
 The run is the real ``SuiteRunWorkflow`` on a real dev server. Pairs are instant: a stand-in
-registered as ``PairedTaskWorkflow`` that only signals ``pair_done``. The pair and attempt
+registered as ``PairedTaskWorkflow`` that returns at once, both lanes completed. The pair and
+attempt
 workflows have histories whose length does not depend on the suite size (the recorded
 histories and the continue-as-new test cover them); only the run's grows with the suite, and
 that is what this test measures.
@@ -22,10 +23,12 @@ from temporalio import workflow
 from temporalio.client import Client
 from temporalio.worker import Worker
 
-from durabench.models.pair import PairDone, PairInput
+from activities.pair_ends import PairActivities
+from durabench.models.pair import PairInput
+from durabench.models.results import PairResult
 from durabench.models.run import Approval, RunRequest
 from durabench.models.suite_run import SuiteRunInput
-from tests.workflows.fakes import Recorder
+from tests.workflows.fakes import Recorder, completed_pair
 from workflows import SuiteRunWorkflow, run_workflow_id
 
 HISTORY_WARNING = 10_240
@@ -39,15 +42,13 @@ _started: Counter[str] = Counter()
 
 @workflow.defn(name="PairedTaskWorkflow", sandboxed=False)
 class InstantPair:
-    """Ends at once, telling its run that both lanes completed."""
+    """Ends at once, both lanes completed."""
 
     @workflow.run
-    async def run(self, pair: PairInput) -> None:
+    async def run(self, pair: PairInput) -> PairResult:
         if not workflow.unsafe.is_replaying():
             _started[workflow.info().workflow_id] += 1
-        done = PairDone(task_id=pair.task.task_id, by_class={"completed": 2})
-        parent = workflow.get_external_workflow_handle(run_workflow_id(pair.run_id))
-        await parent.signal("pair_done", done)
+        return completed_pair(pair)
 
 
 async def test_thousands_of_tasks_keep_every_history_under_the_warning(client: Client) -> None:
@@ -58,7 +59,7 @@ async def test_thousands_of_tasks_keep_every_history_under_the_warning(client: C
         client,
         task_queue=queue,
         workflows=[SuiteRunWorkflow, InstantPair],
-        activities=rec.activities(),
+        activities=[*rec.activities(), PairActivities(client).await_pairs],
         max_concurrent_workflow_tasks=50,
     ):
         handle = await client.start_workflow(

@@ -60,11 +60,11 @@ async def test_a_cancelled_pair_reports_only_once_both_lanes_are_torn_down(env: 
         await handle.result()
     live_when_the_run_closed = set(env.rec.live)
     events = await _events(pair)
-    told = EventType.EVENT_TYPE_SIGNAL_EXTERNAL_WORKFLOW_EXECUTION_INITIATED
-    told_at = [i for i, e in enumerate(events) if e.event_type == told]
+    closed = EventType.EVENT_TYPE_WORKFLOW_EXECUTION_CANCELED
+    closed_at = [i for i, e in enumerate(events) if e.event_type == closed]
     ended_at = [i for i, e in enumerate(events) if e.event_type == child_cancelled]
-    assert len(ended_at) == 2 and len(told_at) == 1
-    assert told_at[0] > max(ended_at)  # pair_done went out after both lanes were gone
+    assert len(ended_at) == 2 and len(closed_at) == 1
+    assert closed_at[0] > max(ended_at)  # the run hears the close after both lanes went
     assert live_when_the_run_closed == set()
 
 
