@@ -257,7 +257,8 @@ class AgentRunWorkflow:
             SandboxActivities.provision_sandbox,
             ref,
             timedelta(seconds=build) + _SLACK + _PROVISION,
-            detail=f"{ref.container_name}, its image within {build:g} s",
+            detail=f"{ref.container_name} from the image of {ref.task.task_id} "
+            f"(built within {build:g} s if absent)",
         )
         so_far.image = sandbox.image
         self._split_provision(sandbox.image_ready_at)
