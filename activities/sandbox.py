@@ -251,7 +251,9 @@ class SandboxActivities:
                 build_log,
             )
         task_id = await asyncio.to_thread(image_id, self.client, task_image)
-        agent_id = await asyncio.to_thread(image_id, self.client, image)
+        agent_id = task_id  # the agent runs in the task image unless a CLI was installed
+        if image != task_image:
+            agent_id = await asyncio.to_thread(image_id, self.client, image)
         log.debug("image ready", image=image, dockerfile=dockerfile, **ref.labels)
         return PreparedImage(
             image=image, dockerfile=dockerfile, task_image_id=task_id, agent_image_id=agent_id

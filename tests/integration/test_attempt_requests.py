@@ -76,4 +76,4 @@ async def test_an_oracle_attempt_costs_what_it_did(
     # The agent's step: one exec starts it and sees its end (no marker read before it).
     # The tests: one exec to clear /tests and the verifier's directory, one to run them.
     assert sent["POST containers/exec"] == 3, sorted(sent.items())
-    assert sum(sent.values()) == 29, sorted(sent.items())
+    assert sum(sent.values()) == 28, sorted(sent.items())
