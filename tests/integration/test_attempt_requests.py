@@ -74,6 +74,6 @@ async def test_an_oracle_attempt_costs_what_it_did(
     assert (agent.exit_code, verified.reward) == (0, 1.0)
     assert out.verdict is not None and out.verdict.exit_class == "completed"
     # The agent's step: one exec starts it and sees its end (no marker read before it).
-    # The tests: one exec to clear /tests and the verifier's directory, one to run them.
-    assert sent["POST containers/exec"] == 3, sorted(sent.items())
-    assert sum(sent.values()) == 28, sorted(sent.items())
+    # The tests: one exec clears /tests and the verifier's directory, then runs them.
+    assert sent["POST containers/exec"] == 2, sorted(sent.items())
+    assert sum(sent.values()) == 25, sorted(sent.items())
