@@ -261,8 +261,8 @@ _WAITER = "p=; read -r _ p _ < {started} 2>/dev/null; " + _WAIT
 """Waits for a step that runs: its root shell is the one ``.started`` names."""
 _STARTER = (
     "p=; if [ -e {done} ] || [ -e {started} ] || [ -e {launched} ]; then echo seen; exit 0; fi; "
-    "p=$( (command -v setsid >/dev/null 2>&1 && exec setsid sh -c {script} || exec sh -c "
-    "{script}) </dev/null >/dev/null 2>&1 & echo $!); echo new; " + _WAIT
+    's={script}; p=$( (command -v setsid >/dev/null 2>&1 && exec setsid sh -c "$s" || '
+    'exec sh -c "$s") </dev/null >/dev/null 2>&1 & echo $!); echo new; ' + _WAIT
 )
 """Starts the step unless a marker or its launch record exists, then waits as the waiter.
 
