@@ -55,7 +55,6 @@ from durabench.models.attempt import (
     FinishOutput,
     HostClaim,
     PreparedImage,
-    ProvisionInput,
     ProvisionOutput,
     VerifyOutput,
 )
@@ -224,35 +223,36 @@ class SandboxActivities:
             host_timeout_sec=self.settings.host_timeout_sec,
         )
 
-    @activity.defn(name="prepare_image")
-    @scrubbed
-    async def prepare_image(self, ref: AttemptRef) -> PreparedImage:
-        """Build (or find cached) the task image for the lane's Dockerfile variant."""
-        setup, _ = check_attempt_inputs(ref, self.settings, os.environ)
+    async def _image(self, ref: AttemptRef, setup: AttemptSetup) -> PreparedImage:
+        """Build (or find cached) the task image for the lane's Dockerfile variant.
+
+        The build is bounded by the task's ``build_timeout_sec`` (the daemon's build is
+        stopped past it); the caller heartbeats meanwhile.
+        """
         task = setup.task
         dockerfile = dockerfile_for(setup.config, task)
         build_log = self._attempt_dir(ref) / "build.log"
         install = setup.agent.install_spec()
         if remote(self.settings):  # the service builds it; no local daemon needed
-            async with heartbeating(f"naming the Daytona build of {task.task_id}"):
-                return await asyncio.to_thread(
-                    remote_image, self.settings, task, dockerfile, install, build_log
-                )
-        async with heartbeating(f"building {task.task_id} {dockerfile}"):
-            task_image = await asyncio.to_thread(
-                ensure_image, self.client, task, dockerfile, self.settings.base_image, build_log
+            return await asyncio.to_thread(
+                remote_image, self.settings, task, dockerfile, install, build_log
             )
-            image = task_image
-            if install is not None:
-                image = await asyncio.to_thread(
-                    ensure_agent_image,
-                    self.client,
-                    task_image,
-                    install,
-                    self.settings.agent_tools_dir,
-                    build_log,
-                )
-            task_id = await asyncio.to_thread(image_id, self.client, task_image)
+        task_image = await asyncio.to_thread(
+            ensure_image, self.client, task, dockerfile, self.settings.base_image, build_log
+        )
+        image = task_image
+        if install is not None:
+            image = await asyncio.to_thread(
+                ensure_agent_image,
+                self.client,
+                task_image,
+                install,
+                self.settings.agent_tools_dir,
+                build_log,
+            )
+        task_id = await asyncio.to_thread(image_id, self.client, task_image)
+        agent_id = task_id  # the agent runs in the task image unless a CLI was installed
+        if image != task_image:
             agent_id = await asyncio.to_thread(image_id, self.client, image)
         log.debug("image ready", image=image, dockerfile=dockerfile, **ref.labels)
         return PreparedImage(
@@ -261,8 +261,14 @@ class SandboxActivities:
 
     @activity.defn(name="provision_sandbox")
     @scrubbed
-    async def provision_sandbox(self, data: ProvisionInput) -> ProvisionOutput:
-        """Start the container; place instruction, MCP config and agent files; set it up.
+    async def provision_sandbox(self, ref: AttemptRef) -> ProvisionOutput:
+        """Build or find the image; start the container; place the lane's files; set it up.
+
+        One activity, though the build may take the task's whole build limit and the start
+        takes seconds: every attempt but a task's first finds its image built, and a second
+        activity would cost each a workflow task. Its start-to-close is the build limit and
+        some minutes (each Docker request has its own client timeout); a lost worker is
+        noticed sooner, by the heartbeat, which beats throughout.
 
         Cancelled, it undoes its own work before it reports so: the container may still be
         in the making (Docker calls run in threads), and a teardown that ran before it
@@ -270,14 +276,16 @@ class SandboxActivities:
         the gateway's network, made here if absent: on a fresh host, or after the network
         was removed, the gateway (which also makes it) has not started yet.
         """
-        ref = data.ref
         setup, _ = check_attempt_inputs(ref, self.settings, os.environ)
+        async with heartbeating(f"image of {ref.task.task_id} for {ref.lane}"):
+            image = await self._image(ref, setup)
+        ready_at = _now()
         environ: Mapping[str, str] = os.environ
         mcp = setup.ctx.mcp
         if setup.agent.needs_network and mcp is not None and mcp.url_env:
             # Configs that cannot expand ${VAR} name the endpoint: the gateway's.
             environ = {**os.environ, mcp.url_env: f"{await self._gateway_url()}/mcp"}
-        attempt = self._attempt(ref, data.image, environ)
+        attempt = self._attempt(ref, image.image, environ)
         async with heartbeating(f"provisioning {ref.container_name}"):
             if setup.agent.needs_network and not remote(self.settings):
                 network = self.settings.gateway_network
@@ -290,7 +298,7 @@ class SandboxActivities:
                 raise
             await asyncio.to_thread(self.capacity.provisioned, attempt_key(ref.labels))
         log.debug("container started", container=ref.container_name, **ref.labels)
-        return out
+        return out.model_copy(update={"image": image, "image_ready_at": ready_at})
 
     async def _undo_provision(self, ref: AttemptRef, provisioning: asyncio.Future[Any]) -> None:
         """Let a cancelled provision's Docker work end, then remove what it made."""

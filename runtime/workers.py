@@ -97,7 +97,6 @@ def build_workers(
         identity=identity,
         graceful_shutdown_timeout=GRACE,
         activities=[
-            sandbox.prepare_image,
             sandbox.provision_sandbox,
             sandbox.run_agent,
             sandbox.verify,

@@ -9,6 +9,7 @@ Only the harness's own steps raise, and those are infrastructure.
 
 from __future__ import annotations
 
+import secrets
 from collections.abc import Awaitable, Callable
 from pathlib import Path, PurePosixPath
 
@@ -16,7 +17,7 @@ from durabench.attempt.reward import parse_reward
 from durabench.errors import FileTooLarge, RewardFileMissing, RewardParseError, SandboxError
 from durabench.models.attempt import VerifyOutput
 from durabench.models.task import TaskSpec
-from durabench.sandbox import Sandbox
+from durabench.sandbox import ExecResult, Sandbox
 from durabench.settings.paths import SandboxPaths
 
 __all__ = ["Verification"]
@@ -27,6 +28,8 @@ BUILD_LOG = "build.txt"
 """The task's build output, in the verifier's directory."""
 VERIFIER_ENV = {"PYTHONNOUSERSITE": "1"}
 """Over the image's own environment: no user site directory is read, whoever's it is."""
+_NOT_CLEARED = 213
+"""The verify exec's exit when clearing failed, before any test ran (no signal exits so)."""
 
 
 class _StoppedFromInside(Exception):
@@ -62,8 +65,7 @@ class Verification:
             SandboxError: the harness failed (the container is gone, Docker failed, the
                 tests could not be uploaded): infrastructure.
         """
-        task, sandbox, paths = self.task, self.sandbox, self.paths
-        out_dir = paths.verifier_logs
+        task, out_dir = self.task, self.paths.verifier_logs
         build_failed = False
         if task.build_command:
             await self._root(f"mkdir -p {out_dir} && find {out_dir} -mindepth 1 -delete")
@@ -71,19 +73,7 @@ class Verification:
                 build_failed = await self._build(task.build_command)
             except _StoppedFromInside as exc:
                 return VerifyOutput(reward=0.0, build_failed=True, failure=str(exc))
-        # From here on nothing of the agent's runs, and the tests are as the task ships
-        # them: the agent (or the build it wrote) may have planted a test or a reward.
-        await self._root(
-            f"rm -rf {paths.tests} && mkdir -p {out_dir}"
-            f" && find {out_dir} -mindepth 1 ! -path {out_dir}/{BUILD_LOG} -delete"
-        )
-        await sandbox.upload_files(self._task_files(Path(task.task_dir) / "tests", paths.tests))
-        result = await sandbox.exec(
-            ["sh", "-c", f"({task.verifier_command}) >{out_dir}/verifier-stdout.txt 2>&1"],
-            cwd=str(paths.tests),
-            env=VERIFIER_ENV,
-            timeout_s=self.timeout,
-        )
+        result = await self._cleared_tests()
         # The tests import the submission: whatever it started must not write the reward.
         if halted := await self._stop_what_ran("the tests"):
             return VerifyOutput(reward=0.0, build_failed=build_failed, failure=halted)
@@ -97,6 +87,55 @@ class Verification:
                 raise
             reward, failure = 0.0, _stopped_while("the tests", stopped)
         return VerifyOutput(reward=reward, build_failed=build_failed, failure=failure)
+
+    def _clear(self) -> str:
+        """The script that empties ``/tests`` and the verifier's directory (but the build's log).
+
+        From the tests on nothing of the agent's runs, and the tests are as the task ships
+        them: the agent (or the build it wrote) may have planted a test or a reward.
+        """
+        out_dir, tests = self.paths.verifier_logs, self.paths.tests
+        return (
+            f"rm -rf {tests} && mkdir -p {out_dir}"
+            f" && find {out_dir} -mindepth 1 ! -path {out_dir}/{BUILD_LOG} -delete"
+        )
+
+    def _tests(self) -> str:
+        """The script that runs the task's tests, their output in the verifier's directory."""
+        out = f"{self.paths.verifier_logs}/verifier-stdout.txt"
+        return f"({self.task.verifier_command}) >{out} 2>&1"
+
+    async def _cleared_tests(self) -> ExecResult:
+        """Clear, put the tests in place and run them, in one exec where it can.
+
+        The tests go first to a directory of a fresh name beside ``/tests``, which nothing
+        in the sandbox can have known or written to; one root exec clears, moves them into
+        place, and only then runs them. A clear that fails exits :data:`_NOT_CLEARED`
+        before any test ran. That exit is not taken as evidence, though: the tests run
+        the submission as root, which may fake it. It only sends the verify the long way:
+        the clear in an exec of its own (whose failure is the harness's, infrastructure),
+        the upload, the tests. Faking it buys the submission a second run of the tests.
+        """
+        sandbox, task, tests = self.sandbox, self.task, self.paths.tests
+        staged = f"{tests}-{secrets.token_hex(8)}"
+        await sandbox.upload_files(self._task_files(Path(task.task_dir) / "tests", staged))
+        placed = f"{self._clear()} && mv {staged} {tests} && cd {tests} || exit {_NOT_CLEARED}"
+        ran = f"{self._tests()}; rc=$?; [ $rc -eq {_NOT_CLEARED} ] && exit 1; exit $rc"
+        result = await sandbox.exec(
+            ["sh", "-c", f"{placed}; {ran}"],
+            env=VERIFIER_ENV,
+            timeout_s=self.timeout,
+        )
+        if result.exit_code != _NOT_CLEARED or result.timed_out:
+            return result
+        await self._root(f"rm -rf {staged} && {self._clear()}")
+        await sandbox.upload_files(self._task_files(Path(task.task_dir) / "tests", tests))
+        return await sandbox.exec(
+            ["sh", "-c", self._tests()],
+            cwd=str(tests),
+            env=VERIFIER_ENV,
+            timeout_s=self.timeout,
+        )
 
     async def _stop_what_ran(self, what: str) -> str:
         """End what ``what`` left running; why it scores 0 if the sandbox stopped by itself.

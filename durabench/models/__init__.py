@@ -35,7 +35,6 @@ from durabench.models.attempt import (
     FinishOutput,
     HostClaim,
     PreparedImage,
-    ProvisionInput,
     ProvisionOutput,
     VerifyOutput,
 )
@@ -187,7 +186,6 @@ __all__ = [
     "PoolState",
     "PreparedImage",
     "ProgressOutput",
-    "ProvisionInput",
     "ProvisionOutput",
     "RecordRunInput",
     "Rejection",

@@ -27,7 +27,6 @@ __all__ = [
     "FinishOutput",
     "HostClaim",
     "PreparedImage",
-    "ProvisionInput",
     "ProvisionOutput",
     "VerifyOutput",
 ]
@@ -100,7 +99,7 @@ class HostClaim(BaseModel):
 
 
 class PreparedImage(BaseModel):
-    """Output of ``prepare_image``."""
+    """The image an attempt's sandbox starts from, built or found by ``provision_sandbox``."""
 
     model_config = ConfigDict(frozen=True)
 
@@ -115,22 +114,19 @@ class PreparedImage(BaseModel):
     the task image itself when nothing was installed); empty when unknown."""
 
 
-class ProvisionInput(BaseModel):
-    """Input of ``provision_sandbox``."""
-
-    model_config = ConfigDict(frozen=True)
-
-    ref: AttemptRef
-    """The attempt."""
-    image: str
-    """Image to start."""
-
-
 class ProvisionOutput(BaseModel):
-    """Output of ``provision_sandbox``."""
+    """Output of ``provision_sandbox``: the image it started from, then the sandbox."""
 
     model_config = ConfigDict(frozen=True)
 
+    image: PreparedImage | None = None
+    """The image, built or found in the same activity as the start (a second activity
+    would cost every attempt a workflow task, though all but the first find it built).
+    ``None`` only from :meth:`durabench.attempt.Attempt.provision`, which starts a given
+    image: the activity adds it."""
+    image_ready_at: datetime | None = None
+    """When the image was ready and the start began (the worker's clock): the line between
+    the ``prepare_image`` and ``provision_sandbox`` phases in the attempt's timings."""
     container_id: str
     instruction_file: str
     """Instruction file placed in the container."""

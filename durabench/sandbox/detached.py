@@ -36,7 +36,7 @@ from pathlib import PurePosixPath
 from typing import NamedTuple
 
 from durabench.errors import AgentLost, SandboxError
-from durabench.sandbox.base import Sandbox
+from durabench.sandbox.base import ExecResult, Sandbox
 
 __all__ = [
     "REAP_SCRIPT",
@@ -240,8 +240,7 @@ _FIRST_POLL_S = 0.05
 _CHECK_EVERY_S = 15.0
 """How often a step still running is checked for its process (and at once on re-attach)."""
 
-_WAITER = (
-    "p=; read -r _ p _ < {started} 2>/dev/null; "
+_WAIT = (
     "case $p in [1-9]*) timeout 15 tail --pid=$p -s 0.02 -f /dev/null >/dev/null 2>&1 ;; esac; "
     "w=$?; c=; i=0; [ $w -eq 124 ] && i=52; while [ $i -lt 53 ]; do "
     "read -r c e l _ < {done} 2>/dev/null; "
@@ -249,20 +248,76 @@ _WAITER = (
     "if [ $i -lt 20 ]; then sleep 0.01; elif [ $i -lt 40 ]; then sleep 0.1; else sleep 1; fi; "
     "i=$((i + 1)); done; exit 1"
 )
-"""Prints the end ``.done`` records once it does, or exits 1 after about 15 s.
+"""With ``$p`` the step's root shell: prints the end ``.done`` records once it does, or
+exits 1 after about 15 s.
 
 One blocking exec in place of a marker read per poll, and a wait in place of a poll: the
-step's root shell (``.started`` names it) writes ``.done`` and exits, and ``tail --pid``
-returns within 20 ms of that exit, forking nothing while it waits (GNU coreutils; where
-it is missing, or the shell is not up yet, the loop after it polls as before: every
-10 ms, every 100 ms after 0.2 s, every second after 2 s). A wait of 15 s ends the round
-with one more read. A pid reused by another process only holds the round to its 15 s."""
+step's root shell writes ``.done`` and exits, and ``tail --pid`` returns within 20 ms of
+that exit, forking nothing while it waits (GNU coreutils; where it is missing, or the
+shell is not known, the loop after it polls: every 10 ms, every 100 ms after 0.2 s, every
+second after 2 s). A wait of 15 s ends the round with one more read. A pid reused by
+another process only holds the round to its 15 s."""
+_WAITER = "p=; read -r _ p _ < {started} 2>/dev/null; " + _WAIT
+"""Waits for a step that runs: its root shell is the one ``.started`` names."""
+_STARTER = (
+    "p=; if [ -e {done} ] || [ -e {started} ] || [ -e {launched} ]; then echo seen; exit 0; fi; "
+    's={script}; p=$( (command -v setsid >/dev/null 2>&1 && exec setsid sh -c "$s" || '
+    'exec sh -c "$s") </dev/null >/dev/null 2>&1 & echo $!); echo new; ' + _WAIT
+)
+"""Starts the step unless a marker or its launch record exists, then waits as the waiter.
+
+Prints ``seen`` when something exists (the caller reads the markers: re-attach), or
+``new`` once the step is launched, then its end if it came within the round. The step
+runs in a session of its own with its streams closed, so it holds nothing of this exec:
+it outlives it, as a detached exec would, and nothing it runs can write to this output."""
 _END_LINE = re.compile(r"-?[0-9]{1,6} [0-9]{1,9} [0-9]{1,9}\n?")
 
 
 def _waiter(done: PurePosixPath) -> str:
     started = done.with_name(done.name.removesuffix(".done") + ".started")
     return _WAITER.format(done=shlex.quote(str(done)), started=shlex.quote(str(started)))
+
+
+def _starter(script: str, markers: PurePosixPath, n: int, launched: PurePosixPath | None) -> str:
+    done, started = markers / f"step-{n}.done", markers / f"step-{n}.started"
+    record = launched / f"step-{n}" if launched is not None else started
+    return _STARTER.format(
+        done=shlex.quote(str(done)),
+        started=shlex.quote(str(started)),
+        launched=shlex.quote(str(record)),
+        script=shlex.quote(script),
+    )
+
+
+async def _beating(
+    sandbox: Sandbox,
+    script: str,
+    heartbeat_s: float,
+    on_wait: Callable[[], Awaitable[None]] | None,
+    cwd: str | None = None,
+    env: Mapping[str, str] | None = None,
+) -> ExecResult:
+    """Run ``script`` as root, calling ``on_wait`` every ``heartbeat_s`` until it returns.
+
+    Raises:
+        SandboxError: the exec could not run.
+    """
+    running = asyncio.ensure_future(sandbox.exec(["sh", "-c", script], cwd=cwd, env=env, user="0"))
+    try:
+        while not (await asyncio.wait({running}, timeout=heartbeat_s))[0]:
+            if on_wait is not None:
+                await on_wait()
+        return running.result()
+    finally:
+        running.cancel()
+
+
+def _end_of(result: ExecResult, said: str) -> StepEnd | None:
+    """The end a waiter printed after ``said``; ``None`` for anything else."""
+    if result.exit_code != 0 or not result.stdout.startswith(said):
+        return None
+    line = result.stdout.removeprefix(said)
+    return _parse_end(line) if _END_LINE.fullmatch(line) else None
 
 
 async def _wait_for_end(
@@ -279,20 +334,53 @@ async def _wait_for_end(
     out, output that is not an end, an exec that could not run) gives ``None``: the caller
     reads the markers, which is all an agent can cause.
     """
-    waiter = asyncio.ensure_future(sandbox.exec(["sh", "-c", _waiter(done)], user="0"))
     try:
-        while not (await asyncio.wait({waiter}, timeout=heartbeat_s))[0]:
-            if on_wait is not None:
-                await on_wait()
-        try:
-            result = waiter.result()
-        except SandboxError:
-            return None
-    finally:
-        waiter.cancel()
-    if result.exit_code != 0 or not _END_LINE.fullmatch(result.stdout):
+        result = await _beating(sandbox, _waiter(done), heartbeat_s, on_wait)
+    except SandboxError:
         return None
-    return _parse_end(result.stdout)
+    return _end_of(result, "")
+
+
+async def _start(
+    sandbox: Sandbox,
+    script: str,
+    markers: PurePosixPath,
+    n: int,
+    launched: PurePosixPath | None,
+    run: tuple[str | None, Mapping[str, str] | None, float, Callable[[], Awaitable[None]] | None],
+) -> tuple[StepEnd | None, bool]:
+    """Start step ``n`` unless anything of it exists; its end if the first wait saw it.
+
+    Returns that end (``None``: the caller reads the markers) and whether the step was
+    there before this call (a re-attach). The answer is a root exec's output, which only
+    root in the sandbox can write to (and root could write the markers). An answer that
+    is neither (the starter killed) has the markers read: a step they show is taken as
+    found, and one they do not show raises, so the activity's retry, seconds later, asks
+    again rather than risk a second start of a step whose launch is under way.
+
+    Raises:
+        SandboxError: the starter could not run, or could not say whether it started,
+            and the markers show nothing of the step.
+    """
+    cwd, env, poll_s, on_wait = run
+    starter = _starter(script, markers, n, launched)
+    try:
+        result = await _beating(sandbox, starter, poll_s, on_wait, cwd, env)
+    except SandboxError as exc:  # a stopped sandbox runs nothing, but its markers read
+        failed = exc
+    else:
+        if result.stdout.startswith("new\n"):
+            return _end_of(result, "new\n"), False
+        if result.stdout == "seen\n":
+            return None, True
+        failed = SandboxError(
+            f"starting agent step {n} in {sandbox.spec.name} gave no answer (exit "
+            f"{result.exit_code}); the activity is retried, and finds the step if it started"
+        )
+    state = await step_state(sandbox, markers, n, launched)
+    if not (state.started or state.wiped):
+        raise failed
+    return None, True
 
 
 async def run_step(
@@ -309,14 +397,17 @@ async def run_step(
 ) -> tuple[StepEnd, bool]:
     """Run step ``n`` unless it already ran or runs; wait for its end.
 
-    The step is a :func:`wrap_step` script (with the same ``launched``), started as root.
+    The step is a :func:`wrap_step` script (with the same ``launched``), started as root
+    by one root exec that first looks for its markers and launch record in the sandbox
+    (none: it starts the step and waits as a waiter does; any: the markers are read, as
+    on re-attach). A step that starts and ends within the first wait costs that one exec.
 
     The wait is a root exec in the sandbox that prints the end ``.done`` records once it
     does (or returns after 15 s), with ``on_wait`` called every ``poll_s`` meanwhile. A
     waiter that returns without an end (killed, or it could not run) is followed by a
     marker read and a pause of 50 ms, doubling up to ``poll_s``, so nothing in the
-    sandbox can make the worker spin. A step found
-    running is checked for its process at once, and every 15 s while it runs.
+    sandbox can make the worker spin. A step found running is checked for its process
+    at once, and every 15 s while it runs.
 
     Returns:
         How it ended, and whether this call re-attached to a step started earlier.
@@ -324,10 +415,12 @@ async def run_step(
     Raises:
         AgentLost: the step died without recording its end (see the module's docstring).
     """
+    end, reattached = await _start(
+        sandbox, script, markers, n, launched, (cwd, env, poll_s, on_wait)
+    )
+    if end is not None:
+        return end, reattached
     state = await step_state(sandbox, markers, n, launched)
-    reattached = state.started or state.wiped
-    if not reattached:
-        await sandbox.exec_detached(["sh", "-c", script], cwd=cwd, env=env, user="0")
     wait_s = min(_FIRST_POLL_S, poll_s)
     checked = float("-inf") if reattached else time.monotonic()
     while state.end is None:

@@ -26,7 +26,6 @@ from durabench.models.attempt import (
     AttemptRef,
     ClassifyAttemptInput,
     FinishInput,
-    ProvisionInput,
 )
 from durabench.models.run import TaskRef
 from durabench.sandbox import DockerSandbox
@@ -50,8 +49,7 @@ def _ref(task_dir: Path) -> AttemptRef:
 
 async def _provisioned(acts: SandboxActivities, ref: AttemptRef) -> None:
     env = ActivityEnvironment()
-    image = (await env.run(acts.prepare_image, ref)).image
-    await env.run(acts.provision_sandbox, ProvisionInput(ref=ref, image=image))
+    await env.run(acts.provision_sandbox, ref)
     assert len(containers_of(ref.run_id)) == 1
 
 

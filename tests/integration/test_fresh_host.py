@@ -8,7 +8,6 @@ the test's own network name, removed at the end.
 
 from __future__ import annotations
 
-import asyncio
 import uuid
 from collections.abc import Iterator
 
@@ -19,11 +18,10 @@ from temporalio.testing import ActivityEnvironment
 
 from activities import SandboxActivities
 from durabench.models.agent import AgentSpec
-from durabench.models.attempt import AttemptRef, ProvisionInput
+from durabench.models.attempt import AttemptRef
 from durabench.models.run import TaskRef
-from durabench.sandbox import ensure_image
 from durabench.settings.values import Settings
-from durabench.tasks import BUILTIN_SUITES_DIR, load_task
+from tests.integration.runs import stand_in_task
 
 pytestmark = pytest.mark.docker
 
@@ -57,22 +55,18 @@ def _networks_of(name: str) -> list[str]:
 async def test_a_real_agent_sandbox_provisions_on_a_host_without_the_gateway_network(
     fresh: Settings,
 ) -> None:
+    # Its image has a ``claude`` on PATH: the provision installs none (no npm here).
+    claude = {"claude": "#!/bin/sh\nexit 0\n"}
+    task = stand_in_task(fresh.home, "fresh", TASK, claude, {"claude": []})
     ref = AttemptRef(
         run_id=f"fresh-{uuid.uuid4().hex[:6]}",
-        task=TaskRef(task_id=TASK, task_dir=str(BUILTIN_SUITES_DIR / "pytorch" / TASK)),
+        task=TaskRef(task_id=TASK, task_dir=str(task)),
         lane="baseline",
         agent=AgentSpec(name="claude-code", model="claude-haiku-4-5"),
     )
     acts = SandboxActivities(fresh, "q", "test")
-    fresh.home.mkdir(parents=True, exist_ok=True)
-    task, log = load_task(ref.task.task_dir), fresh.home / "build.log"
-    image = await asyncio.to_thread(  # the task's image: no agent install needed here
-        ensure_image, acts.client, task, "Dockerfile", fresh.base_image, log
-    )
     try:
-        out = await ActivityEnvironment().run(
-            acts.provision_sandbox, ProvisionInput(ref=ref, image=image)
-        )
+        out = await ActivityEnvironment().run(acts.provision_sandbox, ref)
         assert out.container_id
         assert _networks_of(ref.container_name) == [fresh.gateway_network]
     finally:

@@ -15,7 +15,7 @@ from temporalio.testing import ActivityEnvironment
 
 from activities import SandboxActivities
 from durabench.models.agent import AgentSpec
-from durabench.models.attempt import AttemptRef, ProvisionInput
+from durabench.models.attempt import AttemptRef
 from durabench.models.run import TaskRef
 from durabench.settings.values import Settings
 from durabench.tasks import BUILTIN_SUITES_DIR
@@ -38,9 +38,7 @@ async def test_a_provision_cancelled_after_its_container_exists_removes_it(
         agent=AgentSpec(name="nop", model="m"),
     )
     acts, env = SandboxActivities(settings, "q", "test"), ActivityEnvironment()
-    provision = asyncio.create_task(
-        env.run(acts.provision_sandbox, ProvisionInput(ref=ref, image=settings.base_image))
-    )
+    provision = asyncio.create_task(env.run(acts.provision_sandbox, ref))
     try:
         await until(lambda: containers_of(ref.run_id), "the container is made")
         env.cancel()

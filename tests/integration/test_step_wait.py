@@ -41,6 +41,35 @@ async def test_a_step_is_waited_for_in_the_sandbox_not_polled(
     assert len(reads) <= 4, reads
 
 
+async def test_a_new_step_starts_and_is_waited_for_in_one_exec(
+    box: DockerSandbox,  # noqa: F811
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Checking for markers, starting the step and the first wait are one root exec.
+
+    Counts, not timings: each read or exec is requests to the daemon (an exec is a
+    ``runc`` process too), whatever the machine's load.
+    """
+    calls: list[str] = []
+    for name in ("read_file", "read_bytes", "exec", "exec_detached"):
+        real = getattr(box, name)
+
+        def counted(*args: object, _real: object = real, _name: str = name, **kw: object) -> object:
+            calls.append(_name)
+            return _real(*args, **kw)  # type: ignore[operator]
+
+        monkeypatch.setattr(box, name, counted)
+    step = _script("echo ok", n=3)
+    end, again = await run_step(box, step, P.steps, 3, poll_s=1.0, launched=P.launches)
+    assert (end.exit_code, end.timed_out, again) == (0, False, False)
+    assert calls == ["exec"]
+    monkeypatch.undo()
+    assert await box.read_file(f"{P.output}/stdout.txt") == "ok\n"  # it ran, once
+    end, again = await run_step(box, step, P.steps, 3, poll_s=1.0, launched=P.launches)
+    assert (end.exit_code, again) == (0, True)  # found ended: not started again
+    assert await box.read_file(f"{P.output}/stdout.txt") == "ok\n"
+
+
 def _held(sb: DockerSandbox) -> int:
     """Long execs under way, counted through Docker directly: not through the threads under
     test, which a regression would leave all taken."""

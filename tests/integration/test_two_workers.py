@@ -166,7 +166,7 @@ async def test_sticky_hosts_hold_their_limits_and_a_dead_host_s_attempts_move(
         if record and a in moved:
             history = await client.get_workflow_handle(wf).fetch_history()
             Path(record, "agent_run_host_failover.json").write_text(history.to_json())
-        assert {name for name, _, _ in ran} >= {"prepare_image", "run_agent", "finish_sandbox"}
+        assert {name for name, _, _ in ran} >= {"provision_sandbox", "run_agent", "finish_sandbox"}
         for name, host, identity in ran:
             assert identity.endswith(f"@{host}"), (name, host, identity)
         assert {host for _, host, _ in ran} == set(a.hosts)

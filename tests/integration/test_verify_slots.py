@@ -17,7 +17,7 @@ from temporalio.testing import ActivityEnvironment
 
 from activities import SandboxActivities
 from durabench.models.agent import AgentSpec
-from durabench.models.attempt import AttemptRef, ProvisionInput
+from durabench.models.attempt import AttemptRef
 from durabench.models.run import TaskRef
 from durabench.settings.values import Settings
 from durabench.tasks import BUILTIN_SUITES_DIR
@@ -44,8 +44,7 @@ async def test_a_verify_waits_for_a_slot_and_then_verifies(settings: Settings) -
         start_to_close_timeout=timedelta(seconds=ref.task.verifier_timeout_sec + 600),
     )
     try:
-        image = (await env.run(acts.prepare_image, ref)).image
-        await env.run(acts.provision_sandbox, ProvisionInput(ref=ref, image=image))
+        await env.run(acts.provision_sandbox, ref)
         async with acts.verify_slots.slot(wait_at_most=0):  # another verifier holds the slot
             verify = asyncio.create_task(env.run(acts.verify, ref))
             await until(lambda: acts.verify_slots.waiting == 1, "verify waits for the slot")

@@ -2,10 +2,13 @@
 
 The attempt lifecycle runs against it without Docker; what a command does is the
 handler's to say (``MockTransport``-style), so a test scripts the agent and the verifier.
+A step's starter (:func:`durabench.sandbox.detached.run_step`) is played here: the
+handler sees its launch as a detached call, then answers its first wait.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
@@ -28,6 +31,9 @@ class Call:
 
 
 Handler = Callable[["MemorySandbox", Call], ExecResult | None]
+
+_STEP_STARTER = re.compile(r"p=; if \[ -e (\S+) \] \|\| \[ -e (\S+) \] \|\| \[ -e (\S+) \]; ")
+"""The root exec that starts a detached step unless a marker or its launch record exists."""
 
 OK = ExecResult(exit_code=0, stdout="", stderr="", timed_out=False)
 
@@ -69,7 +75,26 @@ class MemorySandbox(Sandbox):
         return self.handler(self, call) or OK
 
     async def exec(self, cmd, *, cwd=None, env=None, user=None, timeout_s=None):  # type: ignore[no-untyped-def]
-        return self._run(cmd, user, env, detached=False, cwd=cwd)
+        found = _STEP_STARTER.match(cmd[-1])
+        if found is None:
+            return self._run(cmd, user, env, detached=False, cwd=cwd)
+        return self._start_step(cmd, user, env, cwd, found.groups())
+
+    def _start_step(
+        self,
+        cmd: list[str],
+        user: str | None,
+        env: Mapping[str, str] | None,
+        cwd: str | None,
+        paths: tuple[str, ...],
+    ) -> ExecResult:
+        """What a step's starter does: ``seen`` if a marker exists, else a launch (a
+        detached call to the handler) and a first wait (the same call, not detached)."""
+        if any(p in self.files for p in paths):
+            return ExecResult(exit_code=0, stdout="seen\n", stderr="", timed_out=False)
+        self._run(cmd, user, env, detached=True, cwd=cwd)
+        waited = self._run(cmd, user, env, detached=False, cwd=cwd)
+        return waited._replace(stdout="new\n" + waited.stdout)
 
     async def exec_detached(self, cmd, *, cwd=None, env=None, user=None):  # type: ignore[no-untyped-def]
         self._run(cmd, user, env, detached=True, cwd=cwd)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -130,15 +131,30 @@ def test_a_step_launched_before_a_restart_is_lost_not_run_again(tmp_path: Path) 
     assert not [c for c in sb.calls if c.detached]
 
 
-def _verifier(reward: bytes | None) -> object:
-    def handle(sb: MemorySandbox, call: Call) -> None:
+def _verifier(reward: bytes | None, unclearable: int = 0) -> object:
+    """The tests' execs: clearing, moving the staged tests in, writing ``reward``.
+
+    The first ``unclearable`` clears fail, as a clear that exits non-zero does.
+    """
+    failures = [unclearable]
+
+    def handle(sb: MemorySandbox, call: Call) -> ExecResult | None:
         script = call.cmd[-1]
-        if script.startswith(f"rm -rf {P.tests} "):
+        if f"rm -rf {P.tests} " in script:
+            if failures[0] > 0:
+                failures[0] -= 1
+                return ExecResult(213 if "mv " in script else 1, "", "rm: busy", False)
             sb.remove_tree(str(P.tests))
-        if "-delete" in script:
             sb.remove_tree(str(P.verifier_logs))
-        elif "/tests/test.sh" in script and reward is not None:
+        if staged := re.search(rf"rm -rf ({P.tests}-\w+)|mv ({P.tests}-\w+) {P.tests}", script):
+            removed, moved = staged.groups()
+            for path in [f for f in sb.files if f.startswith(f"{removed or moved}/")]:
+                data = sb.files.pop(path)
+                if moved:
+                    sb.files[str(P.tests) + path.removeprefix(moved)] = data
+        if "/tests/test.sh" in script and reward is not None:
             sb.files[str(P.reward)] = reward
+        return None
 
     return handle
 
@@ -170,8 +186,47 @@ def test_the_tests_run_from_their_own_directory_not_the_workspace(tmp_path: Path
     sb.files[f"{P.tests}/planted_by_the_agent.py"] = b"raise SystemExit(0)"
     asyncio.run(_attempt(tmp_path, sb).verify())
     (tests,) = [c for c in sb.calls if "/tests/test.sh" in c.cmd[-1]]
-    assert tests.cwd == str(P.tests) and tests.env == {"PYTHONNOUSERSITE": "1"}
+    assert f"&& cd {P.tests} ||" in tests.cmd[-1] and tests.env == {"PYTHONNOUSERSITE": "1"}
     assert f"{P.tests}/planted_by_the_agent.py" not in sb.files  # the tests as shipped
+
+
+def _tests_in_place(sb: MemorySandbox) -> bool:
+    """The task's tests are in /tests, nothing else is, and nothing is left staged."""
+    shipped = {
+        f"{P.tests}/{f.name}" for f in (BUILTIN_SUITES_DIR / "pytorch" / TASK).glob("tests/*")
+    }
+    return {f for f in sb.files if f.startswith(str(P.tests))} == shipped
+
+
+def test_verify_clears_places_and_runs_the_tests_in_one_exec(tmp_path: Path) -> None:
+    sb = MemorySandbox(handler=_verifier(b"1.0"))  # type: ignore[arg-type]
+    sb.files[str(P.reward)] = b"0.5"  # planted by the agent
+    out = asyncio.run(_attempt(tmp_path, sb).verify())
+    assert out.reward == 1.0
+    (tests,) = [c.cmd[-1] for c in sb.calls if "/tests/test.sh" in c.cmd[-1]]
+    assert tests.startswith(f"rm -rf {P.tests} ")  # cleared in the same exec, first
+    assert not [c for c in sb.calls if c.cmd[-1].startswith("rm -rf") and c.cmd[-1] != tests]
+    assert _tests_in_place(sb)
+
+
+def test_a_clear_that_fails_before_the_tests_is_done_again_on_its_own(tmp_path: Path) -> None:
+    """An exit that says the clear failed comes from an exec the submission ran in as root:
+    not evidence of the harness's failure, so the verify takes the long way (clear, upload,
+    tests); a planted reward never counts, and the staged tests are not left behind."""
+    sb = MemorySandbox(handler=_verifier(b"0.0", unclearable=1))  # type: ignore[arg-type]
+    sb.files[str(P.reward)] = b"1.0"  # planted by the agent
+    sb.files[f"{P.tests}/planted_by_the_agent.py"] = b"raise SystemExit(0)"
+    out = asyncio.run(_attempt(tmp_path, sb).verify())
+    assert (out.reward, out.failure) == (0.0, "")
+    assert _tests_in_place(sb)
+    assert len([c for c in sb.calls if "/tests/test.sh" in c.cmd[-1]]) == 2
+
+
+def test_a_clear_that_fails_on_its_own_too_is_infrastructure(tmp_path: Path) -> None:
+    sb = MemorySandbox(handler=_verifier(b"1.0", unclearable=2))  # type: ignore[arg-type]
+    sb.files[str(P.reward)] = b"1.0"  # planted by the agent
+    with pytest.raises(SandboxError, match="rm: busy"):
+        asyncio.run(_attempt(tmp_path, sb).verify())
 
 
 def _facts(ref: AttemptRef, exit_code: int = 1) -> ClassifyAttemptInput:

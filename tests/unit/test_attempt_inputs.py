@@ -28,7 +28,7 @@ from durabench.attempt.inputs import (
 )
 from durabench.errors import ConfigError, TaskFormatError
 from durabench.models.agent import AgentSpec
-from durabench.models.attempt import AttemptRef, ProvisionInput
+from durabench.models.attempt import AttemptRef
 from durabench.models.run import RunRequest, TaskRef
 from durabench.planning.plan import make_plan
 from durabench.settings.values import Settings
@@ -218,8 +218,7 @@ async def test_sandbox_activities_refuse_before_touching_anything(
     acts, env = SandboxActivities(settings, "q"), ActivityEnvironment()
     hostile = _ref("/etc")
     phases: list[tuple[Callable[[Any], Awaitable[object]], object]] = [
-        (acts.prepare_image, hostile),
-        (acts.provision_sandbox, ProvisionInput(ref=hostile, image="img")),
+        (acts.provision_sandbox, hostile),
         (acts.verify, hostile),
     ]  # teardown needs only the attempt's name: it removes a container, whatever its task
     for activity, arg in phases:
@@ -229,7 +228,7 @@ async def test_sandbox_activities_refuse_before_touching_anything(
     plan = str(_replay_plan(tmp_path / "replay"))
     mounting = _ref(BUILTIN, "replay", plan=plan, marker_dir=str(tmp_path / "m"))
     with pytest.raises(ApplicationError, match=f"mount host directory {tmp_path / 'm'}"):
-        await env.run(acts.provision_sandbox, ProvisionInput(ref=mounting, image="img"))
+        await env.run(acts.provision_sandbox, mounting)
     assert not settings.runs_dir.exists()  # no attempt directory was made
 
 

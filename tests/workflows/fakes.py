@@ -27,7 +27,6 @@ from durabench.models.attempt import (
     FinishOutput,
     HostClaim,
     PreparedImage,
-    ProvisionInput,
     ProvisionOutput,
     VerifyOutput,
 )
@@ -232,23 +231,22 @@ class Recorder:
             rec.claims += 1
             return HostClaim(host_id="fake-host", queue=rec.queue, host_timeout_sec=300.0)
 
-        @activity.defn(name="prepare_image")
-        async def prepare_image(ref: AttemptRef) -> PreparedImage:
+        @activity.defn(name="provision_sandbox")
+        async def provision_sandbox(ref: AttemptRef) -> ProvisionOutput:
+            """The image (``prepare_image`` in calls), then the container."""
+            key = (ref.task.task_id, ref.lane)
             rec.calls.append("prepare_image")
             if ref.task.task_id == BUILD_FAILS:
                 raise ImageBuildError("image for task failed to build; build log: /x/build.log")
-            return PreparedImage(
+            image = PreparedImage(
                 image=f"img-{ref.task.task_id}",
                 dockerfile="Dockerfile",
                 task_image_id=f"sha256:task-{ref.task.task_id}",
                 agent_image_id=f"sha256:agent-{ref.task.task_id}",
             )
-
-        @activity.defn(name="provision_sandbox")
-        async def provision_sandbox(data: ProvisionInput) -> ProvisionOutput:
-            key = (data.ref.task.task_id, data.ref.lane)
+            ready_at = datetime.fromtimestamp(time.time(), tz=UTC)
             rec.calls.append("provision_sandbox")
-            await rec.slow_provision(data.ref)
+            await rec.slow_provision(ref)
             if f"provision_sandbox/{key[0]}/{key[1]}" in rec.holds:
                 activity.heartbeat("provisioning")  # once: the rest is one long Docker call
                 await rec.hold("provision_sandbox", *key)
@@ -257,6 +255,8 @@ class Recorder:
             rec.max_live_pairs = max(rec.max_live_pairs, len({t for t, _ in rec.live}))
             printed, _ = rec.cli_versions.get(f"{key[0]}/{key[1]}", (None, None))
             return ProvisionOutput(
+                image=image,
+                image_ready_at=ready_at,
                 container_id="c",
                 instruction_file="instruction.md",
                 mcp_config=False,
@@ -363,7 +363,6 @@ class Recorder:
             plan_page,
             record_run,
             claim_host,
-            prepare_image,
             provision_sandbox,
             run_agent,
             verify,

@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 from temporalio.api.enums.v1 import EventType
+from temporalio.api.history.v1 import HistoryEvent
 from temporalio.api.operatorservice.v1 import AddSearchAttributesRequest
 from temporalio.client import Client, WorkflowHandle, WorkflowUpdateFailedError
 from temporalio.contrib.pydantic import pydantic_data_converter
@@ -36,7 +37,7 @@ from runtime.workflow_runner import workflow_runner
 from starter.approve import approve_main
 from starter.run import main as run_main
 from tests.workflows.fakes import Recorder
-from workflows import WORKFLOWS, SuiteRunWorkflow, run_workflow_id
+from workflows import WORKFLOWS, SuiteRunWorkflow, attempt_workflow_id, run_workflow_id
 from workflows.search_attributes import SEARCH_ATTRIBUTES, for_request, index_type
 
 RunHandle = WorkflowHandle[Any, RunOutcome]
@@ -89,6 +90,25 @@ async def start_run(
     while wait and (await handle.query(SuiteRunWorkflow.progress)).phase != "awaiting_approval":
         await asyncio.sleep(0.1)
     return req, handle
+
+
+async def approved_attempt(env: Env, lane: str = "baseline") -> list[HistoryEvent]:
+    """Run the env's one task (approved, parallel 1); the history of ``lane``'s attempt 1."""
+    request, handle = await start_run(env, parallel=1)
+    await approve_main(request.run_id, "ann", client=env.client)
+    assert (await handle.result()).status == "completed"
+    task = env.rec.task_ids[0]
+    wf = attempt_workflow_id(request.run_id, task, lane, 1)
+    return list((await env.client.get_workflow_handle(wf).fetch_history()).events)
+
+
+def scheduled(events: list[HistoryEvent]) -> list[str]:
+    """The activities a history scheduled, in order."""
+    return [
+        e.activity_task_scheduled_event_attributes.activity_type.name
+        for e in events
+        if e.event_type == EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED
+    ]
 
 
 async def refusal_after_signals(handle: RunHandle) -> str:

@@ -12,35 +12,23 @@ from __future__ import annotations
 import json
 
 import pytest
-from temporalio.api.enums.v1 import EventType
 
-from starter.approve import approve_main
-from tests.workflows.harness import Env, start_run
-from workflows import attempt_workflow_id
+from tests.workflows.harness import Env, approved_attempt, scheduled
 
 
 @pytest.mark.parametrize("env", [["t1"]], indirect=True)
 async def test_an_attempt_ends_in_one_activity_then_records_locally(env: Env) -> None:
-    request, handle = await start_run(env, parallel=1)
-    await approve_main(request.run_id, "ann", client=env.client)
-    assert (await handle.result()).status == "completed"
-
-    wf = attempt_workflow_id(request.run_id, "t1", "baseline", 1)
-    history = await env.client.get_workflow_handle(wf).fetch_history()
-    scheduled = [
-        e.activity_task_scheduled_event_attributes.activity_type.name
-        for e in history.events
-        if e.event_type == EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED
-    ]
-    assert scheduled[-1] == "finish_sandbox"
-    assert "teardown_sandbox" not in scheduled  # the finish removes the container
+    history = await approved_attempt(env)
+    names = scheduled(history)
+    assert names[-1] == "finish_sandbox"
+    assert "teardown_sandbox" not in names  # the finish removes the container
     # The finish classifies too, from the logs it collects: no activity of its own.
     assert env.rec.calls.count("classify") == 2  # once per attempt, in the finish
     # The result is recorded by a local activity: a marker, not an activity of its own.
-    assert "record_attempt" not in scheduled
+    assert "record_attempt" not in names
     local = [
         json.loads(e.marker_recorded_event_attributes.details["data"].payloads[0].data)
-        for e in history.events
+        for e in history
         if e.marker_recorded_event_attributes.marker_name == "core_local_activity"
     ]
     assert [m["activity_type"] for m in local] == ["record_attempt"]

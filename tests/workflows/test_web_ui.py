@@ -172,7 +172,7 @@ async def test_attempts_carry_task_lane_model_exit_class_and_reward(env: Env) ->
     assert "tasks 1-1 of 1" in run_said["plan_page"]
     assert any(kind == "timer" and "retry" in text for kind, text in summaries[ids[1]])
     first = dict(summaries[ids[2]])
-    assert "fake-host" in first["finish_sandbox"] and "img-t1" in first["provision_sandbox"]
+    assert "fake-host" in first["finish_sandbox"] and "image of t1" in first["provision_sandbox"]
     assert "time limit 600 s" in first["run_agent"]
     assert "infra_rate_limit" in first["record_attempt"]
     await record(

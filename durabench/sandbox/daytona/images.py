@@ -1,7 +1,7 @@
 """Task images on Daytona: built by Daytona from the task's Dockerfile, cached by content.
 
 A Daytona sandbox cannot start ``FROM`` a tag that exists only on the worker's Docker
-daemon, and a worker on this backend may have no daemon at all. So ``prepare_image``
+daemon, and a worker on this backend may have no daemon at all. So ``provision_sandbox``
 builds nothing here: it names the build (:func:`build_ref`: the Dockerfile's path, the base
 image, and the same content hash that tags local task images), and the sandbox is created
 from that Dockerfile with the SDK's :meth:`~daytona.Image.from_dockerfile`. The SDK uploads

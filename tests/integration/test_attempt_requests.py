@@ -1,0 +1,79 @@
+"""What an oracle attempt asks of the Docker daemon, counted: requests and execs.
+
+Each request costs the daemon (and each exec a ``runc`` process besides); docs/overhead.md
+says where they go. Counts, not timings: they do not depend on the machine's load, so a
+change that adds a round trip to every attempt shows here. The attempt runs its phases
+as the worker does (the activities in process, real Docker), its image already built.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections import Counter
+from typing import Any
+
+import pytest
+from temporalio.testing import ActivityEnvironment
+
+from activities import SandboxActivities
+from durabench.models.agent import AgentSpec
+from durabench.models.attempt import AttemptRef, ClassifyAttemptInput, FinishInput
+from durabench.models.run import TaskRef
+from durabench.sandbox import shared_docker_client
+from durabench.settings.values import Settings
+from durabench.tasks import BUILTIN_SUITES_DIR
+
+pytestmark = pytest.mark.docker
+
+TASK = "tensor-gelu-001"
+
+
+def _ref() -> AttemptRef:
+    return AttemptRef(
+        run_id=f"requests-{uuid.uuid4().hex[:6]}",
+        task=TaskRef(task_id=TASK, task_dir=str(BUILTIN_SUITES_DIR / "pytorch" / TASK)),
+        lane="baseline",
+        agent=AgentSpec(name="oracle"),
+    )
+
+
+def _kind(method: str, url: str) -> str:
+    """``GET containers/json``, ``POST exec/start``...: the request without its ids."""
+    parts = url.split("?")[0].split("/v1.")[-1].split("/")[1:]
+    return f"{method} {parts[0]}/{parts[-1]}" if len(parts) > 2 else f"{method} {parts[0]}"
+
+
+async def test_an_oracle_attempt_costs_what_it_did(
+    settings: Settings, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    acts, env = SandboxActivities(settings, "q", "test"), ActivityEnvironment()
+    warm = _ref()  # builds (or finds) the image, so the count is an attempt's, not a build's
+    await env.run(acts.provision_sandbox, warm)
+    await acts.teardown_sandbox(warm)
+
+    api = shared_docker_client().api
+    sent: Counter[str] = Counter()
+    send = api.send
+
+    def counted(request: Any, **kwargs: Any) -> Any:
+        sent[_kind(request.method, request.url)] += 1
+        return send(request, **kwargs)
+
+    monkeypatch.setattr(api, "send", counted)
+    ref = _ref()
+    try:
+        await env.run(acts.provision_sandbox, ref)
+        agent = await env.run(acts.run_agent, ref)
+        verified = await env.run(acts.verify, ref)
+        ran = agent.model_dump(include={"exit_code", "timed_out", "wall_seconds", "files_changed"})
+        facts = ClassifyAttemptInput(ref=ref, build_failed=verified.build_failed, **ran)
+        out = await env.run(acts.finish_sandbox, FinishInput(ref=ref, classify=facts))
+    finally:
+        monkeypatch.undo()
+        await acts.teardown_sandbox(ref)
+    assert (agent.exit_code, verified.reward) == (0, 1.0)
+    assert out.verdict is not None and out.verdict.exit_class == "completed"
+    # The agent's step: one exec starts it and sees its end (no marker read before it).
+    # The tests: one exec clears /tests and the verifier's directory, then runs them.
+    assert sent["POST containers/exec"] == 2, sorted(sent.items())
+    assert sum(sent.values()) == 25, sorted(sent.items())
