@@ -1,0 +1,231 @@
+"""Where a bench's CPU goes, and what its worker holds: read from ``/proc`` and cgroups.
+
+The concurrency bench splits the machine's busy time over a run into the worker (with the
+processes it starts: the gateway, and any it has reaped), the Temporal dev server, the
+bench's own process, the sandboxes (the ``docker`` cgroup's ``cpuacct.usage``, which keeps
+the CPU of removed containers), the Docker daemon (``dockerd``, ``containerd`` and the
+per-container shims), and the rest: other work on the machine. Each is a cumulative counter
+read before and after, so nothing here samples CPU; :class:`ResourceWatch` samples what is
+not cumulative (open files, threads, memory), every ``SAMPLE_EVERY_S`` seconds.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field, fields
+from pathlib import Path
+
+import docker
+from _load import LoadWatch
+
+__all__ = ["Cpu", "ResourcePeaks", "ResourceWatch", "cpu_now"]
+
+TICK = os.sysconf("SC_CLK_TCK")
+DOCKER_CGROUP = Path("/sys/fs/cgroup/cpuacct/docker/cpuacct.usage")
+"""Every container's CPU nanoseconds, kept after removal (cgroup v1, cgroupfs driver)."""
+DAEMON = ("dockerd", "containerd", "containerd-shim", "containerd-shim-runc-v2", "docker-proxy")
+"""The Docker daemon's processes: the API, the runtime, one shim per running container."""
+SAMPLE_EVERY_S = 2.0
+
+
+@dataclass(frozen=True)
+class Cpu:
+    """CPU-seconds used so far, by where (see the module's docstring)."""
+
+    machine: float
+    """The whole machine's busy time: everything but idle and iowait (steal included)."""
+    sandboxes: float
+    daemon: float
+    worker: float
+    server: float
+    bench: float
+
+    def __sub__(self, other: Cpu) -> Cpu:
+        return Cpu(*(getattr(self, f.name) - getattr(other, f.name) for f in fields(self)))
+
+    @property
+    def run(self) -> float:
+        """What the run used: its sandboxes, the daemon, the worker, the server, the bench."""
+        return self.sandboxes + self.daemon + self.worker + self.server + self.bench
+
+    @property
+    def others(self) -> float:
+        """What the rest of the machine used meanwhile (other users, steal); at least 0."""
+        return max(self.machine - self.run, 0.0)
+
+
+@dataclass(frozen=True)
+class _Proc:
+    pid: int
+    ppid: int
+    comm: str
+    cpu: float
+    """Its own CPU-seconds and those of the children it has reaped (gone from /proc)."""
+
+
+def _processes() -> dict[int, _Proc]:
+    found: dict[int, _Proc] = {}
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            text = stat.read_text()
+        except OSError:  # gone meanwhile
+            continue
+        rest = text.rsplit(")", 1)[1].split()
+        ticks = sum(int(x) for x in rest[11:15])  # utime stime cutime cstime
+        pid = int(stat.parent.name)
+        comm = text[text.index("(") + 1 : text.rindex(")")]
+        found[pid] = _Proc(pid, int(rest[1]), comm, ticks / TICK)
+    return found
+
+
+def _tree_cpu(procs: dict[int, _Proc], root: int) -> float:
+    """CPU-seconds of ``root`` and every live descendant (with what each has reaped)."""
+    children: dict[int, list[int]] = {}
+    for p in procs.values():
+        children.setdefault(p.ppid, []).append(p.pid)
+    total, todo = 0.0, [root]
+    while todo:
+        pid = todo.pop()
+        if pid in procs:
+            total += procs[pid].cpu
+        todo += children.get(pid, [])
+    return total
+
+
+def cpu_now(worker_pid: int) -> Cpu:
+    """CPU-seconds so far: the machine's busy time and the run's parts (module docstring).
+
+    The server is every other child of this process (the dev server); the bench is this
+    process alone (its reaped children are counted where they ran, not here).
+    """
+    stat = [int(x) for x in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
+    # user nice system idle iowait irq softirq steal (guest is counted in user already)
+    machine = (sum(stat[:8]) - stat[3] - stat[4]) / TICK
+    sandboxes = int(DOCKER_CGROUP.read_text()) / 1e9 if DOCKER_CGROUP.exists() else 0.0
+    procs = _processes()
+    me = os.getpid()
+    daemon = sum(p.cpu for p in procs.values() if p.comm in DAEMON)
+    worker = _tree_cpu(procs, worker_pid)
+    server = sum(
+        _tree_cpu(procs, p.pid) for p in procs.values() if p.ppid == me and p.pid != worker_pid
+    )
+    own = os.times()
+    return Cpu(machine, sandboxes, daemon, worker, server, own.user + own.system)
+
+
+def _status(pid: int) -> dict[str, str]:
+    lines = Path(f"/proc/{pid}/status").read_text().splitlines()
+    return dict(line.split(":", 1) for line in lines if ":" in line)
+
+
+def _kib(value: str) -> int:
+    return int(value.split()[0])
+
+
+@dataclass
+class ResourcePeaks:
+    """The most seen at once while a run ran (``ResourceWatch``)."""
+
+    worker_rss_mib: float = 0.0
+    """The worker process's own peak resident memory (``VmHWM``; the gateway apart)."""
+    worker_fds: int = 0
+    worker_threads: int = 0
+    tree_rss_mib: float = 0.0
+    """The worker with the processes it started (the gateway), sampled."""
+    daemon_fds: int = 0
+    daemon_threads: int = 0
+    shims: int = 0
+    """``containerd-shim`` processes: one per running container."""
+    min_available_mib: float = field(default=float("inf"))
+    """The least ``MemAvailable`` of the machine."""
+
+    def describe(self) -> str:
+        """One line per kind, for the bench's output."""
+        return (
+            f"worker RSS peak {self.worker_rss_mib:.0f} MiB (with the gateway, sampled:"
+            f" {self.tree_rss_mib:.0f} MiB), {self.worker_fds} open files,"
+            f" {self.worker_threads} threads\n"
+            f"        docker daemon: {self.daemon_fds} open files, {self.daemon_threads} threads,"
+            f" {self.shims} container shims at once; machine memory available at least"
+            f" {self.min_available_mib:.0f} MiB"
+        )
+
+
+class ResourceWatch:
+    """Samples the worker's and the daemon's files, threads and memory while a block runs.
+
+    With ``run_id``, it also notes every running container not labelled
+    ``durabench.run=<run_id>`` (``foreign``): their CPU would count as the run's sandboxes'.
+    """
+
+    def __init__(
+        self, worker_pid: int, run_id: str | None = None, every_s: float = SAMPLE_EVERY_S
+    ) -> None:
+        self.worker_pid = worker_pid
+        self.run_id = run_id
+        self.every_s = every_s
+        self.peaks = ResourcePeaks()
+        self.foreign: set[str] = set()
+        self._docker = docker.from_env() if run_id is not None else None
+        self._watch = LoadWatch(every_s, read=self._read)
+        """Samples at the start, every ``every_s`` seconds, and at the end."""
+
+    def sample(self) -> None:
+        """Read once; keep the highest of each (the lowest memory available)."""
+        p = self.peaks
+        procs = _processes()
+        try:
+            status = _status(self.worker_pid)
+            p.worker_rss_mib = max(p.worker_rss_mib, _kib(status["VmHWM"]) / 1024)
+            p.worker_threads = max(p.worker_threads, int(status["Threads"]))
+            p.worker_fds = max(p.worker_fds, _count_fds(self.worker_pid))
+            tree = [self.worker_pid] + [q.pid for q in procs.values() if q.ppid == self.worker_pid]
+            rss = sum(_kib(_status(pid).get("VmRSS", "0 kB")) for pid in tree)
+            p.tree_rss_mib = max(p.tree_rss_mib, rss / 1024)
+        except (OSError, KeyError):  # the worker is gone: keep what was seen
+            pass
+        daemon = [q.pid for q in procs.values() if q.comm in ("dockerd", "containerd")]
+        p.daemon_fds = max(p.daemon_fds, sum(_count_fds(pid) for pid in daemon))
+        p.daemon_threads = max(p.daemon_threads, sum(_threads(pid) for pid in daemon))
+        shims = sum(1 for q in procs.values() if q.comm.startswith("containerd-shim"))
+        p.shims = max(p.shims, shims)
+        self._containers()
+        meminfo = Path("/proc/meminfo").read_text().splitlines()
+        available = next(_kib(x.split(":")[1]) for x in meminfo if x.startswith("MemAvailable"))
+        p.min_available_mib = min(p.min_available_mib, available / 1024)
+
+    def _containers(self) -> None:
+        if self._docker is None:
+            return
+        for c in self._docker.containers.list(sparse=True):
+            labels = c.attrs.get("Labels") or {}
+            if labels.get("durabench.run") != self.run_id:
+                names = c.attrs.get("Names") or [str(c.id)[:12]]
+                self.foreign.add(str(names[0]).lstrip("/"))
+
+    def _read(self) -> float:
+        self.sample()
+        return 0.0
+
+    def __enter__(self) -> ResourceWatch:
+        self._watch.__enter__()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._watch.__exit__(None, None, None)
+        if self._docker is not None:
+            self._docker.close()
+
+
+def _count_fds(pid: int) -> int:
+    try:
+        return len(os.listdir(f"/proc/{pid}/fd"))
+    except OSError:
+        return 0
+
+
+def _threads(pid: int) -> int:
+    try:
+        return int(_status(pid)["Threads"])
+    except (OSError, KeyError):
+        return 0
