@@ -199,8 +199,12 @@ def print_cpu(cpu: Cpu, took: float, n: int, parallel: int, cores: int) -> float
     return per
 
 
-def print_timed(args: argparse.Namespace, timed: Timed, guard: LoadGuard) -> None:
-    """Everything the timed run says, then the guarded ratio line."""
+def print_timed(args: argparse.Namespace, timed: Timed, guard: LoadGuard, admits: int) -> None:
+    """Everything the timed run says, then the guarded ratio line.
+
+    ``admits``: the sandboxes the worker runs at once; the floor's waves are that wide
+    when ``--parallel`` is wider.
+    """
     cores = guard.cores
     waves = math.ceil(args.n / args.parallel)
     ideal = waves * args.wait
@@ -217,16 +221,18 @@ def print_timed(args: argparse.Namespace, timed: Timed, guard: LoadGuard) -> Non
         return
     print(f"        most agents at once: {most_at_once(timed.result, 'run_agent')}")
     print(f"        phase medians (s): {phase_medians(timed.result)}")
-    floor = waves * (args.wait + per * args.parallel / cores)
-    over = (timed.took - ideal) / waves
+    width = min(args.parallel, admits)  # a wave is as wide as admission lets it be
+    waves = math.ceil(args.n / width)
+    floor = waves * (args.wait + per * width / cores)
+    over = (timed.took - waves * args.wait) / waves
     print(
-        f"        a wave's CPU work {per * args.parallel:.1f} CPU-s ="
-        f" {per * args.parallel / cores:.1f} s on {cores} cores, against {over:.1f} s"
-        f" measured over each wave's wait"
+        f"        a wave's CPU work {per * width:.1f} CPU-s ="
+        f" {per * width / cores:.1f} s on {cores} cores, against {over:.1f} s"
+        f" measured over each of {waves} waves' wait"
     )
     print(
         f"        floor on this machine: {waves} x ({args.wait:g} + {per:.2f} x"
-        f" {args.parallel} / {cores}) = {floor:.1f} s = {floor / ideal:.2f}x the ideal"
+        f" {width} / {cores}) = {floor:.1f} s = {floor / ideal:.2f}x the ideal"
     )
     ratio = timed.took / ideal
     target = f"<= {args.target}x"
@@ -254,6 +260,10 @@ async def main() -> None:
     print(f"agents: {args.n} (one lane), parallel: {args.parallel}, each waits {args.wait:g} s")
     root = Path(tempfile.mkdtemp(prefix="durabench-bench-conc-"))
     guard = LoadGuard(os.cpu_count() or 1, tries=args.tries)
+    admits = Settings.from_env().max_sandboxes  # what the worker reads from the same env
+    print(f"the worker admits {admits} sandboxes at once (DURABENCH_MAX_SANDBOXES or its default)")
+    if admits < args.parallel:
+        print(f"        --parallel {args.parallel} is above it: at most {admits} agents at once")
     async with dev_server() as client:
         settings = worker_settings(client, root, args.image, "conc")
         write_suite(settings.home, args.n)
@@ -269,7 +279,7 @@ async def main() -> None:
                 lambda: timed_run(client, settings, plan, args.parallel, worker.pid),
                 own=Timed.own,
             )
-    print_timed(args, timed, guard)
+    print_timed(args, timed, guard, admits)
 
 
 if __name__ == "__main__":
