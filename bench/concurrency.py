@@ -19,7 +19,8 @@ Where the time over the ideal goes: CPU time is read before and after the timed 
 from what the run itself uses, each apart: the worker (``python worker.py``, its own
 process, with the gateway it starts), the Temporal dev server, this script's process, the
 sandboxes (the ``docker`` cgroup, which keeps the CPU of removed containers) and the Docker
-daemon (``dockerd``, ``containerd``, the shims). The rest is other work. Per attempt, the
+daemon (``dockerd``, ``containerd``). The rest is other work (with the per-container shims,
+whose CPU leaves with them). Per attempt, the
 run's CPU is what one attempt costs the machine (targets: at most 0.7 CPU-s, the worker and
 the server together at most 0.25). A wave cannot end before its agents have waited and its
 attempts' CPU work has run on the machine's cores, and that work is not spread under the
