@@ -1,22 +1,35 @@
-"""What ``peer_harbor.py`` needs first: Harbor on Python 3.12+, ``unshare -n``, a Compose.
+"""Harbor's side of ``peer_harbor.py``: what it needs first, and one ``harbor run``, timed.
 
-Each missing piece is said with how to get it, and the bench ends without a ratio (exit 0):
-a machine without Harbor is not a failure of durabench.
+It needs Harbor on Python 3.12+, ``unshare -n`` and a Compose; each missing piece is said
+with how to get it, and the bench ends without a ratio (exit 0): a machine without Harbor is
+not a failure of durabench.
 """
 
 from __future__ import annotations
 
 import glob
+import json
 import os
 import shutil
 import subprocess
 import sys
+import time
+import uuid
+from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
 from typing import NoReturn
 
-from _compose import Compose, ComposeMissing, find_compose
+from _compose import SHIM_CALLS, Compose, ComposeMissing, find_compose
 
-__all__ = ["check_tools", "compose_beside", "find_harbor", "say_and_exit"]
+__all__ = [
+    "HarborRun",
+    "check_tools",
+    "compose_beside",
+    "find_harbor",
+    "harbor_run",
+    "say_and_exit",
+]
 
 
 def say_and_exit(why: str) -> NoReturn:
@@ -83,3 +96,57 @@ def check_tools(root: Path, compose: str | None) -> Compose:
         return find_compose(root, compose)
     except ComposeMissing as exc:
         say_and_exit(str(exc))
+
+
+@dataclass(frozen=True)
+class HarborRun:
+    """One ``harbor run``, measured."""
+
+    wall_s: float
+    job_s: float
+    """Its own job clock (``result.json``'s start to finish)."""
+    rewards: list[float]
+    calls_s: list[float] | None
+    """Seconds of each ``docker compose`` call (the shim over v1 counts them; v2: ``None``)."""
+
+
+def harbor_run(
+    harbor: Path, tasks: Path, jobs: Path, docker_config: Path | None, parallel: int
+) -> HarborRun:
+    """One ``harbor run`` of the tasks, ``parallel`` trials at once."""
+    name = f"peer-{uuid.uuid4().hex[:6]}"
+    argv = [str(harbor), "run", "-a", "oracle", "-e", "docker", "-p", str(tasks)]
+    argv += ["-n", str(parallel), "-o", str(jobs), "--job-name", name, "-q", "-y"]
+    netns = ["unshare", "-n", "sh", "-c", 'ip link set lo up && exec "$@"', "sh"]
+    env = {**os.environ, "HARBOR_TELEMETRY": "0"}
+    calls = None
+    if docker_config is not None:
+        env["DOCKER_CONFIG"] = str(docker_config)
+    if docker_config is not None and (docker_config / SHIM_CALLS).exists():
+        calls = docker_config / SHIM_CALLS
+        calls.write_text("")
+    log = jobs / f"{name}.log"
+    began = time.monotonic()
+    with log.open("wb") as out:
+        done = subprocess.run([*netns, *argv], env=env, stdout=out, stderr=subprocess.STDOUT)
+    took = time.monotonic() - began
+    if done.returncode != 0:
+        raise RuntimeError(f"harbor run exited {done.returncode}: see {log}")
+    job = json.loads((jobs / name / "result.json").read_text())
+    job_s = (
+        (_when(job["finished_at"]) - _when(job["started_at"])) if job.get("finished_at") else took
+    )
+    rewards = []
+    for trial in sorted((jobs / name).glob("*/result.json")):
+        result = json.loads(trial.read_text())
+        reward = ((result.get("verifier_result") or {}).get("rewards") or {}).get("reward")
+        rewards.append(float(reward) if reward is not None else 0.0)
+    calls_s = None
+    if calls is not None:
+        calls_s = [json.loads(line)["s"] for line in calls.read_text().splitlines()]
+    return HarborRun(took, job_s, rewards, calls_s)
+
+
+def _when(stamp: str) -> float:
+    """Seconds since the epoch of an ISO 8601 time stamp."""
+    return datetime.fromisoformat(stamp).timestamp()

@@ -13,19 +13,24 @@ cumulative counter read before and after, so nothing here samples CPU;
 from __future__ import annotations
 
 import os
+import time
+from collections.abc import Callable
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 
 import docker
-from _load import LoadWatch
+from _load import LoadWatch, OwnCpu
 
-__all__ = ["Cpu", "ResourcePeaks", "ResourceWatch", "cpu_now"]
+__all__ = ["Accounted", "Cpu", "ResourcePeaks", "ResourceWatch", "cpu_now"]
 
 TICK = os.sysconf("SC_CLK_TCK")
 DOCKER_CGROUP = Path("/sys/fs/cgroup/cpuacct/docker/cpuacct.usage")
 """Every container's CPU nanoseconds, kept after removal (cgroup v1, cgroupfs driver)."""
 DAEMON = ("dockerd", "containerd", "docker-proxy")
-"""The Docker daemon's long-lived processes. The per-container ``containerd-shim`` is not
+"""The Docker daemon's long-lived processes, each with the children it has reaped: dockerd
+re-executes itself for every archive copy into or out of a container (``docker-tar``,
+``docker-untar``), runs ``ps`` for a ``top`` and ``set-ipv6`` for a network sandbox, and
+those are most of its CPU for an attempt. The per-container ``containerd-shim`` is not
 counted: pid 1 reaps it with the container, so its CPU cannot be read after, and a shim
 alive at the first read and gone at the second would count negative. Its CPU (a little
 per container) lands in "other work", which only makes the load guard stricter."""
@@ -99,8 +104,8 @@ def _tree_cpu(procs: dict[int, _Proc], root: int) -> float:
 def cpu_now(worker_pid: int) -> Cpu:
     """CPU-seconds so far: the machine's busy time and the run's parts (module docstring).
 
-    The server is every other child of this process (the dev server); the bench is this
-    process alone (its reaped children are counted where they ran, not here).
+    The server is every other live child of this process (the dev server); the bench is
+    this process with the children it has reaped (Harbor, in ``peer_harbor.py``).
     """
     stat = [int(x) for x in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
     # user nice system idle iowait irq softirq steal (guest is counted in user already)
@@ -114,7 +119,8 @@ def cpu_now(worker_pid: int) -> Cpu:
         _tree_cpu(procs, p.pid) for p in procs.values() if p.ppid == me and p.pid != worker_pid
     )
     own = os.times()
-    return Cpu(machine, sandboxes, daemon, worker, server, own.user + own.system)
+    bench = own.user + own.system + own.children_user + own.children_system
+    return Cpu(machine, sandboxes, daemon, worker, server, bench)
 
 
 def _status(pid: int) -> dict[str, str]:
@@ -158,19 +164,22 @@ class ResourcePeaks:
 class ResourceWatch:
     """Samples the worker's and the daemon's files, threads and memory while a block runs.
 
-    With ``run_id``, it also notes every running container not labelled
-    ``durabench.run=<run_id>`` (``foreign``): their CPU would count as the run's sandboxes'.
+    With ``ours`` (a test of a container's labels), it also notes every running container
+    that is not the bench's (``foreign``): their CPU would count as the run's sandboxes'.
     """
 
     def __init__(
-        self, worker_pid: int, run_id: str | None = None, every_s: float = SAMPLE_EVERY_S
+        self,
+        worker_pid: int,
+        ours: Callable[[dict[str, str]], bool] | None = None,
+        every_s: float = SAMPLE_EVERY_S,
     ) -> None:
         self.worker_pid = worker_pid
-        self.run_id = run_id
+        self.ours = ours
         self.every_s = every_s
         self.peaks = ResourcePeaks()
         self.foreign: set[str] = set()
-        self._docker = docker.from_env() if run_id is not None else None
+        self._docker = docker.from_env() if ours is not None else None
         self._watch = LoadWatch(every_s, read=self._read)
         """Samples at the start, every ``every_s`` seconds, and at the end."""
 
@@ -199,11 +208,10 @@ class ResourceWatch:
         p.min_available_mib = min(p.min_available_mib, available / 1024)
 
     def _containers(self) -> None:
-        if self._docker is None:
+        if self._docker is None or self.ours is None:
             return
         for c in self._docker.containers.list(sparse=True):
-            labels = c.attrs.get("Labels") or {}
-            if labels.get("durabench.run") != self.run_id:
+            if not self.ours(c.attrs.get("Labels") or {}):
                 names = c.attrs.get("Names") or [str(c.id)[:12]]
                 self.foreign.add(str(names[0]).lstrip("/"))
 
@@ -233,3 +241,44 @@ def _threads(pid: int) -> int:
         return int(_status(pid)["Threads"])
     except (OSError, KeyError):
         return 0
+
+
+class Accounted:
+    """A block's CPU split (:func:`cpu_now` before and after) and what it held, watched.
+
+    ``with Accounted(worker_pid, ours) as acc: ...``, then ``acc.cpu``, ``acc.peaks``,
+    ``acc.foreign`` and, for the load guard, ``acc.own()``.
+    """
+
+    def __init__(self, worker_pid: int, ours: Callable[[dict[str, str]], bool]) -> None:
+        self.worker_pid = worker_pid
+        self.watch = ResourceWatch(worker_pid, ours)
+        self.cpu = Cpu(0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
+        self.seconds = 0.0
+        self._before = self.cpu
+        self._began = 0.0
+
+    @property
+    def peaks(self) -> ResourcePeaks:
+        """The most the worker and the daemon held during the block."""
+        return self.watch.peaks
+
+    @property
+    def foreign(self) -> tuple[str, ...]:
+        """Containers not the bench's seen running during the block, by name."""
+        return tuple(sorted(self.watch.foreign))
+
+    def own(self) -> OwnCpu:
+        """For :func:`_load.judge_own`: the CPU other work took, over how long, what ran."""
+        return OwnCpu(self.cpu.others, self.seconds, self.foreign)
+
+    def __enter__(self) -> Accounted:
+        self._before = cpu_now(self.worker_pid)
+        self._began = time.monotonic()
+        self.watch.__enter__()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.watch.__exit__()
+        self.seconds = time.monotonic() - self._began
+        self.cpu = cpu_now(self.worker_pid) - self._before

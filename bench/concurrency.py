@@ -57,7 +57,6 @@ import shutil
 import statistics
 import sys
 import tempfile
-import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -74,7 +73,7 @@ from _common import (
     worker_settings,
 )
 from _load import OwnCpu
-from _usage import Cpu, ResourcePeaks, ResourceWatch, cpu_now
+from _usage import Accounted, Cpu, ResourcePeaks
 from temporalio.client import Client
 
 from durabench.models import RunResult
@@ -138,17 +137,13 @@ async def timed_run(
     """One run of the suite, timed and accounted; a run that fails is reported, not raised."""
     agent = AgentSpec(name="replay", model="m", options={"plan": str(plan)})
     run_id = new_run_id(SUITE)
-    before = cpu_now(worker_pid)
-    began = time.monotonic()
     result, error = None, ""
-    with ResourceWatch(worker_pid, run_id) as watch:
+    with Accounted(worker_pid, lambda labels: labels.get("durabench.run") == run_id) as acc:
         try:
             _, result = await one_lane_run(client, settings, SUITE, agent, parallel, run_id)
         except RuntimeError as exc:  # the run ended, not completed: the limit met
             error = str(exc)
-    took = time.monotonic() - began
-    cpu = cpu_now(worker_pid) - before
-    return Timed(took, cpu, result, error, watch.peaks, tuple(sorted(watch.foreign)))
+    return Timed(acc.seconds, acc.cpu, result, error, acc.peaks, acc.foreign)
 
 
 def most_at_once(result: RunResult, phase: str) -> int:

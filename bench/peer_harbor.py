@@ -31,27 +31,29 @@ One untimed run of each comes first (durabench keeps the images it builds; Harbo
 every trial anyway); then ``--rounds`` rounds alternate which goes first. Each timed run
 is a round of the load guard (``_load.py``): repeated while the machine is busy (Harbor
 slows far more than durabench under load, which flatters the ratio), and no ratio unless
-every round was calm. Both must score 1.0 in every run. Harbor 0.25+ needs Python >= 3.12:
-found with ``--harbor PATH``, ``$DURABENCH_HARBOR`` or ``harbor`` on PATH; where it is
-missing (or Python 3.12, or ``unshare``, or any Compose) the script says so and exits 0
-without a ratio.
+every round was calm. A round is judged with its own work subtracted (``judge_own``, as in
+``concurrency.py``): Harbor's four trials on 2 cores can take the load past 4 by
+themselves. Its own work is the bench's process with what it reaped (Harbor and its
+Compose calls), the worker, the dev server, the sandboxes (durabench's and Harbor's
+containers alike) and the daemon; a container neither durabench's run's nor Harbor's (by
+Compose's project-directory label, under the bench's temp directory) makes it busy, as
+does other work over a tenth of the cores. Each run prints that split.
+
+Both must score 1.0 in every run. Harbor 0.25+ needs Python >= 3.12: found with ``--harbor
+PATH``, ``$DURABENCH_HARBOR`` or ``harbor`` on PATH; where it is missing (or Python 3.12,
+or ``unshare``, or any Compose) the script says so and exits 0 without a ratio.
 """
 
 from __future__ import annotations
 
 import argparse
 import functools
-import json
-import os
 import re
 import shutil
 import statistics
 import subprocess
 import tempfile
-import time
-import uuid
-from dataclasses import dataclass
-from datetime import datetime
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import _path  # noqa: F401  (first: the checkout's own packages)
@@ -60,13 +62,15 @@ from _common import (
     add_tries,
     dev_server,
     machine,
+    new_run_id,
     one_lane_run,
     run_script,
     worker_running,
     worker_settings,
 )
-from _compose import SHIM_CALLS
-from _harbor import check_tools, compose_beside, find_harbor
+from _harbor import check_tools, compose_beside, find_harbor, harbor_run
+from _load import OwnCpu
+from _usage import Accounted
 from temporalio.client import Client
 
 from durabench.models.agent import AgentSpec
@@ -116,65 +120,12 @@ def write_tasks(home: Path, base_image: str, count: int) -> Path:
     return suite
 
 
-@dataclass(frozen=True)
-class HarborRun:
-    """One ``harbor run``, measured."""
-
-    wall_s: float
-    job_s: float
-    """Its own job clock (``result.json``'s start to finish)."""
-    rewards: list[float]
-    calls_s: list[float] | None
-    """Seconds of each ``docker compose`` call (the shim over v1 counts them; v2: ``None``)."""
-
-
-def harbor_run(
-    harbor: Path, tasks: Path, jobs: Path, docker_config: Path | None, parallel: int
-) -> HarborRun:
-    """One ``harbor run`` of the tasks, ``parallel`` trials at once."""
-    name = f"peer-{uuid.uuid4().hex[:6]}"
-    argv = [str(harbor), "run", "-a", "oracle", "-e", "docker", "-p", str(tasks)]
-    argv += ["-n", str(parallel), "-o", str(jobs), "--job-name", name, "-q", "-y"]
-    netns = ["unshare", "-n", "sh", "-c", 'ip link set lo up && exec "$@"', "sh"]
-    env = {**os.environ, "HARBOR_TELEMETRY": "0"}
-    calls = None
-    if docker_config is not None:
-        env["DOCKER_CONFIG"] = str(docker_config)
-    if docker_config is not None and (docker_config / SHIM_CALLS).exists():
-        calls = docker_config / SHIM_CALLS
-        calls.write_text("")
-    log = jobs / f"{name}.log"
-    began = time.monotonic()
-    with log.open("wb") as out:
-        done = subprocess.run([*netns, *argv], env=env, stdout=out, stderr=subprocess.STDOUT)
-    took = time.monotonic() - began
-    if done.returncode != 0:
-        raise RuntimeError(f"harbor run exited {done.returncode}: see {log}")
-    job = json.loads((jobs / name / "result.json").read_text())
-    job_s = (
-        (_when(job["finished_at"]) - _when(job["started_at"])) if job.get("finished_at") else took
-    )
-    rewards = []
-    for trial in sorted((jobs / name).glob("*/result.json")):
-        result = json.loads(trial.read_text())
-        reward = ((result.get("verifier_result") or {}).get("rewards") or {}).get("reward")
-        rewards.append(float(reward) if reward is not None else 0.0)
-    calls_s = None
-    if calls is not None:
-        calls_s = [json.loads(line)["s"] for line in calls.read_text().splitlines()]
-    return HarborRun(took, job_s, rewards, calls_s)
-
-
-def _when(stamp: str) -> float:
-    """Seconds since the epoch of an ISO 8601 time stamp."""
-    return datetime.fromisoformat(stamp).timestamp()
-
-
 async def durabench_run(
-    client: Client, settings: Settings, parallel: int
+    client: Client, settings: Settings, parallel: int, run_id: str
 ) -> tuple[float, list[float]]:
     """One durabench run of suite ``peer``: seconds from request to result, each reward."""
-    took, result = await one_lane_run(client, settings, SUITE, AgentSpec(name="oracle"), parallel)
+    agent = AgentSpec(name="oracle")
+    took, result = await one_lane_run(client, settings, SUITE, agent, parallel, run_id)
     return took, [a.reward if a.reward is not None else 0.0 for a in result.attempts]
 
 
@@ -198,23 +149,56 @@ class Bench:
     settings: Settings
     parallel: int
     n: int
+    worker_pid: int
+    run_ids: set[str] = field(default_factory=set)
+    """durabench's runs so far: their containers are the bench's own."""
 
-    async def once(self, side: str, label: str) -> float:
-        """Run ``side`` once, print its line (wall, score); its wall seconds."""
+    def ours(self, labels: dict[str, str]) -> bool:
+        """Whether a container is the bench's: one of its durabench runs', or Harbor's.
+
+        Compose labels each container with its project directory: Harbor's are the task
+        directories, under ``tasks``, which no one else's are (a fresh temp directory).
+        """
+        where = labels.get("com.docker.compose.project.working_dir", "")
+        return labels.get("durabench.run") in self.run_ids or where.startswith(f"{self.tasks}/")
+
+    async def once(self, side: str, label: str) -> Side:
+        """Run ``side`` once, print its line (wall, score, CPU); its wall and others' CPU."""
         extra = ""
-        if side == "harbor":
-            run = harbor_run(self.harbor, self.tasks, self.jobs, self.docker_config, self.parallel)
-            took, rewards, calls = run.wall_s, run.rewards, run.calls_s
-            extra = f" (its job clock {run.job_s:.1f} s"
-            if calls is not None:
-                extra += (
-                    f"; {len(calls)} compose calls, median {statistics.median(calls or [0]):.2f} s"
+        with Accounted(self.worker_pid, self.ours) as acc:
+            if side == "harbor":
+                run = harbor_run(
+                    self.harbor, self.tasks, self.jobs, self.docker_config, self.parallel
                 )
-            extra += ")"
-        else:
-            took, rewards = await durabench_run(self.client, self.settings, self.parallel)
+                took, rewards, calls = run.wall_s, run.rewards, run.calls_s
+                extra = f" (its job clock {run.job_s:.1f} s"
+                if calls is not None:
+                    median = statistics.median(calls or [0])
+                    extra += f"; {len(calls)} compose calls, median {median:.2f} s"
+                extra += ")"
+            else:
+                run_id = new_run_id(SUITE)
+                self.run_ids.add(run_id)
+                took, rewards = await durabench_run(
+                    self.client, self.settings, self.parallel, run_id
+                )
         print(f"{label:7} {side:9}: {took:6.1f} s{extra}, {score(rewards, self.n)}", flush=True)
-        return took
+        print(
+            f"{'':17} CPU-s: bench (with Harbor) {acc.cpu.bench:.1f}, worker {acc.cpu.worker:.1f},"
+            f" server {acc.cpu.server:.1f}, sandboxes {acc.cpu.sandboxes:.1f}, daemon"
+            f" {acc.cpu.daemon:.1f}; other work {acc.cpu.others:.1f}; containers not the"
+            f" bench's: {', '.join(acc.foreign) or 'none'}",
+            flush=True,
+        )
+        return Side(took, acc.own())
+
+
+@dataclass(frozen=True)
+class Side:
+    """One timed run of either side: its wall seconds, and what other work took meanwhile."""
+
+    took: float
+    own: OwnCpu
 
 
 async def main() -> None:
@@ -250,18 +234,27 @@ async def main() -> None:
         tasks = write_tasks(settings.home, args.image, args.tasks)
         n = len(list(tasks.iterdir()))
         print(f"tasks: {n} ({tasks}), base image {args.image}")
-        bench = Bench(
-            harbor, tasks, jobs, compose.docker_config, client, settings, args.parallel, n
-        )
         walls: dict[str, list[float]] = {"harbor": [], "durabench": []}
         guard = LoadGuard(tries=args.tries)
-        with worker_running(settings, root / "worker.log"):
+        with worker_running(settings, root / "worker.log") as worker:
+            bench = Bench(
+                harbor,
+                tasks,
+                jobs,
+                compose.docker_config,
+                client,
+                settings,
+                args.parallel,
+                n,
+                worker.pid,
+            )
             for side in ("harbor", "durabench"):
                 await bench.once(side, "warm-up")
             for r in range(1, args.rounds + 1):
                 for side in ("harbor", "durabench") if r % 2 else ("durabench", "harbor"):
                     run = functools.partial(bench.once, side, f"round {r}")
-                    walls[side].append(await guard.round(f"round {r} {side}", run))
+                    timed = await guard.round(f"round {r} {side}", run, own=lambda t: t.own)
+                    walls[side].append(timed.took)
     ours, theirs = statistics.median(walls["durabench"]), statistics.median(walls["harbor"])
     print(f"median wall: durabench {ours:.1f} s, harbor {theirs:.1f} s")
     ratio = ours / theirs
