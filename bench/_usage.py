@@ -21,7 +21,15 @@ from pathlib import Path
 import docker
 from _load import LoadWatch, OwnCpu
 
-__all__ = ["Accounted", "Cpu", "ResourcePeaks", "ResourceWatch", "cpu_now"]
+__all__ = [
+    "COMPOSE_DIR",
+    "Accounted",
+    "Cpu",
+    "ResourcePeaks",
+    "ResourceWatch",
+    "cpu_now",
+    "is_own_container",
+]
 
 TICK = os.sysconf("SC_CLK_TCK")
 DOCKER_CGROUP = Path("/sys/fs/cgroup/cpuacct/docker/cpuacct.usage")
@@ -61,6 +69,27 @@ class Cpu:
     def others(self) -> float:
         """What the rest of the machine used meanwhile (other users, steal); at least 0."""
         return max(self.machine - self.run, 0.0)
+
+
+COMPOSE_DIR = "com.docker.compose.project.working_dir"
+"""The label Compose gives each container: its project's directory."""
+
+
+def is_own_container(
+    labels: dict[str, str], run_ids: set[str], compose_under: Path | None = None
+) -> bool:
+    """Whether a container is a bench's own, from its labels.
+
+    Its own are those of its durabench runs (``durabench.run``) and, with ``compose_under``,
+    the Compose projects whose directory lies under that directory (Harbor's trials on the
+    bench's task copies: a fresh temp directory, so no one else's).
+    """
+    if labels.get("durabench.run") in run_ids:
+        return True
+    where = labels.get(COMPOSE_DIR)
+    if compose_under is None or where is None:
+        return False
+    return where.startswith(f"{compose_under}/")
 
 
 @dataclass(frozen=True)

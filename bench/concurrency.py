@@ -73,7 +73,7 @@ from _common import (
     worker_settings,
 )
 from _load import OwnCpu
-from _usage import Accounted, Cpu, ResourcePeaks
+from _usage import Accounted, Cpu, ResourcePeaks, is_own_container
 from temporalio.client import Client
 
 from durabench.models import RunResult
@@ -138,7 +138,7 @@ async def timed_run(
     agent = AgentSpec(name="replay", model="m", options={"plan": str(plan)})
     run_id = new_run_id(SUITE)
     result, error = None, ""
-    with Accounted(worker_pid, lambda labels: labels.get("durabench.run") == run_id) as acc:
+    with Accounted(worker_pid, lambda labels: is_own_container(labels, {run_id})) as acc:
         try:
             _, result = await one_lane_run(client, settings, SUITE, agent, parallel, run_id)
         except RuntimeError as exc:  # the run ended, not completed: the limit met

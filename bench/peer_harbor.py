@@ -70,7 +70,7 @@ from _common import (
 )
 from _harbor import check_tools, compose_beside, find_harbor, harbor_run
 from _load import OwnCpu
-from _usage import Accounted
+from _usage import Accounted, is_own_container
 from temporalio.client import Client
 
 from durabench.models.agent import AgentSpec
@@ -159,8 +159,7 @@ class Bench:
         Compose labels each container with its project directory: Harbor's are the task
         directories, under ``tasks``, which no one else's are (a fresh temp directory).
         """
-        where = labels.get("com.docker.compose.project.working_dir", "")
-        return labels.get("durabench.run") in self.run_ids or where.startswith(f"{self.tasks}/")
+        return is_own_container(labels, self.run_ids, self.tasks)
 
     async def once(self, side: str, label: str) -> Side:
         """Run ``side`` once, print its line (wall, score, CPU); its wall and others' CPU."""
