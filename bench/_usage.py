@@ -13,10 +13,12 @@ cumulative counter read before and after, so nothing here samples CPU;
 from __future__ import annotations
 
 import os
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, fields
 from pathlib import Path
+from typing import Any
 
 import docker
 from _load import LoadWatch, OwnCpu
@@ -193,8 +195,10 @@ class ResourcePeaks:
 class ResourceWatch:
     """Samples the worker's and the daemon's files, threads and memory while a block runs.
 
-    With ``ours`` (a test of a container's labels), it also notes every running container
-    that is not the bench's (``foreign``): their CPU would count as the run's sandboxes'.
+    With ``ours`` (a test of a container's labels), it also notes every container not the
+    bench's (``foreign``) that was running at a sample or started meanwhile (Docker's event
+    stream: a container that lives less than a sample's interval is seen too): their CPU
+    would count as the run's sandboxes'.
     """
 
     def __init__(
@@ -211,6 +215,18 @@ class ResourceWatch:
         self._docker = docker.from_env() if ours is not None else None
         self._watch = LoadWatch(every_s, read=self._read)
         """Samples at the start, every ``every_s`` seconds, and at the end."""
+        self._events: Any = None
+        self._listener = threading.Thread(target=self._listen, daemon=True)
+
+    def _listen(self) -> None:
+        """Note each container started meanwhile that is not the bench's, until closed."""
+        try:
+            for event in self._events:
+                attributes = (event.get("Actor") or {}).get("Attributes") or {}
+                if self.ours is not None and not self.ours(attributes):
+                    self.foreign.add(str(attributes.get("name") or event.get("id", "?")[:12]))
+        except Exception:  # closed at the end (or the daemon went away): stop listening
+            return
 
     def sample(self) -> None:
         """Read once; keep the highest of each (the lowest memory available)."""
@@ -249,12 +265,18 @@ class ResourceWatch:
         return 0.0
 
     def __enter__(self) -> ResourceWatch:
+        if self._docker is not None:
+            starts = {"type": "container", "event": "start"}
+            self._events = self._docker.events(decode=True, filters=starts)
+            self._listener.start()
         self._watch.__enter__()
         return self
 
     def __exit__(self, *exc: object) -> None:
         self._watch.__exit__(None, None, None)
         if self._docker is not None:
+            self._events.close()
+            self._listener.join(timeout=5)
             self._docker.close()
 
 
