@@ -3,15 +3,16 @@
 The concurrency bench splits the machine's busy time over a run into the worker (with the
 processes it starts: the gateway, and any it has reaped), the Temporal dev server, the
 bench's own process, the sandboxes (the ``docker`` cgroup's ``cpuacct.usage``, which keeps
-the CPU of removed containers), the Docker daemon (``dockerd``, ``containerd``), and the
-rest: other work on the machine (see ``DAEMON`` for the per-container shims). Each is a
-cumulative counter read before and after, so nothing here samples CPU;
-:class:`ResourceWatch` samples what is not cumulative (open files, threads, memory), every
+the CPU of removed containers), the Docker daemon (``dockerd``, ``containerd``), the
+containers' shims, and the rest: other work on the machine. All but the shims are
+cumulative counters read before and after; :class:`ResourceWatch` samples the shims (see
+``SHIM``) and what is not cumulative (open files, threads, memory), every
 ``SAMPLE_EVERY_S`` seconds.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import threading
 import time
@@ -40,10 +41,14 @@ DAEMON = ("dockerd", "containerd", "docker-proxy")
 """The Docker daemon's long-lived processes, each with the children it has reaped: dockerd
 re-executes itself for every archive copy into or out of a container (``docker-tar``,
 ``docker-untar``), runs ``ps`` for a ``top`` and ``set-ipv6`` for a network sandbox, and
-those are most of its CPU for an attempt. The per-container ``containerd-shim`` is not
-counted: pid 1 reaps it with the container, so its CPU cannot be read after, and a shim
-alive at the first read and gone at the second would count negative. Its CPU (a little
-per container) lands in "other work", which only makes the load guard stricter."""
+those are most of its CPU for an attempt."""
+SHIM = "containerd-shim"
+"""One per container. Its own CPU only: what it reaps is the container's processes (in the
+sandboxes' cgroup already) and the ``runc`` calls (create, start, each exec, delete), which
+cannot be told apart from them, so those land in "other work". Pid 1 reaps the shim with
+its container, so its CPU cannot be read after: it is read at each sample instead
+(:class:`ResourceWatch`), missing at most a sample's interval of each. What is missed only
+makes the load guard stricter."""
 SAMPLE_EVERY_S = 2.0
 
 
@@ -58,6 +63,8 @@ class Cpu:
     worker: float
     server: float
     bench: float
+    shims: float = 0.0
+    """The containers' shims' (sampled while they ran: :data:`SHIM`; 0 from :func:`cpu_now`)."""
 
     def __sub__(self, other: Cpu) -> Cpu:
         return Cpu(*(getattr(self, f.name) - getattr(other, f.name) for f in fields(self)))
@@ -65,7 +72,7 @@ class Cpu:
     @property
     def run(self) -> float:
         """What the run used: its sandboxes, the daemon, the worker, the server, the bench."""
-        return self.sandboxes + self.daemon + self.worker + self.server + self.bench
+        return self.sandboxes + self.daemon + self.shims + self.worker + self.server + self.bench
 
     @property
     def others(self) -> float:
@@ -101,6 +108,8 @@ class _Proc:
     comm: str
     cpu: float
     """Its own CPU-seconds and those of the children it has reaped (gone from /proc)."""
+    own: float
+    """Its own CPU-seconds alone."""
 
 
 def _processes() -> dict[int, _Proc]:
@@ -111,10 +120,11 @@ def _processes() -> dict[int, _Proc]:
         except OSError:  # gone meanwhile
             continue
         rest = text.rsplit(")", 1)[1].split()
-        ticks = sum(int(x) for x in rest[11:15])  # utime stime cutime cstime
+        own = int(rest[11]) + int(rest[12])  # utime stime
+        reaped = int(rest[13]) + int(rest[14])  # cutime cstime
         pid = int(stat.parent.name)
         comm = text[text.index("(") + 1 : text.rindex(")")]
-        found[pid] = _Proc(pid, int(rest[1]), comm, ticks / TICK)
+        found[pid] = _Proc(pid, int(rest[1]), comm, (own + reaped) / TICK, own / TICK)
     return found
 
 
@@ -215,6 +225,9 @@ class ResourceWatch:
         self._docker = docker.from_env() if ours is not None else None
         self._watch = LoadWatch(every_s, read=self._read)
         """Samples at the start, every ``every_s`` seconds, and at the end."""
+        self._sampled = False
+        self._shim_cpu: dict[int, tuple[float, float]] = {}
+        """Each shim seen: its CPU when first seen (0 if it began meanwhile), and last seen."""
         self._events: Any = None
         self._listener = threading.Thread(target=self._listen, daemon=True)
 
@@ -245,8 +258,12 @@ class ResourceWatch:
         daemon = [q.pid for q in procs.values() if q.comm in ("dockerd", "containerd")]
         p.daemon_fds = max(p.daemon_fds, sum(_count_fds(pid) for pid in daemon))
         p.daemon_threads = max(p.daemon_threads, sum(_threads(pid) for pid in daemon))
-        shims = sum(1 for q in procs.values() if q.comm.startswith("containerd-shim"))
-        p.shims = max(p.shims, shims)
+        shims = {q.pid: q.own for q in procs.values() if q.comm.startswith(SHIM)}
+        p.shims = max(p.shims, len(shims))
+        for pid, cpu in shims.items():
+            base, _ = self._shim_cpu.get(pid, (0.0 if self._sampled else cpu, 0.0))
+            self._shim_cpu[pid] = (base, cpu)
+        self._sampled = True
         self._containers()
         meminfo = Path("/proc/meminfo").read_text().splitlines()
         available = next(_kib(x.split(":")[1]) for x in meminfo if x.startswith("MemAvailable"))
@@ -259,6 +276,11 @@ class ResourceWatch:
             if not self.ours(c.attrs.get("Labels") or {}):
                 names = c.attrs.get("Names") or [str(c.id)[:12]]
                 self.foreign.add(str(names[0]).lstrip("/"))
+
+    @property
+    def shim_cpu(self) -> float:
+        """CPU-seconds the shims seen used while the watch ran (a lower bound)."""
+        return sum(last - base for base, last in self._shim_cpu.values())
 
     def _read(self) -> float:
         self.sample()
@@ -332,4 +354,5 @@ class Accounted:
     def __exit__(self, *exc: object) -> None:
         self.watch.__exit__()
         self.seconds = time.monotonic() - self._began
-        self.cpu = cpu_now(self.worker_pid) - self._before
+        cpu = cpu_now(self.worker_pid) - self._before
+        self.cpu = dataclasses.replace(cpu, shims=self.watch.shim_cpu)

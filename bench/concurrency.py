@@ -183,6 +183,7 @@ def print_cpu(cpu: Cpu, took: float, n: int, parallel: int, cores: int) -> float
         ("bench process", cpu.bench),
         ("sandboxes", cpu.sandboxes),
         ("docker daemon", cpu.daemon),
+        ("container shims", cpu.shims),
     ]
     print("        per attempt: " + ", ".join(f"{name} {v / n:.3f}" for name, v in parts))
     ws = (cpu.worker + cpu.server) / n

@@ -185,8 +185,8 @@ class Bench:
         print(
             f"{'':17} CPU-s: bench (with Harbor) {acc.cpu.bench:.1f}, worker {acc.cpu.worker:.1f},"
             f" server {acc.cpu.server:.1f}, sandboxes {acc.cpu.sandboxes:.1f}, daemon"
-            f" {acc.cpu.daemon:.1f}; other work {acc.cpu.others:.1f}; containers not the"
-            f" bench's: {', '.join(acc.foreign) or 'none'}",
+            f" {acc.cpu.daemon:.1f}, shims {acc.cpu.shims:.1f}; other work {acc.cpu.others:.1f};"
+            f" containers not the bench's: {', '.join(acc.foreign) or 'none'}",
             flush=True,
         )
         return Side(took, acc.own())
