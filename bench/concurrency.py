@@ -14,18 +14,18 @@ second run of a suite does. Measured: approval -> run result. The ideal is
 ``ceil(N / parallel) x wait``; the target is at most 1.3x of it. Also printed: the most
 agents that ran at once, and each phase's median, from ``results.json``'s timings.
 
-Where the time over the ideal goes: CPU time is read before and after the timed run from
-the whole machine (``/proc/stat``, everything but idle and iowait) and from what the run
-itself uses: the sandboxes (the ``docker`` cgroup's ``cpuacct.usage``, which keeps the CPU
-of removed containers), the Docker daemon (``dockerd`` and ``containerd``) and this
-script's own processes (itself, the dev server and the worker). On a shared machine the
-second is the run's cost (other users' containers and daemon calls, if any, count in it
-too: an upper bound); the first says how busy the cores were. Per attempt, the run's CPU
-is what one attempt costs the machine. A wave cannot end before its agents have waited
-and its attempts' CPU work has run on the machine's cores, and that work is not spread
-under the agents' wait (a slot holds its sandbox from provision to teardown, so a wave's
-provisions come before its agents and its verifies, collects and teardowns after), so the
-floor is
+Where the time over the ideal goes: CPU time is read before and after the timed run
+(``_usage.py``) from the whole machine (``/proc/stat``, everything but idle and iowait) and
+from what the run itself uses, each apart: the worker (``python worker.py``, its own
+process, with the gateway it starts), the Temporal dev server, this script's process, the
+sandboxes (the ``docker`` cgroup, which keeps the CPU of removed containers) and the Docker
+daemon (``dockerd``, ``containerd``). The rest is other work (with the per-container shims,
+whose CPU leaves with them). Per attempt, the
+run's CPU is what one attempt costs the machine (targets: at most 0.7 CPU-s, the worker and
+the server together at most 0.25). A wave cannot end before its agents have waited and its
+attempts' CPU work has run on the machine's cores, and that work is not spread under the
+agents' wait (a slot holds its sandbox from provision to teardown, so a wave's provisions
+come before its agents and its verifies, collects and teardowns after), so the floor is
 
     waves x (wait + CPU-s per attempt x parallel / cores)
 
@@ -33,11 +33,18 @@ and the floor's ratio to the ideal is what this machine allows at best, whatever
 orchestration does. Where the measured ratio is near that floor, the wave's time is CPU;
 where it is well above, it is latency (daemon round trips, queueing) on the way.
 
-The timed run is a round of the load guard (``_load.py``): repeated while the 1-minute
-load is over twice the cores, and no ratio unless it was calm. The run's own work counts
-in that load: 16 sandboxes starting, verifying and collecting at once on 2 cores can take
-it past 4 by themselves, and then this machine cannot give the figure (use more cores, or
-a lower ``--parallel``, and say so with the figure).
+Also sampled every 2 s during each run: the worker's peak RSS (``VmHWM``), its open files
+and threads, the daemon's, the container shims at once and the machine's least available
+memory: the limits a large ``--parallel`` meets first (``--n 96 --parallel 48 --wait 30
+--target 1.5`` is the scale of one host). A run that does not complete prints these and
+the error, in place of a ratio.
+
+The timed run is a round of the load guard (``_load.py``), judged with its own work
+subtracted: 16 sandboxes starting, verifying and collecting at once on 2 cores take the
+load past 4 by themselves, which says nothing of other work. The round waits for the
+warm-up's load to fall, then is calm if the load stayed under twice the cores, or if it
+began under it, no container but the run's ran meanwhile, and other work took at most a
+tenth of the cores' time (the most it can have added to the wall time).
 """
 
 from __future__ import annotations
@@ -48,6 +55,7 @@ import math
 import os
 import shutil
 import statistics
+import sys
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -58,11 +66,14 @@ from _common import (
     add_tries,
     dev_server,
     machine,
+    new_run_id,
     one_lane_run,
     run_script,
     worker_running,
     worker_settings,
 )
+from _load import OwnCpu
+from _usage import Accounted, Cpu, ResourcePeaks, is_own_container
 from temporalio.client import Client
 
 from durabench.models import RunResult
@@ -71,6 +82,11 @@ from durabench.settings.values import Settings
 from durabench.tasks import load_suite
 
 TARGET = 1.3
+"""Wall / ideal at parallel 16 (at 48, the scale of one host, it is 1.5: ``--target 1.5``)."""
+CPU_TARGET = 0.7
+WORKER_SERVER_TARGET = 0.25
+"""CPU-seconds per attempt: the run's, and the worker's and the server's together."""
+RSS_LIMIT_MIB = 1024
 SUITE = "conc"
 VERIFIER = """#!/bin/bash
 mkdir -p /logs/verifier
@@ -98,75 +114,36 @@ def write_plan(root: Path, wait: float) -> Path:
     return plan
 
 
-DOCKER_CGROUP = Path("/sys/fs/cgroup/cpuacct/docker/cpuacct.usage")
-"""Every container's CPU nanoseconds, kept after removal (cgroup v1, cgroupfs driver)."""
-
-
 @dataclass(frozen=True)
-class Cpu:
-    """CPU-seconds used so far, by where (see the module's docstring)."""
+class Timed:
+    """A timed run: seconds from request to result, CPU used meanwhile, what it held."""
 
-    machine: float
-    sandboxes: float
-    daemon: float
-    bench: float
+    took: float
+    cpu: Cpu
+    result: RunResult | None
+    """``None`` when the run did not complete (``error`` says how)."""
+    error: str
+    peaks: ResourcePeaks
+    foreign: tuple[str, ...]
 
-    def __sub__(self, other: Cpu) -> Cpu:
-        return Cpu(
-            self.machine - other.machine,
-            self.sandboxes - other.sandboxes,
-            self.daemon - other.daemon,
-            self.bench - other.bench,
-        )
-
-    @property
-    def run(self) -> float:
-        """What the run used: its sandboxes, the daemon, the bench's own processes."""
-        return self.sandboxes + self.daemon + self.bench
-
-
-def _proc_cpu(pid: int, children: bool) -> float:
-    """CPU-seconds of process ``pid`` (with its waited-for children's, if asked)."""
-    try:
-        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    except OSError:  # gone meanwhile
-        return 0.0
-    ticks = int(fields[11]) + int(fields[12])  # utime, stime
-    if children:
-        ticks += int(fields[13]) + int(fields[14])  # cutime, cstime
-    return ticks / os.sysconf("SC_CLK_TCK")
-
-
-def cpu_now() -> Cpu:
-    """CPU-seconds so far: the machine's busy time, the sandboxes', the daemon's, the bench's."""
-    fields = [int(x) for x in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
-    # user nice system idle iowait irq softirq steal (guest is counted in user already)
-    machine_s = (sum(fields[:8]) - fields[3] - fields[4]) / os.sysconf("SC_CLK_TCK")
-    sandboxes = int(DOCKER_CGROUP.read_text()) / 1e9 if DOCKER_CGROUP.exists() else 0.0
-    daemon = bench = 0.0
-    for stat in Path("/proc").glob("[0-9]*/stat"):
-        try:
-            text = stat.read_text()
-        except OSError:
-            continue
-        comm = text[text.index("(") + 1 : text.rindex(")")]
-        ppid = int(text.rsplit(")", 1)[1].split()[1])
-        if comm in ("dockerd", "containerd"):
-            daemon += _proc_cpu(int(stat.parent.name), children=False)
-        elif ppid == os.getpid():  # the dev server and the worker
-            bench += _proc_cpu(int(stat.parent.name), children=True)
-    own = os.times()
-    return Cpu(machine_s, sandboxes, daemon, bench + own.user + own.system)
+    def own(self) -> OwnCpu:
+        """For the load guard: the CPU other work took during the run."""
+        return OwnCpu(self.cpu.others, self.took, self.foreign)
 
 
 async def timed_run(
-    client: Client, settings: Settings, plan: Path, parallel: int
-) -> tuple[float, Cpu, RunResult]:
-    """Seconds from request to the run's result, CPU used meanwhile, its results."""
+    client: Client, settings: Settings, plan: Path, parallel: int, worker_pid: int
+) -> Timed:
+    """One run of the suite, timed and accounted; a run that fails is reported, not raised."""
     agent = AgentSpec(name="replay", model="m", options={"plan": str(plan)})
-    before = cpu_now()
-    took, result = await one_lane_run(client, settings, SUITE, agent, parallel)
-    return took, cpu_now() - before, result
+    run_id = new_run_id(SUITE)
+    result, error = None, ""
+    with Accounted(worker_pid, lambda labels: is_own_container(labels, {run_id})) as acc:
+        try:
+            _, result = await one_lane_run(client, settings, SUITE, agent, parallel, run_id)
+        except RuntimeError as exc:  # the run ended, not completed: the limit met
+            error = str(exc)
+    return Timed(acc.seconds, acc.cpu, result, error, acc.peaks, acc.foreign)
 
 
 def most_at_once(result: RunResult, phase: str) -> int:
@@ -193,54 +170,113 @@ def phase_medians(result: RunResult) -> str:
     return ", ".join(f"{p} {statistics.median(s):.2f}" for p, s in by_phase.items())
 
 
-async def main() -> None:
-    """Warm up, then measure N agents of ``--wait`` s at ``--parallel``; print the ratio."""
+def print_cpu(cpu: Cpu, took: float, n: int, parallel: int, cores: int) -> float:
+    """The run's CPU split, whole and per attempt; returns the run's CPU-s per attempt."""
+    per = cpu.run / n
+    print(
+        f"cpu over the run: machine {cpu.machine:.1f} CPU-s busy ({cpu.machine / took:.2f} of"
+        f" {cores} cores); the run's {cpu.run:.1f} CPU-s, other work {cpu.others:.1f}"
+    )
+    parts = [
+        ("worker (with the gateway)", cpu.worker),
+        ("Temporal server", cpu.server),
+        ("bench process", cpu.bench),
+        ("sandboxes", cpu.sandboxes),
+        ("docker daemon", cpu.daemon),
+        ("container shims", cpu.shims),
+    ]
+    print("        per attempt: " + ", ".join(f"{name} {v / n:.3f}" for name, v in parts))
+    ws = (cpu.worker + cpu.server) / n
+    met = "met" if ws <= WORKER_SERVER_TARGET else "NOT MET"
+    print(
+        f"        {per:.2f} CPU-s per attempt (target <= {CPU_TARGET}: "
+        f"{'met' if per <= CPU_TARGET else 'NOT MET'}); worker + server {ws:.3f}"
+        f" (target <= {WORKER_SERVER_TARGET}: {met})"
+    )
+    return per
+
+
+def print_timed(args: argparse.Namespace, timed: Timed, guard: LoadGuard, admits: int) -> None:
+    """Everything the timed run says, then the guarded ratio line.
+
+    ``admits``: the sandboxes the worker runs at once; the floor's waves are that wide
+    when ``--parallel`` is wider.
+    """
+    cores = guard.cores
+    waves = math.ceil(args.n / args.parallel)
+    ideal = waves * args.wait
+    print(f"wall time: {timed.took:.1f} s; ideal ceil({args.n}/{args.parallel}) x {args.wait:g} s")
+    print(f"        = {ideal:.1f} s")
+    print(f"resources: {timed.peaks.describe()}")
+    rss_met = "met" if timed.peaks.worker_rss_mib < RSS_LIMIT_MIB else "NOT MET"
+    print(f"        worker RSS target < {RSS_LIMIT_MIB} MiB: {rss_met}")
+    foreign = ", ".join(timed.foreign) or "none"
+    print(f"        containers not the run's seen running meanwhile: {foreign}")
+    per = print_cpu(timed.cpu, timed.took, args.n, args.parallel, cores)
+    if timed.result is None:
+        print(f"not measured: the run did not complete ({timed.error}); see worker.log")
+        return
+    print(f"        most agents at once: {most_at_once(timed.result, 'run_agent')}")
+    print(f"        phase medians (s): {phase_medians(timed.result)}")
+    width = min(args.parallel, admits)  # a wave is as wide as admission lets it be
+    waves = math.ceil(args.n / width)
+    floor = waves * (args.wait + per * width / cores)
+    over = (timed.took - waves * args.wait) / waves
+    print(
+        f"        a wave's CPU work {per * width:.1f} CPU-s ="
+        f" {per * width / cores:.1f} s on {cores} cores, against {over:.1f} s"
+        f" measured over each of {waves} waves' wait"
+    )
+    print(
+        f"        floor on this machine: {waves} x ({args.wait:g} + {per:.2f} x"
+        f" {width} / {cores}) = {floor:.1f} s = {floor / ideal:.2f}x the ideal"
+    )
+    ratio = timed.took / ideal
+    target = f"<= {args.target}x"
+    print(guard.ratio_line("concurrency wall / ideal", ratio, target, met=ratio <= args.target))
+
+
+def parse() -> argparse.Namespace:
+    """The bench's options."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--n", type=int, default=48, help="agents (one lane: tasks)")
     parser.add_argument("--parallel", type=int, default=16, help="agents in flight")
     parser.add_argument("--wait", type=float, default=20.0, help="seconds each agent waits")
+    parser.add_argument(
+        "--target", type=float, default=TARGET, help=f"wall / ideal at most (default {TARGET})"
+    )
     parser.add_argument("--image", default=Settings.from_env().base_image)
     add_tries(parser)
-    args = parser.parse_args()
+    return parser.parse_args()
+
+
+async def main() -> None:
+    """Warm up, then measure N agents of ``--wait`` s at ``--parallel``; print the ratio."""
+    args = parse()
     print(f"machine: {machine()}")
     print(f"agents: {args.n} (one lane), parallel: {args.parallel}, each waits {args.wait:g} s")
     root = Path(tempfile.mkdtemp(prefix="durabench-bench-conc-"))
-    cores = os.cpu_count() or 1
-    guard = LoadGuard(cores, tries=args.tries)
+    guard = LoadGuard(os.cpu_count() or 1, tries=args.tries)
+    admits = Settings.from_env().max_sandboxes  # what the worker reads from the same env
+    print(f"the worker admits {admits} sandboxes at once (DURABENCH_MAX_SANDBOXES or its default)")
+    if admits < args.parallel:
+        print(f"        --parallel {args.parallel} is above it: at most {admits} agents at once")
     async with dev_server() as client:
         settings = worker_settings(client, root, args.image, "conc")
         write_suite(settings.home, args.n)
-        with worker_running(settings, root / "worker.log"):
-            warm, _, _ = await timed_run(client, settings, write_plan(root, 0), args.parallel)
-            print(f"warm-up (images built, 0 s agents): {warm:.1f} s")
-            took, cpu, result = await guard.round(
+        with worker_running(settings, root / "worker.log") as worker:
+            warm = await timed_run(client, settings, write_plan(root, 0), args.parallel, worker.pid)
+            print(f"warm-up (images built, 0 s agents): {warm.took:.1f} s {warm.error}")
+            if warm.result is None:
+                print(f"resources: {warm.peaks.describe()}")
+                sys.exit(f"the warm-up run did not complete; see {root / 'worker.log'}")
+            plan = write_plan(root, args.wait)
+            timed = await guard.round(
                 "timed run",
-                lambda: timed_run(client, settings, write_plan(root, args.wait), args.parallel),
+                lambda: timed_run(client, settings, plan, args.parallel, worker.pid),
+                own=Timed.own,
             )
-    waves = math.ceil(args.n / args.parallel)
-    ideal = waves * args.wait
-    print(f"wall time: {took:.1f} s; ideal ceil({args.n}/{args.parallel}) x {args.wait:g} s")
-    print(f"        = {ideal:.1f} s; most agents at once: {most_at_once(result, 'run_agent')}")
-    print(f"        phase medians (s): {phase_medians(result)}")
-    per_attempt = cpu.run / args.n
-    floor = waves * (args.wait + per_attempt * args.parallel / cores)
-    over = (took - ideal) / waves
-    print(
-        f"cpu over the run: machine {cpu.machine:.1f} CPU-s busy ({cpu.machine / took:.2f} of"
-        f" {cores} cores); the run's {cpu.run:.1f} CPU-s: sandboxes {cpu.sandboxes:.1f},"
-        f" docker daemon {cpu.daemon:.1f}, worker + server + bench {cpu.bench:.1f}"
-    )
-    print(
-        f"        {per_attempt:.2f} CPU-s per attempt; a wave's CPU work"
-        f" {per_attempt * args.parallel:.1f} CPU-s = {per_attempt * args.parallel / cores:.1f} s"
-        f" on {cores} cores, against {over:.1f} s measured over each wave's wait"
-    )
-    print(
-        f"        floor on this machine: {waves} x ({args.wait:g} + {per_attempt:.2f} x"
-        f" {args.parallel} / {cores}) = {floor:.1f} s = {floor / ideal:.2f}x the ideal"
-    )
-    ratio = took / ideal
-    print(guard.ratio_line("concurrency wall / ideal", ratio, f"<= {TARGET}x", met=ratio <= TARGET))
+    print_timed(args, timed, guard, admits)
 
 
 if __name__ == "__main__":

