@@ -17,6 +17,7 @@ removes any copy before it runs the tests, so a copy is that of the last tests r
 from __future__ import annotations
 
 import json
+import tarfile
 from collections.abc import Sequence
 from pathlib import Path, PurePosixPath
 
@@ -38,12 +39,22 @@ def drop_verifier_copy(store: Path) -> None:
 
 
 def keep_verifier_copy(store: Path, read: TreeRead, secrets: Sequence[str]) -> None:
-    """Keep ``read`` (scrubbed) with the bytes it held before scrubbing and its notes."""
+    """Keep ``read`` (scrubbed) with the bytes it held before scrubbing.
+
+    A read that left something out, or one that cannot be kept (a name the archive
+    cannot hold, a full disk), is not kept: the collect reads the sandbox instead, and
+    the verify is not failed for it.
+    """
+    if read.cut:
+        return
     needles = [s.encode() for s in secrets]
     files = ((PurePosixPath("verifier", k), scrub_bytes(v, needles)) for k, v in read.files.items())
-    (store / _FILES).write_bytes(pack(files))
-    raw = sum(len(v) for v in read.files.values())
-    (store / _FACTS).write_text(json.dumps({"bytes": raw, "cut": list(read.cut)}))
+    try:
+        (store / _FILES).write_bytes(pack(files))
+        raw = sum(len(v) for v in read.files.values())
+        (store / _FACTS).write_text(json.dumps({"bytes": raw}))
+    except (OSError, ValueError, tarfile.TarError):  # UnicodeError is a ValueError
+        drop_verifier_copy(store)
 
 
 def verifier_copy(store: Path, budget: int) -> TreeRead | None:
@@ -57,6 +68,6 @@ def verifier_copy(store: Path, budget: int) -> TreeRead | None:
         archive = (store / _FILES).read_bytes()
     except (OSError, ValueError):
         return None
-    if facts.get("cut") or int(facts.get("bytes", budget + 1)) > budget:
+    if int(facts.get("bytes", budget + 1)) > budget:
         return None
     return TreeRead(unpack(archive))

@@ -13,8 +13,9 @@ from typing import Any
 
 from durabench.attempt import Attempt, AttemptSetup
 from durabench.attempt.limits import AttemptLimits
+from durabench.attempt.verifier_copy import drop_verifier_copy, keep_verifier_copy, verifier_copy
 from durabench.sandbox import ExecResult
-from durabench.sandbox.limits import ReadLimits
+from durabench.sandbox.limits import ReadLimits, TreeRead
 from durabench.settings.secrets import REDACTED
 from tests.unit.memory_sandbox import Call, MemorySandbox
 from tests.unit.test_attempt import SECRET, P, _attempt, _ref, _verifier
@@ -58,3 +59,14 @@ def test_a_verifier_directory_over_what_the_collect_has_left_is_read_again(
     sb.files[str(P.reward)] = b"0.5\n"
     asyncio.run(attempt.collect())
     assert (tmp_path / "verifier" / "reward.txt").read_bytes() == b"0.5\n"  # read again
+
+
+def test_a_read_that_left_something_out_is_not_a_copy(tmp_path: Path) -> None:
+    files = {"reward.txt": b"1.0\n", "log.txt": b"ok"}
+    keep_verifier_copy(tmp_path, TreeRead(files, ("log2.txt: over the cap, left out",)), ())
+    assert verifier_copy(tmp_path, 1 << 20) is None
+    keep_verifier_copy(tmp_path, TreeRead(files), ())
+    assert verifier_copy(tmp_path, 6) == TreeRead(files)  # six bytes: they fit
+    assert verifier_copy(tmp_path, 5) is None
+    drop_verifier_copy(tmp_path)
+    assert verifier_copy(tmp_path, 1 << 20) is None
