@@ -38,6 +38,7 @@ from durabench.attempt.limits import AttemptLimits
 from durabench.attempt.resisted import as_resisted, resisted, stop_agent
 from durabench.attempt.setup import AttemptSetup
 from durabench.attempt.verification import Verification
+from durabench.attempt.verifier_copy import drop_verifier_copy, keep_verifier_copy, verifier_copy
 from durabench.attempt.workspace_diff import diff_snapshots
 from durabench.classify import classify
 from durabench.configs import instruction_for, mcp_config_json, missing_mcp_env
@@ -323,7 +324,8 @@ class Attempt:
             SandboxError: the harness failed (the container is gone, Docker failed, the
                 tests could not be uploaded): infrastructure.
         """
-        return await Verification(
+        await asyncio.to_thread(drop_verifier_copy, self.store)
+        verification = Verification(
             self.sandbox,
             self.task,
             self.paths,
@@ -331,7 +333,12 @@ class Attempt:
             root=self._root,
             stop_agent=self._stop_submission,
             task_files=self._task_files,
-        ).run()
+            logs_limits=self.limits.logs,
+        )
+        verified = await verification.run()
+        if (read := verification.dir_read) is not None:  # the collect's, read once
+            await asyncio.to_thread(keep_verifier_copy, self.store, read, self.secrets)
+        return verified
 
     async def classify(
         self,
@@ -447,8 +454,9 @@ class Attempt:
             (self.paths.agent_logs, "agent"),
         ):
             limits = self.limits.logs.model_copy(update={"max_total_bytes": max(1, budget)})
-            try:
-                read = await self.sandbox.read_tree(str(src), limits=limits)
+            read = verifier_copy(self.store, budget) if src == self.paths.verifier_logs else None
+            try:  # the verify kept the verifier's (read after the tests) when it could
+                read = read or await self.sandbox.read_tree(str(src), limits=limits)
             except FileNotFoundError:
                 continue
             files = read.files

@@ -18,6 +18,7 @@ from durabench.errors import FileTooLarge, RewardFileMissing, RewardParseError, 
 from durabench.models.attempt import VerifyOutput
 from durabench.models.task import TaskSpec
 from durabench.sandbox import ExecResult, Sandbox
+from durabench.sandbox.limits import ReadLimits, TreeRead
 from durabench.settings.paths import SandboxPaths
 
 __all__ = ["Verification"]
@@ -49,13 +50,18 @@ class Verification:
         root: Callable[[str], Awaitable[None]],
         stop_agent: Callable[[], Awaitable[None]],
         task_files: Callable[[Path, str | PurePosixPath], dict[str, Path]],
+        logs_limits: ReadLimits,
     ) -> None:
         """The attempt's own helpers, bound.
 
         ``root`` runs a script as root, ``stop_agent`` ends every process but the
-        sandbox's own, ``task_files`` lists a task directory's files for upload.
+        sandbox's own, ``task_files`` lists a task directory's files for upload;
+        ``logs_limits`` are the collect's, for the read of the verifier's directory.
         """
         self.sandbox, self.task, self.paths, self.timeout = sandbox, task, paths, timeout
+        self.logs_limits = logs_limits
+        self.dir_read: TreeRead | None = None
+        """The verifier's directory, read once the tests and all they started had ended."""
         self._root, self._stop_agent, self._task_files = root, stop_agent, task_files
 
     async def run(self) -> VerifyOutput:
@@ -78,6 +84,7 @@ class Verification:
         if halted := await self._stop_what_ran("the tests"):
             return VerifyOutput(reward=0.0, build_failed=build_failed, failure=halted)
         try:
+            self.dir_read = await self._read_dir()
             reward, failure = await self._read_reward(result.timed_out), ""
         except (RewardFileMissing, RewardParseError) as exc:
             reward, failure = 0.0, f"{exc}; scored 0.0, as the tests ran over what the agent left"
@@ -165,10 +172,38 @@ class Verification:
             raise _StoppedFromInside(halted)
         return built.exit_code != 0
 
+    async def _read_dir(self) -> TreeRead | None:
+        """The verifier's directory as the collect keeps it; ``None`` when there is none.
+
+        Read after the reaper: nothing of the submission runs any more, so the reward in
+        it and the collect's copy of it are what the tests left.
+        """
+        try:
+            return await self.sandbox.read_tree(
+                str(self.paths.verifier_logs), limits=self.logs_limits
+            )
+        except FileNotFoundError:
+            return None
+
+    async def _read_reward_file(self) -> str:
+        """The reward file's text: from the directory's read, else read alone.
+
+        A reward the read left out, or did not find as a regular file, is read alone, so
+        every judgement of a missing, too large or unreadable reward is as it was.
+        """
+        reward = self.paths.reward
+        name = reward.relative_to(self.paths.verifier_logs).as_posix()
+        data = self.dir_read.files.get(name) if self.dir_read is not None else None
+        if data is None:
+            return await self.sandbox.read_file(str(reward), max_bytes=REWARD_BYTES)
+        if len(data) > REWARD_BYTES:
+            raise FileTooLarge(f"{reward} is over {REWARD_BYTES} bytes")
+        return data.decode("utf-8", errors="replace")
+
     async def _read_reward(self, timed_out: bool) -> float:
         reward, task_id = self.paths.reward, self.task.task_id
         try:
-            text = await self.sandbox.read_file(str(reward), max_bytes=REWARD_BYTES)
+            text = await self._read_reward_file()
         except FileTooLarge:
             raise RewardParseError(
                 f"{reward} of {task_id} is over {REWARD_BYTES} bytes; a reward is one number"

@@ -32,6 +32,7 @@ from durabench.sandbox.docker.archive import (
     read_one,
     read_tree_limited,
 )
+from durabench.sandbox.docker.cgroup_count import cgroup_tasks, local_daemon
 from durabench.sandbox.docker.errors import map_docker_errors, shared_docker_client
 from durabench.sandbox.docker.restart import restart_keeping
 from durabench.sandbox.docker.threads import in_thread
@@ -192,7 +193,22 @@ class DockerSandbox(Sandbox):
         """Stop, and remove when ``delete``; a missing container is fine."""
         await in_thread(self._stop_sync, delete)
 
+    def _cgroup_tasks_sync(self) -> int | None:
+        """The container's tasks from its cgroup, when the daemon is on this host."""
+        if not local_daemon(self.client.api.base_url):
+            return None
+        with map_docker_errors(f"finding the container {self.spec.name}"):
+            container = self._container_or_raise()
+        return cgroup_tasks(str(container.id), container.attrs)
+
     def _threads_sync(self) -> int:
+        """The container's threads: its cgroup's count, else the daemon's ``ps``.
+
+        The cgroup's count also holds zombies, which ``ps`` leaves out: a count that
+        decides whether the reaper runs may be too high (it runs for nothing), never low.
+        """
+        if (counted := self._cgroup_tasks_sync()) is not None:
+            return counted
         with map_docker_errors(f"counting the processes of {self.spec.name}"):
             try:  # the daemon's ps over the container's cgroup: one row a thread
                 top = self.client.api.top(self.spec.name, ps_args="-L -o pid,lwp")
@@ -208,17 +224,18 @@ class DockerSandbox(Sandbox):
         return self.spec.pids_limit - self._threads_sync()
 
     async def others_running(self) -> int:
-        """The container's threads, as the daemon lists them, less its init and keeper.
+        """The container's threads, as the host counts them, less its init and keeper.
 
         Both have one thread, and the container stops when the keeper ends (its init
-        exits with it): while it runs, two rows are theirs.
+        exits with it): while it runs, two of the tasks counted are theirs.
         """
         return await in_thread(self._threads_sync) - _OWN_THREADS
 
     async def process_slots_left(self) -> int | None:
-        """The pids limit less the container's threads, as the daemon lists them.
+        """The pids limit less the container's threads, as the host counts them.
 
-        ``docker top`` takes a few ms; ``stats`` waits a second for its next sample.
+        The cgroup's count is the one the limit holds; ``docker top`` (a daemon on
+        another host) takes a few ms; ``stats`` waits a second for its next sample.
         """
         return await in_thread(self._slots_left_sync)
 
