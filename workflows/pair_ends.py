@@ -26,7 +26,7 @@ with workflow.unsafe.imports_passed_through():
 from workflows.ids import pair_workflow_id
 from workflows.policies import HEARTBEAT, RETRY
 
-__all__ = ["CARRIED_WAIT", "Ended", "watch_carried", "watch_child"]
+__all__ = ["CARRIED_WAIT", "Ended", "watch_carried", "watch_child", "watch_interrupted"]
 
 Ended = Callable[[PairDone], None]
 
@@ -45,22 +45,38 @@ async def watch_child(
         ended(failed_pair(task_id, err.cause))
 
 
+async def watch_interrupted(run_id: str, task_id: str, ended: Ended) -> None:
+    """The run was cancelled while this pair's start was in flight: hear it close anyway.
+
+    The SDK then cancels the start, or the pair if it had started, and gives the run no
+    handle to wait on. The server says when the pair closed (at once if it never
+    started); either way it ended cancelled with its run.
+    """
+    while not await _closes(run_id, [task_id]):
+        continue  # none closed within the wait: ask again
+    ended(pair_end(task_id, cancelled=True))
+
+
+async def _closes(run_id: str, task_ids: list[str]) -> tuple[PairDone, ...]:
+    """How the first of these pairs to close ended (more if they closed together)."""
+    return await workflow.execute_activity_method(
+        PairActivities.await_pairs,
+        AwaitPairsInput(
+            pairs=tuple((pair_workflow_id(run_id, task_id), task_id) for task_id in task_ids),
+            wait_sec=CARRIED_WAIT.total_seconds(),
+        ),
+        start_to_close_timeout=CARRIED_WAIT + timedelta(minutes=5),
+        heartbeat_timeout=HEARTBEAT,
+        retry_policy=RETRY,
+        summary=f"wait for {len(task_ids)} pairs the run does not hold a handle of",
+    )
+
+
 async def watch_carried(
     run_id: str, carried: Iterable[str], running: Callable[[], set[str]], ended: Ended
 ) -> None:
     """Wait for the pairs carried from an earlier workflow run to close, one or more at a time."""
     carried = tuple(carried)
     while pending := sorted(set(carried) & running()):
-        done = await workflow.execute_activity_method(
-            PairActivities.await_pairs,
-            AwaitPairsInput(
-                pairs=tuple((pair_workflow_id(run_id, task_id), task_id) for task_id in pending),
-                wait_sec=CARRIED_WAIT.total_seconds(),
-            ),
-            start_to_close_timeout=CARRIED_WAIT + timedelta(minutes=5),
-            heartbeat_timeout=HEARTBEAT,
-            retry_policy=RETRY,
-            summary=f"wait for {len(pending)} pairs carried over continue-as-new",
-        )
-        for pair in done:
+        for pair in await _closes(run_id, pending):
             ended(pair)

@@ -46,7 +46,7 @@ with workflow.unsafe.imports_passed_through():
 from workflows.cancel_check import stop_if_cancelled
 from workflows.ids import pair_workflow_id, run_workflow_id
 from workflows.pair_control import cancel_pairs, service_scores, tell_pairs
-from workflows.pair_ends import watch_carried, watch_child
+from workflows.pair_ends import watch_carried, watch_child, watch_interrupted
 from workflows.paired_task import PairedTaskWorkflow
 from workflows.policies import RETRY, SHORT
 from workflows.run_details import (
@@ -427,15 +427,20 @@ class SuiteRunWorkflow:
         )
         self._running.add(task.task_id)
         self._show()
-        handle = await workflow.start_child_workflow(
-            PairedTaskWorkflow.run,
-            pair,
-            id=pair_workflow_id(req.run_id, task.task_id),
-            static_summary=f"{task.task_id}: {' vs '.join(plan.lanes)}",
-            id_reuse_policy=WorkflowIDReusePolicy.REJECT_DUPLICATE,
-            # Pairs outlive continue-as-new; cancelling the run cancels them explicitly.
-            parent_close_policy=ParentClosePolicy.ABANDON,
-        )
+        try:
+            handle = await workflow.start_child_workflow(
+                PairedTaskWorkflow.run,
+                pair,
+                id=pair_workflow_id(req.run_id, task.task_id),
+                static_summary=f"{task.task_id}: {' vs '.join(plan.lanes)}",
+                id_reuse_policy=WorkflowIDReusePolicy.REJECT_DUPLICATE,
+                # Pairs outlive continue-as-new; cancelling the run cancels them explicitly.
+                parent_close_policy=ParentClosePolicy.ABANDON,
+            )
+        except asyncio.CancelledError:  # the run was cancelled while the start was in flight
+            watch = watch_interrupted(req.run_id, task.task_id, self._pair_ended)
+            self._watchers.append(asyncio.create_task(watch))
+            raise
         watch = watch_child(task.task_id, handle, self._pair_ended)
         self._watchers.append(asyncio.create_task(watch))
         seq = self._control_seq
