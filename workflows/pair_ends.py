@@ -4,9 +4,11 @@ A pair the run started in this workflow run is its child: the child-closed event
 the pair's result, or the error it failed with, or that it was cancelled or terminated.
 Pairs carried across continue-as-new are not the new run's children, so the
 ``await_pairs`` activity waits on the server for the first of them to close and says how
-each that closed ended. Either way :func:`durabench.models.pair.pair_end` reads the close
-and ``ended(done)`` is called once per pair. Nothing here is a signal: no one but the
-server can tell the run that a pair ended, and the Web UI offers people no internal message.
+each that closed ended; so it does for a pair whose start the run's cancel interrupted,
+of which the run holds no handle. Either way :func:`durabench.models.pair.pair_end`
+reads the close and ``ended(done)`` is called once per pair. Nothing here is a signal:
+no one but the server can tell the run that a pair ended, and the Web UI offers people
+no internal message.
 """
 
 from __future__ import annotations
