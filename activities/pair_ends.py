@@ -17,9 +17,11 @@ from temporalio.client import Client, WorkflowFailureError
 from temporalio.exceptions import ApplicationError, CancelledError
 from temporalio.service import RPCError, RPCStatusCode
 
+from activities.boundary import KnownSecrets, scrubbed
 from activities.heartbeat import heartbeating
 from durabench.models.pair import AwaitPairsInput, PairDone, closed_how, pair_end
 from durabench.models.results import PairResult
+from durabench.settings.values import Settings
 
 __all__ = ["PairActivities", "closed_pair", "failed_pair"]
 
@@ -55,10 +57,12 @@ async def closed_pair(client: Client, workflow_id: str, task_id: str) -> PairDon
 class PairActivities:
     """Activities about a run's pairs that need the Temporal client."""
 
-    def __init__(self, client: Client) -> None:
+    def __init__(self, client: Client, settings: Settings) -> None:
         self.client = client
+        self.secrets = KnownSecrets(settings.accounts_file)
 
-    @activity.defn
+    @activity.defn(name="await_pairs")
+    @scrubbed
     async def await_pairs(self, data: AwaitPairsInput) -> tuple[PairDone, ...]:
         """How each of these pairs ended, once one has (none after ``wait_sec``)."""
         waits = [

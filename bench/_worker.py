@@ -21,7 +21,9 @@ import asyncio
 import json
 import signal
 import sys
+import tempfile
 import time
+from pathlib import Path
 from typing import Any
 
 import _path  # noqa: F401  (first: the checkout's own packages)
@@ -36,6 +38,7 @@ from activities.pair_ends import PairActivities
 from durabench.logs import configure_logging
 from durabench.models.attempt import AttemptRef
 from durabench.models.results import AttemptResult
+from durabench.settings.values import Settings
 from runtime.orphans import end_orphaned_attempts, worker_identity
 from runtime.workflow_runner import workflow_runner
 from workflows import WORKFLOWS, SuiteRunWorkflow
@@ -82,6 +85,8 @@ async def main() -> None:
     client = await Client.connect(args.address, data_converter=pydantic_data_converter)
     workflows = list(WORKFLOWS) if args.pairs == "full" else [SuiteRunWorkflow, StandInPair]
     identity = worker_identity(HOST)
+    home = Path(tempfile.mkdtemp(prefix="durabench-bench-"))  # no accounts: nothing to scrub
+    pairs = PairActivities(client, Settings(home=home, task_queue=args.queue))
     worker = Worker(
         client,
         task_queue=args.queue,
@@ -90,7 +95,7 @@ async def main() -> None:
         workflow_runner=workflow_runner(),
         activities=[
             *instant_activities(args.queue, task_ids, agent=agent, on_record=on_record),
-            PairActivities(client).await_pairs,  # pairs carried over continue-as-new
+            pairs.await_pairs,  # pairs carried over continue-as-new
         ],
     )
     stop = asyncio.Event()

@@ -67,7 +67,7 @@ def build_workers(
     plan, results = PlanActivities(settings, client), ResultActivities(settings)
     service = ServiceActivities(settings)
     accounts = AccountActivities(client, settings)
-    pairs = PairActivities(client)
+    pairs = PairActivities(client, settings)
     shared = Worker(
         client,
         task_queue=settings.task_queue,

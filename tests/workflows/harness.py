@@ -58,12 +58,13 @@ async def env(client: Client, request: pytest.FixtureRequest, tmp_path: Path) ->
     queue = f"wf-{uuid.uuid4().hex[:8]}"
     task_ids = getattr(request, "param", ["t1", "t2", "t3", "t4"])
     rec = Recorder(queue=queue, task_ids=task_ids)
+    pairs = PairActivities(client, Settings(home=tmp_path, task_queue=queue))
     async with Worker(
         client,
         task_queue=queue,
         workflows=list(WORKFLOWS),
         workflow_runner=workflow_runner(),
-        activities=[*rec.activities(), PairActivities(client).await_pairs],
+        activities=[*rec.activities(), pairs.await_pairs],
         max_heartbeat_throttle_interval=timedelta(seconds=1),  # cancels reach activities soon
     ):
         yield Env(client, rec)
@@ -187,7 +188,11 @@ async def disk_worker(
     service = ServiceActivities(settings)
     real = [plan.plan_run, plan.plan_page, plan.record_run]
     real += [results.record_attempt, results.write_report]
-    real += [service.evaluate_attempt, service.score_run, PairActivities(client).await_pairs]
+    real += [
+        service.evaluate_attempt,
+        service.score_run,
+        PairActivities(client, settings).await_pairs,
+    ]
     async with Worker(
         client,
         task_queue=settings.task_queue,

@@ -18,6 +18,7 @@ import asyncio
 import os
 import uuid
 from collections import Counter
+from pathlib import Path
 
 from temporalio import workflow
 from temporalio.client import Client
@@ -28,6 +29,7 @@ from durabench.models.pair import PairInput
 from durabench.models.results import PairResult
 from durabench.models.run import Approval, RunRequest
 from durabench.models.suite_run import SuiteRunInput
+from durabench.settings.values import Settings
 from tests.workflows.fakes import Recorder, completed_pair
 from workflows import SuiteRunWorkflow, run_workflow_id
 
@@ -51,15 +53,21 @@ class InstantPair:
         return completed_pair(pair)
 
 
-async def test_thousands_of_tasks_keep_every_history_under_the_warning(client: Client) -> None:
+async def test_thousands_of_tasks_keep_every_history_under_the_warning(
+    client: Client, tmp_path: Path
+) -> None:
     queue = f"scale-{uuid.uuid4().hex[:8]}"
     rec = Recorder(queue=queue, task_ids=[f"t{i:05d}" for i in range(TASKS)])
+    pairs = PairActivities(client, Settings(home=tmp_path, task_queue=queue))
     request = RunRequest(run_id=f"r-{uuid.uuid4().hex[:8]}", suite="s", parallel=200)
     async with Worker(
         client,
         task_queue=queue,
         workflows=[SuiteRunWorkflow, InstantPair],
-        activities=[*rec.activities(), PairActivities(client).await_pairs],
+        activities=[
+            *rec.activities(),
+            PairActivities(client, Settings(home=tmp_path, task_queue=queue)).await_pairs,
+        ],
         max_concurrent_workflow_tasks=50,
     ):
         handle = await client.start_workflow(
