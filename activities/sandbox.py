@@ -31,6 +31,7 @@ from durabench.attempt import (
     AttemptLimits,
     AttemptSetup,
     GatewayAccess,
+    WorkspaceCache,
     agent_env,
     remove_sandbox,
 )
@@ -134,6 +135,7 @@ class SandboxActivities:
             settings.collect_file_mb, settings.collect_total_mb, settings.collect_files
         )
         self.gateway = ModelGateway.of(settings, os.environ)
+        self._workspaces = WorkspaceCache(settings.workspace_cache_dir)
 
     @property
     def client(self) -> docker.DockerClient:
@@ -192,6 +194,7 @@ class SandboxActivities:
             store=self._attempt_dir(ref),
             secrets=self.secrets(),
             limits=self._limits,
+            workspaces=None if remote(self.settings) else self._workspaces,
         )
 
     def _named(self, ref: AttemptRef) -> Sandbox:
@@ -290,7 +293,8 @@ class SandboxActivities:
             if setup.agent.needs_network and not remote(self.settings):
                 network = self.settings.gateway_network
                 await asyncio.to_thread(ensure_gateway_network, self.client, network)
-            provisioning = asyncio.ensure_future(attempt.provision(os.environ))
+            started = attempt.provision(os.environ, image.agent_image_id)
+            provisioning = asyncio.ensure_future(started)
             try:
                 out = await asyncio.shield(provisioning)
             except asyncio.CancelledError:

@@ -9,6 +9,7 @@ from durabench.attempt.lifecycle import Attempt, remove_sandbox
 from durabench.attempt.limits import AttemptLimits
 from durabench.attempt.reward import parse_reward
 from durabench.attempt.setup import AttemptSetup
+from durabench.attempt.workspace_cache import WorkspaceCache
 
 __all__ = [
     "AgentLogs",
@@ -16,6 +17,7 @@ __all__ = [
     "AttemptLimits",
     "AttemptSetup",
     "GatewayAccess",
+    "WorkspaceCache",
     "agent_env",
     "parse_reward",
     "remove_sandbox",

@@ -26,6 +26,7 @@ from pathlib import Path, PurePosixPath
 
 from durabench.accounts import account_cooldown
 from durabench.agents import (
+    ExecInput,
     iter_events,
     lines_of,
     plain_version,
@@ -39,6 +40,7 @@ from durabench.attempt.resisted import as_resisted, resisted, stop_agent
 from durabench.attempt.setup import AttemptSetup
 from durabench.attempt.verification import Verification
 from durabench.attempt.verifier_copy import drop_verifier_copy, keep_verifier_copy, verifier_copy
+from durabench.attempt.workspace_cache import WorkspaceCache, snapshot_workspace
 from durabench.attempt.workspace_diff import diff_snapshots
 from durabench.classify import classify
 from durabench.configs import instruction_for, mcp_config_json, missing_mcp_env
@@ -56,7 +58,7 @@ from durabench.models.task import TEXT_CATEGORY
 from durabench.models.verdict import ClassifyInput, MeteredUsage, Verdict
 from durabench.sandbox import Sandbox
 from durabench.sandbox.detached import run_step, wrap_step
-from durabench.sandbox.tarball import pack, unpack
+from durabench.sandbox.tarball import unpack
 from durabench.settings.paths import FINAL_MESSAGE
 from durabench.settings.secrets import scrub_text
 from durabench.tasks import task_files
@@ -89,8 +91,12 @@ class Attempt:
         store: Path,
         secrets: Sequence[str] = (),
         limits: AttemptLimits | None = None,
+        workspaces: WorkspaceCache | None = None,
     ) -> None:
-        """``store`` is the attempt's directory on the host; ``secrets`` are scrubbed."""
+        """``store`` is the attempt's directory on the host; ``secrets`` are scrubbed.
+
+        ``workspaces`` keeps the workspace before any agent per image, when given.
+        """
         self.ref = ref
         self.setup = setup
         self.task, self.config, self.agent, self.ctx = setup
@@ -99,11 +105,15 @@ class Attempt:
         self.store = store
         self.secrets = tuple(secrets)
         self.limits = limits or AttemptLimits()
+        self.workspaces = workspaces
         self._kept_output: frozenset[str] = frozenset()
         """The agent's output files the last :meth:`collect` kept on the host."""
 
-    async def provision(self, environ: Mapping[str, str]) -> ProvisionOutput:
+    async def provision(self, environ: Mapping[str, str], image_id: str = "") -> ProvisionOutput:
         """Start the sandbox, place the lane's files, set the agent up, snapshot the workspace.
+
+        ``image_id`` is the id of the image the sandbox starts from: with it, the snapshot
+        may come from :attr:`workspaces` (:mod:`~durabench.attempt.workspace_cache`).
 
         Raises:
             SandboxError: the sandbox did not start, or a setup step failed.
@@ -124,8 +134,15 @@ class Attempt:
         files.update(self.agent.config_files(self.ctx))
         await sandbox.write_files(files, dirs=self._log_dirs())
         await asyncio.to_thread(self._keep_own, files)
-        await self._set_up()
-        await self._snapshot_workspace()
+        steps = self.agent.setup_commands(self.ctx)
+        await self._set_up(steps)
+        placed = [*files, *self._log_dirs(), *self.sandbox.spec.mounts.values()]
+        limits = self.limits.workspace
+        key = WorkspaceCache.key(image_id, self.paths.workspace, limits, steps, placed)
+        before = self.store / _BEFORE_SNAPSHOT
+        if not before.exists():  # a retried provision keeps the first snapshot
+            where = (self.workspaces, key) if self.workspaces and key else None
+            await snapshot_workspace(sandbox, self.paths.workspace, limits, before, where)
         return ProvisionOutput(
             container_id=container_id,
             instruction_file=instruction,
@@ -180,8 +197,8 @@ class Attempt:
         )
         return None if done.timed_out else plain_version(done.stdout)
 
-    async def _set_up(self) -> None:
-        for step in self.agent.setup_commands(self.ctx):
+    async def _set_up(self, steps: Sequence[ExecInput]) -> None:
+        for step in steps:
             done = await self.sandbox.exec(["sh", "-c", step.command], user=step.user)
             if done.exit_code != 0:
                 said = scrub_text((done.stderr or done.stdout).strip(), self.secrets)[:400]
@@ -204,17 +221,6 @@ class Attempt:
             str(PurePosixPath(dest) / p.relative_to(host_dir).as_posix()): p
             for p in task_files(host_dir, task_dir=inside)
         }
-
-    async def _snapshot_workspace(self) -> None:
-        """The workspace before the agent, kept on the host: the diff's left side."""
-        before = self.store / _BEFORE_SNAPSHOT
-        if before.exists():
-            return
-        read = await self.sandbox.read_tree(str(self.paths.workspace), limits=self.limits.workspace)
-        tar = await asyncio.to_thread(
-            pack, ((PurePosixPath("workspace", k), v) for k, v in read.files.items())
-        )
-        before.write_bytes(tar)
 
     async def run_agent(self, env: Mapping[str, str]) -> AgentRunOutput:
         """Run the agent's commands detached, within the time limit; wait for them to end.

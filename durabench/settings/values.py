@@ -361,6 +361,11 @@ class Settings(BaseSettings):
         return self.home / "agent-tools"
 
     @property
+    def workspace_cache_dir(self) -> Path:
+        """Where the workspace before any agent is kept per image, on this host."""
+        return self.home / "cache" / "workspaces"
+
+    @property
     def runs_dir(self) -> Path:
         """Where every run's results directory lives."""
         return self.home / "runs"

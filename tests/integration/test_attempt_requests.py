@@ -8,7 +8,6 @@ as the worker does (the activities in process, real Docker), its image already b
 
 from __future__ import annotations
 
-import uuid
 from collections import Counter
 from typing import Any
 
@@ -16,25 +15,11 @@ import pytest
 from temporalio.testing import ActivityEnvironment
 
 from activities import SandboxActivities
-from durabench.models.agent import AgentSpec
-from durabench.models.attempt import AttemptRef, ClassifyAttemptInput, FinishInput
-from durabench.models.run import TaskRef
 from durabench.sandbox import shared_docker_client
 from durabench.settings.values import Settings
-from durabench.tasks import BUILTIN_SUITES_DIR
+from tests.integration.oracle_attempt import oracle_ref, run_phases
 
 pytestmark = pytest.mark.docker
-
-TASK = "tensor-gelu-001"
-
-
-def _ref() -> AttemptRef:
-    return AttemptRef(
-        run_id=f"requests-{uuid.uuid4().hex[:6]}",
-        task=TaskRef(task_id=TASK, task_dir=str(BUILTIN_SUITES_DIR / "pytorch" / TASK)),
-        lane="baseline",
-        agent=AgentSpec(name="oracle"),
-    )
 
 
 def _kind(method: str, url: str) -> str:
@@ -47,7 +32,8 @@ async def test_an_oracle_attempt_costs_what_it_did(
     settings: Settings, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     acts, env = SandboxActivities(settings, "q", "test"), ActivityEnvironment()
-    warm = _ref()  # builds (or finds) the image, so the count is an attempt's, not a build's
+    # Builds (or finds) the image, so the count is an attempt's, not a build's.
+    warm = oracle_ref("requests")
     await env.run(acts.provision_sandbox, warm)
     await acts.teardown_sandbox(warm)
 
@@ -60,14 +46,9 @@ async def test_an_oracle_attempt_costs_what_it_did(
         return send(request, **kwargs)
 
     monkeypatch.setattr(api, "send", counted)
-    ref = _ref()
+    ref = oracle_ref("requests")
     try:
-        await env.run(acts.provision_sandbox, ref)
-        agent = await env.run(acts.run_agent, ref)
-        verified = await env.run(acts.verify, ref)
-        ran = agent.model_dump(include={"exit_code", "timed_out", "wall_seconds", "files_changed"})
-        facts = ClassifyAttemptInput(ref=ref, build_failed=verified.build_failed, **ran)
-        out = await env.run(acts.finish_sandbox, FinishInput(ref=ref, classify=facts))
+        agent, verified, out = await run_phases(acts, ref)
     finally:
         monkeypatch.undo()
         await acts.teardown_sandbox(ref)
@@ -77,10 +58,11 @@ async def test_an_oracle_attempt_costs_what_it_did(
     # The tests: one exec clears /tests and the verifier's directory, then runs them.
     assert sent["POST containers/exec"] == 2, sorted(sent.items())
     # Each archive read makes the daemon run a ``docker-tar`` of its own, each ``top`` a
-    # ``ps``. The workspace before and after the agent; the verifier's directory (the
-    # reward in it, and the collect's copy of it); the collect's other three.
-    assert sent["GET containers/archive"] == 6, sorted(sent.items())
+    # ``ps``. The workspace after the agent (the one before it was kept from the warm
+    # attempt on the same image); the verifier's directory (the reward in it, and the
+    # collect's copy of it); the collect's other three.
+    assert sent["GET containers/archive"] == 5, sorted(sent.items())
     # With the daemon on this host, what runs in the container is counted from its
     # cgroup, not by the daemon's ``ps``.
     assert sent["GET containers/top"] == 0, sorted(sent.items())
-    assert sum(sent.values()) == 22, sorted(sent.items())
+    assert sum(sent.values()) == 21, sorted(sent.items())
