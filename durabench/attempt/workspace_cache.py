@@ -39,12 +39,20 @@ __all__ = ["WorkspaceCache", "snapshot_workspace"]
 
 
 def _replace_with(dest: Path, write: Path | bytes) -> None:
-    """``dest`` holds ``write`` (a file's copy, or bytes) whole, or is left as it was."""
+    """``dest`` holds ``write`` (a file, or bytes) whole, or is left as it was.
+
+    A file is linked where it can be (the same file system), else copied: either way
+    ``dest`` keeps its contents when ``write`` is later replaced, as nothing writes a
+    snapshot in place.
+    """
     dest.parent.mkdir(parents=True, exist_ok=True)
     part = dest.with_name(f".{dest.name}.{uuid.uuid4().hex}.part")
     try:
         if isinstance(write, Path):
-            shutil.copyfile(write, part)
+            try:
+                os.link(write, part)
+            except OSError:  # another file system, or links refused
+                shutil.copyfile(write, part)
         else:
             part.write_bytes(write)
         os.replace(part, dest)
