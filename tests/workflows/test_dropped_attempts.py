@@ -96,3 +96,40 @@ async def test_attempts_a_stopped_worker_left_clean_up_once_and_only_in_their_ow
         attempt = client.get_workflow_handle(attempt_workflow_id(req.run_id, "t1", lane, 1))
         events = [e async for e in attempt.fetch_history_events()]
         assert scheduled(events).count("finish_sandbox") == 1
+
+
+async def test_a_worker_caching_one_workflow_runs_a_suite_to_the_end_cleaning_up_once(
+    client: Client,
+) -> None:
+    """Every activation evicts another workflow: none takes its eviction for its own end.
+
+    An evicted run waiting for its pairs is cancelled by the SDK like a cancelled run; it
+    must not set about cancelling them (the SDK refuses what it starts, and a coroutine
+    it made is left unawaited).
+    """
+    rec = Recorder(queue=f"wf-{uuid.uuid4().hex[:8]}", task_ids=["t1", "t2"])
+    rec.agent_gate = asyncio.Event()
+    async with Worker(
+        client,
+        task_queue=rec.queue,
+        workflows=list(WORKFLOWS),
+        workflow_runner=workflow_runner(),
+        activities=rec.activities(),
+        max_cached_workflows=1,
+    ):
+        req, handle = await start_run(Env(client, rec), parallel=2)
+        await approve_main(req.run_id, "ann", client=client)
+        await until(lambda: rec.in_agent == 4, "four attempts in their agent")
+        rec.agent_gate.set()
+        assert (await handle.result()).status == "completed"
+    assert sorted(rec.torn_down) == [(t, lane) for t in ("t1", "t2") for lane in LANES]
+    for task in ("t1", "t2"):
+        for lane in LANES:
+            attempt = client.get_workflow_handle(attempt_workflow_id(req.run_id, task, lane, 1))
+            assert scheduled([e async for e in attempt.fetch_history_events()]) == [
+                "claim_host",
+                "provision_sandbox",
+                "run_agent",
+                "verify",
+                "finish_sandbox",
+            ]
