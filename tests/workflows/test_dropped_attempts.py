@@ -68,11 +68,15 @@ async def test_attempts_a_stopped_worker_left_clean_up_once_and_only_in_their_ow
 ) -> None:
     rec = Recorder(queue=f"wf-{uuid.uuid4().hex[:8]}", task_ids=["t1"])
     rec.agent_gate = asyncio.Event()
-    async with _worker(client, rec):
-        req, handle = await start_run(Env(client, rec), parallel=1)
-        await approve_main(req.run_id, "ann", client=client)
-        await until(lambda: rec.in_agent == 2, "both attempts in their agent")
-    _HELD.extend(_pending_coroutines())
+    gc.disable()  # nothing is collected before the probe's activation collects it
+    try:
+        async with _worker(client, rec):
+            req, handle = await start_run(Env(client, rec), parallel=1)
+            await approve_main(req.run_id, "ann", client=client)
+            await until(lambda: rec.in_agent == 2, "both attempts in their agent")
+        _HELD.extend(_pending_coroutines())
+    finally:
+        gc.enable()
 
     probe_queue = f"probe-{uuid.uuid4().hex[:8]}"
     async with Worker(
