@@ -1,10 +1,12 @@
-"""A worker that stops with attempts mid-flight leaves their cleanup to a later worker.
+"""A worker that lets go of workflows mid-flight leaves their cleanup to a later worker.
 
 A stopped worker does not evict the workflows it holds: their suspended coroutines stay
 until Python collects them, and collecting one throws ``GeneratorExit`` into it. A
 ``finally`` that schedules cleanup then issues its commands through whatever workflow's
 event loop is running at that moment. The probe workflow below collects them inside its
-own activation, as the next workflow of a long-lived process would by chance.
+own activation, as the next workflow of a long-lived process would by chance. A worker
+that caches one workflow evicts another at nearly every activation: an eviction is not
+the workflow's end either.
 """
 
 from __future__ import annotations
