@@ -46,6 +46,7 @@ with workflow.unsafe.imports_passed_through():
 
 from workflows.attempt_so_far import AttemptSoFar, Ran, attempt_result
 from workflows.cancel_check import stop_if_cancelled
+from workflows.dropped import being_dropped
 from workflows.policies import (
     AFTER_AGENT,
     AFTER_AGENT_BOUND,
@@ -140,7 +141,7 @@ class AgentRunWorkflow:
                 summary=f"{_label(ref)} · {detail}",
             )
         finally:
-            if timed:
+            if timed and not being_dropped():
                 self.timings.append(
                     PhaseTiming(phase=name, started_at=started, finished_at=workflow.now())
                 )
@@ -177,7 +178,8 @@ class AgentRunWorkflow:
         """Claim a host with room; start over on another when the host disappears.
 
         Cleanup (collect, remove the container, release the host's slot) runs once a
-        host was claimed, however the attempt ends.
+        host was claimed, however the attempt ends; not when the worker merely lets go of
+        the workflow (see :mod:`workflows.dropped`): the worker that carries on cleans up.
         """
         so_far = AttemptSoFar()
         collected: CollectOutput | None = None
@@ -201,9 +203,10 @@ class AgentRunWorkflow:
                 raise  # cancelled: clean up, record nothing; no host: the claim failed
             so_far.failure = failure_reason(err)
         finally:
-            if self.hosts:
-                collected = await self._finish_sandbox(ref, so_far)
-            await self._forget_left_behind()
+            if not being_dropped():  # the attempt ended: clean up now, and only now
+                if self.hosts:
+                    collected = await self._finish_sandbox(ref, so_far)
+                await self._forget_left_behind()
         cut = collected.cut if collected else ()
         return await self._finish(ref, so_far.result(ref, self._timings(), self.hosts, cut))
 

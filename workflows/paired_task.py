@@ -44,6 +44,7 @@ with workflow.unsafe.imports_passed_through():
 
 from workflows.agent_run import AgentRunWorkflow, failure_reason, record_attempt
 from workflows.cancel_check import stop_if_cancelled
+from workflows.dropped import being_dropped
 from workflows.ids import attempt_workflow_id, pair_workflow_id
 from workflows.policies import (
     BUSY_POLL_MAX,
@@ -215,7 +216,8 @@ class PairedTaskWorkflow:
             result = await self._attempt(ref)
             return result
         finally:
-            await self._release(lease, result)
+            if not being_dropped():  # dropped by its worker, the pair still holds the slot
+                await self._release(lease, result)
 
     async def _lease(self, ref: AttemptRef, poll_sec: float) -> Lease:
         """A lease from the pool; while none is free, durable waits the progress shows.

@@ -281,21 +281,21 @@ class SuiteRunWorkflow:
                     SuiteRunInput(request=request, carried=self._carry(resume_at))
                 )
             await workflow.wait_condition(lambda: not self._running)
-        except (Exception, asyncio.CancelledError) as err:  # not eviction: that must pass
-            if self._cancel_requested(err):
+        except (Exception, asyncio.CancelledError):
+            if self._cancel_requested():
                 await cancel_pairs(self._run_id, lambda: self._running)
             raise
         return await self._report()
 
     @staticmethod
-    def _cancel_requested(err: BaseException) -> bool:
+    def _cancel_requested() -> bool:
         """Whether the run itself was cancelled, however the cancel reached it.
 
-        A cancel that lands while an activity runs arrives as that activity's error, not
-        as ``asyncio.CancelledError``: what decides is the workflow's own cancel request.
+        What decides is the workflow's own cancel request, not the error: a cancel that
+        lands while an activity runs arrives as that activity's error, and a worker that
+        evicts the run from its cache cancels its tasks with ``asyncio.CancelledError``
+        too (the run goes on elsewhere: its pairs must not be cancelled).
         """
-        if isinstance(err, asyncio.CancelledError):
-            return True
         return workflow.cancellation_reason() is not None
 
     async def _plan_and_approve(self, data: SuiteRunInput) -> RunOutcome | None:
@@ -438,8 +438,9 @@ class SuiteRunWorkflow:
                 parent_close_policy=ParentClosePolicy.ABANDON,
             )
         except asyncio.CancelledError:  # the run was cancelled while the start was in flight
-            watch = watch_interrupted(req.run_id, task.task_id, self._pair_ended)
-            self._watchers.append(asyncio.create_task(watch))
+            if self._cancel_requested():  # not evicted: the worker carrying on starts it
+                watch = watch_interrupted(req.run_id, task.task_id, self._pair_ended)
+                self._watchers.append(asyncio.create_task(watch))
             raise
         watch = watch_child(task.task_id, handle, self._pair_ended)
         self._watchers.append(asyncio.create_task(watch))
