@@ -49,7 +49,8 @@ __all__ = ["MAX_DEPTH", "MAX_ENTRIES", "host_tree", "volume_dir", "walk"]
 MAX_DEPTH = 32
 """Directory levels below the path walked; a deeper tree is read through the daemon."""
 MAX_ENTRIES = 20_000
-"""Names listed in one walk (at most some 5 MiB held); more are read through the daemon."""
+"""Names listed in one walk, all held while their directories are walked (a few MiB at
+usual lengths, some tens at the longest); a larger tree is read through the daemon."""
 
 _DIR = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 _FILE = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC
