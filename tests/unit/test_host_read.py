@@ -110,6 +110,28 @@ def test_a_file_that_grows_as_it_is_read_makes_the_walk_unsure(
     assert _walk(tree) is None
 
 
+@pytest.mark.parametrize(("name", "kind"), [("fifo", 0o100000), ("to-dir", 0o040000)])
+def test_a_swap_after_the_lstat_neither_blocks_nor_leads_out(
+    tree: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, name: str, kind: int
+) -> None:
+    """The entry is a FIFO or a link when opened, whatever its ``lstat`` said a moment
+    before: the open neither blocks (a FIFO with no writer) nor follows (the link)."""
+    os.mkfifo(tree / "fifo")
+    (tree / "to-dir").symlink_to(tmp_path)
+    real = os.stat
+
+    def swapped(path: Any, *args: Any, **kwargs: Any) -> os.stat_result:
+        st = real(path, *args, **kwargs)
+        if path != name:
+            return st
+        fields = list(st)
+        fields[0] = kind | 0o644  # st_mode: what it was when listed
+        return os.stat_result(fields)
+
+    monkeypatch.setattr(os, "stat", swapped)
+    assert _walk(tree) is None
+
+
 def test_too_deep_or_too_many_entries_make_the_walk_unsure(
     tree: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
