@@ -71,25 +71,34 @@ async def timeout_kills(sb: Sandbox) -> None:
     _expect(result.timed_out, f"not reported as timed out: {result}")
 
 
+def _bases(sb: Sandbox) -> tuple[str, ...]:
+    """Where trees are read: ``/tmp``, and each memory volume of the spec.
+
+    A backend may read those another way (Docker from the host, when its daemon is there).
+    """
+    return ("/tmp", *sb.spec.tmpfs)
+
+
 async def trees(sb: Sandbox) -> None:
     """read_tree and upload_files agree on relative paths; an absent tree is not found."""
-    await sb.write_file("/tmp/tree/x/1.txt", "1")
-    await sb.write_file("/tmp/tree/2.txt", "2")
-    read = await sb.read_tree("/tmp/tree")
-    _expect(read.files == {"x/1.txt": b"1", "2.txt": b"2"} and not read.cut, "read_tree")
-    with tempfile.TemporaryDirectory() as tmp:
-        copies = {}
-        for rel, data in read.files.items():
-            (Path(tmp) / rel).parent.mkdir(parents=True, exist_ok=True)
-            (Path(tmp) / rel).write_bytes(data)
-            copies[f"/tmp/tree2/{rel}"] = Path(tmp) / rel
-        await sb.upload_files(copies)
-    _expect((await sb.read_tree("/tmp/tree2")).files == read.files, "upload_files")
-    try:
-        await sb.read_tree("/tmp/absent")
-        raise AssertionError("an absent tree was read")
-    except FileNotFoundError:
-        pass
+    for base in _bases(sb):
+        await sb.write_file(f"{base}/tree/x/1.txt", "1")
+        await sb.write_file(f"{base}/tree/2.txt", "2")
+        read = await sb.read_tree(f"{base}/tree")
+        _expect(read.files == {"x/1.txt": b"1", "2.txt": b"2"} and not read.cut, "read_tree")
+        with tempfile.TemporaryDirectory() as tmp:
+            copies = {}
+            for rel, data in read.files.items():
+                (Path(tmp) / rel).parent.mkdir(parents=True, exist_ok=True)
+                (Path(tmp) / rel).write_bytes(data)
+                copies[f"{base}/tree2/{rel}"] = Path(tmp) / rel
+            await sb.upload_files(copies)
+        _expect((await sb.read_tree(f"{base}/tree2")).files == read.files, "upload_files")
+        try:
+            await sb.read_tree(f"{base}/absent")
+            raise AssertionError(f"an absent tree was read in {base}")
+        except FileNotFoundError:
+            pass
 
 
 async def files_and_dirs_placed(sb: Sandbox) -> None:
@@ -116,11 +125,12 @@ async def files_and_dirs_placed(sb: Sandbox) -> None:
 
 async def limits_hold(sb: Sandbox) -> None:
     """Reads stay within their limits and say what they left out."""
-    await sb.write_file("/tmp/big/large.bin", b"x" * 5000)
-    await sb.write_file("/tmp/big/small.txt", b"ok")
-    read = await sb.read_tree("/tmp/big", limits=ReadLimits(max_file_bytes=1000))
-    _expect(read.files == {"small.txt": b"ok"}, f"read past the per-file limit: {read.files}")
-    _expect(any("large.bin" in note for note in read.cut), f"cut not said: {read.cut}")
+    for base in _bases(sb):
+        await sb.write_file(f"{base}/big/large.bin", b"x" * 5000)
+        await sb.write_file(f"{base}/big/small.txt", b"ok")
+        read = await sb.read_tree(f"{base}/big", limits=ReadLimits(max_file_bytes=1000))
+        _expect(read.files == {"small.txt": b"ok"}, f"read past the per-file limit: {read.files}")
+        _expect(any("large.bin" in note for note in read.cut), f"cut not said: {read.cut}")
     try:
         await sb.read_bytes("/tmp/big/large.bin", max_bytes=1000)
         raise AssertionError("a file over max_bytes was read")

@@ -20,13 +20,12 @@ import docker.errors
 from docker.models.containers import Container
 
 from durabench.sandbox.docker.errors import map_docker_errors
-from durabench.sandbox.limits import ReadLimits, TreeRead, human_bytes
+from durabench.sandbox.docker.tree_keeper import TreeKeeper
+from durabench.sandbox.limits import ReadLimits, TreeRead
 
 __all__ = ["ArchiveStream", "open_archive", "read_one", "read_tree_limited"]
 
 _CHUNK = 1 << 16
-_MAX_CUT_NOTES = 20
-"""Notes kept per read; the rest are counted in one."""
 
 
 class _StreamCapReached(Exception):
@@ -93,13 +92,6 @@ def _relative(member: tarfile.TarInfo) -> str:
     return "/".join(parts[1:]) if len(parts) > 1 else parts[0]
 
 
-def _shown(rel: str) -> str:
-    """A file name for a note: any bytes (the agent chose them) as printable, cut short."""
-    raw = rel.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
-    text = raw.encode("unicode_escape").decode("ascii") if not raw.isprintable() else raw
-    return text if len(text) <= 200 else text[:200] + "…"
-
-
 def read_one(stream: ArchiveStream) -> bytes | None:
     """The first regular file of the archive, or ``None`` when it holds none."""
     with stream, tarfile.open(fileobj=io.BufferedReader(stream, _CHUNK), mode="r|") as tar:
@@ -115,52 +107,20 @@ def read_tree_limited(stream: ArchiveStream, path: str, limits: ReadLimits) -> T
 
     Symbolic links and special files are never followed or read.
     """
-    files: dict[str, bytes] = {}
-    cut: list[str] = []
-    kept = 0
+    keeper = TreeKeeper(path, limits)
     try:
         with stream, tarfile.open(fileobj=io.BufferedReader(stream, _CHUNK), mode="r|") as tar:
             for member in tar:
                 if not member.isfile():
                     continue
                 rel, size = _relative(member), member.size
-                shown = _shown(rel)
-                if len(files) >= limits.max_files:
-                    cut.append(f"{path}: more than {limits.max_files} files; the rest left out")
+                if keeper.full() or keeper.past_stream(rel, size, stream.read_so_far):
                     break
-                if stream.read_so_far + size > limits.max_stream_bytes:
-                    cut.append(
-                        f"{path}/{shown}: {human_bytes(size)}, past what is read of {path} "
-                        f"({human_bytes(limits.max_stream_bytes)}); reading stopped there, "
-                        "the files after it left out"
-                    )
-                    break
-                if limits.max_file_bytes is not None and size > limits.max_file_bytes:
-                    cut.append(
-                        f"{path}/{shown}: {human_bytes(size)}, over the "
-                        f"{human_bytes(limits.max_file_bytes)} per file, left out"
-                    )
-                    continue
-                if kept + size > limits.max_total_bytes:
-                    cut.append(
-                        f"{path}/{shown}: left out, {human_bytes(limits.max_total_bytes)} "
-                        "already kept"
-                    )
+                if keeper.too_large(rel, size):
                     continue
                 extracted = tar.extractfile(member)
                 if extracted is not None:
-                    files[rel] = extracted.read()
-                    kept += size
+                    keeper.keep(rel, extracted.read())
     except _StreamCapReached:
-        cut.append(
-            f"{path}: reading stopped after {human_bytes(limits.max_stream_bytes)} "
-            "(large or sparse files); files after that point left out"
-        )
-    return TreeRead(files, _fold(cut))
-
-
-def _fold(cut: list[str]) -> tuple[str, ...]:
-    if len(cut) <= _MAX_CUT_NOTES:
-        return tuple(cut)
-    more = len(cut) - _MAX_CUT_NOTES + 1
-    return (*cut[: _MAX_CUT_NOTES - 1], f"and {more} more files left out")
+        keeper.stream_ended()
+    return keeper.result()

@@ -34,6 +34,7 @@ from durabench.sandbox.docker.archive import (
 )
 from durabench.sandbox.docker.cgroup_count import cgroup_tasks, local_daemon
 from durabench.sandbox.docker.errors import map_docker_errors, shared_docker_client
+from durabench.sandbox.docker.host_read import host_tree
 from durabench.sandbox.docker.restart import restart_keeping
 from durabench.sandbox.docker.threads import in_thread
 from durabench.sandbox.limits import (
@@ -71,9 +72,11 @@ def _memory_volume(path: str, size_mb: int) -> Mount:
     """A size-limited tmpfs as an anonymous volume at ``path``, removed with the container.
 
     Not ``--tmpfs``: Docker's archive API (how files are read out) cannot see a tmpfs
-    mount, but sees a volume, and a local volume can be a tmpfs.
+    mount, but sees a volume, and a local volume can be a tmpfs. It is ``nodev`` and
+    ``nosuid``, here and where the worker reads it on the host: a device node or a
+    setuid file in it is inert.
     """
-    options = {"type": "tmpfs", "device": "tmpfs", "o": f"size={size_mb}m,mode=0755"}
+    options = {"type": "tmpfs", "device": "tmpfs", "o": f"size={size_mb}m,mode=0755,nodev,nosuid"}
     return Mount(
         target=path, source=None, type="volume", driver_config=DriverConfig("local", options)
     )
@@ -385,10 +388,19 @@ class DockerSandbox(Sandbox):
         return await in_thread(self._read_tail_sync, path, max_bytes)
 
     def _read_tree_sync(self, path: str, limits: ReadLimits) -> TreeRead:
+        container = self._container_or_raise()
+        if local_daemon(self.client.api.base_url):
+            read = host_tree(container.attrs, path, limits)
+            if read is not None:
+                return read
         return read_tree_limited(self._open(path, limits.max_stream_bytes), path, limits)
 
     async def read_tree(self, path: str, *, limits: ReadLimits = DEFAULT_LIMITS) -> TreeRead:
-        """Regular files under ``path`` from one streamed archive, within ``limits``."""
+        """Regular files under ``path``, within ``limits``.
+
+        A memory volume's from this host when the daemon is here (no ``docker-tar``;
+        see :mod:`~durabench.sandbox.docker.host_read`), else from one streamed archive.
+        """
         return await in_thread(self._read_tree_sync, path, limits)
 
     def _put(

@@ -1,0 +1,89 @@
+"""What one read of a directory tree keeps, and the notes of what its limits left out.
+
+One set of rules for both ways a Docker sandbox's tree is read (an archive streamed by
+the daemon, or a volume walked on this host), so a tree reads the same either way:
+files in the order met, :class:`~durabench.sandbox.limits.ReadLimits` applied in the
+same order, the same words for what was left out.
+"""
+
+from __future__ import annotations
+
+from durabench.sandbox.limits import ReadLimits, TreeRead, human_bytes
+
+__all__ = ["TreeKeeper"]
+
+_MAX_CUT_NOTES = 20
+"""Notes kept per read; the rest are counted in one."""
+
+
+def _shown(rel: str) -> str:
+    """A file name for a note: any bytes (the agent chose them) as printable, cut short."""
+    raw = rel.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+    text = raw.encode("unicode_escape").decode("ascii") if not raw.isprintable() else raw
+    return text if len(text) <= 200 else text[:200] + "…"
+
+
+class TreeKeeper:
+    """The files of one tree read as they are met, within its limits."""
+
+    def __init__(self, path: str, limits: ReadLimits) -> None:
+        self.path = path
+        self.limits = limits
+        self.files: dict[str, bytes] = {}
+        self.kept = 0
+        self._cut: list[str] = []
+
+    def full(self) -> bool:
+        """Whether a file more is past ``max_files`` (said): the read stops."""
+        if len(self.files) < self.limits.max_files:
+            return False
+        self._cut.append(f"{self.path}: more than {self.limits.max_files} files; the rest left out")
+        return True
+
+    def past_stream(self, rel: str, size: int, read_so_far: int) -> bool:
+        """Whether ``size`` bytes more go past ``max_stream_bytes`` (said): the read stops."""
+        cap = self.limits.max_stream_bytes
+        if read_so_far + size <= cap:
+            return False
+        self._cut.append(
+            f"{self.path}/{_shown(rel)}: {human_bytes(size)}, past what is read of "
+            f"{self.path} ({human_bytes(cap)}); reading stopped there, the files after it "
+            "left out"
+        )
+        return True
+
+    def too_large(self, rel: str, size: int) -> bool:
+        """Whether the file is over the per-file or the total cap (said): it is left out."""
+        per_file, total = self.limits.max_file_bytes, self.limits.max_total_bytes
+        if per_file is not None and size > per_file:
+            self._cut.append(
+                f"{self.path}/{_shown(rel)}: {human_bytes(size)}, over the "
+                f"{human_bytes(per_file)} per file, left out"
+            )
+            return True
+        if self.kept + size > total:
+            self._cut.append(
+                f"{self.path}/{_shown(rel)}: left out, {human_bytes(total)} already kept"
+            )
+            return True
+        return False
+
+    def keep(self, rel: str, data: bytes) -> None:
+        """Keep a file's bytes."""
+        self.files[rel] = data
+        self.kept += len(data)
+
+    def stream_ended(self) -> None:
+        """Say that the stream's cap stopped the read in the middle of a file."""
+        self._cut.append(
+            f"{self.path}: reading stopped after {human_bytes(self.limits.max_stream_bytes)} "
+            "(large or sparse files); files after that point left out"
+        )
+
+    def result(self) -> TreeRead:
+        """The files kept and the notes, folded past twenty."""
+        cut = self._cut
+        if len(cut) > _MAX_CUT_NOTES:
+            more = len(cut) - _MAX_CUT_NOTES + 1
+            cut = [*cut[: _MAX_CUT_NOTES - 1], f"and {more} more files left out"]
+        return TreeRead(self.files, tuple(cut))
