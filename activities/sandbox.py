@@ -293,8 +293,7 @@ class SandboxActivities:
             if setup.agent.needs_network and not remote(self.settings):
                 network = self.settings.gateway_network
                 await asyncio.to_thread(ensure_gateway_network, self.client, network)
-            started = attempt.provision(os.environ, image.agent_image_id)
-            provisioning = asyncio.ensure_future(started)
+            provisioning = asyncio.ensure_future(attempt.provision(os.environ))
             try:
                 out = await asyncio.shield(provisioning)
             except asyncio.CancelledError:

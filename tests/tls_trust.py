@@ -6,8 +6,11 @@ trusts only the system's roots, read from ``/etc/ssl/certs/ca-certificates.crt``
 its environment is cleared (so ``SSL_CERT_FILE`` cannot point it elsewhere). A loopback
 S3 server therefore needs TLS under a CA that file holds. :func:`trust_in_this_thread`
 adds the test CA to it for the calling thread only, and the threads and processes it
-starts: a private mount namespace, and the system bundle plus the test CA bind-mounted
-over it. The machine's own file is never written.
+starts: a mount namespace of its own, and the system bundle plus the test CA bind-mounted
+over it. The machine's own file is never written. The namespace is the host's slave, not
+private: its bind mount stays in it, while mounts made on the host later (the Docker
+daemon's volumes, which the worker reads on the host) still reach every thread the calling
+one starts afterwards.
 """
 
 from __future__ import annotations
@@ -29,7 +32,7 @@ __all__ = ["SYSTEM_BUNDLE", "loopback_cert", "trust_in_this_thread"]
 
 SYSTEM_BUNDLE = Path("/etc/ssl/certs/ca-certificates.crt")
 _CLONE_NEWNS = 0x20000
-_MS_BIND, _MS_REC, _MS_PRIVATE = 4096, 16384, 1 << 18
+_MS_BIND, _MS_REC, _MS_SLAVE = 4096, 16384, 1 << 19
 
 
 def _pem(cert: x509.Certificate) -> bytes:
@@ -95,7 +98,7 @@ def trust_in_this_thread(ca: Path) -> None:
     libc = ctypes.CDLL(None, use_errno=True)
     calls = (
         lambda: libc.unshare(_CLONE_NEWNS),
-        lambda: libc.mount(None, b"/", None, _MS_REC | _MS_PRIVATE, None),
+        lambda: libc.mount(None, b"/", None, _MS_REC | _MS_SLAVE, None),
         lambda: libc.mount(os.fsencode(bundle), os.fsencode(SYSTEM_BUNDLE), None, _MS_BIND, None),
     )
     for step in calls:

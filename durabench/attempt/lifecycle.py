@@ -40,7 +40,7 @@ from durabench.attempt.resisted import as_resisted, resisted, stop_agent
 from durabench.attempt.setup import AttemptSetup
 from durabench.attempt.verification import Verification
 from durabench.attempt.verifier_copy import drop_verifier_copy, keep_verifier_copy, verifier_copy
-from durabench.attempt.workspace_cache import WorkspaceCache, snapshot_workspace
+from durabench.attempt.workspace_cache import WorkspaceCache, cache_slot, snapshot_workspace
 from durabench.attempt.workspace_diff import diff_snapshots
 from durabench.classify import classify
 from durabench.configs import instruction_for, mcp_config_json, missing_mcp_env
@@ -109,11 +109,10 @@ class Attempt:
         self._kept_output: frozenset[str] = frozenset()
         """The agent's output files the last :meth:`collect` kept on the host."""
 
-    async def provision(self, environ: Mapping[str, str], image_id: str = "") -> ProvisionOutput:
+    async def provision(self, environ: Mapping[str, str]) -> ProvisionOutput:
         """Start the sandbox, place the lane's files, set the agent up, snapshot the workspace.
 
-        ``image_id`` is the id of the image the sandbox starts from: with it, the snapshot
-        may come from :attr:`workspaces` (:mod:`~durabench.attempt.workspace_cache`).
+        The snapshot may come from :attr:`workspaces` (:mod:`~durabench.attempt.workspace_cache`).
 
         Raises:
             SandboxError: the sandbox did not start, or a setup step failed.
@@ -136,13 +135,14 @@ class Attempt:
         await asyncio.to_thread(self._keep_own, files)
         steps = self.agent.setup_commands(self.ctx)
         await self._set_up(steps)
-        placed = [*files, *self._log_dirs(), *self.sandbox.spec.mounts.values()]
-        limits = self.limits.workspace
-        key = WorkspaceCache.key(image_id, self.paths.workspace, limits, steps, placed)
-        before = self.store / _BEFORE_SNAPSHOT
+        before, limits = self.store / _BEFORE_SNAPSHOT, self.limits.workspace
         if not before.exists():  # a retried provision keeps the first snapshot
-            where = (self.workspaces, key) if self.workspaces and key else None
-            await snapshot_workspace(sandbox, self.paths.workspace, limits, before, where)
+            others = [*self._log_dirs(), *sandbox.spec.mounts.values()]
+            workspace = self.paths.workspace
+            where = await cache_slot(
+                self.workspaces, sandbox, workspace, limits, steps, files, others
+            )
+            await snapshot_workspace(sandbox, workspace, limits, before, where)
         return ProvisionOutput(
             container_id=container_id,
             instruction_file=instruction,

@@ -161,6 +161,17 @@ class Sandbox(ABC):
         """
         return None
 
+    async def image_id(self) -> str | None:
+        """The id of the image the sandbox runs, as the backend knows it; ``None``: no id.
+
+        What the workspace cache is keyed on (:mod:`durabench.attempt.workspace_cache`):
+        the image this sandbox was made from, never a name that may have moved since.
+
+        Raises:
+            SandboxError: the backend failed, or the sandbox is gone.
+        """
+        return None
+
     async def others_running(self) -> int | None:
         """Threads running in the sandbox besides those that keep it alive; ``None``: no count.
 

@@ -186,7 +186,10 @@ def test_a_directory_that_is_no_mount_is_not_read(tree: Path) -> None:
     assert host_read.host_tree(attrs, "/logs/agent", LIMITS) is None
 
 
-def test_a_source_that_is_a_link_is_not_followed(tree: Path, tmp_path: Path) -> None:
+def test_a_source_that_is_a_link_is_not_followed(
+    tree: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(host_read, "_own_mount", lambda fd: True)  # only the link stops it
     (tmp_path / "link").symlink_to(tree)
     assert (
         host_read.host_tree(_attrs(("volume", str(tmp_path / "link"), "/l")), "/l", LIMITS) is None

@@ -196,6 +196,17 @@ class DockerSandbox(Sandbox):
         """Stop, and remove when ``delete``; a missing container is fine."""
         await in_thread(self._stop_sync, delete)
 
+    def _image_id_sync(self) -> str:
+        with map_docker_errors(f"finding the container {self.spec.name}"):
+            container = self._container_or_raise()
+            if "Image" not in container.attrs:  # made by this handle: no inspect data yet
+                container.reload()
+        return str(container.attrs["Image"])
+
+    async def image_id(self) -> str | None:
+        """The image id the container was created from (its inspect data's ``Image``)."""
+        return await in_thread(self._image_id_sync)
+
     def _cgroup_tasks_sync(self) -> int | None:
         """The container's tasks from its cgroup, when the daemon is on this host."""
         if not local_daemon(self.client.api.base_url):
