@@ -253,7 +253,8 @@ class SuiteRunWorkflow:
         self._show()
         try:
             return await self._run(data)
-        except (Exception, asyncio.CancelledError) as err:  # not eviction, not continue-as-new
+        except (Exception, asyncio.CancelledError) as err:  # not continue-as-new
+            # An eviction cancels too: its status is refused by the SDK, and dropped.
             cancelled = isinstance(err, asyncio.CancelledError)
             cancelled |= workflow.cancellation_reason() is not None
             self._note = "the run was cancelled" if cancelled else ended_by(err)

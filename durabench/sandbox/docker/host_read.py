@@ -17,12 +17,12 @@ could not be opened even if one could be made. From a file no more is read than 
 ``lstat`` size, which the limits allowed, and one byte to see it grew. So every byte
 read is the volume's own, and the walk never blocks.
 
-It reads only when sure, else returns ``None`` and the caller reads through the daemon
-as before: the path must be a volume mount's destination or a directory right below
-one, with no other mount inside it (the host sees what is under a nested mount, not
-it); the ``Source`` a directory that is a mount point (a worker that sees the daemon's
-directory but not its mounts finds an empty directory there) and ``nodev``; and the walk
-must meet no error (permission, a race with a writer) and no more than :data:`MAX_DEPTH`
+It reads only when sure, else returns ``None`` and the caller reads through the daemon:
+the path must be a volume mount's destination or a directory right below one, with no
+other mount inside it (the host sees what is under a nested mount, not it); the
+``Source`` a directory that is a mount point (a worker that sees the daemon's directory
+but not its mounts finds an empty directory there) and ``nodev``; and the walk must meet
+no error (permission, a race with a writer) and no more than :data:`MAX_DEPTH`
 levels and :data:`MAX_ENTRIES` names, the names it holds to sort each directory.
 
 What is kept is what the archive read keeps (:class:`TreeKeeper`): regular files in

@@ -2,8 +2,10 @@
 
 One set of rules for both ways a Docker sandbox's tree is read (an archive streamed by
 the daemon, or a volume walked on this host), so a tree reads the same either way:
-files in the order met, :class:`~durabench.sandbox.limits.ReadLimits` applied in the
-same order, the same words for what was left out.
+files in the order met, the same :class:`~durabench.sandbox.limits.ReadLimits`, the
+same words for what was left out. The host walk weighs a file's size before the bytes
+read so far (it reads nothing it leaves out), the archive read the other way round (a
+skipped file still streams past).
 """
 
 from __future__ import annotations
