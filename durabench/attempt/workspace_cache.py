@@ -69,6 +69,10 @@ def _publish(dest: Path, data: bytes, *, replace: bool) -> bool:
             os.link(part, dest)  # fails if it exists: the first snapshot stands
         except FileExistsError:
             return False
+        except OSError:  # a file system without links: a look first, then the rename
+            if dest.exists():
+                return False
+            os.replace(part, dest)
         return True
     finally:
         part.unlink(missing_ok=True)

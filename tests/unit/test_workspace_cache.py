@@ -3,8 +3,11 @@ snapshot that came second, or an entry that cannot be read, never counts."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path, PurePosixPath
 from typing import Any
+
+import pytest
 
 from durabench.agents import ExecInput
 from durabench.attempt import WorkspaceCache
@@ -101,3 +104,19 @@ async def test_an_entry_that_cannot_be_read_sends_the_attempt_to_its_sandbox(
     box: Any = _Sandbox(b"before")
     await snapshot_workspace(box, WS, ReadLimits(), tmp_path / "one.tar", (cache, key))
     assert box.reads == 1 and (tmp_path / "one.tar").is_file()
+
+
+async def test_a_file_system_without_links_still_gets_the_snapshot_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def refused(src: object, dst: object) -> None:
+        raise PermissionError("links are not allowed here")
+
+    monkeypatch.setattr(os, "link", refused)
+    dest = tmp_path / "before.tar"
+    first: Any = _Sandbox(b"before")
+    await snapshot_workspace(first, WS, ReadLimits(), dest, None)
+    kept = dest.read_bytes()
+    late: Any = _Sandbox(b"after the agent began")
+    await snapshot_workspace(late, WS, ReadLimits(), dest, None)
+    assert dest.read_bytes() == kept and kept
