@@ -20,7 +20,6 @@ from temporalio.api.enums.v1 import EventType
 from temporalio.client import Client, WorkflowHandle
 from temporalio.worker import Worker
 
-from activities import AccountActivities, PlanActivities, ResultActivities
 from durabench.models.agent import AgentSpec
 from durabench.models.results import RunResult
 from durabench.models.run import RunRequest
@@ -30,6 +29,7 @@ from durabench.settings.values import Settings
 from runtime.client import connect_when_ready
 from starter.approve import approve_main
 from starter.run import main as run_main
+from tests.workflows.account_activities import account_run_activities
 from tests.workflows.fakes import Recorder
 from tests.workflows.harness import until
 from workflows import (
@@ -69,25 +69,12 @@ async def _workers(clients: list[Client], settings: Settings, rec: Recorder) -> 
     """
     async with AsyncExitStack() as stack:
         for identity, client in zip(IDENTITIES, clients, strict=True):
-            plan, results = PlanActivities(settings, client), ResultActivities(settings)
-            accounts = AccountActivities(client, settings)
             worker = Worker(
                 client,
                 task_queue=settings.task_queue,
                 identity=identity,
                 workflows=list(WORKFLOWS),
-                activities=[
-                    plan.plan_run,
-                    plan.plan_page,
-                    plan.record_run,
-                    results.record_attempt,
-                    results.write_report,
-                    accounts.lease_account,
-                    accounts.await_lease,
-                    accounts.release_account,
-                    accounts.vanished_holders,
-                    *rec.sandbox_activities(),
-                ],
+                activities=account_run_activities(client, settings, rec),
             )
             await stack.enter_async_context(worker)
         yield

@@ -25,13 +25,13 @@ from temporalio import activity, workflow
 from temporalio.client import Client, WorkflowHandle
 from temporalio.worker import UnsandboxedWorkflowRunner, Worker
 
-from activities import AccountActivities, PlanActivities, ResultActivities
 from durabench.models.agent import AgentSpec
 from durabench.models.run import RunRequest
 from durabench.settings.values import Settings
 from runtime.workflow_runner import workflow_runner
 from starter.approve import approve_main
 from starter.run import main as run_main
+from tests.workflows.account_activities import account_run_activities
 from tests.workflows.fakes import Recorder
 from tests.workflows.harness import Env, scheduled, start_run, until
 from workflows import (
@@ -179,25 +179,12 @@ slots = 2
 
 def _account_worker(client: Client, settings: Settings, rec: Recorder) -> Worker:
     """Real plan, result and account activities (``worker.py``'s); the sandbox faked."""
-    plan, results = PlanActivities(settings, client), ResultActivities(settings)
-    accounts = AccountActivities(client, settings)
     return Worker(
         client,
         task_queue=settings.task_queue,
         workflows=list(WORKFLOWS),
         workflow_runner=workflow_runner(),
-        activities=[
-            plan.plan_run,
-            plan.plan_page,
-            plan.record_run,
-            results.record_attempt,
-            results.write_report,
-            accounts.lease_account,
-            accounts.await_lease,
-            accounts.release_account,
-            accounts.vanished_holders,
-            *rec.sandbox_activities(),
-        ],
+        activities=account_run_activities(client, settings, rec),
         max_heartbeat_throttle_interval=timedelta(seconds=1),
     )
 
