@@ -15,6 +15,7 @@ Every error a user can cause says what was wrong and what to do. Third-party err
     ├── SandboxError                the sandbox backend failed (transient unless a leaf below)
     │   ├── DockerUnavailable       no Docker daemon answers
     │   ├── FileTooLarge            a file in the sandbox is over what the worker reads
+    │   ├── SandboxGone             the sandbox was removed: its session cannot be read
     │   └── ImageBuildError         a task image did not build (log kept)
     ├── AgentError
     │   ├── AgentTimeout            the agent ran past its time limit
@@ -50,6 +51,7 @@ __all__ = [
     "ResultStoreError",
     "RewardParseError",
     "SandboxError",
+    "SandboxGone",
     "ServiceAuthError",
     "ServiceError",
     "ServiceProtocolError",
@@ -116,6 +118,14 @@ class FileTooLarge(SandboxError):
 
 class DockerUnavailable(SandboxError):
     """No Docker daemon answers."""
+
+
+class SandboxGone(SandboxError):
+    """The attempt's sandbox no longer exists (removed, or deleted by its service).
+
+    Not retried: the steps that read a session retry until a deadline, and a sandbox that
+    is gone will not come back in that time; the attempt starts over, on the record.
+    """
 
 
 class ImageBuildError(SandboxError):
@@ -199,6 +209,7 @@ NON_RETRYABLE: tuple[type[DurabenchError], ...] = (
     UnknownBackend,
     TaskFormatError,
     ImageBuildError,
+    SandboxGone,
     AgentTimeout,
     AgentLost,
     RewardFileMissing,

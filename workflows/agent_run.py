@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from datetime import datetime, timedelta
-from typing import Any, TypeVar, cast
+from typing import Any, Literal, TypeVar, cast
 
 from temporalio import workflow
 from temporalio.common import RetryPolicy
@@ -45,7 +45,7 @@ with workflow.unsafe.imports_passed_through():
     from durabench.service.payloads import EvaluateAttemptInput
 
 from workflows.attempt_so_far import AttemptSoFar, Ran, attempt_result
-from workflows.cancel_check import stop_if_cancelled
+from workflows.cancel_check import despite_cancel, stop_if_cancelled
 from workflows.dropped import being_dropped
 from workflows.policies import (
     AFTER_AGENT,
@@ -64,6 +64,8 @@ from workflows.search_attributes import for_result
 __all__ = ["AgentRunWorkflow", "failure_reason", "host_lost", "record_attempt"]
 
 A = TypeVar("A")
+OnCancel = Literal["stop", "go on", "finish"]
+"""What a phase does when the attempt is asked to cancel (see ``AgentRunWorkflow._phase``)."""
 T = TypeVar("T")
 
 _SLACK = timedelta(minutes=5)
@@ -115,20 +117,24 @@ class AgentRunWorkflow:
         bound: timedelta | None = None,
         detail: str = "",
         timed: bool = True,
-        cleanup: bool = False,
+        on_cancel: OnCancel = "stop",
     ) -> T:
-        """Run one container phase on the attempt's host; cancelled, wait for it to stop.
+        """Run one container phase on the attempt's host, as ``on_cancel`` says.
 
-        A phase that ends although the attempt was asked to cancel (its activity did not
-        hear the ask in time) raises ``asyncio.CancelledError`` after it: nothing paid
-        follows a cancel. ``cleanup`` phases (collect, remove) are what a cancel runs.
+        ``"stop"``: a cancel asks the activity to stop and waits for it; a phase that ends
+        although the attempt was asked to cancel (its activity did not hear the ask in
+        time) raises ``asyncio.CancelledError`` after it: nothing paid follows a cancel.
+        ``"go on"``: the same ask, but a phase that ended anyway is followed as usual (an
+        agent session that ran is paid for: its tests and verdict follow). ``"finish"``:
+        the activity is not asked; it runs to its end (the tests and the close-out of a
+        session that ran, the removal of a container).
         """
         ref = cast(AttemptRef, getattr(arg, "ref", arg))
         name = cast(Phase, phase.__name__)  # each sandbox activity is named for its method
         detail = f"{detail} on {self._host()}" if self.host_queue else detail
         started = workflow.now()
         try:
-            out = await workflow.execute_activity_method(
+            running = workflow.start_activity_method(
                 phase,
                 arg,
                 task_queue=self.host_queue or None,
@@ -140,12 +146,13 @@ class AgentRunWorkflow:
                 cancellation_type=ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
                 summary=f"{_label(ref)} · {detail}",
             )
+            out = await (despite_cancel(running) if on_cancel == "finish" else running)
         finally:
             if timed and not being_dropped():
                 self.timings.append(
                     PhaseTiming(phase=name, started_at=started, finished_at=workflow.now())
                 )
-        if not cleanup:
+        if on_cancel == "stop":
             stop_if_cancelled(f"what follows {name}")
         return out
 
@@ -322,6 +329,8 @@ class AgentRunWorkflow:
             ref,
             timedelta(seconds=ref.task.agent_timeout_sec) + _SLACK,
             retry=REATTACH,
+            bound=timedelta(seconds=ref.task.agent_timeout_sec) + AFTER_AGENT_BOUND,
+            on_cancel="go on",
             detail=f"{ref.agent.name} · {ref.agent.model} · "
             f"time limit {ref.task.agent_timeout_sec:g} s",
         )
@@ -332,6 +341,9 @@ class AgentRunWorkflow:
                     SandboxActivities.verify,
                     ref,
                     timedelta(seconds=ref.task.verifier_timeout_sec) + _SLACK,
+                    retry=AFTER_AGENT,
+                    bound=timedelta(seconds=ref.task.verifier_timeout_sec) + AFTER_AGENT_BOUND,
+                    on_cancel="finish",
                     detail=f"tests/test.sh, time limit {ref.task.verifier_timeout_sec:g} s",
                 )
         except ActivityError as err:
@@ -372,7 +384,7 @@ class AgentRunWorkflow:
                 detail=f"logs and patch of {ref.container_name}, then remove it"
                 + (", classify the attempt" if ran else ""),
                 timed=False,
-                cleanup=True,
+                on_cancel="finish",
             )
         except ActivityError as err:
             if ran is None:
@@ -438,7 +450,19 @@ async def save_result(ref: AttemptRef, result: AttemptResult, *, local: bool = F
     """
     summary = f"{_label(ref)} · {result.exit_class} · result.json"
     if local:
-        await workflow.execute_local_activity_method(
+        await despite_cancel(
+            workflow.execute_local_activity_method(
+                ResultActivities.record_attempt,
+                result,
+                start_to_close_timeout=SHORT,
+                schedule_to_close_timeout=AFTER_AGENT_BOUND,
+                retry_policy=AFTER_AGENT,
+                summary=summary,
+            )
+        )
+        return
+    await despite_cancel(
+        workflow.execute_activity_method(
             ResultActivities.record_attempt,
             result,
             start_to_close_timeout=SHORT,
@@ -446,14 +470,6 @@ async def save_result(ref: AttemptRef, result: AttemptResult, *, local: bool = F
             retry_policy=AFTER_AGENT,
             summary=summary,
         )
-        return
-    await workflow.execute_activity_method(
-        ResultActivities.record_attempt,
-        result,
-        start_to_close_timeout=SHORT,
-        schedule_to_close_timeout=AFTER_AGENT_BOUND,
-        retry_policy=AFTER_AGENT,
-        summary=summary,
     )
 
 

@@ -10,10 +10,14 @@ attempt, a pair) asks it first.
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Awaitable
+from typing import TypeVar
 
 from temporalio import workflow
 
-__all__ = ["stop_if_cancelled"]
+__all__ = ["despite_cancel", "stop_if_cancelled"]
+
+T = TypeVar("T")
 
 
 def stop_if_cancelled(before: str) -> None:
@@ -26,3 +30,19 @@ def stop_if_cancelled(before: str) -> None:
     if reason is not None:
         why = f": {reason}" if reason else ""
         raise asyncio.CancelledError(f"cancelled{why}; stopped before {before}")
+
+
+async def despite_cancel(step: Awaitable[T]) -> T:
+    """Await ``step`` to its end, even if the workflow is asked to cancel meanwhile.
+
+    For the steps a cancel must not throw away: the tests, the verdict and the record of an
+    agent session that ran (paid for already), the removal of a container. The ask is not
+    lost: :func:`stop_if_cancelled` still sees it, so nothing paid starts after the step.
+    """
+    task = asyncio.ensure_future(step)
+    try:
+        return await asyncio.shield(task)
+    except asyncio.CancelledError:
+        if task.cancelled():  # the step itself was cancelled (the worker let go of it)
+            raise
+        return await task

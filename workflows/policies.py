@@ -43,25 +43,31 @@ AFTER_AGENT = RetryPolicy(
     maximum_attempts=0,
     non_retryable_error_types=[*non_retryable_names(), "ValidationError"],
 )
-"""Classifying and recording an attempt whose agent has run: cheap and idempotent, while
-giving up hands the pair an ``infra_other`` to retry, i.e. a new paid session. They retry
-until :data:`AFTER_AGENT_BOUND` has passed (schedule-to-close). A verdict or result that
-cannot be built (pydantic's ``ValidationError``) fails the same way every time: it is not
-retried, rather than hold the host and the account for hours."""
+"""Verifying, classifying and recording an attempt whose agent has run: giving up hands
+the pair an ``infra_other`` to retry, i.e. a new paid session, so they retry by time, never
+by a count: until :data:`AFTER_AGENT_BOUND` has passed beyond the step's own time limit
+(schedule-to-close). A verdict or result that cannot be built (pydantic's
+``ValidationError``) fails the same way every time: it is not retried, rather than hold the
+host and the account for hours."""
 
 AFTER_AGENT_BOUND = timedelta(hours=6)
-"""Schedule-to-close of :data:`AFTER_AGENT` activities: only an outage of hours gives up."""
+"""How long past its own time limit a step on a session that began may keep retrying:
+only an outage of hours gives up (schedule-to-close)."""
 
 REATTACH = RetryPolicy(
     initial_interval=timedelta(seconds=2),
     backoff_coefficient=2.0,
     maximum_interval=timedelta(seconds=30),
-    maximum_attempts=5,
+    maximum_attempts=0,
     non_retryable_error_types=non_retryable_names(),
 )
 """The agent phase: a retry re-attaches to the session running in the container (it never
-starts it twice). A container that is gone fails the phase; the pair starts a new attempt,
-on the record."""
+starts it twice), so it retries by time, never by a count: a worker's takeover
+(``WorkerLost``) or a Docker hiccup costs a retry each, and five of them must not end a
+session that runs on. The phase's deadline is the session's time limit plus
+:data:`AFTER_AGENT_BOUND`. A container that is gone (``SandboxGone``) or a session that died
+unrecorded (``AgentLost``) fails the phase at once; the pair starts a new attempt, on the
+record."""
 
 CLAIM_RETRY = RetryPolicy(
     initial_interval=timedelta(seconds=1),

@@ -11,11 +11,12 @@ import time
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 from temporalio import activity
+from temporalio.exceptions import ApplicationError
 
 from durabench.errors import ConfigError, ImageBuildError
 from durabench.models.attempt import (
@@ -120,9 +121,17 @@ class Recorder:
     its reward, transcript and diff."""
     holds: dict[str, asyncio.Event] = field(default_factory=dict)
     """``activity/task/lane`` to an event that activity (``claim_host``, ``provision_sandbox``
-    after one heartbeat, ``teardown_sandbox``) waits for there without heartbeating: a
+    after one heartbeat, ``run_agent``, ``teardown_sandbox``) waits for there without
+    heartbeating: a
     cancel cannot reach it, so it ends as if none had come. ``held`` names each as it waits."""
     held: list[str] = field(default_factory=list)
+    gated: list[str] = field(default_factory=list)
+    """``activity/task/lane`` of each activity that waited at its gate."""
+    cancelled: list[str] = field(default_factory=list)
+    """``activity/task/lane`` of each activity a cancel reached at its gate."""
+    sessions: list[tuple[str, str, int]] = field(default_factory=list)
+    """Sessions launched, as (task, lane, attempt): a ``run_agent`` retried re-attaches
+    to its attempt's session (as the real one does, by its launch markers)."""
     reserved: set[tuple[str, str, int]] = field(default_factory=set)
     """Host slots claimed and not yet released: (task, lane, attempt)."""
     claims: int = 0
@@ -133,20 +142,35 @@ class Recorder:
         return plan[min(ref.attempt, len(plan)) - 1]
 
     def fail_if_told(self, name: str, task_id: str, lane: str) -> None:
-        """Raise a retryable error if ``failures`` says ``name`` fails once more here."""
+        """Raise a retryable error if ``failures`` says ``name`` fails once more here.
+
+        The error is what a worker that takes over from a dead one fails its predecessor's
+        activity with (``WorkerLost``, retried at once), so a test of many failures takes
+        no backoff; a retry policy counts it like any other failure.
+        """
         key = f"{name}/{task_id}/{lane}"
         if key in self.broken:
             raise ConfigError(f"{name} is broken for {task_id} {lane}")
         if self.failures[key] > 0:
             self.failures[key] -= 1
-            raise RuntimeError(f"{name} failed (transient, {self.failures[key]} to go)")
+            raise ApplicationError(
+                f"{name} failed (transient, {self.failures[key]} to go)",
+                type="WorkerLost",
+                next_retry_delay=timedelta(milliseconds=100),
+            )
 
     async def gate(self, name: str, task_id: str, lane: str) -> None:
         """Wait for the event ``gates`` has for ``name`` there, if any."""
         event = self.gates.get(f"{name}/{task_id}/{lane}")
-        while event is not None and not event.is_set():
-            activity.heartbeat("waiting")  # so a cancel reaches it
-            await asyncio.sleep(0.1)
+        if event is not None and not event.is_set():
+            self.gated.append(f"{name}/{task_id}/{lane}")
+        try:
+            while event is not None and not event.is_set():
+                activity.heartbeat("waiting")  # so a cancel reaches it
+                await asyncio.sleep(0.1)
+        except asyncio.CancelledError:
+            self.cancelled.append(f"{name}/{task_id}/{lane}")
+            raise
 
     async def hold(self, name: str, task_id: str, lane: str) -> None:
         """Wait, without heartbeating, for the event ``holds`` has for ``name`` there."""
@@ -267,6 +291,10 @@ class Recorder:
         async def run_agent(ref: AttemptRef) -> AgentRunOutput:
             rec.calls.append("run_agent")
             rec.agent_runs.append(ref)
+            session = (ref.task.task_id, ref.lane, ref.attempt)
+            if session not in rec.sessions:
+                rec.sessions.append(session)
+            rec.fail_if_told("run_agent", ref.task.task_id, ref.lane)  # a worker lost mid-session
             rec.in_agent += 1
             account = ref.account or ""
             rec.on_account[account] += 1
@@ -276,6 +304,7 @@ class Recorder:
                 if rec.agent_gate is not None:
                     await rec.agent_gate.wait()
                 await rec.gate("run_agent", ref.task.task_id, ref.lane)
+                await rec.hold("run_agent", ref.task.task_id, ref.lane)
             finally:
                 rec.in_agent -= 1
                 rec.on_account[account] -= 1
@@ -287,6 +316,8 @@ class Recorder:
         @activity.defn(name="verify")
         async def verify(ref: AttemptRef) -> VerifyOutput:
             rec.calls.append("verify")
+            await rec.gate("verify", ref.task.task_id, ref.lane)
+            rec.fail_if_told("verify", ref.task.task_id, ref.lane)
             if ref.task.task_id == VERIFY_FAILS:
                 raise ConfigError("the worker refused the task's directory")  # the harness's
             return VerifyOutput(reward=rec.rewards.get(f"{ref.task.task_id}/{ref.lane}", 1.0))
@@ -329,6 +360,7 @@ class Recorder:
         @activity.defn(name="finish_sandbox")
         async def finish_sandbox(data: FinishInput) -> FinishOutput:
             ref = data.ref
+            await rec.gate("finish_sandbox", ref.task.task_id, ref.lane)
             began = datetime.fromtimestamp(time.time(), tz=UTC)
             await collect(ref)
             ended = datetime.fromtimestamp(time.time(), tz=UTC)

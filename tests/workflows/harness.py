@@ -147,6 +147,24 @@ async def has_event(handle: WorkflowHandle[Any, Any], kind: EventType.ValueType)
         return False
 
 
+async def cancel_handled(handle: WorkflowHandle[Any, Any]) -> bool:
+    """Whether a workflow task of the workflow completed after it was asked to cancel.
+
+    What the workflow made of the ask (which activities it asked to stop, if any) is then
+    in its history.
+    """
+    try:
+        kinds = [e.event_type async for e in handle.fetch_history_events()]
+    except RPCError as err:
+        if err.status != RPCStatusCode.NOT_FOUND:
+            raise
+        return False
+    asked = EventType.EVENT_TYPE_WORKFLOW_EXECUTION_CANCEL_REQUESTED
+    if asked not in kinds:
+        return False
+    return EventType.EVENT_TYPE_WORKFLOW_TASK_COMPLETED in kinds[kinds.index(asked) :]
+
+
 @dataclass
 class Disk:
     """Real plan, result and service activities on disk; only the sandbox is faked."""

@@ -30,7 +30,7 @@ from daytona import (
     Resources,
 )
 
-from durabench.errors import ConfigError, FileTooLarge, SandboxError
+from durabench.errors import ConfigError, FileTooLarge, SandboxError, SandboxGone
 from durabench.sandbox.backend_registry import sandbox_backend
 from durabench.sandbox.base import READ_BYTES, ExecResult, Sandbox, SandboxSpec
 from durabench.sandbox.daytona.client import (
@@ -72,8 +72,8 @@ def _image(ref: str) -> Image:
     return Image.base(image) if isinstance(image, str) else image
 
 
-def _gone(name: str) -> SandboxError:
-    return SandboxError(
+def _gone(name: str) -> SandboxGone:
+    return SandboxGone(
         f"Daytona sandbox {name} is gone (deleted by the service, or its auto-delete "
         "interval passed); the attempt must start over"
     )

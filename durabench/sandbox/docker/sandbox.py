@@ -23,7 +23,7 @@ from docker.models.containers import Container
 from docker.types import DriverConfig, Mount
 from docker.utils.socket import demux_adaptor, frames_iter
 
-from durabench.errors import FileTooLarge, SandboxError
+from durabench.errors import FileTooLarge, SandboxError, SandboxGone
 from durabench.sandbox.backend_registry import sandbox_backend
 from durabench.sandbox.base import READ_BYTES, ExecResult, Sandbox, SandboxSpec
 from durabench.sandbox.docker.archive import (
@@ -177,7 +177,7 @@ class DockerSandbox(Sandbox):
         if self._container is None:
             self._container = self._find()
         if self._container is None:
-            raise SandboxError(f"container {self.spec.name} is gone; the attempt must start over")
+            raise SandboxGone(f"container {self.spec.name} is gone; the attempt must start over")
         return self._container
 
     def _stop_sync(self, delete: bool) -> None:
@@ -227,7 +227,7 @@ class DockerSandbox(Sandbox):
             try:  # the daemon's ps over the container's cgroup: one row a thread
                 top = self.client.api.top(self.spec.name, ps_args="-L -o pid,lwp")
             except docker.errors.NotFound:
-                raise SandboxError(
+                raise SandboxGone(
                     f"container {self.spec.name} is gone; the attempt must start over"
                 ) from None
         return len(top.get("Processes") or [])
@@ -278,7 +278,7 @@ class DockerSandbox(Sandbox):
             try:
                 restart_keeping(self.client.api, self.spec.name, self.spec.tmpfs)
             except docker.errors.NotFound:
-                raise SandboxError(
+                raise SandboxGone(
                     f"container {self.spec.name} is gone; the attempt must start over"
                 ) from None
             self._container = None
