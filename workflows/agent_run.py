@@ -33,6 +33,7 @@ from temporalio.workflow import ActivityCancellationType
 
 with workflow.unsafe.imports_passed_through():
     from activities import ResultActivities, SandboxActivities, ServiceActivities
+    from durabench.errors import AgentLost, SandboxGone
     from durabench.models.attempt import (
         AttemptRef,
         ClassifyAttemptInput,
@@ -61,13 +62,15 @@ from workflows.policies import (
 )
 from workflows.search_attributes import for_result
 
-__all__ = ["AgentRunWorkflow", "failure_reason", "host_lost", "record_attempt"]
+__all__ = ["AgentRunWorkflow", "failure_reason", "host_lost", "record_attempt", "session_over"]
 
 A = TypeVar("A")
 OnCancel = Literal["stop", "go on", "finish"]
 """What a phase does when the attempt is asked to cancel (see ``AgentRunWorkflow._phase``)."""
 T = TypeVar("T")
 
+_SESSION_OVER = (AgentLost.__name__, SandboxGone.__name__)
+"""Failures that prove a session ended unjudged: the pair may run the attempt again."""
 _SLACK = timedelta(minutes=5)
 _PROVISION = timedelta(minutes=10)
 """What the start of a sandbox may take besides its image's build."""
@@ -77,6 +80,12 @@ def host_lost(err: ActivityError) -> bool:
     """Whether no worker took the activity from its host queue in time: the host is gone."""
     cause = err.cause
     return isinstance(cause, TimeoutError) and cause.type == TimeoutType.SCHEDULE_TO_START
+
+
+def session_over(err: ActivityError) -> bool:
+    """Whether the failure proves the agent's session ended without a verdict."""
+    cause = err.cause
+    return isinstance(cause, ApplicationError) and cause.type in _SESSION_OVER
 
 
 def failure_reason(err: ActivityError) -> str:
@@ -209,6 +218,7 @@ class AgentRunWorkflow:
             if isinstance(err.cause, CancelledError) or not self.hosts:
                 raise  # cancelled: clean up, record nothing; no host: the claim failed
             so_far.failure = failure_reason(err)
+            so_far.session_over = session_over(err)
         finally:
             if not being_dropped():  # the attempt ended: clean up now, and only now
                 if self.hosts:
@@ -324,6 +334,7 @@ class AgentRunWorkflow:
 
     async def _agent_and_verify(self, ref: AttemptRef, so_far: AttemptSoFar) -> None:
         """Run the agent and the tests; ``finish_sandbox`` classifies the attempt after."""
+        so_far.launched = True
         agent = await self._phase(
             SandboxActivities.run_agent,
             ref,

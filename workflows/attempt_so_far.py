@@ -90,6 +90,7 @@ class Judged:
                 verifier_error=self.verifier_error,
                 exit_class="infra_other",
                 reason=f"the tests could not be run: {self.verifier_error}",
+                session_began=True,  # it ran, paid for: not run again
             )
         if self.verdict.cli_version:  # the transcript's word over ``--version``'s
             fields["cli_version"] = self.verdict.cli_version
@@ -122,6 +123,11 @@ class AttemptSoFar:
     judged: Judged | None = None
     ran: Ran | None = None
     """Set once the agent and the tests ran, until the verdict judges it."""
+    launched: bool = False
+    """The agent phase began: from here a session may be running, and paid for."""
+    session_over: bool = False
+    """The harness saw the session end without a verdict (its process died unrecorded, its
+    sandbox is gone): running it again is the only way to a verdict."""
     failure: str | None = None
 
     def fields(self, collected_cut: tuple[str, ...] = ()) -> dict[str, Any]:
@@ -145,6 +151,8 @@ class AttemptSoFar:
             fields.update(self.judged.fields())
         if self.failure is not None:
             fields.update(exit_class="infra_other", reason=self.failure)
+            if self.launched and not self.session_over:
+                fields["session_began"] = True
         left_out = (*(self.judged.agent.cut if self.judged else ()), *collected_cut)
         if left_out:
             fields["left_out"] = left_out

@@ -174,7 +174,9 @@ class PairedTaskWorkflow:
             # An attempt may end on its own as the cancel comes: no retry after it.
             stop_if_cancelled(f"{lane} attempt {attempt + 1}")
             last = results[-1].exit_class
-            if not results[-1].infra or attempt > pair.infra_retries:
+            if not results[-1].infra or results[-1].session_began:
+                break  # a verdict, or a session that ran: a retry would pay for it again
+            if attempt > pair.infra_retries:
                 break
             backoff = pair.infra_backoff_sec * 2 ** (attempt - 1)
             self._set_arm(

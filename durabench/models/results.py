@@ -107,6 +107,12 @@ class AttemptResult(BaseModel):
     """How long the agent ran."""
     agent_reattached: bool = False
     """The worker died while the agent ran; a new one waited for the same session."""
+    session_began: bool = False
+    """An ``infra_other`` of the harness's own that came after the agent's session was
+    launched (the tests could not be run, the session could not be read or judged before
+    the deadline): the session may have run to its end, paid for, so the pair does not
+    retry the attempt, which a retry would pay for again. Excluded like every ``infra_*``
+    attempt; ``starter run --rerun infra`` runs it again if you choose."""
     files_changed: int = 0
     """Files the agent changed in the workspace."""
     build_failed: bool = False

@@ -18,7 +18,7 @@ from typing import Any
 from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
-from durabench.errors import ConfigError, ImageBuildError
+from durabench.errors import AgentLost, ConfigError, ImageBuildError
 from durabench.models.attempt import (
     AgentRunOutput,
     AttemptRef,
@@ -104,6 +104,8 @@ class Recorder:
     """When a rate-limited verdict says the API named to come back (``None``: it did not)."""
     failures: Counter[str] = field(default_factory=Counter)
     """``activity/task/lane`` to how many more times that activity fails (transiently)."""
+    lost: set[str] = field(default_factory=set)
+    """``task/lane/attempt`` whose session dies unrecorded (``AgentLost``) once launched."""
     broken: set[str] = field(default_factory=set)
     """``activity/task/lane`` where that activity always fails, non-retryably."""
     gates: dict[str, asyncio.Event] = field(default_factory=dict)
@@ -295,6 +297,8 @@ class Recorder:
             if session not in rec.sessions:
                 rec.sessions.append(session)
             rec.fail_if_told("run_agent", ref.task.task_id, ref.lane)  # a worker lost mid-session
+            if f"{session[0]}/{session[1]}/{session[2]}" in rec.lost:
+                raise AgentLost(f"the session of {ref.container_name} died unrecorded")
             rec.in_agent += 1
             account = ref.account or ""
             rec.on_account[account] += 1

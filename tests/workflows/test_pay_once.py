@@ -41,6 +41,42 @@ async def test_eight_takeovers_in_one_step_after_the_launch_pay_once(env: Env, s
     ]
 
 
+@pytest.mark.parametrize("env", [["t1"]], indirect=True)
+@pytest.mark.parametrize("step", ["run_agent", "verify", "finish_sandbox"])
+async def test_a_step_that_gives_up_on_a_session_that_began_is_not_paid_again(
+    env: Env, step: str
+) -> None:
+    """The harness fails for good after the launch (a non-retryable failure stands for a
+    deadline passed): the attempt is excluded, and its session is not bought again."""
+    env.rec.broken.add(f"{'classify' if step == 'finish_sandbox' else step}/t1/baseline")
+    request, handle = await start_run(env, parallel=1, infra_retries=2)
+    await approve_main(request.run_id, "ann", client=env.client)
+    assert (await handle.result()).status == "completed"
+    assert sorted(env.rec.sessions) == [("t1", "baseline", 1), ("t1", "sourcegraph_full", 1)]
+    (baseline,) = [a for a in env.rec.attempts if a.lane == "baseline"]
+    assert (baseline.exit_class, baseline.session_began) == ("infra_other", True)
+    await until(lambda: not env.rec.live, "both containers are removed")
+
+
+@pytest.mark.parametrize("env", [["t1"]], indirect=True)
+async def test_a_session_that_died_unrecorded_is_run_again(env: Env) -> None:
+    """``AgentLost`` proves the session ended without a verdict: the pair runs it again."""
+    env.rec.lost.add("t1/baseline/1")
+    request, handle = await start_run(env, parallel=1, infra_retries=2)
+    await approve_main(request.run_id, "ann", client=env.client)
+    assert (await handle.result()).status == "completed"
+    assert sorted(env.rec.sessions) == [
+        ("t1", "baseline", 1),
+        ("t1", "baseline", 2),
+        ("t1", "sourcegraph_full", 1),
+    ]
+    assert _verdicts(env) == [
+        ("baseline", 1, "infra_other", None),
+        ("baseline", 2, "completed", 1.0),
+        ("sourcegraph_full", 1, "completed", 1.0),
+    ]
+
+
 async def _cancel_during(env: Env, step: str) -> None:
     """Run one task, cancel the run while ``step`` runs in both lanes (heartbeating, so
     the ask reaches it), then let the step end; return once the run has ended."""

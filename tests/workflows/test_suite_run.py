@@ -77,9 +77,12 @@ async def test_failed_phases_end_attempts_not_the_run(env: Env) -> None:
     build = by_task[(BUILD_FAILS, "baseline", 2)]
     assert build.exit_class == "infra_other" and "ImageBuildError" in build.reason
     assert "build.log" in build.reason
-    verify = by_task[(VERIFY_FAILS, "baseline", 2)]  # the harness could not verify: retried
+    # The harness could not verify a session that ran: excluded, and not bought again.
+    verify = by_task[(VERIFY_FAILS, "baseline", 1)]
     assert verify.exit_class == "infra_other" and verify.reward is None
     assert "ConfigError" in verify.verifier_error and "could not be run" in verify.reason
+    assert verify.session_began
+    assert (VERIFY_FAILS, "baseline", 2) not in by_task
     assert by_task[("t-ok", "baseline", 1)].exit_class == "completed"
     # A failed build never provisioned; everything provisioned was torn down, and the
     # failed build's teardown ran too: it ends the attempt's claim on its host.
@@ -87,8 +90,8 @@ async def test_failed_phases_end_attempts_not_the_run(env: Env) -> None:
     assert set(env.rec.provisioned) <= set(env.rec.torn_down)
     assert {t for t, _ in env.rec.torn_down} - {t for t, _ in env.rec.provisioned} == {BUILD_FAILS}
     # Non-retryable in place: each build and verify attempt ran once; the pair retried
-    # each once per lane.
-    assert env.rec.calls.count("prepare_image") == 2 * 2 + 2 * 2 + 2
+    # each build once per lane, and no verify.
+    assert env.rec.calls.count("prepare_image") == 2 * 2 + 2 + 2
 
 
 @pytest.mark.parametrize("env", [["t-flaky", "t-capped", "t-slowpoke"]], indirect=True)
