@@ -13,12 +13,13 @@ no internal message.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+import asyncio
+from collections.abc import Callable, Coroutine, Iterable
 from datetime import timedelta
 from typing import Any
 
 from temporalio import workflow
-from temporalio.exceptions import ChildWorkflowError
+from temporalio.exceptions import ActivityError, ApplicationError, ChildWorkflowError
 
 with workflow.unsafe.imports_passed_through():
     from activities import PairActivities
@@ -26,9 +27,16 @@ with workflow.unsafe.imports_passed_through():
     from durabench.models.pair import AwaitPairsInput, PairDone, pair_end
 
 from workflows.ids import pair_workflow_id
-from workflows.policies import HEARTBEAT, RETRY
+from workflows.policies import HEARTBEAT, WATCH_RETRY
 
-__all__ = ["CARRIED_WAIT", "Ended", "watch_carried", "watch_child", "watch_interrupted"]
+__all__ = [
+    "CARRIED_WAIT",
+    "Ended",
+    "Watches",
+    "watch_carried",
+    "watch_child",
+    "watch_interrupted",
+]
 
 Ended = Callable[[PairDone], None]
 
@@ -69,7 +77,7 @@ async def _closes(run_id: str, task_ids: list[str]) -> tuple[PairDone, ...]:
         ),
         start_to_close_timeout=CARRIED_WAIT + timedelta(minutes=5),
         heartbeat_timeout=HEARTBEAT,
-        retry_policy=RETRY,
+        retry_policy=WATCH_RETRY,
         summary=f"wait for {len(task_ids)} pairs the run does not hold a handle of",
     )
 
@@ -82,3 +90,46 @@ async def watch_carried(
     while pending := sorted(set(carried) & running()):
         for pair in await _closes(run_id, pending):
             ended(pair)
+
+
+class Watches:
+    """The run's waits for its pairs to close, run beside its main task.
+
+    An error of a task nobody awaits dies unheard, and the run would wait for ever for a
+    pair it no longer watches, its slot held and its report never written; so a failed
+    watch is kept, and the run's main task raises it where it waits (``failed`` is part
+    of each of its wait conditions).
+    """
+
+    def __init__(self) -> None:
+        self.tasks: list[asyncio.Task[None]] = []
+        self.failure: BaseException | None = None
+
+    def start(self, watching: Coroutine[Any, Any, None]) -> None:
+        """Run ``watching`` beside the run's main task."""
+        task = asyncio.create_task(watching)
+        task.add_done_callback(self._ended)
+        self.tasks.append(task)
+
+    def _ended(self, task: asyncio.Task[None]) -> None:
+        if not task.cancelled() and task.exception() is not None and self.failure is None:
+            self.failure = task.exception()
+
+    @property
+    def failed(self) -> bool:
+        """Whether a watch could not go on."""
+        return self.failure is not None
+
+    def raise_if_failed(self, run_id: str, running: Iterable[str]) -> None:
+        """Fail the run if it can no longer hear some of its pairs end, saying what to do."""
+        if self.failure is None:
+            return
+        err = self.failure
+        cause = err.cause if isinstance(err, ActivityError) else err
+        pairs = ", ".join(sorted(running)) or "none"
+        raise ApplicationError(
+            f"the run cannot hear its pairs end ({cause}); pairs still running: {pairs}. They "
+            f"go on and keep their results: `python -m starter status {run_id}` shows them, "
+            "and `python -m starter report` reports the run once they are done",
+            non_retryable=True,
+        ) from err

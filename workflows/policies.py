@@ -25,6 +25,7 @@ __all__ = [
     "RETRY",
     "SHORT",
     "TEARDOWN_RETRY",
+    "WATCH_RETRY",
 ]
 
 RETRY = RetryPolicy(
@@ -95,6 +96,17 @@ TEARDOWN_RETRY = RetryPolicy(
     maximum_attempts=10,
 )
 """Removing a container is idempotent and leaking one costs money: try hard."""
+
+WATCH_RETRY = RetryPolicy(
+    initial_interval=timedelta(seconds=2),
+    backoff_coefficient=2.0,
+    maximum_interval=timedelta(minutes=1),
+    maximum_attempts=0,
+    non_retryable_error_types=non_retryable_names(),
+)
+"""Waiting on the server for pairs to close, and writing the run's report: a wait that gave
+up would leave its pair's slot held and the report unwritten, so an outage of the server
+or the object store is waited out; a failure no retry fixes fails the run, saying why."""
 
 HEARTBEAT = timedelta(seconds=30)
 """Heartbeat timeout of long activities (they beat every 10 s)."""

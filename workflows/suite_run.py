@@ -46,9 +46,9 @@ with workflow.unsafe.imports_passed_through():
 from workflows.cancel_check import stop_if_cancelled
 from workflows.ids import pair_workflow_id, run_workflow_id
 from workflows.pair_control import cancel_pairs, service_scores, tell_pairs
-from workflows.pair_ends import watch_carried, watch_child, watch_interrupted
+from workflows.pair_ends import Watches, watch_carried, watch_child, watch_interrupted
 from workflows.paired_task import PairedTaskWorkflow
-from workflows.policies import RETRY, SHORT
+from workflows.policies import RETRY, SHORT, WATCH_RETRY
 from workflows.run_details import (
     approval_summary,
     current_details,
@@ -86,7 +86,7 @@ class SuiteRunWorkflow:
         self._parallel = data.request.parallel or 0  # 0: the plan derives it
         self._start = 0
         self._ended_abnormally: list[str] = []
-        self._watchers: list[asyncio.Task[None]] = []
+        self._watches = Watches()  # the waits for pairs to close, beside the main task
         self._note = ""  # who paused the run and why, or why it ended
         self._deadline: datetime | None = None
         self._approve_signals = 0  # approve signals received, to find the taken one's sender
@@ -272,7 +272,7 @@ class SuiteRunWorkflow:
             carried = watch_carried(
                 self._run_id, data.carried.in_flight, lambda: self._running, self._pair_ended
             )
-            self._watchers.append(asyncio.create_task(carried))
+            self._watches.start(carried)
         self._set_phase("running")
         try:
             resume_at = await self._fan_out(start)
@@ -281,7 +281,8 @@ class SuiteRunWorkflow:
                 workflow.continue_as_new(
                     SuiteRunInput(request=request, carried=self._carry(resume_at))
                 )
-            await workflow.wait_condition(lambda: not self._running)
+            await workflow.wait_condition(lambda: not self._running or self._watches.failed)
+            self._watches.raise_if_failed(self._run_id, self._running)
         except (Exception, asyncio.CancelledError):
             if self._cancel_requested():
                 await cancel_pairs(self._run_id, lambda: self._running)
@@ -395,8 +396,12 @@ class SuiteRunWorkflow:
             pending = list(page.tasks)
             while pending:
                 await workflow.wait_condition(
-                    lambda: not self._paused and len(self._running) < self._parallel
+                    lambda: (
+                        (not self._paused and len(self._running) < self._parallel)
+                        or self._watches.failed
+                    )
                 )
+                self._watches.raise_if_failed(self._run_id, self._running)
                 stop_if_cancelled(f"pairs from task {index}")
                 room = self._parallel - len(self._running)
                 batch = pending[: min(room, req.pairs_per_run - started)]
@@ -440,11 +445,9 @@ class SuiteRunWorkflow:
             )
         except asyncio.CancelledError:  # the run was cancelled while the start was in flight
             if self._cancel_requested():  # not evicted: the worker carrying on starts it
-                watch = watch_interrupted(req.run_id, task.task_id, self._pair_ended)
-                self._watchers.append(asyncio.create_task(watch))
+                self._watches.start(watch_interrupted(req.run_id, task.task_id, self._pair_ended))
             raise
-        watch = watch_child(task.task_id, handle, self._pair_ended)
-        self._watchers.append(asyncio.create_task(watch))
+        self._watches.start(watch_child(task.task_id, handle, self._pair_ended))
         seq = self._control_seq
         if seq != pair.control_seq:
             await handle.signal("pause" if self._paused else "resume", seq)
@@ -457,7 +460,7 @@ class SuiteRunWorkflow:
             ResultActivities.write_report,
             ReportInput(run_id=self._run_id, approval=self._approval),
             start_to_close_timeout=timedelta(minutes=10),
-            retry_policy=RETRY,
+            retry_policy=WATCH_RETRY,
             summary=f"{self._done} pairs: results.json, report.md, report.html",
         )
         total = self._plan.task_count if self._plan else 0

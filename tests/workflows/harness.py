@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from temporalio import activity
 from temporalio.api.enums.v1 import EventType
 from temporalio.api.history.v1 import HistoryEvent
 from temporalio.api.operatorservice.v1 import AddSearchAttributesRequest
@@ -29,6 +30,7 @@ from activities import (
     ResultActivities,
     ServiceActivities,
 )
+from durabench.models.pair import AwaitPairsInput, PairDone
 from durabench.models.run import Approval, RunPlan, RunRequest
 from durabench.models.suite_run import RunOutcome, SuiteRunInput
 from durabench.settings.paths import RunPaths
@@ -59,12 +61,19 @@ async def env(client: Client, request: pytest.FixtureRequest, tmp_path: Path) ->
     task_ids = getattr(request, "param", ["t1", "t2", "t3", "t4"])
     rec = Recorder(queue=queue, task_ids=task_ids)
     pairs = PairActivities(client, Settings(home=tmp_path, task_queue=queue))
+
+    @activity.defn(name="await_pairs")
+    async def await_pairs(data: AwaitPairsInput) -> tuple[PairDone, ...]:
+        """The real one, unless ``failures`` or ``broken`` name ``await_pairs/run/pairs``."""
+        rec.fail_if_told("await_pairs", "run", "pairs")
+        return await pairs.await_pairs(data)
+
     async with Worker(
         client,
         task_queue=queue,
         workflows=list(WORKFLOWS),
         workflow_runner=workflow_runner(),
-        activities=[*rec.activities(), pairs.await_pairs],
+        activities=[*rec.activities(), await_pairs],
         max_heartbeat_throttle_interval=timedelta(seconds=1),  # cancels reach activities soon
     ):
         yield Env(client, rec)
