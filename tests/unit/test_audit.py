@@ -212,3 +212,26 @@ def test_damaged_files_are_findings_not_crashes(tmp_path: Path) -> None:
     paths.plan.write_text("{}")
     with pytest.raises(ConfigError, match="plan.json of run hand is not a plan"):
         _audit(tmp_path)
+
+
+def test_the_audit_rebuilds_the_numbers_worked_by_hand(tmp_path: Path) -> None:
+    """``results.json`` holds the hand set's stated lanes and scorecard (results_set.py),
+    not a rebuild: the audit's own rebuild from the attempt files must equal them.
+
+    A scoring or lane-summary mistake (an excluded pair in a lane's mean: baseline 0.6
+    would read 0.667) makes the rebuild differ from the stated numbers, a finding.
+    """
+    hand = hand_result()
+    attempts = tuple(_versioned(a) for a in hand.attempts)
+    paths = _write(tmp_path, attempts)
+    rebuilt = json.loads(paths.results.read_text())
+    stored = hand.model_copy(
+        update={"attempts": attempts, "durabench_version": rebuilt["durabench_version"]}
+    )
+    write_reports(paths, stored)
+    lines = _audit(tmp_path).lines()
+    assert [line for line in lines if line.startswith("[results] results.json")] == []
+    assert lines == (
+        "[pairs] t3/baseline/attempt-1: ended completed, yet attempt 2 follows: only infra "
+        "attempts are tried again (an attempt added after the fact?)",
+    )
