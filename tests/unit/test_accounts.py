@@ -108,6 +108,26 @@ def test_a_usage_cap_cools_the_account_and_the_next_lease_goes_elsewhere() -> No
     assert (cooling.state, cooling.until, cooling.detail) == ("cooling", resets, "capped")
 
 
+def test_a_later_cooldown_extends_an_earlier_one_and_a_shorter_one_does_not_cut_it() -> None:
+    """Account a is rate-limited until 13:00, then capped until 17:00: it cools until
+    17:00 ("capped"), so at 14:00 it still lends nothing. A rate limit until 12:30 after
+    that leaves 17:00 as it is. At 17:00 it lends again."""
+    pool = _pool(_acct("a", slots=3))
+    for n in (1, 2, 3):
+        assert pool.grant(_req(f"h{n}"), f"l{n}", NOW).lease is not None
+    one, five = NOW + timedelta(hours=1), NOW + timedelta(hours=5)
+    pool.release(ReleaseRequest(lease_id="l1", cool_until=one, cause="rate limited"), NOW)
+    pool.release(ReleaseRequest(lease_id="l2", cool_until=five, cause="capped"), NOW)
+    half = NOW + timedelta(minutes=30)
+    pool.release(ReleaseRequest(lease_id="l3", cool_until=half, cause="rate limited"), NOW)
+    (health,) = pool.health(NOW)
+    assert (health.state, health.until, health.detail) == ("cooling", five, "capped")
+    at_two = NOW + timedelta(hours=2)
+    refused = pool.grant(_req("h4"), "l4", at_two)
+    assert refused.lease is None and refused.wait_until == five
+    assert pool.grant(_req("h5"), "l5", five).lease is not None
+
+
 def test_health_tells_token_low_and_blocked() -> None:
     pool = _pool(
         _acct("low", token_expires_at=NOW + timedelta(minutes=89)),

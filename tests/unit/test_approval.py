@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from durabench.models.agent import AgentSpec
+from durabench.models.parallelism import Parallelism
 from durabench.models.run import Approval, PlanSummary, RunRequest
 from durabench.planning.approval import approval_mismatches
 
@@ -106,3 +107,50 @@ def test_a_dataset_file_s_run_answers_to_the_file() -> None:
     assert approval_mismatches(from_file, Approval(suite="other.jsonl")) == [
         "suite is 'tasks.jsonl' in the plan, the approval says 'other.jsonl'"
     ]
+
+
+def test_a_dated_snapshot_of_the_planned_model_is_another_model() -> None:
+    """The plan runs ``claude-sonnet-4-5``; an approval of ``claude-sonnet-4-5-20250929``
+    approves a model the plan does not run (the gateway would call it a match when served,
+    but a person restating the model must restate the plan's own id)."""
+    planned = plan().model_copy(
+        update={
+            "request": plan().request.model_copy(
+                update={"agent": AgentSpec(model="claude-sonnet-4-5")}
+            )
+        }
+    )
+    assert approval_mismatches(planned, Approval(model="claude-sonnet-4-5")) == []
+    assert approval_mismatches(planned, Approval(model="claude-sonnet-4-5-20250929")) == [
+        "model is 'claude-sonnet-4-5' in the plan, the approval says 'claude-sonnet-4-5-20250929'"
+    ]
+
+
+def test_a_derived_parallelism_is_checked_against_the_derived_number() -> None:
+    """No ``--parallel``: the request's ``parallel`` is None and the plan derived 3 (the
+    account slots bound it). Restating 3 matches; restating 4 is refused against 3."""
+    derived = plan(parallel=None).model_copy(
+        update={"parallelism": Parallelism(parallel=3, bound_by="accounts", derived=3)}
+    )
+    assert derived.request.parallel is None
+    assert approval_mismatches(derived, Approval(parallel=3)) == []
+    assert approval_mismatches(derived, Approval(parallel=4)) == [
+        "parallel is 3 in the plan, the approval says 4"
+    ]
+
+
+@pytest.mark.parametrize(
+    ("restated", "line"),
+    [
+        ({"model": ""}, "model is 'm-planned' in the plan, the approval says ''"),
+        ({"parallel": 0}, "parallel is 5 in the plan, the approval says 0"),
+        ({"suite": ""}, "suite is 'pytorch' in the plan, the approval says ''"),
+        (
+            {"full_config": ""},
+            "full_config is 'sourcegraph_custom' in the plan, the approval says ''",
+        ),
+    ],
+)
+def test_an_empty_or_zero_value_restates_something(restated: dict[str, Any], line: str) -> None:
+    """Only a field left out (None) restates nothing; ``""`` and ``0`` are values, and wrong."""
+    assert approval_mismatches(plan(), Approval(**restated)) == [line]

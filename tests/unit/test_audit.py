@@ -199,6 +199,38 @@ def test_the_ledger_tells_old_histories_from_unrecorded_files(tmp_path: Path) ->
     )
 
 
+def test_a_digested_file_added_after_the_attempt_was_recorded_is_named(tmp_path: Path) -> None:
+    """t1's baseline wrote no reward.txt, so its digest holds None for it; one there now
+    was put there after the attempt was recorded (a reward someone supplied)."""
+    paths = _write(tmp_path, _attempts())
+    ledger = _ledger(paths)
+    assert ledger.attempts[0].digest is not None
+    assert ledger.attempts[0].digest.files["verifier/reward.txt"] is None
+    added = paths.attempt("t1", "baseline", 1) / "verifier" / "reward.txt"
+    added.parent.mkdir()
+    added.write_text("1\n")
+    assert _audit(tmp_path, ledger).lines() == (
+        "[ledger] t1/baseline/attempt-1: verifier/reward.txt was added after the attempt was "
+        "recorded",
+    )
+
+
+def test_a_model_mismatch_counted_in_the_scores_fails_an_audit_without_history(
+    tmp_path: Path,
+) -> None:
+    """Marked MODEL MISMATCH in its reason, but left ``completed`` with reward 1.0: it is
+    counted in t1's Best/Mean, so the mark does not keep it out; the files alone show it."""
+    counted = {
+        "served_model": "other-model",
+        "reason": "MODEL MISMATCH: requested m, served other-model",
+    }
+    _write(tmp_path, _attempts(t1_baseline_1=counted))
+    assert _audit(tmp_path).lines() == (
+        "[served_model] t1/baseline/attempt-1: served other-model for requested m, and the "
+        "attempt is not marked MODEL MISMATCH and kept out of the scores",
+    )
+
+
 def test_damaged_files_are_findings_not_crashes(tmp_path: Path) -> None:
     paths = _write(tmp_path, _attempts())
     (paths.attempt("t1", "baseline", 1) / "result.json").write_text("{not json")
@@ -212,3 +244,26 @@ def test_damaged_files_are_findings_not_crashes(tmp_path: Path) -> None:
     paths.plan.write_text("{}")
     with pytest.raises(ConfigError, match="plan.json of run hand is not a plan"):
         _audit(tmp_path)
+
+
+def test_the_audit_rebuilds_the_numbers_worked_by_hand(tmp_path: Path) -> None:
+    """``results.json`` holds the hand set's stated lanes and scorecard (results_set.py),
+    not a rebuild: the audit's own rebuild from the attempt files must equal them.
+
+    A scoring or lane-summary mistake (an excluded pair in a lane's mean: baseline 0.6
+    would read 0.667) makes the rebuild differ from the stated numbers, a finding.
+    """
+    hand = hand_result()
+    attempts = tuple(_versioned(a) for a in hand.attempts)
+    paths = _write(tmp_path, attempts)
+    rebuilt = json.loads(paths.results.read_text())
+    stored = hand.model_copy(
+        update={"attempts": attempts, "durabench_version": rebuilt["durabench_version"]}
+    )
+    write_reports(paths, stored)
+    lines = _audit(tmp_path).lines()
+    assert [line for line in lines if line.startswith("[results] results.json")] == []
+    assert lines == (
+        "[pairs] t3/baseline/attempt-1: ended completed, yet attempt 2 follows: only infra "
+        "attempts are tried again (an attempt added after the fact?)",
+    )

@@ -314,6 +314,11 @@ EDITS: dict[str, tuple[str, Callable[[RunPaths], None]]] = {
         "final_score.baseline.json",
         lambda p: edit_json(score_path(p, "baseline"), lambda d: d.update(final_score=0.99)),
     ),
+    # 0.6 -> 0.604: an edit under 0.005 that rounds to the same two places.
+    "final_score by less than 0.005": (
+        "final_score.baseline.json",
+        lambda p: edit_json(score_path(p, "baseline"), lambda d: d.update(final_score=0.604)),
+    ),
     "plan.json tasks": ("plan.json", _plan(_drop_task)),
     "plan.json lanes": (
         "plan.json",
@@ -352,6 +357,10 @@ EDITS: dict[str, tuple[str, Callable[[RunPaths], None]]] = {
     "results.json service_scores": (
         "results.json",
         _results(lambda d: d.update(service_scores={"baseline": 1.0})),
+    ),
+    "results.json service_scores by less than 0.005": (
+        "results.json",
+        _results(lambda d: d.update(service_scores={**SCORES, "baseline": 0.604})),
     ),
     "results.json approver": (
         "results.json",

@@ -96,6 +96,7 @@ RATE = "API Error: 429 rate_limit_error"
         (RATE, {"last_status": 429, "last_error": "usage_limit_reached"}, "infra_usage_cap"),
         (CAP, {"last_status": 529, "last_error": "overloaded_error"}, "infra_other"),
         (CAP, {"last_status": 401, "last_error": "authentication_error"}, "infra_auth"),
+        (CAP, {"last_status": 403, "last_error": "permission_error"}, "infra_auth"),
     ],
 )
 def test_the_same_claim_the_gateway_recorded_is_infra(
@@ -119,11 +120,27 @@ def test_a_gateway_refusal_is_the_agents_doing_never_infra(refused: str) -> None
     assert not verdict.exit_class.startswith("infra"), verdict.reason
 
 
-def test_the_harness_s_own_refusals_stay_infra() -> None:
-    for refused in ("upstream unreachable", "no key on this host"):
-        ledger = _ledger(last_status=502, last_error=refused, last_refused=refused)
-        verdict = classify(_input(_result("x", is_error=True), exit_code=1, metered=ledger))
-        assert verdict.exit_class == "infra_other", verdict.reason
+@pytest.mark.parametrize(
+    ("refused", "status"),
+    [
+        ("upstream unreachable", 502),
+        ("upstream cut", 200),  # the API began its answer (200) and the host lost the rest
+        ("no key on this host", 503),
+        ("gateway restarted", 502),
+        ("gateway overloaded", 503),
+    ],
+)
+def test_the_harness_s_own_refusals_stay_infra(refused: str, status: int) -> None:
+    """Each refusal the host causes, named by hand with the status the gateway writes.
+
+    Listed here, not read from ``HARNESS_REFUSALS``: a name dropped from that tuple must
+    fail a test. A stream cut mid-answer ends in 200, so only its ``refused`` says the host
+    failed; without it the session is the model's ``model_agent_error``.
+    """
+    ledger = _ledger(last_status=status, last_refused=refused)
+    verdict = classify(_input(_result("x", is_error=True), exit_code=1, metered=ledger))
+    assert verdict.exit_class == "infra_other", verdict.reason
+    assert f"the host failed the last request ({refused})" in verdict.reason
 
 
 def test_a_model_never_served_leaves_served_model_empty_and_says_why() -> None:
@@ -164,6 +181,19 @@ def test_an_attempt_over_its_budget_scores_nothing_past_it() -> None:
     over = classify(_input(_result("Done."), metered=within, budget_tokens=5_000))
     assert over.exit_class == "model_budget" and over.reward_cap == 0.0
     assert "9,800 tokens metered against a budget of 5,000" in over.reason
+
+
+def test_an_attempt_that_used_exactly_its_budget_keeps_its_reward() -> None:
+    """9,000 input + 800 output = 9,800 tokens metered against a budget of 9,800: not over.
+
+    The cap is for tokens *past* the budget (``>``); one token more (a budget of 9,799) is.
+    """
+    spent = _ledger(budget_spent=True, last_status=400, last_refused="budget")
+    exact = classify(_input(_result("Done."), metered=spent, budget_tokens=9_800))
+    assert exact.exit_class == "model_budget" and exact.reward_cap is None, exact.reason
+    assert "against a budget" not in exact.reason
+    past = classify(_input(_result("Done."), metered=spent, budget_tokens=9_799))
+    assert past.reward_cap == 0.0
 
 
 def test_a_dead_mcp_server_does_not_hide_an_api_that_never_answered() -> None:

@@ -120,3 +120,30 @@ def test_csv_neutralises_cells_a_spreadsheet_would_run_as_formulas(tmp_path: Pat
     t3 = next(r for r in csv.DictReader(io.StringIO(pairs)) if r["task_id"] == "t3")
     assert t3["delta"] == "-0.5"  # a number stays a number
     assert list(csv.reader(io.StringIO(to_csv([{"x": "\r=1"}])))) == [["x"], ["'\\r=1"]]
+
+
+def test_a_pair_row_counts_every_attempt_infra_retries_included() -> None:
+    """Each lane's ``attempts`` counts what ran; ``included`` only what is scored.
+
+    From the hand set: t3 full ran infra_rate_limit then completed 0.0: 2 attempts,
+    1 included; t4 full ran infra_usage_cap twice: 2 attempts, 0 included; t3 baseline
+    ran 2, both scored; t5 full ran 1 with no reward: 1 attempt, 0 included.
+    """
+    from durabench.results.export import pair_rows
+
+    rows = {r["task_id"]: r for r in pair_rows(hand_result())}
+    counts = {
+        (t, lane): (rows[t][f"{lane}.attempts"], rows[t][f"{lane}.included"])
+        for t, lane in [
+            ("t3", "sourcegraph_full"),
+            ("t4", "sourcegraph_full"),
+            ("t3", "baseline"),
+            ("t5", "sourcegraph_full"),
+        ]
+    }
+    assert counts == {
+        ("t3", "sourcegraph_full"): (2, 1),
+        ("t4", "sourcegraph_full"): (2, 0),
+        ("t3", "baseline"): (2, 2),
+        ("t5", "sourcegraph_full"): (1, 0),
+    }

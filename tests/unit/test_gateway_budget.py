@@ -134,9 +134,64 @@ async def test_a_gateway_started_anew_refuses_what_the_last_one_spent(tmp_path: 
         ("openai", {"max_tokens": 100, "n": 8}),
         ("gemini", {"generationConfig": {"maxOutputTokens": 100, "candidateCount": 8}}),
         ("gemini", {"generationConfig": {"max_output_tokens": 100, "candidate_count": 8}}),
+        # The Python SDK's own spelling: the config's key in snake case too.
+        ("gemini", {"generation_config": {"max_output_tokens": 100, "candidate_count": 8}}),
     ],
 )
 def test_the_worst_case_counts_every_answer_a_request_asks_for(
     provider: ProviderName, doc: dict[str, object]
 ) -> None:
+    """8 answers of at most 100 tokens each, and an empty body: 8 x 100 + 0 = 800 (a cap
+    not read would reserve the default 32,000 x 8)."""
     assert worst_case(provider, doc, 0) == 800
+
+
+async def test_each_reservation_is_released_once(tmp_path: Path) -> None:
+    """Once every answer has ended nothing is held, and spent is what was charged, once.
+
+    A whole answer of 20 input + 480 output is charged 500; a stream cut after its
+    ``message_start`` (20 input, 1 output so far) is charged 21: spent 521, held 0. A
+    reservation settled twice (an error path and a ``finally`` both settling) charges its
+    answer twice (1,021) and frees another request's hold, letting an attempt pass its
+    budget by several worst cases.
+    """
+    answers = iter([_costly, _cut])
+
+    def script(received: Received) -> Reply:
+        return next(answers)(received)
+
+    async with gateway_rig(tmp_path, script) as rig:
+        token = rig.grant(model=MODEL, budget_tokens=BUDGET)
+        for _ in range(2):
+            answer = await rig.send("POST", "/anthropic/v1/messages", token, content=_body(480))
+            assert answer.status_code == 200
+        assert rig.app.budgets.held(str(rig.ledger)) == (521, 0)
+    assert [e.charged for e in read_entries(rig.ledger)] == [500, 21]
+
+
+def _cut(received: Received) -> Reply:
+    reply = _costly(received)
+    reply.cut_after = 1  # message_start only: the answer began, and the host lost the rest
+    return reply
+
+
+async def test_cache_tokens_are_charged_to_the_budget(tmp_path: Path) -> None:
+    """An answer of 20 input, 480 output, 300 cache-read and 200 cache-write tokens is
+    charged 20 + 480 + 300 + 200 = 1,000 (input and output alone would be 500)."""
+
+    def cached(received: Received) -> Reply:
+        return anthropic_stream(
+            MODEL,
+            [{"type": "text", "text": "ok"}],
+            input_tokens=20,
+            output_tokens=480,
+            cache_read=300,
+            cache_write=200,
+        )
+
+    async with gateway_rig(tmp_path, cached) as rig:
+        token = rig.grant(model=MODEL, budget_tokens=BUDGET)
+        answer = await rig.send("POST", "/anthropic/v1/messages", token, content=_body(480))
+    assert answer.status_code == 200
+    (entry,) = read_entries(rig.ledger)
+    assert entry.charged == 1000

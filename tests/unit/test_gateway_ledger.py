@@ -81,3 +81,24 @@ def test_an_agent_refused_on_purpose_is_not_classified_as_a_refused_key(tmp_path
     )
     verdict = classify(data)
     assert not verdict.exit_class.startswith("infra_"), verdict.reason
+
+
+def test_the_served_model_is_the_one_that_wrote_the_most_output(tmp_path: Path) -> None:
+    """The main model answers 2 requests of 500 output tokens (1,000); an auxiliary model
+    (titles, summaries) answers 5 of 10 (50). By output the main model leads, 1,000 to 50;
+    by request count the auxiliary one would, 5 to 2, and be published as served."""
+    main, aux = "claude-sonnet-4-5", "claude-haiku-4-5"
+    answers = [ResponseUsage(model=main, input=900, output=500) for _ in range(2)]
+    answers += [ResponseUsage(model=aux, input=50, output=10) for _ in range(5)]
+    ledger = _write(tmp_path / "gateway.jsonl", *(_entry(200, usage=u) for u in answers))
+    metered = read_ledger(ledger)
+    assert metered is not None and metered.served_models == (main, aux)
+    data = ClassifyInput(
+        events=({"type": "system", "subtype": "init", "model": main},),
+        transcript_format="claude-code",
+        requested_model=main,
+        files_changed=1,
+        exit_code=0,
+        metered=metered,
+    )
+    assert classify(data).served_model == main

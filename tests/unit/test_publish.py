@@ -38,6 +38,8 @@ def test_publish_adds_runs_and_rebuilds_the_file(tmp_path: Path) -> None:
     assert entry.mean_delta == pytest.approx(1 / 6)
     assert (entry.pairs_compared, entry.excluded_pairs, entry.mcnemar_p) == (3, 1, 1.0)
     assert entry.ci == (-0.5, 1.0) and entry.cost_usd == 6.0
+    # Each lane's mean over its scored attempts, t4's excluded pair left out (results_set).
+    assert entry.lanes == {"baseline": 0.6, "sourcegraph_full": 2 / 3}
     assert entry.cli_versions == {
         "baseline": ("2.1.332",),
         "sourcegraph_full": ("2.0.14", "2.1.332"),

@@ -252,3 +252,16 @@ def test_text_from_a_task_agent_or_service_is_inert_in_report_md() -> None:
     for line in lines:
         if "docker build failed" in line:
             assert "\\# Results" in line  # the whole message stays on its one line
+
+
+def test_the_scoring_functions_give_the_numbers_worked_by_hand() -> None:
+    """``results_set`` states every number as a literal; the code must arrive at each one."""
+    from durabench.results.report import summarize_lanes
+    from tests.unit.results_set import ATTEMPTS, EXCLUDED, LANE_SUMMARIES, SCORECARD
+
+    assert summarize_lanes(ATTEMPTS, LANES, EXCLUDED) == LANE_SUMMARIES
+    card = compute_scorecard(ATTEMPTS, TASKS, LANES, EXCLUDED)
+    assert card.cells == SCORECARD.cells
+    assert card.excluded_attempts == SCORECARD.excluded_attempts
+    assert card.comparison == SCORECARD.comparison
+    assert card.totals == SCORECARD.totals

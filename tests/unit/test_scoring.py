@@ -180,3 +180,50 @@ def test_no_pair_to_compare_gives_no_interval() -> None:
     assert (c.both_pass, c.both_fail, c.baseline_only, c.full_only) == (0, 0, 0, 0)
     assert (c.mcnemar_p, c.dropped_excluded, c.dropped_unscored) == (1.0, 1, 1)
     assert (c.resamples, c.seed) == (10_000, 20_251_125)
+
+
+def test_an_infra_retry_is_not_in_the_cell_s_mean() -> None:
+    """Baseline 0.0; full: infra_rate_limit (no reward), then completed 1.0.
+
+    The full cell counts one attempt: Best 1.0, Mean 1.0 / 1 = 1.0 (divided by both
+    attempts it would show 0.5). The pair: delta 1.0 - 0.0 = +1.0, full passes alone:
+    b=0, c=1, McNemar p = min(1, 2 * 1/2) = 1.0.
+    """
+    attempts = (
+        a("r1", BASE, 1, "completed", 0.0),
+        a("r1", FULL, 1, "infra_rate_limit", None, reason="429"),
+        a("r1", FULL, 2, "completed", 1.0),
+    )
+    got = compute_scorecard(attempts, ("r1",), LANES, {})
+    full = got.cells[1]
+    assert (full.lane, full.best, full.mean, full.included, full.daggers) == (
+        FULL,
+        1.0,
+        1.0,
+        1,
+        (),
+    )
+    c = got.comparison
+    assert c is not None
+    assert [(d.baseline, d.full, d.delta) for d in c.tasks] == [(0.0, 1.0, 1.0)]
+    assert (c.mean_delta, c.baseline_only, c.full_only, c.mcnemar_p) == (1.0, 0, 1, 1.0)
+
+
+def test_an_attempt_that_cost_nothing_reported_its_cost() -> None:
+    """$0.00 is a reported cost (a free tier, a cached answer); only ``None`` is unreported.
+
+    Baseline: $0.00 and $0.50 reported: $0.50, 0 unreported. Full: $0.00 and no cost: $0.00,
+    1 unreported. All: $0.50, 1 unreported.
+    """
+    attempts = (
+        a("z1", BASE, 1, "completed", 1.0, cost_usd=0.0),
+        a("z1", BASE, 2, "completed", 1.0, cost_usd=0.5),
+        a("z1", FULL, 1, "completed", 1.0, cost_usd=0.0),
+        a("z1", FULL, 2, "completed", 1.0, cost_usd=None),
+    )
+    totals = compute_scorecard(attempts, ("z1",), LANES, {}).totals
+    assert [(t.lane, t.cost_usd, t.cost_unreported) for t in totals] == [
+        (BASE, 0.5, 0),
+        (FULL, 0.0, 1),
+        ("all", 0.5, 1),
+    ]

@@ -354,8 +354,18 @@ def test_a_limit_out_of_bounds_is_refused_naming_file_and_field(
     assert "\n" not in said
 
 
+_LOADED_AS = {
+    ("task", "time_limit_sec"): "time_limit_sec",
+    ("agent", "timeout_sec"): "time_limit_sec",  # Harbor's name for the agent's limit
+    ("verifier", "timeout_sec"): "verifier_timeout_sec",
+    ("environment", "build_timeout_sec"): "build_timeout_sec",
+}
+"""The task spec's field each ``task.toml`` limit becomes."""
+
+
 @pytest.mark.parametrize(("section", "field"), _LIMITS)
 def test_a_limit_in_bounds_loads(tmp_path: Path, section: str, field: str) -> None:
+    """7200 in the file is 7,200 s in the spec's own field, not a default (600 or 1,800 s)."""
     root = _make_task(
         tmp_path / "t",
         {
@@ -365,4 +375,5 @@ def test_a_limit_in_bounds_loads(tmp_path: Path, section: str, field: str) -> No
             "tests/test.sh": "true",
         },
     )
-    load_task(root)
+    spec = load_task(root)
+    assert getattr(spec, _LOADED_AS[(section, field)]) == 7200.0

@@ -1,4 +1,4 @@
-"""A run directory to view, written by the results code from the hand-worked results set.
+"""A run directory to view: the hand-worked results set, its numbers as stated by hand.
 
 Attempt t1 / baseline / 1 kept a trajectory with a tool call, verifier output and a
 gateway ledger; its agent's words carry markup that must show as text.
@@ -17,7 +17,7 @@ from durabench.agents.atif import (
     ToolCall,
     Trajectory,
 )
-from durabench.results.files import build_results, write_reports
+from durabench.results.files import write_reports
 from durabench.settings.paths import TRAJECTORY, RunPaths
 from tests.unit.results_set import hand_result
 
@@ -67,5 +67,5 @@ def write_run(runs_dir: Path) -> RunPaths:
     entry = {"at": 1767225600.0, "provider": "anthropic", "path": "/v1/messages", "status": 200}
     entry["usage"] = {"model": "m", "input": 1000, "output": 100}
     (where / "gateway.jsonl").write_text(json.dumps(entry) + "\n")
-    write_reports(paths, build_results(paths, hand.approval, 1.0))
+    write_reports(paths, hand)  # the stated lanes and scorecard, not a rebuild of them
     return paths

@@ -48,6 +48,24 @@ async def test_a_mismatched_approval_is_refused_at_the_caller_and_a_matching_one
     assert (await handle.result()).status == "completed"
 
 
+async def test_an_approve_signal_for_another_model_is_not_taken(env: Env) -> None:
+    """The Web UI's Submit sends the ``approve`` signal, which no validator guards.
+
+    The plan runs m-1. A signal restating m-2, or m-1's dated snapshot m-1-20250929, is
+    logged and ignored: the run still waits and has started nothing but its plan. The
+    same signal restating m-1 is taken.
+    """
+    request, handle = await start_run(env, parallel=2, agent=AgentSpec(model="m-1"))
+    for wrong in ("m-2", "m-1-20250929"):
+        await handle.signal(SuiteRunWorkflow.approve, Approval(approver="web", model=wrong))
+    assert "approval refused" in await refusal_after_signals(handle)  # handled, not taken
+    progress = await handle.query(SuiteRunWorkflow.progress)
+    assert (progress.phase, progress.approved_by) == ("awaiting_approval", None)
+    assert env.rec.calls == ["plan_run"]
+    await handle.signal(SuiteRunWorkflow.approve, Approval(approver="web", model="m-1"))
+    assert (await handle.result()).status == "completed"
+
+
 async def test_an_update_before_the_plan_says_to_wait_for_it(env: Env) -> None:
     env.rec.plan_gate = asyncio.Event()
     request, handle = await start_run(env, wait=False)
