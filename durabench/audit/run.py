@@ -11,6 +11,7 @@ from durabench.audit.against_history import check_ledger
 from durabench.audit.attempts import check_attempts, check_pairs
 from durabench.audit.disk import DiskAttempt, read_attempts, where
 from durabench.audit.grades import check_grades
+from durabench.audit.names import check_names
 from durabench.audit.published import check_published, read_stored
 from durabench.audit.record import check_record
 from durabench.errors import ConfigError
@@ -72,6 +73,7 @@ def audit_run(
             )
         if len(graded) == len(attempts):  # every attempt reads: the run can be rebuilt
             findings += _published(paths, stored, approval, dashboard)
+    findings += check_names(paths, plan)
     return AuditReport(
         run_id=run_id,
         clean=not findings,

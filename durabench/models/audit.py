@@ -90,7 +90,9 @@ class Ledger(BaseModel):
     """Each lane's final score as ``score_run`` returned it (a run graded by a service)."""
 
 
-AuditCheck = Literal["pairs", "ledger", "served_model", "exit_class", "results", "versions"]
+AuditCheck = Literal[
+    "pairs", "ledger", "served_model", "exit_class", "results", "versions", "names"
+]
 """The audit's checks, named in each finding."""
 
 

@@ -57,7 +57,7 @@ def last_attempts(root: Path, lane: str = "*") -> dict[tuple[str, str], AttemptR
     service = plan_file.is_file() and (
         RunPlan.model_validate_json(plan_file.read_text()).request.service is not None
     )
-    for path in root.glob(f"tasks/*/{lane}/attempt-*/result.json"):
+    for path in RunPaths(root=root).attempt_results(None if lane == "*" else lane):
         a = AttemptResult.model_validate_json(path.read_text())
         a = with_service_grade(path, a, service=service)
         key = (a.task_id, a.lane)
