@@ -22,6 +22,7 @@ from typing import NamedTuple
 from urllib.parse import parse_qs, quote, unquote, urlsplit
 
 from durabench.errors import DurabenchError
+from durabench.numerals import read_int
 from durabench.results.viewer.attempt import attempt_page
 from durabench.results.viewer.page import esc, href, page
 from durabench.results.viewer.runs import index_page, pair_page, run_page
@@ -70,7 +71,7 @@ class ViewerSite:
         parts = [unquote(p) for p in url.path.split("/") if p]
         start = parse_qs(url.query).get("from", ["0"])[0]
         try:
-            return self._route(parts, int(start) if start.isdigit() else 0)
+            return self._route(parts, read_int(start) or 0)
         except DurabenchError as exc:  # no such run, task or attempt; an id that leaves home
             return _html(page("not found", [], [f"<p>{esc(exc)}</p>"]), 404)
 
