@@ -93,6 +93,7 @@ async def read_ledger(
         approval=run.approval,
         task_ids=run.task_ids,
         final_scores=run.final_scores,
+        files=run.files,
     )
 
 

@@ -11,6 +11,7 @@ from durabench.audit.against_history import check_ledger
 from durabench.audit.attempts import check_attempts, check_pairs
 from durabench.audit.disk import DiskAttempt, read_attempts, where
 from durabench.audit.grades import check_grades
+from durabench.audit.manifest import check_run_files
 from durabench.audit.names import check_names
 from durabench.audit.published import check_published, read_stored
 from durabench.audit.record import check_record
@@ -54,6 +55,10 @@ def audit_run(
     if ledger is not None:  # first: history is the strongest witness
         held, notes = check_ledger(ledger, attempts)
         findings += held
+        if ledger.files is not None:
+            findings += check_run_files(paths, plan, ledger.files)
+        elif ledger.task_ids is not None:  # the run's own history was read
+            notes.append(_NO_MANIFEST)
     else:
         notes.append(f"ledger check skipped: {skipped}; only the files were checked")
     graded, ungraded = _graded(plan, attempts.values())
@@ -81,6 +86,13 @@ def audit_run(
         findings=tuple(findings),
         notes=tuple(notes),
     )
+
+
+_NO_MANIFEST = (
+    "the run's history records no manifest of its own files (a run from before manifests): "
+    "plan.json, run.json, the final scores, results and reports were checked by what they "
+    "say, not byte for byte"
+)
 
 
 def _graded(

@@ -16,7 +16,7 @@ from types import EllipsisType
 from typing import Any, NamedTuple
 
 from durabench.atomic import atomic_write
-from durabench.audit import audit_run, digest_attempt
+from durabench.audit import audit_run, digest_attempt, manifest_of
 from durabench.models.audit import AuditReport, Ledger, LedgerAttempt
 from durabench.models.benchmark_service import ServiceTarget
 from durabench.models.results import AttemptResult
@@ -73,6 +73,16 @@ def _sha(path: Path) -> str | None:
     return hashlib.sha256(path.read_bytes()).hexdigest() if path.is_file() else None
 
 
+READ_BY_PEOPLE = {
+    "agent/trajectory.json": '{"schema_version": "ATIF-v1.2", "steps": []}\n',
+    "verifier/test-stdout.txt": "57 passed, 0 failed\n",
+    "final_message.txt": "Done, all tests pass.\n",
+    "build.log": "#1 FROM durabench-base\n",
+    "durabench/instruction.md": "Fix the bug.\n",
+}
+"""An attempt's files no number is read from, but a reader of the run sees (viewer, HTML)."""
+
+
 def write_run(root: Path, *, service: bool) -> Run:
     """The hand run as a worker writes it, graded by a service or not; its ledger."""
     result = hand_result()
@@ -94,6 +104,8 @@ def write_run(root: Path, *, service: bool) -> Run:
         atomic_write(where / "verifier" / "reward.txt", f"{a.reward or 0.0}\n")
         atomic_write(where / "agent" / "stdout.txt", '{"type": "result"}\n')
         atomic_write(where / "submission.patch", "--- a/x\n+++ b/x\n")
+        for name, text in READ_BY_PEOPLE.items():
+            atomic_write(where / name, text)
         graded = service and a.included
         if graded:
             atomic_write(where / "eval.json", grade_of(a).model_dump_json())
@@ -125,6 +137,7 @@ def write_run(root: Path, *, service: bool) -> Run:
         approval=approval,
         task_ids=tuple(t.task_id for t in plan.tasks),
         final_scores=dict(SCORES) if service else None,
+        files=manifest_of(paths.root, deep=False),  # as write_report returns it
     )
     return Run(paths, ledger, board)
 
