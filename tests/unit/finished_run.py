@@ -74,7 +74,7 @@ def _sha(path: Path) -> str | None:
 
 
 READ_BY_PEOPLE = {
-    "agent/trajectory.json": '{"schema_version": "ATIF-v1.2", "steps": []}\n',
+    "agent/trajectory.json": '{\n  "schema_version": "ATIF-v1.2",\n  "steps": []\n}',
     "verifier/test-stdout.txt": "57 passed, 0 failed\n",
     "final_message.txt": "Done, all tests pass.\n",
     "build.log": "#1 FROM durabench-base\n",
