@@ -15,7 +15,6 @@ from durabench.audit.manifest import check_run_files
 from durabench.audit.names import check_names
 from durabench.audit.published import check_published, read_stored
 from durabench.audit.record import check_record
-from durabench.errors import ConfigError
 from durabench.models.audit import AuditReport, Finding, Ledger
 from durabench.models.results import AttemptResult, RunResult
 from durabench.models.run import Approval, RunPlan
@@ -42,13 +41,7 @@ def audit_run(
     Raises:
         ConfigError: there is no such run under ``runs_dir``.
     """
-    try:
-        plan = read_plan(runs_dir, run_id)
-    except ValidationError as exc:
-        raise ConfigError(
-            f"plan.json of run {run_id} is not a plan ({exc.errors()[0]['msg']}): the run's "
-            "files are damaged, and nothing in them can be checked; restore it from a backup"
-        ) from exc
+    plan = read_plan(runs_dir, run_id)
     paths = RunPaths.for_run(runs_dir, run_id)
     attempts, findings = read_attempts(paths)
     notes: list[str] = []
