@@ -8,7 +8,7 @@ from temporalio import activity
 
 from activities.boundary import KnownSecrets, scrub_value, scrubbed
 from durabench import __version__
-from durabench.audit import digest_attempt
+from durabench.audit import digest_attempt, manifest_of
 from durabench.models.audit import AttemptDigest
 from durabench.models.results import AttemptResult
 from durabench.models.suite_run import ReportInput, ReportOutput
@@ -50,7 +50,12 @@ class ResultActivities:
     @activity.defn(name="write_report")
     @scrubbed
     async def write_report(self, data: ReportInput) -> ReportOutput:
-        """Read every attempt's result; write ``results.json``, ``report.md``, ``report.html``."""
+        """Read every attempt's result; write ``results.json``, ``report.md``, ``report.html``.
+
+        Returns, with the totals, the manifest of the run's own files as it leaves them (the
+        last of them written here), so they are kept in the run's history, which nobody
+        edits: ``starter audit`` holds the files against it.
+        """
         return await asyncio.to_thread(self._write_report, data)
 
     def _write_report(self, data: ReportInput) -> ReportOutput:
@@ -59,5 +64,8 @@ class ResultActivities:
         write_reports(paths, result)
         push(self.settings, paths, paths.results, paths.report_md, paths.report_html)
         return ReportOutput(
-            results_dir=str(paths.root), report_path=str(paths.report_md), lanes=result.lanes
+            results_dir=str(paths.root),
+            report_path=str(paths.report_md),
+            lanes=result.lanes,
+            manifest=manifest_of(paths.root, deep=False),
         )

@@ -74,6 +74,7 @@ from _usage import Accounted, is_own_container
 from temporalio.client import Client
 
 from durabench.models.agent import AgentSpec
+from durabench.numerals import read_int
 from durabench.settings.values import Settings
 from durabench.tasks import load_suite
 
@@ -88,8 +89,9 @@ def copy_id(task_id: str, copy: int) -> str:
     if copy == 1:
         return task_id
     stem, _, number = task_id.rpartition("-")
-    if number.isdigit():
-        return f"{stem}-{int(number) + copy - 1:0{len(number)}d}"
+    first = read_int(number)
+    if first is not None:
+        return f"{stem}-{first + copy - 1:0{len(number)}d}"
     return f"{task_id}-{copy}"
 
 

@@ -14,7 +14,7 @@ from pydantic import BaseModel, ValidationError
 
 from durabench.errors import ConfigError
 
-__all__ = ["read_json_model"]
+__all__ = ["first_error", "read_json_model"]
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -42,3 +42,17 @@ def read_json_model(path: Path, model: type[M], what: str, shape: str) -> M:
         first = exc.errors()[0]
         where = ".".join(str(p) for p in first["loc"])
         raise ConfigError(f"{what} {path}: {where}: {first['msg']}; it must be {shape}") from None
+
+
+def first_error(exc: ValidationError) -> str:
+    """The first thing pydantic found wrong, on one line: ``tasks.0.task_dir: Field required``.
+
+    A damaged file gives a command one line to print, never pydantic's page of errors.
+    """
+    errors = exc.errors()
+    if not errors:
+        return "not valid"
+    first = errors[0]
+    where = ".".join(str(p) for p in first["loc"])
+    what = " ".join(str(first["msg"]).split())
+    return f"{where}: {what}" if where else what

@@ -27,6 +27,7 @@ import os
 import re
 import secrets
 import socket
+import string
 from pathlib import Path
 from typing import NamedTuple
 
@@ -72,7 +73,7 @@ def _pid_ns() -> str:
         link = os.readlink("/proc/self/ns/pid")
     except OSError:
         return ""
-    return "".join(c for c in link if c.isdigit())
+    return "".join(c for c in link if c in string.digits)
 
 
 def this_place() -> WorkerPlace:

@@ -48,19 +48,22 @@ async def audit_main(
     settings = settings or Settings.from_env()
     await asyncio.to_thread(pulled, settings, run_id)  # every host's files, to audit here
     plan = read_plan(settings.runs_dir, run_id)
-    ledger, skipped = await _ledger(client, settings, plan)
+    ledger, skipped = await _ledger(client, settings, run_id, plan)
     board = None if publishing else dashboard or settings.home / "dashboard.json"
     return audit_run(settings.runs_dir, run_id, ledger, skipped=skipped, dashboard=board)
 
 
 async def _ledger(
-    client: Client | None, settings: Settings, plan: RunPlan
+    client: Client | None, settings: Settings, run_id: str, plan: RunPlan
 ) -> tuple[Ledger | None, str]:
-    """The run's ledger, or why there is none."""
-    attempts, _ = read_attempts(RunPaths.for_run(settings.runs_dir, plan.request.run_id))
+    """The ledger of ``run_id``, or why there is none.
+
+    ``run_id`` is the run asked for, never whatever its plan.json names.
+    """
+    attempts, _ = read_attempts(RunPaths.for_run(settings.runs_dir, run_id))
     try:
         client = client or await connect(settings)
-        return await read_ledger(client, plan, attempts), ""
+        return await read_ledger(client, run_id, plan, attempts), ""
     except ConfigError as exc:
         return None, f"Temporal cannot be reached ({exc})"
     except LedgerGone as exc:

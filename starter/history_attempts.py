@@ -48,18 +48,19 @@ class LedgerGone(Exception):
 
 
 async def read_ledger(
-    client: Client, plan: RunPlan, on_disk: Iterable[tuple[str, str, int]]
+    client: Client, run_id: str, plan: RunPlan, on_disk: Iterable[tuple[str, str, int]]
 ) -> Ledger:
-    """The run's attempts as history records them.
+    """Run ``run_id``'s attempts as history records them.
 
-    ``on_disk`` (task, lane, attempt) are read too, so an attempt beyond a gap or outside
-    the plan is looked for where it would be.
+    ``run_id`` is the run asked for: never the id its ``plan.json`` names, which anyone
+    who can write the file can change to one the server has no history of. ``plan``'s
+    tasks and lanes, and ``on_disk`` (task, lane, attempt), are looked for, so an attempt
+    beyond a gap or outside the plan is read where it would be.
 
     Raises:
         LedgerGone: the server does not know the run (retention removed it, or the run
             was made on another server).
     """
-    run_id = plan.request.run_id
     try:
         desc = await client.get_workflow_handle(run_workflow_id(run_id)).describe()
     except RPCError as exc:
@@ -92,6 +93,7 @@ async def read_ledger(
         approval=run.approval,
         task_ids=run.task_ids,
         final_scores=run.final_scores,
+        files=run.files,
     )
 
 

@@ -4,8 +4,8 @@ The run workflow continues as new every so many tasks, so its history is a chain
 read from the first (``first_run_id``) along each ``continued as new`` to the last. In it:
 what ``plan_run`` returned (the plan without its tasks), what ``record_run`` returned (the
 approval, with the sender of an approving signal named), every page of tasks ``plan_page``
-handed out, and what ``score_run`` returned for each lane. ``starter audit`` holds the
-run's files against these.
+handed out, what ``score_run`` returned for each lane, and the manifest of the run's own
+files ``write_report`` returned. ``starter audit`` holds the run's files against these.
 """
 
 from __future__ import annotations
@@ -16,14 +16,15 @@ from temporalio.api.enums.v1 import EventType
 from temporalio.api.history.v1 import HistoryEvent
 from temporalio.client import Client
 
+from durabench.models.audit import Manifest
 from durabench.models.run import Approval, PlanSummary
-from durabench.models.suite_run import PlanPage, PlanPageInput, RecordRunInput
+from durabench.models.suite_run import PlanPage, PlanPageInput, RecordRunInput, ReportOutput
 from workflows import run_workflow_id
 
 __all__ = ["RunHistory", "chain_events", "read_run_history", "run_record"]
 
 _CONTINUED = EventType.EVENT_TYPE_WORKFLOW_EXECUTION_CONTINUED_AS_NEW
-_READ = frozenset({"plan_run", "record_run", "plan_page", "score_run"})
+_READ = frozenset({"plan_run", "record_run", "plan_page", "score_run", "write_report"})
 
 
 class RunHistory(NamedTuple):
@@ -33,6 +34,7 @@ class RunHistory(NamedTuple):
     approval: Approval | None
     task_ids: tuple[str, ...] | None
     final_scores: dict[str, float] | None
+    files: Manifest | None = None
 
 
 async def read_run_history(client: Client, run_id: str, first_run_id: str) -> RunHistory:
@@ -81,7 +83,7 @@ async def _completed(client: Client, events: list[HistoryEvent]) -> list[tuple[s
 
 
 def _record(calls: list[tuple[str, Any, Any]]) -> RunHistory:
-    plan = approval = None
+    plan = approval = files = None
     pages: dict[int, tuple[str, ...]] = {}
     scores: dict[str, float] = {}
     for name, given, result in calls:
@@ -96,8 +98,10 @@ def _record(calls: list[tuple[str, Any, Any]]) -> RunHistory:
         elif name == "score_run":
             lane, score = _score(given, result)
             scores[lane] = score
+        elif name == "write_report":  # the last one: what the run's files were at its end
+            files = ReportOutput.model_validate(result).manifest
     task_ids = tuple(t for offset in sorted(pages) for t in pages[offset]) if pages else None
-    return RunHistory(plan, approval, task_ids, scores)
+    return RunHistory(plan, approval, task_ids, scores, files)
 
 
 def _score(given: Any, result: Any) -> tuple[str, float]:

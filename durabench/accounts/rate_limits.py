@@ -16,6 +16,7 @@ from datetime import UTC, datetime, timedelta
 from email.utils import parsedate_to_datetime
 
 from durabench.models.verdict import MeteredUsage
+from durabench.numerals import read_int
 
 __all__ = ["MAX_WAIT", "rate_limit_until", "usage_cap_until"]
 
@@ -73,8 +74,9 @@ def _resets(metered: MeteredUsage, now: datetime) -> list[timedelta]:
 
 
 def _when(value: str, now: datetime) -> timedelta | None:
-    if value.isdigit() and len(value) >= 10:  # epoch seconds (a plan's unified reset)
-        return datetime.fromtimestamp(int(value), tz=UTC) - now
+    epoch = read_int(value) if len(value) in (10, 11) else None
+    if epoch is not None:  # epoch seconds (a plan's unified reset)
+        return datetime.fromtimestamp(epoch, tz=UTC) - now
     try:
         return datetime.fromisoformat(value.replace("Z", "+00:00")) - now
     except ValueError:

@@ -21,6 +21,7 @@ from durabench.agents.atif import (
     ToolCall,
     Trajectory,
 )
+from durabench.numerals import read_int
 
 __all__ = ["command_trajectory"]
 
@@ -50,7 +51,8 @@ def _exit(done: Path) -> str:
         fields = done.read_text(errors="replace").split()
     except (FileNotFoundError, IsADirectoryError):
         return "did not start"
-    return f"exit code {fields[0]}" if fields and fields[0].lstrip("-").isdigit() else "running"
+    code = read_int(fields[0], signed=True) if fields else None
+    return "running" if code is None else f"exit code {code}"
 
 
 def command_trajectory(

@@ -1,15 +1,18 @@
 """The attempt files held against the run's durable history (its ledger).
 
 History is append-only: what ``record_attempt`` returned there (the hashes of what it
-wrote) is what the attempt was. A file changed, deleted or added since is named.
+wrote, and the manifest of every file the attempt left) is what the attempt was. A file
+changed, deleted or added since is named. ``eval.json``, written after by the service's
+grading, is held to its own record (:mod:`durabench.audit.grades`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 
-from durabench.audit.digest import sha256_file
+from durabench.audit.digest import listing, sha256_file
 from durabench.audit.disk import AttemptKey, DiskAttempt, where
+from durabench.audit.manifest import compare
 from durabench.models.audit import AttemptDigest, Finding, Ledger
 
 __all__ = ["check_ledger"]
@@ -37,6 +40,11 @@ def check_ledger(
         on_disk = attempts.get(key)
         if entry.digest is not None:
             out += _against(key, entry.digest, on_disk)
+            if entry.digest.manifest is None and on_disk is not None:
+                notes.append(
+                    f"{where(key)}: its history predates manifests; only "
+                    f"{', '.join(entry.digest.files)} were checked"
+                )
         elif on_disk is not None and entry.recorded:
             notes.append(f"{where(key)}: its history predates digests; its files were not checked")
         elif on_disk is not None:
@@ -76,7 +84,15 @@ def _against(key: AttemptKey, digest: AttemptDigest, on_disk: DiskAttempt | None
                 f"{current[:12]}… now)"
             )
         out.append(_ledger(key, f"{name} {what}"))
+    if digest.manifest is not None:
+        skip = {*digest.files, _GRADE}
+        for name, what in compare(digest.manifest, listing(on_disk.directory), skip=skip):
+            out.append(_ledger(key, f"{name} {what} after the attempt was recorded"))
     return out
+
+
+_GRADE = "eval.json"
+"""Written after the attempt is recorded, by the service's grading: checked on its own."""
 
 
 def _ledger(key: AttemptKey, message: str) -> Finding:

@@ -9,7 +9,7 @@ from pydantic import ValidationError
 
 from durabench.models.audit import Finding
 from durabench.models.results import AttemptResult
-from durabench.settings.paths import RunPaths
+from durabench.settings.paths import RunPaths, attempt_number
 
 __all__ = ["AttemptKey", "DiskAttempt", "read_attempts", "where"]
 
@@ -45,10 +45,10 @@ def read_attempts(paths: RunPaths) -> tuple[dict[AttemptKey, DiskAttempt], list[
     findings: list[Finding] = []
     for path in paths.attempt_results():
         directory = path.parent
-        number = directory.name.removeprefix("attempt-")
-        if not number.isdigit():
+        number = attempt_number(directory.name)
+        if number is None:  # not read: the names check names it
             continue
-        key = AttemptKey(directory.parent.parent.name, directory.parent.name, int(number))
+        key = AttemptKey(directory.parent.parent.name, directory.parent.name, number)
         try:
             result: AttemptResult | None = AttemptResult.model_validate_json(path.read_bytes())
         except (ValidationError, OSError) as exc:

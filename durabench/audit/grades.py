@@ -36,11 +36,11 @@ def check_grades(
             for key, found in sorted(attempts.items())
             if (found.directory / "eval.json").exists()
         ], []
-    if ledger is None:
-        return [], []
-    recorded = {AttemptKey(e.task_id, e.lane, e.attempt): e for e in ledger.attempts}
-    out: list[Finding] = []
+    out = [f for key, found in sorted(attempts.items()) for f in _elsewhere(key, found)]
     notes: list[str] = []
+    if ledger is None:
+        return out, notes
+    recorded = {AttemptKey(e.task_id, e.lane, e.attempt): e for e in ledger.attempts}
     for key, found in sorted(attempts.items()):
         entry = recorded.get(key)
         if entry is not None:  # an attempt history lacks is named by the ledger check
@@ -86,6 +86,21 @@ def _one(
                 "graded again by `starter score`)",
             )
         )
+
+
+def _elsewhere(key: AttemptKey, found: DiskAttempt) -> list[Finding]:
+    """A grading that names another run or attempt than the one it lies in."""
+    try:
+        grade = TaskGrade.model_validate_json((found.directory / "eval.json").read_bytes())
+    except (ValidationError, OSError):  # none, or not a grading: named where it is read
+        return []
+    said = AttemptKey(grade.task_id, grade.lane, grade.attempt)
+    if said == key and grade.run_id == found.directory.parents[3].name:  # the run's directory
+        return []
+    why = (
+        f"eval.json is run {grade.run_id}'s {where(said)}: it was copied here from another attempt"
+    )
+    return [Finding(check="results", where=where(key), message=why)]
 
 
 def _failed(found: DiskAttempt) -> bool:

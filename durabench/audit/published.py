@@ -92,7 +92,13 @@ def _attempts(
         return {AttemptKey(a.task_id, a.lane, a.attempt): a for a in attempts}
 
     old, new = index(stored), index(rebuilt)
-    out = [
+    listed = Counter(AttemptKey(a.task_id, a.lane, a.attempt) for a in stored)
+    out = [  # an index holds one of each: count the copies first
+        _results(f"lists {where(k)} {n} times: a copy was added after the run")
+        for k, n in sorted(listed.items())
+        if n > 1
+    ]
+    out += [
         _results(f"lists {where(k)}, which has no result.json") for k in sorted(old - new.keys())
     ]
     out += [_results(f"leaves out {where(k)}") for k in sorted(new.keys() - old)]
@@ -128,14 +134,18 @@ def _dashboard(dashboard: Path | None, rebuilt: RunResult) -> list[Finding]:
         board = Dashboard.model_validate_json(dashboard.read_bytes())
     except ValidationError as exc:
         return [_finding(str(dashboard), f"not a dashboard ({exc.errors()[0]['msg']})")]
-    for entry in board.runs:
-        if entry.run_id == run_id:
-            published = entry.model_copy(update={"ledger_checked": None, "forced": ()})
-            changed = changed_fields(published, entry_of(rebuilt), "the entry", "the attempts")
-            if changed:
-                why = f"the run's entry differs in {changed}; `starter publish` rebuilds it"
-                return [_finding(str(dashboard), why)]
-    return []
+    entries = [entry for entry in board.runs if entry.run_id == run_id]
+    out = []
+    if len(entries) > 1:  # a reader may show any one of them: each is held to the attempts
+        why = f"lists the run {len(entries)} times: a copy was added after it was published"
+        out.append(_finding(str(dashboard), why))
+    for entry in entries:
+        published = entry.model_copy(update={"ledger_checked": None, "forced": ()})
+        changed = changed_fields(published, entry_of(rebuilt), "the entry", "the attempts")
+        if changed:
+            why = f"the run's entry differs in {changed}; `starter publish` rebuilds it"
+            out.append(_finding(str(dashboard), why))
+    return out
 
 
 def _results(message: str) -> Finding:

@@ -31,6 +31,7 @@ def check_record(
     The approval is history's when it is there, else ``run.json``'s, else none.
     """
     record, out = _read_record(paths.run)
+    out += _run_ids(paths.root.name, plan, record, stored)
     trusted = ledger.approval if ledger is not None and ledger.approval else None
     if record is not None:
         if record.plan != plan.summary():
@@ -47,6 +48,27 @@ def check_record(
     if ledger is not None:
         out += _against_history(plan, ledger)
     return out + _final_scores(paths, plan, ledger), trusted
+
+
+def _run_ids(
+    run_id: str, plan: RunPlan, record: RecordRunInput | None, stored: RunResult | None
+) -> list[Finding]:
+    """Each file that names another run than ``run_id``, the run audited (its directory).
+
+    History is read under ``run_id``: a file naming another id would otherwise send the
+    audit to a history the server does not have, and past the ledger.
+    """
+    named = {"plan.json": plan.request.run_id}
+    if record is not None:
+        named["run.json"] = record.plan.request.run_id
+    if stored is not None:
+        named["results.json"] = stored.plan.request.run_id
+    why = "its directory, and the history audited): the id was changed after the run"
+    return [
+        _results(name, f"names run {other}, but it is run {run_id}'s ({why}")
+        for name, other in named.items()
+        if other != run_id
+    ]
 
 
 def _read_record(path: Path) -> tuple[RecordRunInput | None, list[Finding]]:
@@ -91,13 +113,17 @@ def _final_scores(paths: RunPaths, plan: RunPlan, ledger: Ledger | None) -> list
             why = "in a run that no service graded: put there after the run, and not read"
             out.append(_results(path.name, why))
             continue
-        if recorded is None:
-            continue
         try:
-            score = RunScore.model_validate_json(path.read_bytes()).final_score
+            stored = RunScore.model_validate_json(path.read_bytes())
         except ValidationError as exc:
             out.append(_results(path.name, f"not a score ({exc.errors()[0]['msg']})"))
             continue
+        if (stored.run_id, stored.lane) != (paths.root.name, lane):
+            why = f"is run {stored.run_id}'s final score of lane {stored.lane}: it was copied here"
+            out.append(_results(path.name, why))
+        if recorded is None:
+            continue
+        score = stored.final_score
         if lane not in recorded:
             why = "a score the run's history does not record (put there, or `starter score`)"
             out.append(_ledger(path.name, why))

@@ -11,9 +11,10 @@ from durabench.audit.against_history import check_ledger
 from durabench.audit.attempts import check_attempts, check_pairs
 from durabench.audit.disk import DiskAttempt, read_attempts, where
 from durabench.audit.grades import check_grades
+from durabench.audit.manifest import check_run_files
+from durabench.audit.names import check_names
 from durabench.audit.published import check_published, read_stored
 from durabench.audit.record import check_record
-from durabench.errors import ConfigError
 from durabench.models.audit import AuditReport, Finding, Ledger
 from durabench.models.results import AttemptResult, RunResult
 from durabench.models.run import Approval, RunPlan
@@ -40,19 +41,17 @@ def audit_run(
     Raises:
         ConfigError: there is no such run under ``runs_dir``.
     """
-    try:
-        plan = read_plan(runs_dir, run_id)
-    except ValidationError as exc:
-        raise ConfigError(
-            f"plan.json of run {run_id} is not a plan ({exc.errors()[0]['msg']}): the run's "
-            "files are damaged, and nothing in them can be checked; restore it from a backup"
-        ) from exc
+    plan = read_plan(runs_dir, run_id)
     paths = RunPaths.for_run(runs_dir, run_id)
     attempts, findings = read_attempts(paths)
     notes: list[str] = []
     if ledger is not None:  # first: history is the strongest witness
         held, notes = check_ledger(ledger, attempts)
         findings += held
+        if ledger.files is not None:
+            findings += check_run_files(paths, plan, ledger.files)
+        elif ledger.task_ids is not None:  # the run's own history was read
+            notes.append(_NO_MANIFEST)
     else:
         notes.append(f"ledger check skipped: {skipped}; only the files were checked")
     graded, ungraded = _graded(plan, attempts.values())
@@ -72,6 +71,7 @@ def audit_run(
             )
         if len(graded) == len(attempts):  # every attempt reads: the run can be rebuilt
             findings += _published(paths, stored, approval, dashboard)
+    findings += check_names(paths, plan)
     return AuditReport(
         run_id=run_id,
         clean=not findings,
@@ -79,6 +79,13 @@ def audit_run(
         findings=tuple(findings),
         notes=tuple(notes),
     )
+
+
+_NO_MANIFEST = (
+    "the run's history records no manifest of its own files (a run from before manifests): "
+    "plan.json, run.json, the final scores, results and reports were checked by what they "
+    "say, not byte for byte"
+)
 
 
 def _graded(

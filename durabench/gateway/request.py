@@ -15,6 +15,7 @@ from typing import Any, Literal
 from durabench.gateway.ledger import LedgerEntry
 from durabench.gateway.meter import ResponseUsage
 from durabench.gateway.providers import ProviderName
+from durabench.numerals import read_int
 
 __all__ = ["MAX_REQUEST_BYTES", "AgentRequest", "read_body"]
 
@@ -35,7 +36,8 @@ async def read_body(receive: Receive, declared: str | None) -> bytearray:
     Raises:
         BodyTooLarge: its ``content-length`` (``declared``) or its bytes pass the limit.
     """
-    if declared is not None and (not declared.isdigit() or int(declared) > MAX_REQUEST_BYTES):
+    size = None if declared is None else read_int(declared)
+    if declared is not None and (size is None or size > MAX_REQUEST_BYTES):
         raise BodyTooLarge
     body = bytearray()
     while True:

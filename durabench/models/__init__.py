@@ -43,9 +43,11 @@ from durabench.models.audit import (
     AttemptDigest,
     AuditCheck,
     AuditReport,
+    FileDigest,
     Finding,
     Ledger,
     LedgerAttempt,
+    Manifest,
 )
 from durabench.models.benchmark_service import (
     ServiceApi,
@@ -154,6 +156,7 @@ __all__ = [
     "Counterpart",
     "ExcludedAttempt",
     "ExitClass",
+    "FileDigest",
     "Finding",
     "FinishInput",
     "FinishOutput",
@@ -165,6 +168,7 @@ __all__ = [
     "LeaseRequest",
     "Ledger",
     "LedgerAttempt",
+    "Manifest",
     "McpServer",
     "MeteredUsage",
     "ModelRateLimit",

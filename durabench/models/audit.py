@@ -16,6 +16,7 @@ from durabench.models.run import Approval, PlanSummary
 __all__ = [
     "DIGESTED_FILES",
     "AttemptDigest",
+    "FileDigest",
     "AuditCheck",
     "AuditReport",
     "Finding",
@@ -33,6 +34,21 @@ DIGESTED_FILES = (
 report reads of it (the reward, the kept transcript tail, the diff)."""
 
 
+class FileDigest(BaseModel):
+    """One file as it was written: its size and hash tell any change of it."""
+
+    model_config = ConfigDict(frozen=True)
+
+    size: int
+    """Its length in bytes."""
+    sha256: str
+    """The sha256 (hex) of its bytes."""
+
+
+Manifest = dict[str, FileDigest]
+"""Every file a writer left under a directory, by POSIX path relative to it."""
+
+
 class AttemptDigest(BaseModel):
     """What ``record_attempt`` wrote, by hash: small, and no secret can be in it."""
 
@@ -44,6 +60,10 @@ class AttemptDigest(BaseModel):
     """Each of :data:`DIGESTED_FILES` to the sha256 (hex) of its bytes, ``None`` if absent."""
     durabench_version: str
     """The durabench of the worker that wrote the attempt."""
+    manifest: Manifest | None = None
+    """Every file under the attempt's directory as ``record_attempt`` left it (the trajectory,
+    the verifier's output, the instruction, the build log...), so a change of any file a
+    reader sees is found; ``None``: recorded before manifests."""
 
 
 class LedgerAttempt(BaseModel):
@@ -88,9 +108,15 @@ class Ledger(BaseModel):
     read (a ledger from before the run's own history was read)."""
     final_scores: dict[str, float] | None = None
     """Each lane's final score as ``score_run`` returned it (a run graded by a service)."""
+    files: Manifest | None = None
+    """The run's own files beside ``tasks/`` (``plan.json`` with its tasks and counterparts,
+    ``run.json``, final scores, results, reports) as ``write_report``, their last writer,
+    left them; ``None``: not read, or recorded before manifests."""
 
 
-AuditCheck = Literal["pairs", "ledger", "served_model", "exit_class", "results", "versions"]
+AuditCheck = Literal[
+    "pairs", "ledger", "served_model", "exit_class", "results", "versions", "names"
+]
 """The audit's checks, named in each finding."""
 
 

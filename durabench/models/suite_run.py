@@ -12,6 +12,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
+from durabench.models.audit import Manifest
 from durabench.models.results import LaneSummary
 from durabench.models.run import Approval, PlanSummary, RunRequest, TaskRef
 
@@ -195,3 +196,6 @@ class ReportOutput(BaseModel):
     """The Markdown report."""
     lanes: tuple[LaneSummary, ...]
     """Totals per lane."""
+    manifest: Manifest | None = None
+    """The run's own files beside ``tasks/`` as this call left them: recorded in history
+    so ``starter audit`` finds any later change; ``None`` from workers before manifests."""

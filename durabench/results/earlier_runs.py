@@ -15,7 +15,10 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Literal, NamedTuple
 
+from pydantic import ValidationError
+
 from durabench.errors import ConfigError
+from durabench.json_files import first_error
 from durabench.models.results import AttemptResult
 from durabench.models.run import RunPlan
 from durabench.results.files import with_service_grade
@@ -39,7 +42,8 @@ def read_plan(runs_dir: Path, run_id: str) -> RunPlan:
     """The plan of an earlier run.
 
     Raises:
-        ConfigError: there is no such run here (callers pull it from the store first).
+        ConfigError: there is no such run here (callers pull it from the store first), or
+            its plan.json is not a plan.
     """
     path = RunPaths.for_run(runs_dir, run_id).plan
     if not path.is_file():
@@ -47,7 +51,13 @@ def read_plan(runs_dir: Path, run_id: str) -> RunPlan:
             f"no run {run_id!r} under {runs_dir} (no plan.json), nor in DURABENCH_RESULTS_URL's "
             "store if set: give the id of an earlier run (`python -m starter status` lists them)"
         )
-    return RunPlan.model_validate_json(path.read_text())
+    try:
+        return RunPlan.model_validate_json(path.read_bytes())
+    except ValidationError as exc:  # one line, not pydantic's page (what a user can act on)
+        raise ConfigError(
+            f"plan.json of run {run_id} is not a plan ({first_error(exc)}): the run's files are "
+            "damaged, and nothing in them can be checked; restore it from a backup"
+        ) from None
 
 
 def last_attempts(root: Path, lane: str = "*") -> dict[tuple[str, str], AttemptResult]:
@@ -57,7 +67,7 @@ def last_attempts(root: Path, lane: str = "*") -> dict[tuple[str, str], AttemptR
     service = plan_file.is_file() and (
         RunPlan.model_validate_json(plan_file.read_text()).request.service is not None
     )
-    for path in root.glob(f"tasks/*/{lane}/attempt-*/result.json"):
+    for path in RunPaths(root=root).attempt_results(None if lane == "*" else lane):
         a = AttemptResult.model_validate_json(path.read_text())
         a = with_service_grade(path, a, service=service)
         key = (a.task_id, a.lane)

@@ -5,9 +5,12 @@ from __future__ import annotations
 from collections.abc import Iterable
 from pathlib import Path
 
+from pydantic import ValidationError
+
 from durabench import __version__
 from durabench.atomic import atomic_write
 from durabench.errors import ConfigError
+from durabench.json_files import first_error
 from durabench.models.results import AttemptResult, RunResult
 from durabench.models.run import Approval, RunPlan
 from durabench.results.report import render_markdown, summarize_lanes
@@ -121,14 +124,21 @@ def load_results(paths: RunPaths, threshold: float | None = None) -> RunResult:
     """A run's ``results.json``, rescored when ``threshold`` is given or it has no scorecard.
 
     Raises:
-        ConfigError: the run has no results (yet).
+        ConfigError: the run has no results (yet), or its results.json is not a run's results.
     """
     if not paths.results.is_file():
         raise ConfigError(
             f"no results at {paths.results}: the run has not finished, or ran on another "
             "machine (see `python -m starter status <run-id>`)"
         )
-    result = RunResult.model_validate_json(paths.results.read_text())
+    try:
+        result = RunResult.model_validate_json(paths.results.read_bytes())
+    except ValidationError as exc:  # one line, not pydantic's page
+        raise ConfigError(
+            f"{paths.results} is not a run's results ({first_error(exc)}): it is damaged; "
+            f"build it again from the attempts with `python -m starter report "
+            f"{paths.root.name}`, or restore it from a backup"
+        ) from None
     if threshold is not None or result.scorecard is None:
         plan = result.plan
         card = compute_scorecard(

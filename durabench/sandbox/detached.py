@@ -36,6 +36,7 @@ from pathlib import PurePosixPath
 from typing import NamedTuple
 
 from durabench.errors import AgentLost, SandboxError
+from durabench.numerals import read_int
 from durabench.sandbox.base import ExecResult, Sandbox
 
 __all__ = [
@@ -138,11 +139,13 @@ def wrap_step(
 
 def _parse_end(text: str) -> StepEnd | None:
     """The end the marker records, or ``None`` while it says the step runs."""
-    if not text.split() or not text.split()[0].lstrip("-").isdigit():
+    fields = text.split()
+    code = read_int(fields[0], signed=True) if fields else None
+    if code is None:
         return None
-    code, elapsed, limit = (text.split() + ["0", "0", "0"])[:3]
-    timed_out = int(code) in _TIMEOUT_EXIT_CODES and float(elapsed) >= float(limit) - 1
-    return StepEnd(int(code), float(elapsed), timed_out)
+    elapsed, limit = (read_int(f, signed=True) or 0 for f in (fields + ["0", "0"])[1:3])
+    timed_out = code in _TIMEOUT_EXIT_CODES and elapsed >= limit - 1
+    return StepEnd(code, float(elapsed), timed_out)
 
 
 _BOOT_ID = re.compile(r"[0-9a-f-]{1,64}")
@@ -151,11 +154,10 @@ _BOOT_ID = re.compile(r"[0-9a-f-]{1,64}")
 def _parse_process(text: str) -> StepProcess | None:
     """The step's root shell as ``.started`` names it; ``None`` in the old format."""
     fields = text.split()
-    if len(fields) != 4 or not (fields[1].isdigit() and fields[2].isdigit()):
+    if len(fields) != 4 or read_int(fields[2]) is None or not _BOOT_ID.fullmatch(fields[3]):
         return None
-    if not _BOOT_ID.fullmatch(fields[3]):
-        return None
-    return StepProcess(int(fields[1]), fields[2], fields[3])
+    pid = read_int(fields[1])
+    return None if pid is None else StepProcess(pid, fields[2], fields[3])
 
 
 async def _exists(sandbox: Sandbox, path: PurePosixPath) -> bool:

@@ -24,6 +24,7 @@ from pydantic import BaseModel, ValidationError
 from durabench.errors import ServiceError, ServiceProtocolError, ServiceUnsupported
 from durabench.logs import get_logger
 from durabench.models.benchmark_service import ServiceTarget
+from durabench.numerals import read_int
 from durabench.service.auth import ServiceAuth, service_auth_from_env
 from durabench.service.errors import Call, error_for_response
 from durabench.service.retry import ServiceRetry, backoff_s, parse_retry_after, retryable_status
@@ -283,9 +284,9 @@ class ServiceClient:
 
     async def _capped(self, call: Call, streamed: httpx.Response) -> bytes:
         """The body of ``streamed``, read piece by piece and refused past the cap."""
-        declared = streamed.headers.get("Content-Length", "")
-        if declared.isdigit() and int(declared) > self._cap:
-            raise self._too_large(call, f"it declares {int(declared):,} bytes")
+        declared = read_int(streamed.headers.get("Content-Length", ""))
+        if declared is not None and declared > self._cap:
+            raise self._too_large(call, f"it declares {declared:,} bytes")
         pieces: list[bytes] = []
         size = 0
         async for piece in streamed.aiter_bytes():

@@ -129,7 +129,7 @@ def score_path(run: RunPaths, lane: str) -> Path:
 
 def load_grades(run: RunPaths, lane: str) -> list[TaskGrade]:
     """Every stored grading of ``lane`` in the run."""
-    files = sorted(run.root.glob(f"tasks/*/{lane}/attempt-*/eval.json"))
+    files = run.attempt_files("eval.json", lane)
     return [TaskGrade.model_validate_json(f.read_text()) for f in files]
 
 

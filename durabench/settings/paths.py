@@ -5,13 +5,14 @@ No other module spells these paths out; they change here or nowhere.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path, PurePosixPath
 
 from pydantic import BaseModel, ConfigDict
 
 from durabench.errors import ConfigError
 
-__all__ = ["FINAL_MESSAGE", "TRAJECTORY", "RunPaths", "SandboxPaths"]
+__all__ = ["FINAL_MESSAGE", "TRAJECTORY", "RunPaths", "SandboxPaths", "attempt_number"]
 
 FINAL_MESSAGE = "final_message.txt"
 """The agent's whole final message, in the attempt's directory: the answer a service grades
@@ -20,6 +21,22 @@ FINAL_MESSAGE = "final_message.txt"
 TRAJECTORY = "agent/trajectory.json"
 """The transcript in Harbor's ATIF, under the attempt's directory where a Harbor trial keeps
 it (``<trial>/agent/trajectory.json``, read by ``harbor view``)."""
+
+
+_ATTEMPT_DIR = re.compile(r"attempt-([1-9][0-9]{0,8})", re.ASCII)
+"""An attempt directory's name: ``attempt-<n>``, n an ASCII decimal from 1 without leading
+zeros (below a billion, so ``int`` never meets a number too long to read)."""
+
+
+def attempt_number(name: str) -> int | None:
+    """The attempt number a directory ``name`` spells, ``None`` if it is no attempt's name.
+
+    Every reader of a run matches attempt directories with this one pattern, so a name a
+    worker never writes (``attempt-x``, ``attempt-01`` beside ``attempt-1``, ``attempt-²``,
+    which ``str.isdigit`` takes for a digit) is read by none of them; the audit names it.
+    """
+    found = _ATTEMPT_DIR.fullmatch(name)
+    return int(found.group(1)) if found else None
 
 
 class SandboxPaths(BaseModel):
@@ -146,18 +163,32 @@ class RunPaths(BaseModel):
         parts = [("task id", task_id), ("lane", lane), ("attempt", f"attempt-{attempt}")]
         return _inside(self.root, [("directory", "tasks"), *parts])
 
-    def attempt_results(self) -> list[Path]:
-        """Every attempt's result.json, in a stable order."""
-        return sorted(self.root.glob("tasks/*/*/attempt-*/result.json"))
+    def attempt_files(self, name: str, lane: str | None = None) -> list[Path]:
+        """Each attempt's file ``name``, in a stable order; only ``lane``'s when given.
+
+        Only directories named as :func:`attempt_number` reads them are attempts.
+        """
+        found = []
+        for path in self.root.glob(f"tasks/*/*/attempt-*/{name}"):
+            attempt = path.parents[len(PurePosixPath(name).parts) - 1]
+            if attempt_number(attempt.name) is None:
+                continue
+            if lane is None or attempt.parent.name == lane:
+                found.append(path)
+        return sorted(found)
+
+    def attempt_results(self, lane: str | None = None) -> list[Path]:
+        """Every attempt's result.json (only ``lane``'s when given), in a stable order."""
+        return self.attempt_files("result.json", lane)
 
     def attempt_trajectories(self) -> set[tuple[str, str, int]]:
         """The attempts (task, lane, number) that kept a trajectory."""
         found = set()
-        for path in self.root.glob(f"tasks/*/*/attempt-*/{TRAJECTORY}"):
+        for path in self.attempt_files(TRAJECTORY):
             attempt, lane, task = (path.parents[n].name for n in (1, 2, 3))
-            number = attempt.removeprefix("attempt-")
-            if number.isdigit():
-                found.add((task, lane, int(number)))
+            number = attempt_number(attempt)
+            if number is not None:
+                found.add((task, lane, number))
         return found
 
 

@@ -8,146 +8,19 @@ number would edit, and the audit must name the file.
 
 from __future__ import annotations
 
-import hashlib
-import json
 from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
-from types import EllipsisType
-from typing import Any, NamedTuple
+from typing import Any
 
 import pytest
 
-from durabench.atomic import atomic_write
-from durabench.audit import audit_run, digest_attempt
-from durabench.models.audit import AuditReport, Ledger, LedgerAttempt
-from durabench.models.benchmark_service import ServiceTarget
 from durabench.models.results import AttemptResult
-from durabench.models.suite_run import RecordRunInput
-from durabench.results.dashboard import publish
-from durabench.results.files import build_results, write_reports
-from durabench.service.records import RunScore, TaskGrade, score_path
+from durabench.results.files import build_results
+from durabench.service.records import TaskGrade, score_path
 from durabench.service.wire import EvalResultData
 from durabench.settings.paths import RunPaths
-from tests.unit.results_set import hand_result
-
-RUN = "hand"
-SCORES = {"baseline": 0.6, "sourcegraph_full": 0.5}
-
-
-class Run(NamedTuple):
-    """A finished run on disk, its ledger and its published dashboard."""
-
-    paths: RunPaths
-    ledger: Ledger
-    board: Path
-
-
-def _attempts() -> tuple[AttemptResult, ...]:
-    retried = {("t3", "baseline", 1): {"exit_class": "infra_rate_limit", "reward": None}}
-    return tuple(
-        a.model_copy(
-            update={
-                "classifier_version": 3,
-                "durabench_version": "0.1.0",
-                **retried.get((a.task_id, a.lane, a.attempt), {}),
-            }
-        )
-        for a in hand_result().attempts
-    )
-
-
-def _grade(a: AttemptResult) -> TaskGrade:
-    return TaskGrade.model_validate(
-        {
-            "run_id": RUN,
-            "task_id": a.task_id,
-            "lane": a.lane,
-            "attempt": a.attempt,
-            "exit_class": a.exit_class,
-            "generation_status": "success",
-            "api": "legacy",
-            "status": "evaluated",
-            "result": {"pass_percentage": (a.reward or 0.0) * 100},
-        }
-    )
-
-
-def _sha(path: Path) -> str | None:
-    return hashlib.sha256(path.read_bytes()).hexdigest() if path.is_file() else None
-
-
-def write_run(root: Path, *, service: bool) -> Run:
-    """The hand run as a worker writes it, graded by a service or not; its ledger."""
-    result = hand_result()
-    request = result.plan.request
-    if service:
-        request = request.model_copy(update={"service": ServiceTarget(url="http://127.0.0.1:9")})
-    plan = result.plan.model_copy(update={"request": request})
-    paths = RunPaths.for_run(root / "runs", RUN)
-    atomic_write(paths.plan, plan.model_dump_json())
-    assert result.approval is not None
-    approval = result.approval
-    atomic_write(
-        paths.run, RecordRunInput(plan=plan.summary(), approval=approval).model_dump_json()
-    )
-    entries = []
-    for a in _attempts():
-        where = paths.attempt(a.task_id, a.lane, a.attempt)
-        atomic_write(where / "result.json", a.model_dump_json())
-        atomic_write(where / "verifier" / "reward.txt", f"{a.reward or 0.0}\n")
-        atomic_write(where / "agent" / "stdout.txt", '{"type": "result"}\n')
-        atomic_write(where / "submission.patch", "--- a/x\n+++ b/x\n")
-        graded = service and a.included
-        if graded:
-            atomic_write(where / "eval.json", _grade(a).model_dump_json())
-        entries.append(
-            LedgerAttempt(
-                task_id=a.task_id,
-                lane=a.lane,
-                attempt=a.attempt,
-                ended="completed",
-                recorded=True,
-                digest=digest_attempt(where),
-                graded=graded,
-                grade=_sha(where / "eval.json"),
-            )
-        )
-    if service:
-        for lane, score in SCORES.items():
-            run_score = RunScore(
-                run_id=RUN, lane=lane, api="legacy", final_score=score, tasks_evaluated=("t1",)
-            )
-            atomic_write(score_path(paths, lane), run_score.model_dump_json())
-    write_reports(paths, build_results(paths, approval, 1.0))
-    board = root / "dashboard.json"
-    publish(paths.root.parent, board, RUN, AuditReport(run_id=RUN, clean=True))
-    ledger = Ledger(
-        run_ended="completed",
-        attempts=tuple(entries),
-        plan=plan.summary(),
-        approval=approval,
-        task_ids=tuple(t.task_id for t in plan.tasks),
-        final_scores=dict(SCORES) if service else None,
-    )
-    return Run(paths, ledger, board)
-
-
-def audit(run: Run, ledger: Ledger | None | EllipsisType = ...) -> AuditReport:
-    """The run's audit against ``ledger`` (its own by default; ``None``: files only)."""
-    used = run.ledger if isinstance(ledger, EllipsisType) else ledger
-    skipped = "" if used is not None else "no server in a unit test"
-    return audit_run(run.paths.root.parent, RUN, used, skipped=skipped, dashboard=run.board)
-
-
-def edit_json(path: Path, change: Callable[[Any], None]) -> None:
-    data = json.loads(path.read_text())
-    change(data)
-    path.write_text(json.dumps(data))
-
-
-def named(report: AuditReport, name: str) -> bool:
-    return any(name in f.where or name in f.message for f in report.findings)
+from tests.unit.finished_run import audit, edit_json, grade_of, named, write_run
 
 
 @pytest.mark.parametrize("service", [False, True])
@@ -166,7 +39,7 @@ def test_a_grading_planted_in_a_run_no_service_graded_is_not_read_and_is_named(
 ) -> None:
     run = write_run(tmp_path, service=False)
     attempt = run.paths.attempt("t2", "baseline", 1)  # model_timeout, reward 0.0
-    planted = _grade(AttemptResult.model_validate_json((attempt / "result.json").read_text()))
+    planted = grade_of(AttemptResult.model_validate_json((attempt / "result.json").read_text()))
     planted = planted.model_copy(update={"result": EvalResultData(pass_percentage=100.0)})
     (attempt / "eval.json").write_text(planted.model_dump_json())
     rebuilt = build_results(run.paths, None, 1.0)
@@ -183,7 +56,7 @@ def test_a_grading_planted_in_a_run_no_service_graded_is_not_read_and_is_named(
 def test_a_grading_the_history_does_not_record_is_named(tmp_path: Path) -> None:
     run = write_run(tmp_path, service=True)
     attempt = run.paths.attempt("t2", "baseline", 1)
-    grade = _grade(AttemptResult.model_validate_json((attempt / "result.json").read_text()))
+    grade = grade_of(AttemptResult.model_validate_json((attempt / "result.json").read_text()))
     better = grade.model_copy(update={"result": EvalResultData(pass_percentage=100.0)})
     (attempt / "eval.json").write_text(better.model_dump_json())
     lines = audit(run).lines()

@@ -32,7 +32,7 @@ from botocore.exceptions import BotoCoreError, NoCredentialsError
 from durabench.errors import ConfigError, ResultStoreError
 from durabench.logs import get_logger
 from durabench.results.store.store import ResultStore
-from durabench.settings.paths import RunPaths
+from durabench.settings.paths import RunPaths, attempt_number
 from durabench.settings.results_url import CREDENTIALS_HINT, check_results_url
 
 __all__ = ["ObjectStore"]
@@ -204,7 +204,7 @@ def _indexed(relative: str) -> str | None:
     if (
         len(parts) == 6
         and parts[1] == "tasks"
-        and parts[4].startswith("attempt-")
+        and attempt_number(parts[4]) is not None
         and parts[5] == "result.json"
     ):
         return parts[0]

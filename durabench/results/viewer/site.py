@@ -22,10 +22,11 @@ from typing import NamedTuple
 from urllib.parse import parse_qs, quote, unquote, urlsplit
 
 from durabench.errors import DurabenchError
+from durabench.numerals import read_int
 from durabench.results.viewer.attempt import attempt_page
 from durabench.results.viewer.page import esc, href, page
 from durabench.results.viewer.runs import index_page, pair_page, run_page
-from durabench.settings.paths import RunPaths
+from durabench.settings.paths import RunPaths, attempt_number
 
 __all__ = ["Answer", "ViewerSite", "serve"]
 
@@ -70,7 +71,7 @@ class ViewerSite:
         parts = [unquote(p) for p in url.path.split("/") if p]
         start = parse_qs(url.query).get("from", ["0"])[0]
         try:
-            return self._route(parts, int(start) if start.isdigit() else 0)
+            return self._route(parts, read_int(start) or 0)
         except DurabenchError as exc:  # no such run, task or attempt; an id that leaves home
             return _html(page("not found", [], [f"<p>{esc(exc)}</p>"]), 404)
 
@@ -89,10 +90,9 @@ class ViewerSite:
             return Answer(200, _HTML, paths.report_html.read_bytes())
         if len(rest) == 2 and rest[0] == "tasks":
             return _html(pair_page(paths, rest[1]))
-        if len(rest) >= 4 and rest[0] == "tasks" and rest[3].startswith("attempt-"):
-            number = rest[3].removeprefix("attempt-")
-            if number.isdigit():
-                return self._attempt(paths, rest[1], rest[2], int(number), rest[4:], start)
+        number = attempt_number(rest[3]) if len(rest) >= 4 and rest[0] == "tasks" else None
+        if number is not None:
+            return self._attempt(paths, rest[1], rest[2], number, rest[4:], start)
         return _html(page("not found", [], ['<p>See <a href="/">the runs</a>.</p>']), 404)
 
     def _attempt(

@@ -16,6 +16,7 @@ import shlex
 from collections.abc import Mapping
 from typing import NamedTuple
 
+from durabench.numerals import read_int
 from durabench.sandbox.base import ExecResult
 from durabench.sandbox.detached import as_user
 from durabench.sandbox.limits import EXEC_OUTPUT_BYTES
@@ -90,9 +91,9 @@ def parse_exec(output: str, timeout_s: float | None, elapsed_s: float) -> ExecRe
         ValueError: the output is not the script's (the wrapper itself failed).
     """
     lines = output.split("\n")
-    if len(lines) < 3 or not lines[2].strip().lstrip("-").isdigit():
+    code = read_int(lines[2].strip(), signed=True) if len(lines) >= 3 else None
+    if code is None:
         raise ValueError(f"not an exec script's output: {output[:200]!r}")
-    code = int(lines[2].strip())
     timed_out = timeout_s is not None and code in _TIMEOUT_EXIT_CODES and elapsed_s >= timeout_s
     return ExecResult(
         exit_code=code,

@@ -14,6 +14,7 @@ import shlex
 from collections.abc import Awaitable, Callable
 from pathlib import PurePosixPath
 
+from durabench.numerals import read_int
 from durabench.sandbox.docker.archive import ArchiveStream, read_tree_limited
 from durabench.sandbox.limits import ReadLimits, TreeRead, human_bytes
 
@@ -66,9 +67,10 @@ async def read_tree_remote(run: Run, name: str, path: str, limits: ReadLimits) -
     notes = []
     for entry in base64.b64decode(big.strip()).split(b"\0"):
         size, _, rel = entry.decode("utf-8", "backslashreplace").partition(" ")
-        if size.isdigit():
+        bytes_ = read_int(size)
+        if bytes_ is not None:
             notes.append(
-                f"{path}/{rel}: {human_bytes(int(size))}, over the "
+                f"{path}/{rel}: {human_bytes(bytes_)}, over the "
                 f"{human_bytes(limits.max_file_bytes)} per file, left out"
             )
     return TreeRead(read.files, (*notes, *read.cut))
