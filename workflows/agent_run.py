@@ -26,6 +26,7 @@ from temporalio.exceptions import (
     ActivityError,
     ApplicationError,
     CancelledError,
+    FailureError,
     TimeoutError,
     TimeoutType,
 )
@@ -62,7 +63,15 @@ from workflows.policies import (
 )
 from workflows.search_attributes import for_result
 
-__all__ = ["AgentRunWorkflow", "failure_reason", "host_lost", "record_attempt", "session_over"]
+__all__ = [
+    "UNRECORDED",
+    "AgentRunWorkflow",
+    "failure_reason",
+    "host_lost",
+    "record_attempt",
+    "save_result",
+    "session_over",
+]
 
 A = TypeVar("A")
 OnCancel = Literal["stop", "go on", "finish"]
@@ -71,6 +80,9 @@ T = TypeVar("T")
 
 _SESSION_OVER = (AgentLost.__name__, SandboxGone.__name__)
 """Failures that prove a session ended unjudged: the pair may run the attempt again."""
+UNRECORDED = "AttemptUnrecorded"
+"""Type of the failure of an attempt whose result could not be written; its detail is the
+result (the verdict is kept, and a session that ran is not run again)."""
 _SLACK = timedelta(minutes=5)
 _PROVISION = timedelta(minutes=10)
 """What the start of a sandbox may take besides its image's build."""
@@ -88,9 +100,9 @@ def session_over(err: ActivityError) -> bool:
     return isinstance(cause, ApplicationError) and cause.type in _SESSION_OVER
 
 
-def failure_reason(err: ActivityError) -> str:
-    """``Type: message`` of the failure behind an activity error."""
-    cause = err.cause
+def failure_reason(err: FailureError) -> str:
+    """``Type: message`` of the failure behind an activity error (or of a local one's)."""
+    cause = err.cause if isinstance(err, ActivityError) else err
     if isinstance(cause, ApplicationError):
         return f"{cause.type}: {cause.message}"
     return str(cause or err)
@@ -298,8 +310,23 @@ class AgentRunWorkflow:
         ]
 
     async def _finish(self, ref: AttemptRef, result: AttemptResult) -> AttemptResult:
-        """Record the attempt, then have the service grade it if one does."""
-        await save_result(ref, result, local=True)
+        """Record the attempt, then have the service grade it if one does.
+
+        A record that gave up (the results store down for hours) fails the workflow with
+        the result itself (``AttemptUnrecorded``): the pair keeps the verdict and tries
+        the record again, rather than take the failure for an attempt to run again.
+        """
+        try:
+            await save_result(ref, result, local=True)
+        except FailureError as err:  # a local activity's failure is not an ActivityError
+            if isinstance(err, CancelledError) or isinstance(err.cause, CancelledError):
+                raise
+            raise ApplicationError(
+                f"result.json of {_label(ref)} could not be written: {failure_reason(err)}",
+                result,
+                type=UNRECORDED,
+                non_retryable=True,
+            ) from err
         workflow.upsert_search_attributes(for_result(result))
         if ref.service is not None:
             await self._grade(ref, ref.service)

@@ -42,7 +42,13 @@ with workflow.unsafe.imports_passed_through():
     )
     from durabench.models.results import AttemptResult, PairResult
 
-from workflows.agent_run import AgentRunWorkflow, failure_reason, record_attempt
+from workflows.agent_run import (
+    UNRECORDED,
+    AgentRunWorkflow,
+    failure_reason,
+    record_attempt,
+    save_result,
+)
 from workflows.cancel_check import stop_if_cancelled
 from workflows.dropped import being_dropped
 from workflows.ids import attempt_workflow_id, pair_workflow_id
@@ -356,6 +362,29 @@ class PairedTaskWorkflow:
             if isinstance(err.cause, CancelledError):
                 raise  # the pair is being cancelled: no further attempt
 
+    async def _unrecorded(self, ref: AttemptRef, failure: ApplicationError) -> AttemptResult:
+        """The attempt ended, judged, but its result could not be written: try once more.
+
+        Its result (the verdict of a session that may have cost money) stays the pair's
+        either way, in its history and its own result.
+        """
+        result = AttemptResult.model_validate(failure.details[0])
+        try:
+            await save_result(ref, result)
+        except ActivityError as err:
+            if isinstance(err.cause, CancelledError):
+                raise
+            workflow.logger.error(
+                "result.json of %s %s attempt %d not written (%s); its verdict, %s, is kept "
+                "in the pair's history",
+                ref.task.task_id,
+                ref.lane,
+                ref.attempt,
+                err.cause,
+                result.exit_class,
+            )
+        return result
+
     async def _attempt(self, ref: AttemptRef) -> AttemptResult:
         try:
             return await workflow.execute_child_workflow(
@@ -368,6 +397,8 @@ class PairedTaskWorkflow:
                 parent_close_policy=ParentClosePolicy.REQUEST_CANCEL,
             )
         except ChildWorkflowError as err:
+            if isinstance(err.cause, ApplicationError) and err.cause.type == UNRECORDED:
+                return await self._unrecorded(ref, err.cause)
             if isinstance(err.cause, CancelledError):
                 if workflow.cancellation_reason() is not None:
                     raise  # the run is being cancelled: no new attempt

@@ -104,6 +104,9 @@ class Recorder:
     """When a rate-limited verdict says the API named to come back (``None``: it did not)."""
     failures: Counter[str] = field(default_factory=Counter)
     """``activity/task/lane`` to how many more times that activity fails (transiently)."""
+    sessions_ended: list[tuple[str, str, int]] = field(default_factory=list)
+    """Sessions whose agent phase returned their end: each is paid for, and must keep a
+    verdict."""
     lost: set[str] = field(default_factory=set)
     """``task/lane/attempt`` whose session dies unrecorded (``AgentLost``) once launched."""
     broken: set[str] = field(default_factory=set)
@@ -187,14 +190,17 @@ class Recorder:
         Undoing (the real activity lets Docker's create end, then removes the container)
         waits for the ``undo_provision`` gate, then records ``provision_undone``.
         """
-        gate = self.gates.get(f"provision_sandbox/{ref.task.task_id}/{ref.lane}")
+        key = f"provision_sandbox/{ref.task.task_id}/{ref.lane}"
+        gate = self.gates.get(key)
         if gate is None:
             return
+        self.gated.append(key)
         try:
             while not gate.is_set():
                 activity.heartbeat("provisioning")
                 await asyncio.sleep(0.1)
         except asyncio.CancelledError:
+            self.cancelled.append(key)
             await self.gate("undo_provision", ref.task.task_id, ref.lane)
             self.calls.append("provision_undone")
             raise
@@ -253,6 +259,7 @@ class Recorder:
         @activity.defn(name="claim_host")
         async def claim_host(ref: AttemptRef) -> HostClaim:
             await rec.hold("claim_host", ref.task.task_id, ref.lane)
+            rec.fail_if_told("claim_host", ref.task.task_id, ref.lane)
             rec.reserved.add((ref.task.task_id, ref.lane, ref.attempt))
             rec.claims += 1
             return HostClaim(host_id="fake-host", queue=rec.queue, host_timeout_sec=300.0)
@@ -278,6 +285,7 @@ class Recorder:
                 await rec.hold("provision_sandbox", *key)
             rec.provisioned.append(key)
             rec.live.add(key)
+            rec.fail_if_told("provision_sandbox", *key)  # the container made, the reply lost
             rec.max_live_pairs = max(rec.max_live_pairs, len({t for t, _ in rec.live}))
             printed, _ = rec.cli_versions.get(f"{key[0]}/{key[1]}", (None, None))
             return ProvisionOutput(
@@ -315,6 +323,7 @@ class Recorder:
             while ref.task.task_id == SLOW:  # an agent that runs until cancelled
                 activity.heartbeat("running")
                 await asyncio.sleep(0.2)
+            rec.sessions_ended.append(session)
             return AgentRunOutput(exit_code=0, timed_out=False, files_changed=1)
 
         @activity.defn(name="verify")
@@ -385,6 +394,7 @@ class Recorder:
         @activity.defn(name="write_report")
         async def write_report(data: ReportInput) -> ReportOutput:
             rec.calls.append("write_report")
+            rec.fail_if_told("write_report", "run", "report")
             lanes = tuple(
                 LaneSummary(
                     lane=lane, attempts=0, scored=0, mean_reward=None, passed=0, by_class={}
