@@ -59,6 +59,7 @@ def write_doc(text: str) -> None:
 
 
 def main() -> int:
+    """Run the harness; write its table if every case passed."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:

@@ -155,6 +155,15 @@ async def _kept(env: Env, run_id: str) -> list[AttemptResult]:
     return recorded
 
 
+def _lane_outcome(sessions: int, last: AttemptResult | None, *, on_disk: bool) -> str:
+    """What a lane came to, in words, for the table."""
+    said = f"{sessions} session{'' if sessions == 1 else 's'}, "
+    if last is None:
+        return said + "no result (cancelled)"
+    said += last.exit_class + (" (session_began)" if last.session_began else "")
+    return said + ("" if on_disk else ", kept in the pair's history")
+
+
 async def _check(env: Env, run_id: str, end: str, launched_at_cancel: int | None) -> dict[str, str]:
     """Assert the invariants; what each lane came to, for the table."""
     per_lane: dict[str, str] = {}
@@ -170,12 +179,7 @@ async def _check(env: Env, run_id: str, end: str, launched_at_cancel: int | None
             unjudged = result.exit_class == "infra_other" and result.session_began
             assert judged or unjudged, f"{lane}: the verdict of a session that ran: {result}"
         last = results[max(results)] if results else None
-        per_lane[lane] = (
-            f"{len(sessions)} session, {last.exit_class}"
-            + (" (session_began)" if last.session_began else "")
-            if last
-            else f"{len(sessions)} session, no result (cancelled)"
-        )
+        per_lane[lane] = _lane_outcome(len(sessions), last, on_disk=last in env.rec.attempts)
     if launched_at_cancel is not None:
         assert len(env.rec.sessions) == launched_at_cancel, "a session launched after the cancel"
     return per_lane
