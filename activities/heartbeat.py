@@ -13,10 +13,14 @@ from contextlib import asynccontextmanager, suppress
 
 from temporalio import activity
 
-__all__ = ["HEARTBEAT_EVERY_S", "heartbeating"]
+__all__ = ["AGENT_BEAT_S", "HEARTBEAT_EVERY_S", "heartbeating"]
 
 HEARTBEAT_EVERY_S = 10.0
 """A third of the shortest heartbeat timeout durabench schedules (30 s)."""
+AGENT_BEAT_S = 1.0
+"""The agent phase beats every second: a cancel reaches an activity only with a
+heartbeat's answer, and a paid session should stop within about a second of its cancel
+(the worker sends a beat at most once per ``runtime.workers.CANCEL_NOTICE``)."""
 
 
 @asynccontextmanager

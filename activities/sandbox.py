@@ -24,7 +24,8 @@ from temporalio.exceptions import ApplicationError, ApplicationErrorCategory
 
 from activities.backends import gateway_url_for_sandboxes, make_sandbox, remote, remote_image
 from activities.boundary import KnownSecrets, scrubbed
-from activities.heartbeat import heartbeating
+from activities.heartbeat import AGENT_BEAT_S, heartbeating
+from activities.run_cancel import unless_run_cancelled
 from durabench.attempt import (
     AgentLogs,
     Attempt,
@@ -328,7 +329,8 @@ class SandboxActivities:
             base_path=f"/{provider}{PROVIDERS[provider].base_path}" if provider else "",
             environ=os.environ,
         )
-        async with heartbeating(f"agent running: {ref.task.task_id} {ref.lane}"):
+        await unless_run_cancelled()  # the run's cancel may not have reached the attempt yet
+        async with heartbeating(f"agent running: {ref.task.task_id} {ref.lane}", AGENT_BEAT_S):
             out = await attempt.run_agent(env)
         self.gateway.store.revoke(ref.container_name)
         log.debug("agent ended", exit_code=out.exit_code, timed_out=out.timed_out, **ref.labels)

@@ -18,6 +18,7 @@ from typing import Any
 from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
+from activities.run_cancel import unless_run_cancelled
 from durabench.errors import AgentLost, ConfigError, ImageBuildError
 from durabench.models.attempt import (
     AgentRunOutput,
@@ -126,8 +127,8 @@ class Recorder:
     its reward, transcript and diff."""
     holds: dict[str, asyncio.Event] = field(default_factory=dict)
     """``activity/task/lane`` to an event that activity (``claim_host``, ``provision_sandbox``
-    after one heartbeat, ``run_agent``, ``teardown_sandbox``) waits for there without
-    heartbeating: a
+    after one heartbeat, ``launch`` (``run_agent`` before a session's launch),
+    ``run_agent``, ``teardown_sandbox``) waits for there without heartbeating: a
     cancel cannot reach it, so it ends as if none had come. ``held`` names each as it waits."""
     held: list[str] = field(default_factory=list)
     gated: list[str] = field(default_factory=list)
@@ -302,7 +303,9 @@ class Recorder:
             rec.calls.append("run_agent")
             rec.agent_runs.append(ref)
             session = (ref.task.task_id, ref.lane, ref.attempt)
-            if session not in rec.sessions:
+            if session not in rec.sessions:  # a launch, as the real phase makes it
+                await rec.hold("launch", ref.task.task_id, ref.lane)
+                await unless_run_cancelled()
                 rec.sessions.append(session)
             rec.fail_if_told("run_agent", ref.task.task_id, ref.lane)  # a worker lost mid-session
             if f"{session[0]}/{session[1]}/{session[2]}" in rec.lost:

@@ -19,6 +19,7 @@ from workflows import attempt_workflow_id
 
 LANES = ("baseline", "sourcegraph_full")
 ASKED = EventType.EVENT_TYPE_ACTIVITY_TASK_CANCEL_REQUESTED
+RUN_CANCEL = EventType.EVENT_TYPE_WORKFLOW_EXECUTION_CANCEL_REQUESTED
 
 
 def _verdicts(env: Env) -> list[tuple[str, int, str, float | None]]:
@@ -135,4 +136,25 @@ async def test_a_session_that_ends_as_the_cancel_comes_is_verified_and_kept(env:
         ("sourcegraph_full", 1, "completed", 1.0),
     ]
     assert env.rec.calls.count("verify") == len(LANES)
+    await until(lambda: not env.rec.live, "both containers are removed")
+
+
+@pytest.mark.parametrize("env", [["t1"]], indirect=True)
+async def test_no_session_launches_once_the_run_s_cancel_is_recorded(env: Env) -> None:
+    """The agent phases began, and are about to launch, when the run is cancelled: the
+    cancel has not travelled down to the attempts (run, pair, attempt, then a heartbeat),
+    but it is recorded on the run, and that is what a launch asks."""
+    holds = {lane: asyncio.Event() for lane in LANES}
+    for lane, event in holds.items():
+        env.rec.holds[f"launch/t1/{lane}"] = event
+    req, handle = await start_run(env, parallel=1, infra_retries=2)
+    await approve_main(req.run_id, "ann", client=env.client)
+    await until(lambda: len(env.rec.held) == len(LANES), "both agent phases are about to launch")
+    await handle.cancel()
+    await until(lambda: has_event(handle, RUN_CANCEL), "the run's cancel is recorded")
+    for event in holds.values():
+        event.set()  # neither phase has heard its own cancel (it beats no heartbeat here)
+    with pytest.raises(WorkflowFailureError):
+        await handle.result()
+    assert env.rec.sessions == []
     await until(lambda: not env.rec.live, "both containers are removed")
