@@ -281,6 +281,7 @@ class SandboxActivities:
         was removed, the gateway (which also makes it) has not started yet.
         """
         setup, _ = check_attempt_inputs(ref, self.settings, os.environ)
+        await asyncio.to_thread(self.capacity.arrived, attempt_key(ref.labels))  # builds may last
         async with heartbeating(f"image of {ref.task.task_id} for {ref.lane}"):
             image = await self._image(ref, setup)
         ready_at = _now()

@@ -58,3 +58,26 @@ def test_a_host_admits_up_to_its_limit_across_restarts(tmp_path: Path) -> None:
         for found in client.containers.list(all=True, filters={"label": f"{HOST_LABEL}={host}"}):
             found.remove(force=True)
         client.close()
+
+
+def test_a_claim_whose_attempt_never_came_lapses_soon(tmp_path: Path) -> None:
+    """A claim whose reply was lost sends its attempt to claim again, maybe elsewhere: the
+    slot it took here is held only until a provision would have come (15 minutes), not
+    for an image build's 4 hours; one whose provision came holds for the build."""
+    now = [1_000_000.0]
+    client = docker.from_env()
+    host = f"cap-{uuid.uuid4().hex[:8]}"
+    state = tmp_path / "hosts" / f"{host}.json"
+    a, b, c = (attempt_key(_labels(t)) for t in "abc")
+    try:
+        capacity = HostCapacity(client, host, limit=1, state_file=state, clock=lambda: now[0])
+        assert capacity.claim(a) and not capacity.claim(b)
+        now[0] += 16 * 60  # a's provision never came here
+        assert capacity.claim(b)
+        capacity.arrived(b)  # b's provision began: its image may build for hours
+        now[0] += 3 * 3600
+        assert not capacity.claim(c)
+        now[0] += 3600 + 1
+        assert capacity.claim(c)
+    finally:
+        client.close()

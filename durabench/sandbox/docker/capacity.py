@@ -8,7 +8,9 @@ counted from two sources, so a restarted worker neither forgets nor double-count
   container exists, and
 * reservations for attempts admitted but not yet provisioned (their image may still be
   building). They are kept in a file per host under ``DURABENCH_HOME``, so a restart
-  remembers them, and expire after a while in case the attempt never comes back.
+  remembers them, and expire in case the attempt never comes back: a claim lapses after
+  :data:`_CLAIM_TTL_S` unless its provision begins here (its reply may have been lost, and
+  the attempt claimed another host), then after :data:`_RESERVATION_TTL_S` (the build).
 
 Both are keyed by the attempt (run, task, lane, attempt number), not by its container:
 an attempt that moved here from a lost host claims once, whatever its placement.
@@ -19,7 +21,7 @@ from __future__ import annotations
 import json
 import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
 import docker
@@ -35,6 +37,10 @@ HOST_LABEL = "durabench.host"
 PLACEMENT_LABEL = "durabench.placement"
 """Container label: which placement of its attempt the container is (0 unless it moved)."""
 _RESERVATION_TTL_S = 4 * 3600.0
+"""How long an attempt whose provision began here holds its slot before its container."""
+_CLAIM_TTL_S = 15 * 60.0
+"""How long a claim holds a slot before its provision begins here (a host's queue answers
+within its host timeout, 5 minutes by default, or the attempt claims again)."""
 _KEY_LABELS = ("durabench.run", "durabench.task", "durabench.lane", "durabench.attempt")
 
 
@@ -47,9 +53,15 @@ class HostCapacity:
     """Admission of attempts to this host: at most ``limit`` at once."""
 
     def __init__(
-        self, client: docker.DockerClient, host_id: str, limit: int, state_file: Path
+        self,
+        client: docker.DockerClient,
+        host_id: str,
+        limit: int,
+        state_file: Path,
+        clock: Callable[[], float] = time.time,
     ) -> None:
         self._client = client
+        self._clock = clock
         self.host_id = host_id
         self.limit = limit
         self._file = state_file
@@ -64,7 +76,7 @@ class HostCapacity:
             saved = json.loads(self._file.read_text())
         except (OSError, ValueError):
             return {}
-        now = time.time()
+        now = self._clock()
         return {str(k): float(t) for k, t in saved.items() if float(t) > now}
 
     def _save(self, reserved: dict[str, float]) -> None:
@@ -87,9 +99,16 @@ class HostCapacity:
             holders = containers | set(reserved)
             if key not in holders and len(holders) >= self.limit:
                 return False
-            reserved[key] = time.time() + _RESERVATION_TTL_S
+            reserved[key] = max(reserved.get(key, 0.0), self._clock() + _CLAIM_TTL_S)
             self._save(reserved)
             return True
+
+    def arrived(self, key: str) -> None:
+        """The attempt's provision began here: its claim holds while its image builds."""
+        with self._lock:
+            reserved = self._load()
+            reserved[key] = self._clock() + _RESERVATION_TTL_S
+            self._save(reserved)
 
     def provisioned(self, key: str) -> None:
         """The attempt's container exists: it now counts as a container, not a reservation."""
