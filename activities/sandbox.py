@@ -24,6 +24,7 @@ from temporalio.exceptions import ApplicationError, ApplicationErrorCategory
 
 from activities.backends import gateway_url_for_sandboxes, make_sandbox, remote, remote_image
 from activities.boundary import KnownSecrets, scrubbed
+from activities.grant_lease import renewing
 from activities.heartbeat import AGENT_BEAT_S, heartbeating
 from activities.run_cancel import unless_run_cancelled
 from durabench.attempt import (
@@ -86,6 +87,9 @@ __all__ = ["SandboxActivities"]
 log = get_logger("durabench.sandbox")
 
 _LEDGER = "gateway.jsonl"
+_LEASE_SLACK_S = 60.0
+"""A grant's lease beyond the host timeout: the heartbeat timeout and some, so it runs out
+only as the attempt moves to another host."""
 """The gateway's record of the attempt's model requests, in its directory on the host."""
 
 
@@ -331,7 +335,10 @@ class SandboxActivities:
             environ=os.environ,
         )
         await unless_run_cancelled()  # the run's cancel may not have reached the attempt yet
-        async with heartbeating(f"agent running: {ref.task.task_id} {ref.lane}", AGENT_BEAT_S):
+        async with (
+            heartbeating(f"agent running: {ref.task.task_id} {ref.lane}", AGENT_BEAT_S),
+            renewing(self.gateway.store, ref.container_name),
+        ):
             out = await attempt.run_agent(env)
         self.gateway.store.revoke(ref.container_name)
         log.debug("agent ended", exit_code=out.exit_code, timed_out=out.timed_out, **ref.labels)
@@ -355,6 +362,7 @@ class SandboxActivities:
             ledger=str(self._attempt_dir(ref) / _LEDGER),
             budget_tokens=ref.budget_tokens,
             mcp=mcp if mcp is not None and mcp.url_env and agent.uses_mcp else None,
+            lease_sec=self.settings.host_timeout_sec + _LEASE_SLACK_S,
         )
         url = await self._gateway_url()
         token = self.gateway.store.grant(grant)

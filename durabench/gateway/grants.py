@@ -10,10 +10,12 @@ and its account, never a secret: the gateway reads the real key from its own env
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import hmac
 import os
 import secrets
+import time
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict
@@ -50,6 +52,11 @@ class Grant(BaseModel):
     """Tokens (input, output and cache) the attempt may use; ``None``: no budget."""
     mcp: McpServer | None = None
     """The lane's MCP server over HTTP, reached through the gateway; ``None``: none."""
+    lease_sec: float | None = None
+    """How long the grant holds unless its worker renews it (``GrantStore.renew``, while
+    the agent phase runs): a worker that dies on a live host leaves its sessions running
+    and its gateway serving, and once its attempts start over elsewhere those sessions
+    must not pay. ``None``: no lease (held until revoked)."""
 
     def serves(self, model: str) -> bool:
         """Whether a request naming ``model`` may go out.
@@ -108,10 +115,20 @@ class GrantStore:
         """The grant behind ``token``, or ``None`` for an unknown or revoked key."""
         if not token.startswith(TOKEN_PREFIX) or len(token) > 128:
             return None
+        path = self._file(token)
         try:
-            return Grant.model_validate_json(self._file(token).read_text())
+            grant = Grant.model_validate_json(path.read_text())
+            renewed = path.stat().st_mtime
         except (OSError, ValueError):
             return None
+        if grant.lease_sec is not None and time.time() - renewed > grant.lease_sec:
+            return None  # its worker is gone, and its attempt with it: the session pays no more
+        return grant
+
+    def renew(self, attempt: str) -> None:
+        """The attempt's agent phase still runs here: its grant's lease starts again."""
+        with contextlib.suppress(FileNotFoundError):  # revoked meanwhile: stays revoked
+            os.utime(self._file(self.token_for(attempt)))
 
     def live(self) -> list[Grant]:
         """Every grant not revoked: the attempts whose agents may be running."""

@@ -1,0 +1,42 @@
+"""An agent phase renews its gateway grant while it runs: a dead worker's sessions stop paying.
+
+A worker killed on a live host leaves its containers running and its gateway serving (a
+process of its own). Its attempts start over on another host once the host's queue has
+had no worker for the host timeout; the sessions left behind would go on calling the
+model, paid, until a sweep. The grant's lease (the host timeout and a minute) runs out
+about when the attempt moves, unless a live agent phase renews it: a worker that comes
+back in time re-attaches and grants afresh.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager, suppress
+
+from durabench.gateway import GrantStore
+
+__all__ = ["RENEW_EVERY_S", "renewing"]
+
+RENEW_EVERY_S = 10.0
+"""How often a running agent phase renews its grant (leases last minutes)."""
+
+
+@asynccontextmanager
+async def renewing(
+    store: GrantStore, attempt: str, every_s: float = RENEW_EVERY_S
+) -> AsyncIterator[None]:
+    """Renew ``attempt``'s grant every ``every_s`` seconds until the block ends."""
+
+    async def renew() -> None:
+        while True:
+            await asyncio.to_thread(store.renew, attempt)
+            await asyncio.sleep(every_s)
+
+    task = asyncio.create_task(renew())
+    try:
+        yield
+    finally:
+        task.cancel()
+        with suppress(asyncio.CancelledError):
+            await task
