@@ -12,9 +12,11 @@ alike, and a pid is reused. So the identity also records
 * the pid namespace (the inode of ``/proc/self/ns/pid``): only within the same one does
   a pid name the same process, and then its start time (``/proc/<pid>/stat``) tells it
   from a later process that got its number;
-* the node name, hashed: a container keeps it (its id) across restarts, each start in a
-  new pid namespace, so a peer of this node in another namespace was an earlier life of
-  this container.
+* the container, hashed: its id, read from the bind mounts Docker makes for it (its
+  ``/etc/hostname`` lives under ``/var/lib/docker/containers/<id>/``), else the node
+  name. A container keeps its id across restarts, each start in a new pid namespace, so
+  a peer of this container in another namespace was an earlier life of it. Replicas
+  with ``network_mode: host`` share the host's name, never their ids.
 
 What cannot be told is taken for alive: a peer in a sibling container, or a worker of a
 version that recorded none of this, is left to its heartbeat timeout, the safe default.
@@ -36,6 +38,8 @@ __all__ = ["WorkerPlace", "dead_peer", "identity_at", "this_place"]
 _BOOT_ID = Path("/proc/sys/kernel/random/boot_id")
 _SHAPE = re.compile(r"(\d+)-([0-9a-f]+)-(\d*)-(\d*)-([0-9a-f]*)-([0-9a-f]*)")
 """``pid-token-start-pidns-boot-node``; the last four empty where ``/proc`` is absent."""
+_CONTAINER = re.compile(r"/containers/([0-9a-f]{64})/")
+"""A Docker container's id in the source of one of its bind mounts (``/proc/self/mountinfo``)."""
 
 
 class WorkerPlace(NamedTuple):
@@ -49,7 +53,7 @@ class WorkerPlace(NamedTuple):
     boot: str
     """The first 12 hex digits of the boot id."""
     node: str
-    """8 hex digits of a hash of the node name (a container's id)."""
+    """8 hex digits of a hash of the container's id (outside a container, the node name)."""
 
 
 def _read(path: Path | str) -> str:
@@ -79,7 +83,9 @@ def _pid_ns() -> str:
 def this_place() -> WorkerPlace:
     """This process and where it runs."""
     pid = os.getpid()
-    node = hashlib.sha256(socket.gethostname().encode()).hexdigest()[:8]
+    found = _CONTAINER.search(_read("/proc/self/mountinfo"))
+    name = found.group(1) if found else socket.gethostname()
+    node = hashlib.sha256(name.encode()).hexdigest()[:8]
     boot = _read(_BOOT_ID).strip().replace("-", "")[:12]
     return WorkerPlace(pid, _start_time(pid) or "", _pid_ns(), boot, node)
 
