@@ -30,6 +30,7 @@ from workflows.ids import pair_workflow_id
 from workflows.policies import HEARTBEAT, WATCH_RETRY
 
 __all__ = [
+    "CARRIED_GROUP",
     "CARRIED_WAIT",
     "Ended",
     "Watches",
@@ -39,6 +40,11 @@ __all__ = [
 ]
 
 Ended = Callable[[PairDone], None]
+
+CARRIED_GROUP = 16
+"""Carried pairs one ``await_pairs`` waits for. Each close of one asks again for the rest
+of its group, so one wait for every pair would write the pairs in flight into history
+once per close (their square); groups keep it to their number times 16."""
 
 CARRIED_WAIT = timedelta(hours=1)
 """How long one ``await_pairs`` waits for a carried pair to close before it answers none

@@ -46,7 +46,13 @@ with workflow.unsafe.imports_passed_through():
 from workflows.cancel_check import stop_if_cancelled
 from workflows.ids import pair_workflow_id, run_workflow_id
 from workflows.pair_control import cancel_pairs, service_scores, tell_pairs
-from workflows.pair_ends import Watches, watch_carried, watch_child, watch_interrupted
+from workflows.pair_ends import (
+    CARRIED_GROUP,
+    Watches,
+    watch_carried,
+    watch_child,
+    watch_interrupted,
+)
 from workflows.paired_task import PairedTaskWorkflow
 from workflows.policies import RETRY, SHORT, WATCH_RETRY
 from workflows.run_details import (
@@ -269,10 +275,10 @@ class SuiteRunWorkflow:
             if rejected is not None:
                 return rejected
         else:
-            carried = watch_carried(
-                self._run_id, data.carried.in_flight, lambda: self._running, self._pair_ended
-            )
-            self._watches.start(carried)
+            in_flight, running = data.carried.in_flight, lambda: self._running
+            for at in range(0, len(in_flight), CARRIED_GROUP):  # each group its own wait
+                group = in_flight[at : at + CARRIED_GROUP]
+                self._watches.start(watch_carried(self._run_id, group, running, self._pair_ended))
         self._set_phase("running")
         try:
             resume_at = await self._fan_out(start)

@@ -8,9 +8,12 @@ count; a failure no retry fixes fails the run, saying why.
 
 from __future__ import annotations
 
+import asyncio
+import json
 from typing import Any
 
 import pytest
+from temporalio.api.enums.v1 import EventType
 from temporalio.client import WorkflowFailureError, WorkflowHandle
 
 from starter.approve import approve_main
@@ -67,3 +70,38 @@ async def test_a_watch_that_cannot_go_on_fails_the_run_saying_why(env: Env) -> N
     pair = env.client.get_workflow_handle(pair_workflow_id(run_id, SLOW))
     await pair.cancel()  # its sandboxes torn down before the worker stops
     await until(lambda: not env.rec.live, "the slow pair's sandboxes are torn down", 600)
+
+
+MANY = [f"p{n:02d}" for n in range(21)]
+
+
+@pytest.mark.parametrize("env", [MANY], indirect=True)
+async def test_each_wait_for_carried_pairs_names_at_most_a_group_of_them(env: Env) -> None:
+    """20 pairs carried across continue-as-new: two waits (16 and 4), not one of 20 that
+    every close asks again for the rest (the pairs in flight squared in history)."""
+    env.rec.agent_gate = asyncio.Event()  # every agent runs until the test lets it end
+    request, handle = await start_run(env, parallel=20, pairs_per_run=20)
+    first = (await handle.describe()).run_id
+    await approve_main(request.run_id, "ann", client=env.client)
+    latest = env.client.get_workflow_handle_for(
+        SuiteRunWorkflow.run, run_workflow_id(request.run_id)
+    )
+    await until(lambda: _moved_on(latest, first), "the run continued as new")
+    await until(lambda: _waits(latest), "the carried pairs are waited for")
+    env.rec.agent_gate.set()
+    assert (await latest.result()).status == "completed"
+    waits = await _waits(latest)
+    assert max(waits) <= 16
+    assert sorted(waits[:2]) == [4, 16]  # the first wait of each group: 16 and 4 pairs
+
+
+async def _waits(handle: WorkflowHandle[Any, Any]) -> list[int]:
+    """How many pairs each ``await_pairs`` the run scheduled named."""
+    sizes = []
+    async for event in handle.fetch_history_events():
+        if event.event_type != EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED:
+            continue
+        attrs = event.activity_task_scheduled_event_attributes
+        if attrs.activity_type.name == "await_pairs":
+            sizes.append(len(json.loads(attrs.input.payloads[0].data)["pairs"]))
+    return sizes
