@@ -262,16 +262,23 @@ another process only holds the round to its 15 s."""
 _WAITER = "p=; read -r _ p _ < {started} 2>/dev/null; " + _WAIT
 """Waits for a step that runs: its root shell is the one ``.started`` names."""
 _STARTER = (
+    "if command -v flock >/dev/null 2>&1 && (: >>{lock}) 2>/dev/null; then "
+    "exec 9>>{lock}; flock -w 60 9 || true; fi; "
     "p=; if [ -e {done} ] || [ -e {started} ] || [ -e {launched} ]; then echo seen; exit 0; fi; "
     's={script}; p=$( (command -v setsid >/dev/null 2>&1 && exec setsid sh -c "$s" || '
-    'exec sh -c "$s") </dev/null >/dev/null 2>&1 & echo $!); echo new; ' + _WAIT
+    'exec sh -c "$s") 9>&- </dev/null >/dev/null 2>&1 & echo $!); echo new; '
+    "i=0; while [ ! -e {started} ] && [ $i -lt 300 ]; do sleep 0.02; i=$((i + 1)); done; "
+    "exec 9>&-; " + _WAIT
 )
 """Starts the step unless a marker or its launch record exists, then waits as the waiter.
 
 Prints ``seen`` when something exists (the caller reads the markers: re-attach), or
-``new`` once the step is launched, then its end if it came within the round. The step
-runs in a session of its own with its streams closed, so it holds nothing of this exec:
-it outlives it, as a detached exec would, and nothing it runs can write to this output."""
+``new`` once the step is launched, then its end if it came within the round. The look
+and the launch hold a lock (``flock`` on a root-only file beside the markers) until the
+step has written ``.started`` (6 s at most): a second starter at once waits, then sees
+it. An image without ``flock`` starts unlocked. The step runs in a session of its own
+with its streams and the lock closed, so it holds nothing of this exec: it outlives it,
+as a detached exec would, and nothing it runs can write to this output."""
 _END_LINE = re.compile(r"-?[0-9]{1,6} [0-9]{1,9} [0-9]{1,9}\n?")
 
 
@@ -287,6 +294,7 @@ def _starter(script: str, markers: PurePosixPath, n: int, launched: PurePosixPat
         done=shlex.quote(str(done)),
         started=shlex.quote(str(started)),
         launched=shlex.quote(str(record)),
+        lock=shlex.quote(str(markers / f"step-{n}.lock")),
         script=shlex.quote(script),
     )
 

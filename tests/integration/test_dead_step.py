@@ -165,7 +165,7 @@ i=0
 while [ $i -lt 100 ]; do
   for d in /proc/[0-9]*; do
     case $(tr '\0' ' ' < $d/cmdline 2>/dev/null) in
-      "sh -c p=; "*) kill -KILL ${d#/proc/} && echo killed >> /tmp/killed ;;
+      "sh -c p=; "*|"sh -c if command -v flock"*) kill -KILL ${d#/proc/} && echo killed >> /tmp/killed ;;
     esac
   done
   [ -e /tmp/killed ] && exit 7
@@ -174,7 +174,8 @@ done
 exit 9
 """
 """An agent running as root that kills the worker's waiter for its end (the exec that
-started the step and waits, or a later round's), then exits 7."""
+started the step and waits, or a later round's: each is known by how its script starts),
+then exits 7."""
 
 
 async def test_an_agent_that_kills_the_waiter_still_ends_as_it_did(box: DockerSandbox) -> None:
