@@ -165,7 +165,8 @@ i=0
 while [ $i -lt 100 ]; do
   for d in /proc/[0-9]*; do
     case $(tr '\0' ' ' < $d/cmdline 2>/dev/null) in
-      "sh -c p=; "*|"sh -c if command -v flock"*) kill -KILL ${d#/proc/} && echo killed >> /tmp/killed ;;
+      "sh -c p=; "*|"sh -c if command -v flock"*)
+        kill -KILL ${d#/proc/} && echo killed >> /tmp/killed ;;
     esac
   done
   [ -e /tmp/killed ] && exit 7
