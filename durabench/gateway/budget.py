@@ -61,6 +61,8 @@ class Reservation:
 
     ledger: str
     tokens: int
+    settled: bool = False
+    """Settled already: a second settlement changes nothing."""
 
 
 @dataclass
@@ -94,8 +96,11 @@ class Budgets:
         tally = self._tally(ledger)
         return tally.spent, tally.reserved
 
-    def settle(self, reservation: Reservation, charged: int) -> None:
-        """Release the reservation; ``charged`` tokens are spent instead."""
+    def settle(self, reservation: Reservation | None, charged: int) -> None:
+        """Release the reservation (once; none: nothing); ``charged`` tokens are spent instead."""
+        if reservation is None or reservation.settled:
+            return
+        reservation.settled = True
         tally = self._tally(reservation.ledger)
         tally.reserved = max(0, tally.reserved - reservation.tokens)
         tally.spent += charged

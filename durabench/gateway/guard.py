@@ -27,6 +27,7 @@ from urllib.parse import parse_qsl
 
 from durabench.gateway.limits import GatewayLimits
 from durabench.gateway.providers import TOKEN_PREFIX, client_key, mcp_key, route_of
+from durabench.gateway.request import BodyTooSlow
 
 __all__ = ["LimitedApp"]
 
@@ -34,10 +35,6 @@ Scope = MutableMapping[str, Any]
 Receive = Callable[[], Awaitable[MutableMapping[str, Any]]]
 Send = Callable[[MutableMapping[str, Any]], Awaitable[None]]
 App = Callable[[Scope, Receive, Send], Awaitable[None]]
-
-
-class _BodyTooSlow(Exception):
-    """The request's body did not arrive within its deadline."""
 
 
 class _Slots:
@@ -117,7 +114,7 @@ class LimitedApp:
             try:
                 message = await asyncio.wait_for(receive(), max(0.0, deadline - loop.time()))
             except TimeoutError:
-                raise _BodyTooSlow from None
+                raise BodyTooSlow from None
             body_done = not message.get("more_body", False)
             return message
 
@@ -132,7 +129,7 @@ class LimitedApp:
         held: list[MutableMapping[str, Any]] = []
         try:
             await self.app(scope, timed_receive, watched_send)
-        except _BodyTooSlow:
+        except BodyTooSlow:
             if not started:  # else the cut response tells the agent; uvicorn closes it
                 late = f"the request's body did not arrive in {self.limits.body_timeout_sec:g} s"
                 await _refuse(send, 408, "request_timeout", late)

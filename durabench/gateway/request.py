@@ -3,20 +3,36 @@
 The body is read chunk by chunk and refused the moment it passes
 :data:`MAX_REQUEST_BYTES` (or at once, when its ``content-length`` says it will), and it
 is held once: forwarded from the same buffer in slices, not joined or copied whole.
+
+It is read as JSON only within bounds, and in a thread: a body of millions of elements
+would take the gateway's memory (sixteen such bodies at once knocked it over), and one
+nested 200k deep raised out of the parser; either is refused as too large, and the
+parse of one agent's body does not hold the event loop every attempt shares.
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, MutableMapping
+from pathlib import Path
 from typing import Any, Literal
 
-from durabench.gateway.ledger import LedgerEntry
+from durabench.gateway.ledger import LedgerEntry, append_entry
 from durabench.gateway.meter import ResponseUsage
 from durabench.gateway.providers import ProviderName
 
-__all__ = ["MAX_REQUEST_BYTES", "AgentRequest", "read_body"]
+__all__ = [
+    "MAX_ELEMENTS",
+    "MAX_REQUEST_BYTES",
+    "AgentRequest",
+    "BodyIncomplete",
+    "BodyTooLarge",
+    "BodyTooSlow",
+    "parse_document",
+    "read_body",
+]
 
 Receive = Callable[[], Awaitable[MutableMapping[str, Any]]]
 
@@ -25,8 +41,42 @@ MAX_REQUEST_BYTES = 32 << 20
 _SLICE = 64 << 10
 
 
+MAX_ELEMENTS = 250_000
+"""A body's JSON may hold at most this many values (counted from above: every ``,``,
+``[`` and ``{``, strings' too). A coding CLI's largest request holds tens of thousands."""
+
+
 class BodyTooLarge(Exception):
-    """The body passed :data:`MAX_REQUEST_BYTES`."""
+    """The body passed :data:`MAX_REQUEST_BYTES`, :data:`MAX_ELEMENTS` or the parser's depth."""
+
+
+class BodyIncomplete(Exception):
+    """The agent hung up before its body ended: nothing of it goes on."""
+
+
+class BodyTooSlow(BodyIncomplete):
+    """The body did not arrive within its deadline (raised by the request limits' receive)."""
+
+
+def parse_document(body: bytes | bytearray) -> dict[str, Any]:
+    """The body as a JSON object (``{}`` when it is none), parsed within bounds.
+
+    Depth is bounded by the parser's own recursion guard (the interpreter's limit).
+
+    Raises:
+        BodyTooLarge: it holds more than :data:`MAX_ELEMENTS` values, or nests too deep.
+    """
+    if not body:
+        return {}
+    if body.count(b",") + body.count(b"[") + body.count(b"{") > MAX_ELEMENTS:
+        raise BodyTooLarge
+    try:
+        doc = json.loads(body)
+    except RecursionError:
+        raise BodyTooLarge from None
+    except ValueError:
+        return {}
+    return doc if isinstance(doc, dict) else {}
 
 
 async def read_body(receive: Receive, declared: str | None) -> bytearray:
@@ -34,12 +84,15 @@ async def read_body(receive: Receive, declared: str | None) -> bytearray:
 
     Raises:
         BodyTooLarge: its ``content-length`` (``declared``) or its bytes pass the limit.
+        BodyIncomplete: the agent hung up before the body ended.
     """
     if declared is not None and (not declared.isdigit() or int(declared) > MAX_REQUEST_BYTES):
         raise BodyTooLarge
     body = bytearray()
     while True:
         message = await receive()
+        if message["type"] == "http.disconnect":
+            raise BodyIncomplete
         body += message.get("body", b"")
         if len(body) > MAX_REQUEST_BYTES:
             raise BodyTooLarge
@@ -57,22 +110,27 @@ class AgentRequest:
         method: str,
         headers: dict[str, str],
         query: list[tuple[str, str]],
+        ledger: str = "",
     ) -> None:
+        """``ledger``: the attempt's ledger file, where :meth:`record` writes its line."""
         self.provider, self.path, self.method = provider, path, method
-        self.headers, self.query = headers, query
+        self.headers, self.query, self.ledger = headers, query, ledger
+        self.recorded = False
+        """Its ledger line is written: it gets no other."""
         self.body = bytearray()
         self.doc: dict[str, Any] = {}
         """The body as JSON, when it is a JSON object."""
         self.started = time.time()
 
-    def take_body(self, body: bytearray) -> None:
-        """Keep the body, and read it as JSON when it is."""
+    async def take_body(self, body: bytearray, *, parse: bool = True) -> None:
+        """Keep the body, and read it as JSON (in a thread) when ``parse`` says it matters.
+
+        Raises:
+            BodyTooLarge: its JSON passes the bounds of :func:`parse_document`.
+        """
         self.body = body
-        try:
-            doc = json.loads(body) if body else {}
-        except ValueError:
-            doc = {}
-        self.doc = doc if isinstance(doc, dict) else {}
+        if parse and body:
+            self.doc = await asyncio.to_thread(parse_document, body)
 
     def asked_model(self) -> str:
         """The model the API will serve: the body's, or for Gemini the path's.
@@ -109,6 +167,13 @@ class AgentRequest:
         view = memoryview(self.body)
         for start in range(0, len(view), _SLICE):
             yield bytes(view[start : start + _SLICE])
+
+    def record(self, status: int, **fields: Any) -> None:
+        """Write the request's one ledger line (a second call writes nothing)."""
+        if self.recorded or not self.ledger:
+            return
+        self.recorded = True
+        append_entry(Path(self.ledger), self.entry(status, **fields))
 
     def entry(self, status: int, **fields: Any) -> LedgerEntry:
         """The request's ledger line."""
