@@ -13,8 +13,12 @@ The end of each answer is held back until the app has returned, so the attempt's
 line is on disk before its agent sees the answer end: an attempt that ends with its
 agent's last request is metered in full, though the gateway is another process.
 
-It answers ``/healthz`` itself, with what the worker's supervisor checks: that this is a
-durabench gateway, its code version and its process, and which grant store it serves.
+It answers ``/healthz`` itself: to the worker's supervisor (a connection from the
+gateway's own address) with what it checks (that this is a durabench gateway, its code
+version and its process, and which grant store it serves); to a sandbox with only that
+it is a durabench gateway. A sandbox sees nothing that another attempt's activity
+changes: no count of requests in flight (one lane signalled its answer to the other bit
+by bit through one), no process id (a restart another attempt provoked).
 """
 
 from __future__ import annotations
@@ -66,7 +70,7 @@ class LimitedApp:
         if scope["type"] != "http":
             return
         if scope["path"] == "/healthz":
-            await _reply(send, 200, {**self.health, "in_flight": self.total})
+            await _reply(send, 200, self.health if _local(scope) else _PUBLIC_HEALTH)
             return
         if self.total >= self.limits.requests:
             if self.overloaded is not None:
@@ -135,6 +139,15 @@ class LimitedApp:
                 await _refuse(send, 408, "request_timeout", late)
         for message in held:
             await send(message)
+
+
+_PUBLIC_HEALTH = {"gateway": "durabench"}
+
+
+def _local(scope: Scope) -> bool:
+    """Whether the request came from the gateway's own address (the worker's checks)."""
+    client, server = scope.get("client"), scope.get("server")
+    return bool(client and server and client[0] == server[0])
 
 
 def _placeholder(scope: Scope) -> str:

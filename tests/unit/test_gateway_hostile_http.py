@@ -272,3 +272,30 @@ async def test_a_hostile_request_reaches_nothing_and_is_ledgered_once(
     assert 0 <= from_a <= shape.forwarded
     _assert_only_allowed(rig.upstream.received)
     assert [e.status for e in read_entries(b_ledger)] == [200, 200]
+
+
+async def test_healthz_shows_a_sandbox_nothing_of_another_attempts_requests(
+    tmp_path: Path,
+) -> None:
+    """The baseline's view of the gateway is the same whatever the MCP lane has in flight."""
+    import threading
+
+    release = threading.Event()
+
+    def slow(received: Received) -> Reply:
+        release.wait(30)
+        return _echo(received)
+
+    async with hardened_rig(tmp_path, slow, LIMITS) as rig:
+        a = rig.grant(model=MODEL)
+        probe = _head("GET", "/healthz", "none", "Connection: close")
+        idle = await _raw(rig, probe)
+        busy = asyncio.create_task(_honest(rig, a, "A-1"))  # the other lane, in flight
+        while not rig.upstream.received:
+            await asyncio.sleep(0.01)
+        during = await _raw(rig, probe)
+        release.set()
+        await busy
+    assert _statuses(idle) == [200]
+    assert idle.partition(b"\r\n\r\n")[2] == during.partition(b"\r\n\r\n")[2]
+    assert b"in_flight" not in idle and b"pid" not in idle
