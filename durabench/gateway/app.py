@@ -47,8 +47,11 @@ from durabench.gateway.providers import (
     route_of,
 )
 from durabench.gateway.request import (
+    MAX_ATTEMPT_BYTES,
     MAX_ELEMENTS,
     AgentRequest,
+    AttemptBytesFull,
+    BodyBytes,
     BodyIncomplete,
     BodyTooLarge,
     BodyTooSlow,
@@ -103,6 +106,7 @@ class GatewayApp:
         self.upstreams = upstreams
         self.clients = clients
         self.budgets = Budgets()
+        self.bodies = BodyBytes()
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         """One request: ``/healthz``, ``/mcp/...`` or ``/<provider>/...``."""
@@ -147,6 +151,8 @@ class GatewayApp:
                     message = "durabench gateway: it failed this request; see its log"
                     await reply_error(send, 500, "api_error", message, close=True)
             req.record(500, refused=GATEWAY_ERROR)
+        finally:
+            self.bodies.give_back(req.ledger, req.held)
 
     async def _model_request(
         self, grant: Grant, req: AgentRequest, receive: Receive, send: Send
@@ -215,7 +221,7 @@ class GatewayApp:
                 f"durabench gateway: {req.method} {req.path[:120]} is not an endpoint it "
                 f"passes on{why}; it passes only the model endpoints a coding CLI calls",
             )
-        await _take_body(req, receive, parse=req.method == "POST")
+        await self._take_body(req, receive, parse=req.method == "POST")
         asked = req.asked_model()
         if req.method == "POST" and not grant.serves(asked):
             allowed_models = ", ".join((grant.model, *grant.auxiliary_models))
@@ -248,6 +254,46 @@ class GatewayApp:
             raise _Refused(
                 503, "no key on this host", "api_error", f"durabench gateway: {exc}"
             ) from None
+
+    async def _take_body(self, req: AgentRequest, receive: Receive, *, parse: bool) -> None:
+        """Read the body within its limits; parse it (bounded, off the loop) when ``parse``.
+
+        Raises:
+            _Refused: too large, too deep or too wide (413), or more than its attempt may
+                hold in flight (429); cut short or too slow (400, 408); a body on a method
+                that carries none (400).
+        """
+
+        def room(n: int) -> bool:
+            if not self.bodies.take(req.ledger, n):
+                return False
+            req.held += n
+            return True
+
+        try:
+            body = await read_body(receive, req.headers.get("content-length"), room)
+            if body and req.method in _BODILESS:
+                message = f"durabench gateway: a {req.method} request carries no body"
+                raise _Refused(400, MALFORMED, "invalid_request_error", message)
+            await req.take_body(body, parse=parse)
+        except AttemptBytesFull:
+            message = (
+                f"durabench gateway: this attempt's requests in flight hold "
+                f"{MAX_ATTEMPT_BYTES >> 20} MiB of bodies, the most they may; retry when one ends"
+            )
+            raise _Refused(429, "size", "too_many_requests_in_flight", message) from None
+        except BodyTooLarge:
+            message = (
+                "durabench gateway: request body too large (past 32 MiB, "
+                f"{MAX_ELEMENTS:,} JSON values, or nested too deep)"
+            )
+            raise _Refused(413, "size", "request_too_large", message) from None
+        except BodyTooSlow:
+            message = "durabench gateway: the request's body did not arrive in time"
+            raise _Refused(408, INCOMPLETE, "request_timeout", message) from None
+        except BodyIncomplete:
+            message = "durabench gateway: the request's body ended before its length"
+            raise _Refused(400, INCOMPLETE, "invalid_request_error", message) from None
 
     async def _forward(
         self,
@@ -288,7 +334,7 @@ class GatewayApp:
         if req.method not in MCP_METHODS:
             message = f"durabench gateway: {req.method} is not an MCP request"
             raise _Refused(403, "path", "permission_error", message)
-        await _take_body(req, receive, parse=False)
+        await self._take_body(req, receive, parse=False)
         try:
             url, token = self.resolve_mcp(grant)
         except LookupError as exc:
@@ -329,33 +375,6 @@ class GatewayApp:
             await exchange(
                 self.clients, self.budgets, grant.ledger, req, upstream, send, reservation
             )
-
-
-async def _take_body(req: AgentRequest, receive: Receive, *, parse: bool = True) -> None:
-    """Read the body within its limits, and parse it (bounded, off the loop) when ``parse``.
-
-    Raises:
-        _Refused: too large, too deep or too wide (413); cut short or too slow (400, 408);
-            a body on a method that carries none (400).
-    """
-    try:
-        body = await read_body(receive, req.headers.get("content-length"))
-        if body and req.method in _BODILESS:
-            message = f"durabench gateway: a {req.method} request carries no body"
-            raise _Refused(400, MALFORMED, "invalid_request_error", message)
-        await req.take_body(body, parse=parse)
-    except BodyTooLarge:
-        message = (
-            "durabench gateway: request body too large (past 32 MiB, "
-            f"{MAX_ELEMENTS:,} JSON values, or nested too deep)"
-        )
-        raise _Refused(413, "size", "request_too_large", message) from None
-    except BodyTooSlow:
-        message = "durabench gateway: the request's body did not arrive in time"
-        raise _Refused(408, INCOMPLETE, "request_timeout", message) from None
-    except BodyIncomplete:
-        message = "durabench gateway: the request's body ended before its length"
-        raise _Refused(400, INCOMPLETE, "invalid_request_error", message) from None
 
 
 async def _refuse(send: Send, req: AgentRequest, refusal: _Refused) -> None:

@@ -24,9 +24,12 @@ from durabench.gateway.meter import ResponseUsage
 from durabench.gateway.providers import ProviderName
 
 __all__ = [
+    "MAX_ATTEMPT_BYTES",
     "MAX_ELEMENTS",
     "MAX_REQUEST_BYTES",
     "AgentRequest",
+    "AttemptBytesFull",
+    "BodyBytes",
     "BodyIncomplete",
     "BodyTooLarge",
     "BodyTooSlow",
@@ -48,6 +51,40 @@ MAX_ELEMENTS = 250_000
 
 class BodyTooLarge(Exception):
     """The body passed :data:`MAX_REQUEST_BYTES`, :data:`MAX_ELEMENTS` or the parser's depth."""
+
+
+MAX_ATTEMPT_BYTES = 64 << 20
+"""Bodies one attempt may hold in the gateway at once, over all its requests in flight:
+sixteen bodies of 30 MiB from one sandbox took the gateway's memory from every other."""
+
+
+class AttemptBytesFull(BodyTooLarge):
+    """The attempt's requests in flight hold :data:`MAX_ATTEMPT_BYTES` of bodies already."""
+
+
+class BodyBytes:
+    """Bytes of request bodies each attempt holds in the gateway, by its ledger."""
+
+    def __init__(self, cap: int = MAX_ATTEMPT_BYTES) -> None:
+        """``cap``: what one attempt may hold at once."""
+        self.cap = cap
+        self.held: dict[str, int] = {}
+
+    def take(self, attempt: str, n: int) -> bool:
+        """Hold ``n`` more bytes for ``attempt``; ``False`` (nothing held) past its cap."""
+        now = self.held.get(attempt, 0)
+        if now + n > self.cap:
+            return False
+        self.held[attempt] = now + n
+        return True
+
+    def give_back(self, attempt: str, n: int) -> None:
+        """The attempt's request ended: its ``n`` bytes are free."""
+        left = self.held.get(attempt, 0) - n
+        if left > 0:
+            self.held[attempt] = left
+        else:
+            self.held.pop(attempt, None)
 
 
 class BodyIncomplete(Exception):
@@ -79,11 +116,16 @@ def parse_document(body: bytes | bytearray) -> dict[str, Any]:
     return doc if isinstance(doc, dict) else {}
 
 
-async def read_body(receive: Receive, declared: str | None) -> bytearray:
-    """The whole body, read within :data:`MAX_REQUEST_BYTES`.
+async def read_body(
+    receive: Receive, declared: str | None, room: Callable[[int], bool] | None = None
+) -> bytearray:
+    """The whole body, read within :data:`MAX_REQUEST_BYTES` and the attempt's ``room``.
+
+    ``room(n)`` holds ``n`` more bytes for the attempt, or says there is no room.
 
     Raises:
         BodyTooLarge: its ``content-length`` (``declared``) or its bytes pass the limit.
+        AttemptBytesFull: the attempt's bodies in flight have no room for it.
         BodyIncomplete: the agent hung up before the body ended.
     """
     if declared is not None and (not declared.isdigit() or int(declared) > MAX_REQUEST_BYTES):
@@ -93,7 +135,10 @@ async def read_body(receive: Receive, declared: str | None) -> bytearray:
         message = await receive()
         if message["type"] == "http.disconnect":
             raise BodyIncomplete
-        body += message.get("body", b"")
+        chunk = message.get("body", b"")
+        if room is not None and not room(len(chunk)):
+            raise AttemptBytesFull
+        body += chunk
         if len(body) > MAX_REQUEST_BYTES:
             raise BodyTooLarge
         if not message.get("more_body"):
@@ -117,6 +162,8 @@ class AgentRequest:
         self.headers, self.query, self.ledger = headers, query, ledger
         self.recorded = False
         """Its ledger line is written: it gets no other."""
+        self.held = 0
+        """Bytes of its body held against its attempt's :class:`BodyBytes`."""
         self.body = bytearray()
         self.doc: dict[str, Any] = {}
         """The body as JSON, when it is a JSON object."""

@@ -44,7 +44,7 @@ SMUGGLED = (
     b'Content-Length: 48\r\n\r\n{"requests": [{"custom_id": "SMUGGLED-batch"}]}\n'
 )
 """A request the gateway refuses, hidden in a body: the API must never see it."""
-LIMITS = GatewayLimits(keep_alive_sec=2.0, header_timeout_sec=5.0, body_timeout_sec=5.0)
+LIMITS = GatewayLimits(keep_alive_sec=2.0, header_timeout_sec=30.0, body_timeout_sec=60.0)
 
 
 def _echo(received: Received) -> Reply:
@@ -200,14 +200,19 @@ def _shapes() -> dict[str, Shape]:
 SHAPES = _shapes()
 
 
-async def _raw(rig: GatewayRig, data: bytes, *, half_close: bool = False) -> bytes:
-    """Send ``data`` from a sandbox's address; everything the gateway answers, to its close."""
+async def _open(rig: GatewayRig) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
+    """A connection to the gateway from a sandbox's address."""
     host, port = rig.url.removeprefix("http://").split(":")
     sock = socket.socket()
     sock.bind((SANDBOX, 0))
     sock.setblocking(False)
     await asyncio.get_running_loop().sock_connect(sock, (host, int(port)))
-    reader, writer = await asyncio.open_connection(sock=sock)
+    return await asyncio.open_connection(sock=sock)
+
+
+async def _raw(rig: GatewayRig, data: bytes, *, half_close: bool = False) -> bytes:
+    """Send ``data`` from a sandbox's address; everything the gateway answers, to its close."""
+    reader, writer = await _open(rig)
     writer.write(data)
     try:
         await writer.drain()
@@ -299,3 +304,33 @@ async def test_healthz_shows_a_sandbox_nothing_of_another_attempts_requests(
     assert _statuses(idle) == [200]
     assert idle.partition(b"\r\n\r\n")[2] == during.partition(b"\r\n\r\n")[2]
     assert b"in_flight" not in idle and b"pid" not in idle
+
+
+async def _until(check: Any) -> None:
+    while not check():
+        await asyncio.sleep(0.01)
+
+
+async def test_one_attempts_bodies_in_flight_are_capped_and_the_other_is_answered(
+    two_attempts: tuple[GatewayRig, str, str, Path],
+) -> None:
+    """Two 25 MiB bodies in flight fit under the attempt's 64 MiB; a third does not."""
+    rig, a, b, b_ledger = two_attempts
+    head = _head("POST", "/anthropic/v1/messages", a, f"Content-Length: {30 << 20}")
+    part = b"x" * (25 << 20)
+    held = rig.app.bodies.held
+    slow = [await _open(rig) for _ in range(2)]
+    for n, (_, writer) in enumerate(slow, start=1):
+        writer.write(head + part)
+        await _until(lambda n=n: held.get(str(rig.ledger), 0) >= n * len(part))
+    third = await _raw(rig, head + part)  # refused as it streams in (the answer may be lost)
+    assert _statuses(third) in ([], [429])
+    assert [(e.status, e.refused) for e in read_entries(rig.ledger)] == [(429, "size")]
+    assert await _honest(rig, b, "B-meanwhile") == "echo B-meanwhile"
+    for _, writer in slow:
+        writer.close()
+    await _until(lambda: len(read_entries(rig.ledger)) == 3)
+    await _until(lambda: not held)
+    assert sorted(e.refused for e in read_entries(rig.ledger)) == [INCOMPLETE, INCOMPLETE, "size"]
+    assert rig.upstream.received and all(r.headers.get("x-api-key") for r in rig.upstream.received)
+    assert len(rig.upstream.received) == 1  # B's only
