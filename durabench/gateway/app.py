@@ -14,6 +14,7 @@ files, so a restarted gateway carries on where the last one stopped.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import json
 import logging
@@ -32,6 +33,7 @@ from durabench.gateway.head import parse_head
 from durabench.gateway.headers import forwarded
 from durabench.gateway.inflight import InFlight
 from durabench.gateway.ledger import (
+    CANCELLED,
     GATEWAY_ERROR,
     INCOMPLETE,
     MALFORMED,
@@ -58,6 +60,7 @@ from durabench.gateway.request import (
     Receive,
     read_body,
 )
+from durabench.gateway.revocation import RevokedRequests
 from durabench.gateway.upstream import UpstreamClients
 
 __all__ = ["GatewayApp", "McpResolver", "SecretResolver"]
@@ -107,6 +110,7 @@ class GatewayApp:
         self.clients = clients
         self.budgets = Budgets()
         self.bodies = BodyBytes()
+        self.revoked = RevokedRequests(store)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         """One request: ``/healthz``, ``/mcp/...`` or ``/<provider>/...``."""
@@ -131,7 +135,8 @@ class GatewayApp:
             await _reply(send, 401, _error("authentication_error", message))
             return
         req = AgentRequest(grant.provider, rest, scope["method"], headers, query, grant.ledger)
-        await self._once(req, send, self._model_request(grant, req, receive, send))
+        with self.revoked.serving(client_key(headers, dict(query))):
+            await self._once(req, send, self._model_request(grant, req, receive, send))
 
     async def _once(self, req: AgentRequest, send: Send, work: Any) -> None:
         """Run ``work`` (the admitted request); it ends in exactly one ledger line.
@@ -144,6 +149,9 @@ class GatewayApp:
             await work
         except _Refused as refusal:
             await _refuse(send, req, refusal)
+        except asyncio.CancelledError:  # its attempt ended long ago (:mod:`.revocation`)
+            req.record(499, refused=CANCELLED)
+            raise
         except Exception:
             log.exception("the gateway failed a request to %s", req.path[:120])
             if not req.recorded:
@@ -320,7 +328,8 @@ class GatewayApp:
             return
         req = AgentRequest("mcp", rest, scope["method"], headers, [], grant.ledger)
         query = scope.get("query_string", b"").decode("latin-1")
-        await self._once(req, send, self._mcp_request(grant, req, query, receive, send))
+        with self.revoked.serving(mcp_key(headers)):
+            await self._once(req, send, self._mcp_request(grant, req, query, receive, send))
 
     async def _mcp_request(
         self, grant: Grant, req: AgentRequest, query: str, receive: Receive, send: Send

@@ -9,6 +9,7 @@ from then on.
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any
@@ -16,7 +17,7 @@ from typing import Any
 import httpx
 
 from durabench.gateway.budget import Budgets, Reservation
-from durabench.gateway.ledger import UPSTREAM_CUT
+from durabench.gateway.ledger import CANCELLED, UPSTREAM_CUT
 from durabench.gateway.meter import ResponseMeter, ResponseUsage
 from durabench.gateway.request import AgentRequest
 from durabench.gateway.upstream import UpstreamClients
@@ -50,7 +51,11 @@ async def exchange(
     send: Send,
     reservation: Reservation | None,
 ) -> None:
-    """The request to the API and its answer to the agent; the ledger line."""
+    """The request to the API and its answer to the agent; the ledger line.
+
+    Cancelled (its attempt ended long ago, :mod:`.revocation`), it is ledgered
+    ``cancelled`` and charged at least its whole reservation.
+    """
     async with clients.client(attempt) as client:
         try:
             response = await client.send(upstream, stream=True)
@@ -63,19 +68,28 @@ async def exchange(
             await reply_error(send, 502, "api_error", message)
             req.record(502, refused=upstream_failure(exc))
             return
+        except asyncio.CancelledError:
+            await clients.spoil(attempt)
+            charged = reservation.tokens if reservation is not None else 0
+            budgets.settle(reservation, charged)
+            req.record(499, refused=CANCELLED, charged=charged)
+            raise
         meter = (
             ResponseMeter(req.provider, response.headers.get("content-type", ""))
             if req.provider != "mcp"
             else None
         )
-        whole = False
+        whole = cancelled = False
         try:
             whole = await _relay(response, meter, send)
+        except asyncio.CancelledError:
+            cancelled = True
+            raise
         finally:
             await response.aclose()
             if not whole:
                 await clients.spoil(attempt)
-            _settle(budgets, req, response, meter, reservation)
+            _settle(budgets, req, response, meter, reservation, cancelled=cancelled)
 
 
 def _settle(
@@ -84,6 +98,8 @@ def _settle(
     response: httpx.Response,
     meter: ResponseMeter | None,
     reservation: Reservation | None,
+    *,
+    cancelled: bool = False,
 ) -> None:
     """Charge what the answer cost and write its ledger line."""
     usage = meter.usage() if meter is not None else ResponseUsage()
@@ -93,12 +109,15 @@ def _settle(
         and 200 <= response.status_code < 300
     )
     charged = _charge(usage, response.status_code, reservation)
+    if cancelled and reservation is not None:
+        charged = max(charged, reservation.tokens)
     budgets.settle(reservation, charged)
+    refused = CANCELLED if cancelled else UPSTREAM_CUT if cut else ""
     req.record(
         response.status_code,
         usage=usage,
         charged=charged,
-        refused=UPSTREAM_CUT if cut else "",
+        refused=refused,
         retry_after=response.headers.get("retry-after", ""),
         resets={k: v for k, v in response.headers.items() if k.lower().startswith(_RESETS)},
     )

@@ -113,6 +113,10 @@ class GrantStore:
         except (OSError, ValueError):
             return None
 
+    def holds(self, token: str) -> bool:
+        """Whether ``token``'s grant is still there (one look at the file, no parse)."""
+        return token.startswith(TOKEN_PREFIX) and len(token) <= 128 and self._file(token).exists()
+
     def live(self) -> list[Grant]:
         """Every grant not revoked: the attempts whose agents may be running."""
         grants = []
