@@ -1,15 +1,16 @@
 """The gateway itself: a streaming pass-through from sandboxes to the model APIs, with policy.
 
-A plain ASGI app (served by uvicorn) over one ``httpx.AsyncClient``. Each request's
-placeholder key is looked up; then the request must pass, in order: the allow-list of
-endpoints (:mod:`.allowlist`, 403), the body limit (:mod:`.request`, 413), the attempt's
-model (the requested one or an auxiliary one its CLI needs, 403) and its token budget
-(:mod:`.budget`, 400). Only then is the real key swapped in and the request forwarded
-with the headers on :mod:`.headers`' allow-list (:mod:`.exchange`). From the moment its
-key names an attempt, a request ends in exactly one ledger line and a settled
-reservation, whatever fails on the way: a refusal, the API's answer, or a fault of the
-gateway's own (``gateway error``, never a 500 with no line). Grants and ledgers are
-files, so a restarted gateway carries on where the last one stopped.
+A plain ASGI app (served by uvicorn) over each attempt's own HTTP client
+(:mod:`.upstream`). Each request's placeholder key is looked up; then the request must
+pass, in order: the allow-list of endpoints (:mod:`.allowlist`, 403), the body's limits
+(:mod:`.refusals`, 413), the attempt's model (the requested one or an auxiliary one its
+CLI needs, 403) and its token budget (:mod:`.budget`, 400). Only then is the real key
+swapped in and the request forwarded with the headers on :mod:`.headers`' allow-list
+(:mod:`.exchange`). From the moment its key names an attempt, a request ends in exactly
+one ledger line and a settled reservation, whatever fails on the way: a refusal, the
+API's answer, or a fault of the gateway's own (``gateway error``, never a 500 with no
+line). Grants and ledgers are files, so a restarted gateway carries on where the last
+one stopped.
 """
 
 from __future__ import annotations
@@ -29,16 +30,11 @@ from durabench.gateway.allowlist import MCP_METHODS, allowed, path_fault, query_
 from durabench.gateway.budget import Budgets, Reservation, worst_case
 from durabench.gateway.exchange import Send, exchange, reply_error
 from durabench.gateway.grants import Grant, GrantStore
-from durabench.gateway.head import parse_head
 from durabench.gateway.headers import forwarded
 from durabench.gateway.inflight import InFlight
 from durabench.gateway.ledger import (
     CANCELLED,
     GATEWAY_ERROR,
-    INCOMPLETE,
-    MALFORMED,
-    OVERLOADED,
-    append_entry,
 )
 from durabench.gateway.providers import (
     PROVIDERS,
@@ -48,19 +44,14 @@ from durabench.gateway.providers import (
     outgoing_headers,
     route_of,
 )
+from durabench.gateway.refusals import Refused, refuse, take_body
 from durabench.gateway.request import (
-    MAX_ATTEMPT_BYTES,
-    MAX_ELEMENTS,
     AgentRequest,
-    AttemptBytesFull,
     BodyBytes,
-    BodyIncomplete,
-    BodyTooLarge,
-    BodyTooSlow,
     Receive,
-    read_body,
 )
 from durabench.gateway.revocation import RevokedRequests
+from durabench.gateway.turned_away import record_malformed, record_overloaded
 from durabench.gateway.upstream import UpstreamClients
 
 __all__ = ["GatewayApp", "McpResolver", "SecretResolver"]
@@ -73,17 +64,7 @@ McpResolver = Callable[[Grant], tuple[str, str]]
 """The lane's MCP endpoint and token on this host: ``(url, token)``; raises
 ``LookupError`` when a variable is unset."""
 
-_BODILESS = ("GET", "HEAD", "DELETE")
-"""Methods whose requests carry no body to the APIs: one that does hides something."""
 log = logging.getLogger(__name__)
-
-
-class _Refused(Exception):
-    """The gateway answers the request itself: ``status``, ledgered as ``reason``."""
-
-    def __init__(self, status: int, reason: str, kind: str, message: str) -> None:
-        super().__init__(message)
-        self.status, self.reason, self.kind = status, reason, kind
 
 
 class GatewayApp:
@@ -147,8 +128,8 @@ class GatewayApp:
         """
         try:
             await work
-        except _Refused as refusal:
-            await _refuse(send, req, refusal)
+        except Refused as refusal:
+            await refuse(send, req, refusal)
         except asyncio.CancelledError:  # its attempt ended long ago (:mod:`.revocation`)
             req.record(499, refused=CANCELLED)
             raise
@@ -175,65 +156,35 @@ class GatewayApp:
             self.budgets.settle(reservation, 0)  # nothing, when its answer settled it
 
     def overloaded(self, scope: Scope) -> None:
-        """Record that a request was turned away because the host's gateway was full.
-
-        Other attempts' requests filled it (one attempt holds at most its own share), so
-        the attempt's ledger says so in the host's words: its failure is infra, retried.
-        """
-        raw = (scope.get("raw_path") or scope["path"].encode()).decode("latin-1")
-        provider, rest = route_of(raw)
-        headers = {k.decode("latin-1"): v.decode("latin-1") for k, v in scope["headers"]}
-        query = parse_qsl(scope.get("query_string", b"").decode("latin-1"))
-        key = mcp_key(headers) if provider == "mcp" else client_key(headers, dict(query))
-        grant = self.store.find(key)
-        if grant is None:
-            return
-        ledger = Path(grant.ledger)
-        if _last_line(ledger).find(f'"refused":"{OVERLOADED}"') >= 0:
-            return  # one line for a run of refusals: a flood while full cannot grow it
-        req = AgentRequest(grant.provider, rest, scope["method"], headers, [])
-        append_entry(ledger, req.entry(503, refused=OVERLOADED))
+        """Record a request turned away because the host was full (:mod:`.turned_away`)."""
+        record_overloaded(self.store, scope)
 
     def malformed(self, head: bytes, why: str) -> None:
-        """Record a request whose head the gateway refused (:mod:`.head`), as its key says.
-
-        Called by the HTTP protocol, which answered it 400 and closed its connection; a
-        head whose key names no attempt is answered alike and recorded nowhere.
-        """
-        raw = parse_head(head)
-        provider, rest = route_of(raw.target)
-        headers = dict(raw.headers)
-        query = dict(parse_qsl(raw.target.partition("?")[2]))
-        key = mcp_key(headers) if provider == "mcp" else client_key(headers, query)
-        grant = self.store.find(key)
-        if grant is None:
-            return
-        req = AgentRequest(grant.provider, rest, raw.method[:16], headers, [], grant.ledger)
-        req.record(400, refused=MALFORMED)
-        log.warning("refused a malformed request of %s: %s", grant.attempt, why)
+        """Record a request whose head was refused (:mod:`.turned_away`)."""
+        record_malformed(self.store, head, why)
 
     async def _admit(self, grant: Grant, req: AgentRequest, receive: Receive) -> Reservation | None:
         """Pass the request through the policy; its budget reservation, if it has one.
 
         Raises:
-            _Refused: the path, the body, the model or the budget is refused.
+            Refused: the path, the body, the model or the budget is refused.
         """
         fault = path_fault(req.path) or query_fault(grant.provider, req.query)
         route = None if fault else allowed(grant.provider, req.method, req.path)
         if route is None:
             why = f" ({fault})" if fault else ""
-            raise _Refused(
+            raise Refused(
                 403,
                 "path",
                 "permission_error",
                 f"durabench gateway: {req.method} {req.path[:120]} is not an endpoint it "
                 f"passes on{why}; it passes only the model endpoints a coding CLI calls",
             )
-        await self._take_body(req, receive, parse=req.method == "POST")
+        await take_body(req, receive, self.bodies, parse=req.method == "POST")
         asked = req.asked_model()
         if req.method == "POST" and not grant.serves(asked):
             allowed_models = ", ".join((grant.model, *grant.auxiliary_models))
-            raise _Refused(
+            raise Refused(
                 403,
                 "model",
                 "permission_error",
@@ -246,7 +197,7 @@ class GatewayApp:
         reservation = self.budgets.reserve(grant.ledger, grant.budget_tokens, worst)
         if reservation is None:
             spent, held = self.budgets.held(grant.ledger)
-            raise _Refused(
+            raise Refused(
                 400,
                 "budget",
                 "invalid_request_error",
@@ -259,49 +210,9 @@ class GatewayApp:
         try:
             return self.resolve(grant)
         except LookupError as exc:
-            raise _Refused(
+            raise Refused(
                 503, "no key on this host", "api_error", f"durabench gateway: {exc}"
             ) from None
-
-    async def _take_body(self, req: AgentRequest, receive: Receive, *, parse: bool) -> None:
-        """Read the body within its limits; parse it (bounded, off the loop) when ``parse``.
-
-        Raises:
-            _Refused: too large, too deep or too wide (413), or more than its attempt may
-                hold in flight (429); cut short or too slow (400, 408); a body on a method
-                that carries none (400).
-        """
-
-        def room(n: int) -> bool:
-            if not self.bodies.take(req.ledger, n):
-                return False
-            req.held += n
-            return True
-
-        try:
-            body = await read_body(receive, req.headers.get("content-length"), room)
-            if body and req.method in _BODILESS:
-                message = f"durabench gateway: a {req.method} request carries no body"
-                raise _Refused(400, MALFORMED, "invalid_request_error", message)
-            await req.take_body(body, parse=parse)
-        except AttemptBytesFull:
-            message = (
-                f"durabench gateway: this attempt's requests in flight hold "
-                f"{MAX_ATTEMPT_BYTES >> 20} MiB of bodies, the most they may; retry when one ends"
-            )
-            raise _Refused(429, "size", "too_many_requests_in_flight", message) from None
-        except BodyTooLarge:
-            message = (
-                "durabench gateway: request body too large (past 32 MiB, "
-                f"{MAX_ELEMENTS:,} JSON values, or nested too deep)"
-            )
-            raise _Refused(413, "size", "request_too_large", message) from None
-        except BodyTooSlow:
-            message = "durabench gateway: the request's body did not arrive in time"
-            raise _Refused(408, INCOMPLETE, "request_timeout", message) from None
-        except BodyIncomplete:
-            message = "durabench gateway: the request's body ended before its length"
-            raise _Refused(400, INCOMPLETE, "invalid_request_error", message) from None
 
     async def _forward(
         self,
@@ -339,15 +250,15 @@ class GatewayApp:
             raise ValueError("an MCP request of an attempt with no MCP server")
         if path_fault(req.path) or req.path != (server.url_suffix or "/"):
             message = f"durabench gateway: {req.path[:120]} is not the MCP server's endpoint"
-            raise _Refused(403, "path", "permission_error", message)
+            raise Refused(403, "path", "permission_error", message)
         if req.method not in MCP_METHODS:
             message = f"durabench gateway: {req.method} is not an MCP request"
-            raise _Refused(403, "path", "permission_error", message)
-        await self._take_body(req, receive, parse=False)
+            raise Refused(403, "path", "permission_error", message)
+        await take_body(req, receive, self.bodies, parse=False)
         try:
             url, token = self.resolve_mcp(grant)
         except LookupError as exc:
-            raise _Refused(503, "no key on this host", "api_error", str(exc)) from None
+            raise Refused(503, "no key on this host", "api_error", str(exc)) from None
         out = forwarded(req.headers)
         out[server.auth_header] = f"{server.auth_scheme} {token}".strip()
         target = url.rstrip("/") + server.url_suffix + (f"?{query}" if query else "")
@@ -374,7 +285,7 @@ class GatewayApp:
         upstream = httpx.Request(req.method, url, headers=headers, content=req.content())
         if not upstream.url.raw_path.partition(b"?")[0].endswith(req.path.encode()):
             message = "durabench gateway: the path would change on the way out"
-            raise _Refused(403, "path", "permission_error", message)
+            raise Refused(403, "path", "permission_error", message)
         noted = (
             self.inflight.serving(Path(grant.ledger), grant.provider)
             if self.inflight is not None
@@ -384,13 +295,6 @@ class GatewayApp:
             await exchange(
                 self.clients, self.budgets, grant.ledger, req, upstream, send, reservation
             )
-
-
-async def _refuse(send: Send, req: AgentRequest, refusal: _Refused) -> None:
-    """Answer the refusal (and close the connection: nothing after it is read); ledger it."""
-    with contextlib.suppress(Exception):  # the agent may be gone; the line is written anyway
-        await reply_error(send, refusal.status, refusal.kind, str(refusal), close=True)
-    req.record(refusal.status, refused=refusal.reason)
 
 
 def _error(kind: str, message: str) -> dict[str, Any]:
@@ -403,14 +307,3 @@ async def _reply(send: Send, status: int, doc: Mapping[str, Any]) -> None:
     headers = [(b"content-type", b"application/json"), (b"content-length", str(len(data)).encode())]
     await send({"type": "http.response.start", "status": status, "headers": headers})
     await send({"type": "http.response.body", "body": data})
-
-
-def _last_line(path: Path) -> str:
-    """The ledger's last line ('' when there is none): a line is well under 4 KiB."""
-    try:
-        with path.open("rb") as f:
-            f.seek(max(0, f.seek(0, 2) - 4096))
-            lines = f.read().decode("utf-8", errors="replace").splitlines()
-    except FileNotFoundError:
-        return ""
-    return lines[-1] if lines else ""
