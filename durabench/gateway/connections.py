@@ -40,11 +40,25 @@ class StrictConnection(h11.Connection):
         super().__init__(*args, **kwargs)
         self.refused: tuple[bytes, str] | None = None
         """The head refused last and why; ``None`` while every head passed."""
+        self._look = True
+        """A head may have ended since the last look: a line end came, or a cycle began
+        (its head may be buffered already). A sender trickling bytes costs no copies."""
+
+    def receive_data(self, data: bytes) -> None:
+        """h11's, noting whether a head may have ended."""
+        self._look = self._look or not data or b"\n" in data
+        super().receive_data(data)
+
+    def start_next_cycle(self) -> None:
+        """h11's; a pipelined head may be waiting in the buffer."""
+        super().start_next_cycle()
+        self._look = True
 
     def next_event(self) -> Any:
         """h11's next event; raises ``RemoteProtocolError`` for a head refused here or there."""
-        if self.their_state is not h11.IDLE:
+        if self.their_state is not h11.IDLE or not self._look:
             return super().next_event()
+        self._look = False
         data = self.trailing_data[0]
         end = END_OF_HEAD.search(data)
         head = data[: end.end()] if end is not None else None
