@@ -334,3 +334,20 @@ async def test_one_attempts_bodies_in_flight_are_capped_and_the_other_is_answere
     assert sorted(e.refused for e in read_entries(rig.ledger)) == [INCOMPLETE, INCOMPLETE, "size"]
     assert rig.upstream.received and all(r.headers.get("x-api-key") for r in rig.upstream.received)
     assert len(rig.upstream.received) == 1  # B's only
+
+
+async def test_a_fault_of_the_gateways_own_is_ledgered_once_and_its_reservation_released(
+    two_attempts: tuple[GatewayRig, str, str, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Whatever raises after admission, the request still ends in one line, never a bare 500."""
+    rig, a, b, b_ledger = two_attempts
+
+    def broken(*args: object) -> dict[str, str]:
+        raise RuntimeError("a bug")
+
+    monkeypatch.setattr("durabench.gateway.app.outgoing_headers", broken)
+    answer = await rig.send("POST", "/anthropic/v1/messages", a, content=_message("A"))
+    assert answer.status_code == 500 and "see its log" in answer.text
+    assert [(e.status, e.refused) for e in read_entries(rig.ledger)] == [(500, "gateway error")]
+    assert rig.app.budgets.held(str(rig.ledger)) == (0, 0)
+    assert rig.upstream.received == []
