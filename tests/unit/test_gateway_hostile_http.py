@@ -351,3 +351,22 @@ async def test_a_fault_of_the_gateways_own_is_ledgered_once_and_its_reservation_
     assert [(e.status, e.refused) for e in read_entries(rig.ledger)] == [(500, "gateway error")]
     assert rig.app.budgets.held(str(rig.ledger)) == (0, 0)
     assert rig.upstream.received == []
+
+
+async def test_a_stalled_body_is_refused_and_ledgered_and_its_reservation_released(
+    tmp_path: Path,
+) -> None:
+    """A sender that stops mid-body gets 408 at its deadline (here half a second), one line."""
+    limits = GatewayLimits(body_timeout_sec=0.5)
+    async with hardened_rig(tmp_path, _echo, limits) as rig:
+        a = rig.grant(model=MODEL, budget_tokens=1_000_000)
+        body = _message("A")
+        head = _head("POST", "/anthropic/v1/messages", a, f"Content-Length: {len(body) + 10}")
+        reader, writer = await _open(rig)
+        writer.write(head + body)  # ten bytes short, and the connection held open
+        answer = await asyncio.wait_for(reader.read(), 60)
+        writer.close()
+        spent, held = rig.app.budgets.held(str(rig.ledger))
+    assert _statuses(answer) == [408]
+    assert [(e.status, e.refused) for e in read_entries(rig.ledger)] == [(408, INCOMPLETE)]
+    assert (spent, held) == (0, 0) and rig.upstream.received == []
