@@ -95,15 +95,20 @@ class Shape(NamedTuple):
         return self.refused.count("")
 
 
-def _shapes() -> dict[str, Shape]:
-    msg = "/anthropic/v1/messages"
-    body = _message("A")
-    hidden = _chunked(_message("SMUGGLED " + SMUGGLED.decode()))
-    cl = f"Content-Length: {len(hidden)}"
-    te = "Transfer-Encoding: chunked"
-    start = b'{"model": "' + MODEL.encode() + b'", "max_tokens": 1, "messages": [], "x": '
-    deep = start + b"[" * 200_000 + b"]" * 200_000 + b"}"
-    wide = start + b"[" + b"0," * 2_000_000 + b"0]}"
+MSG = "/anthropic/v1/messages"
+BODY = _message("A")
+HIDDEN = _chunked(_message("SMUGGLED " + SMUGGLED.decode()))
+"""A chunked body that is an allowed request whose text hides :data:`SMUGGLED`."""
+CL = f"Content-Length: {len(HIDDEN)}"
+TE = "Transfer-Encoding: chunked"
+_START = b'{"model": "' + MODEL.encode() + b'", "max_tokens": 1, "messages": [], "x": '
+DEEP = _START + b"[" * 200_000 + b"]" * 200_000 + b"}"
+WIDE = _START + b"[" + b"0," * 2_000_000 + b"0]}"
+
+
+def _smuggling_shapes() -> dict[str, Shape]:
+    """Heads ambiguous about where the request ends, or about their own bytes."""
+    msg, body, hidden, cl, te = MSG, BODY, HIDDEN, CL, TE
     return {
         "CL.TE": Shape(_head("POST", msg, "{key}", cl, te) + hidden),
         "TE.CL": Shape(_head("POST", msg, "{key}", te, cl) + hidden),
@@ -148,6 +153,13 @@ def _shapes() -> dict[str, Shape]:
         "GET with a chunked body hiding a request": Shape(
             _head("GET", "/anthropic/v1/models", "{key}", te) + _chunked(SMUGGLED)
         ),
+    }
+
+
+def _traffic_shapes() -> dict[str, Shape]:
+    """Headers for proxies, several requests on one connection, and bodies too big."""
+    msg, body, hidden, cl, te, deep, wide = MSG, BODY, HIDDEN, CL, TE, DEEP, WIDE
+    return {
         "hop-by-hop and proxy headers": Shape(
             _head(
                 "GET",
@@ -197,7 +209,7 @@ def _shapes() -> dict[str, Shape]:
     }
 
 
-SHAPES = _shapes()
+SHAPES = {**_smuggling_shapes(), **_traffic_shapes()}
 
 
 async def _open(rig: GatewayRig) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
