@@ -388,6 +388,14 @@ class SandboxActivities:
         """The verdict, with the gateway's ledger of the attempt's model traffic."""
         await self.gateway.settle()  # a gateway that died has written its outage
         ledger = self._attempt_dir(data.ref) / _LEDGER
+        self.gateway.store.revoke(
+            data.ref.container_name
+        )  # its session is over, re-attached or not
+        if not await self.gateway.drained(ledger):  # requests it left in flight are ledgered
+            log.warning(
+                "the gateway still serves the ended attempt; its ledger is read now",
+                **data.ref.labels,
+            )
         return await attempt.classify(
             data,
             metered=await asyncio.to_thread(read_ledger, ledger),

@@ -2,12 +2,15 @@
 
 The app (:class:`GatewayApp`) is served by uvicorn on a free loopback port in the test's
 own loop, with keys resolved from a dict: what it passes on, refuses and meters is the
-app's policy, whichever process serves it in production.
+app's policy, whichever process serves it in production. :func:`hardened_rig` serves it
+as the gateway's process does (its limits, its strict HTTP/1.1), for attacks on the
+proxy itself.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import socket
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
@@ -19,9 +22,12 @@ import uvicorn
 
 from durabench.gateway import Grant, GrantStore
 from durabench.gateway.app import GatewayApp
+from durabench.gateway.limits import GatewayLimits
+from durabench.gateway.process import server_config
+from durabench.gateway.upstream import UpstreamClients
 from tests.model_upstream import ModelUpstream, Received, Reply
 
-__all__ = ["KEYS", "GatewayRig", "gateway_rig"]
+__all__ = ["KEYS", "GatewayRig", "gateway_rig", "hardened_rig"]
 
 KEYS = {
     "anthropic": ("ANTHROPIC_API_KEY", "sk-ant-real-key-0123456789"),
@@ -69,9 +75,15 @@ class GatewayRig:
 
 @asynccontextmanager
 async def gateway_rig(
-    tmp_path: Path, script: Callable[[Received], Reply]
+    tmp_path: Path,
+    script: Callable[[Received], Reply],
+    limits: GatewayLimits | None = None,
 ) -> AsyncIterator[GatewayRig]:
-    """Serve the gateway app on loopback in front of ``script``'s upstream."""
+    """Serve the gateway app on loopback in front of ``script``'s upstream.
+
+    ``limits``: serve it as the gateway's process does, with those limits (see
+    :func:`hardened_rig`); else by plain uvicorn.
+    """
 
     def secret(grant: Grant) -> tuple[str, str]:
         return KEYS[grant.provider]
@@ -81,21 +93,32 @@ async def gateway_rig(
 
     with ModelUpstream(script) as upstream:
         store = GrantStore(tmp_path / "gateway")
-        async with httpx.AsyncClient(timeout=30, follow_redirects=False) as client:
-            upstreams = {name: upstream.url for name in KEYS}
-            app = GatewayApp(store, secret, mcp, upstreams, client)  # type: ignore[arg-type]
-            sock = socket.socket()
-            sock.bind(("127.0.0.1", 0))
-            sock.listen(64)
+        clients = UpstreamClients(lambda: httpx.AsyncClient(timeout=30, follow_redirects=False))
+        upstreams = {name: upstream.url for name in KEYS}
+        app = GatewayApp(store, secret, mcp, upstreams, clients)  # type: ignore[arg-type]
+        sock = socket.socket()
+        sock.bind(("127.0.0.1", 0))
+        sock.listen(64)
+        if limits is None:
             config = uvicorn.Config(app, lifespan="off", log_level="warning", access_log=False)
-            server = uvicorn.Server(config)
-            task = asyncio.create_task(server.serve(sockets=[sock]))
-            while not server.started and not task.done():
-                await asyncio.sleep(0.01)
-            url = f"http://127.0.0.1:{sock.getsockname()[1]}"
-            try:
-                yield GatewayRig(url, upstream, store, tmp_path / "gateway.jsonl", app)
-            finally:
-                server.should_exit = True
-                await task
-                sock.close()
+        else:
+            config = server_config(app, limits, {"gateway": "durabench", "pid": 1})
+        server = uvicorn.Server(config)
+        task = asyncio.create_task(server.serve(sockets=[sock]))
+        while not server.started and not task.done():
+            await asyncio.sleep(0.01)
+        url = f"http://127.0.0.1:{sock.getsockname()[1]}"
+        try:
+            yield GatewayRig(url, upstream, store, tmp_path / "gateway.jsonl", app)
+        finally:
+            server.should_exit = True
+            await task
+            await clients.aclose()
+            sock.close()
+
+
+def hardened_rig(
+    tmp_path: Path, script: Callable[[Received], Reply], limits: GatewayLimits | None = None
+) -> contextlib.AbstractAsyncContextManager[GatewayRig]:
+    """The gateway as its process serves it: :func:`~durabench.gateway.process.server_config`."""
+    return gateway_rig(tmp_path, script, limits or GatewayLimits())

@@ -15,6 +15,7 @@ from collections import deque
 from collections.abc import Iterable
 from typing import Any
 
+from durabench.agents.numbers import count, dollars
 from durabench.agents.transcript import (
     KEPT_ERRORS,
     ErrorText,
@@ -68,28 +69,29 @@ def _mcp_report(init: dict[str, Any]) -> tuple[McpServerState, ...] | None:
 
 
 def _usage(result: dict[str, Any]) -> tuple[TokenUsage, float | None]:
+    """Tokens and cost of a ``result`` event; a field that is no plain number is ignored."""
     per_model = result.get("modelUsage")
-    cost = result.get("total_cost_usd")
+    cost = dollars(result.get("total_cost_usd"))
     if isinstance(per_model, dict) and per_model:
         rows = [m for m in per_model.values() if isinstance(m, dict)]
         tokens = TokenUsage(
-            input=sum(int(m.get("inputTokens", 0)) for m in rows),
-            output=sum(int(m.get("outputTokens", 0)) for m in rows),
-            cache_read=sum(int(m.get("cacheReadInputTokens", 0)) for m in rows),
-            cache_write=sum(int(m.get("cacheCreationInputTokens", 0)) for m in rows),
+            input=sum(count(m, "inputTokens") for m in rows),
+            output=sum(count(m, "outputTokens") for m in rows),
+            cache_read=sum(count(m, "cacheReadInputTokens") for m in rows),
+            cache_write=sum(count(m, "cacheCreationInputTokens") for m in rows),
         )
-        cost = sum(float(m.get("costUSD", 0.0)) for m in rows) or cost
-        return tokens, None if cost is None else float(cost)
+        costs = [c for c in (dollars(m.get("costUSD")) for m in rows) if c is not None]
+        return tokens, (sum(costs) or cost) if costs else cost
     usage = result.get("usage")
     if not isinstance(usage, dict):
         usage = {}
     tokens = TokenUsage(
-        input=int(usage.get("input_tokens", 0)),
-        output=int(usage.get("output_tokens", 0)),
-        cache_read=int(usage.get("cache_read_input_tokens", 0)),
-        cache_write=int(usage.get("cache_creation_input_tokens", 0)),
+        input=count(usage, "input_tokens"),
+        output=count(usage, "output_tokens"),
+        cache_read=count(usage, "cache_read_input_tokens"),
+        cache_write=count(usage, "cache_creation_input_tokens"),
     )
-    return tokens, None if cost is None else float(cost)
+    return tokens, cost
 
 
 def parse_claude(events: Iterable[dict[str, Any]]) -> TranscriptFacts:

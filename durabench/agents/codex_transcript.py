@@ -12,6 +12,7 @@ from collections import deque
 from collections.abc import Iterable
 from typing import Any
 
+from durabench.agents.numbers import count
 from durabench.agents.transcript import KEPT_ERRORS, ErrorText, TranscriptFacts, error_text
 from durabench.models.verdict import TokenUsage
 
@@ -43,9 +44,9 @@ def parse_codex(events: Iterable[dict[str, Any]]) -> TranscriptFacts:
                 last = str(item["text"])
         elif kind == "turn.completed" and isinstance(event.get("usage"), dict):
             usage = event["usage"]
-            cached += int(usage.get("cached_input_tokens", 0))
-            fresh += int(usage.get("input_tokens", 0)) - int(usage.get("cached_input_tokens", 0))
-            output += int(usage.get("output_tokens", 0))
+            cached += count(usage, "cached_input_tokens")
+            fresh += max(count(usage, "input_tokens") - count(usage, "cached_input_tokens"), 0)
+            output += count(usage, "output_tokens")
         elif kind in ("error", "turn.failed"):
             errors.append(ErrorText(index=i, text=error_text(_error_message(event))))
             errored = errored or kind == "turn.failed"
@@ -55,5 +56,5 @@ def parse_codex(events: Iterable[dict[str, Any]]) -> TranscriptFacts:
         errors=tuple(errors),
         errored=errored,
         last_message=last.strip(),
-        tokens=TokenUsage(input=max(fresh, 0), output=output, cache_read=cached),
+        tokens=TokenUsage(input=fresh, output=output, cache_read=cached),
     )

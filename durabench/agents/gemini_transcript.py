@@ -18,6 +18,7 @@ from collections import deque
 from collections.abc import Iterable
 from typing import Any
 
+from durabench.agents.numbers import count
 from durabench.agents.transcript import KEPT_ERRORS, ErrorText, TranscriptFacts, error_text
 from durabench.models.verdict import TokenUsage
 
@@ -75,12 +76,14 @@ def parse_gemini(events: Iterable[dict[str, Any]]) -> TranscriptFacts:
                 errors.append(ErrorText(index=i, text=error_text(str(message or "error"))))
             stats = event.get("stats") if isinstance(event.get("stats"), dict) else None
             if stats:
-                cached = int(stats.get("cached", 0))
-                fresh = stats.get("input", int(stats.get("input_tokens", 0)) - cached)
+                cached = count(stats, "cached")
+                fresh = (
+                    count(stats, "input")
+                    if "input" in stats
+                    else max(count(stats, "input_tokens") - cached, 0)
+                )
                 tokens = TokenUsage(
-                    input=max(int(fresh), 0),
-                    output=int(stats.get("output_tokens", 0)),
-                    cache_read=cached,
+                    input=fresh, output=count(stats, "output_tokens"), cache_read=cached
                 )
     return TranscriptFacts(
         n_events=n,

@@ -14,6 +14,7 @@ from typing import Any, Literal
 from durabench.agents.atif import Metrics, Observation, ObservationResult, Step, ToolCall
 from durabench.agents.claude_transcript import _is_api_error, _retry_text, _with_codes
 from durabench.agents.codex_transcript import _error_message
+from durabench.agents.numbers import count
 
 __all__ = ["StepBook", "claude_steps", "codex_steps", "gemini_steps"]
 
@@ -94,11 +95,11 @@ class StepBook:
 def _claude_metrics(usage: object) -> Metrics | None:
     if not isinstance(usage, dict):
         return None
-    cached = int(usage.get("cache_read_input_tokens", 0))
-    fresh = int(usage.get("input_tokens", 0)) + int(usage.get("cache_creation_input_tokens", 0))
+    cached = count(usage, "cache_read_input_tokens")
+    fresh = count(usage, "input_tokens") + count(usage, "cache_creation_input_tokens")
     return Metrics(
         prompt_tokens=fresh + cached,
-        completion_tokens=int(usage.get("output_tokens", 0)),
+        completion_tokens=count(usage, "output_tokens"),
         cached_tokens=cached,
     )
 
@@ -207,9 +208,9 @@ def codex_steps(events: Iterable[dict[str, Any]]) -> list[Step]:
             usage = event["usage"]
             if agent:
                 agent[-1].metrics = Metrics(
-                    prompt_tokens=int(usage.get("input_tokens", 0)),
-                    completion_tokens=int(usage.get("output_tokens", 0)),
-                    cached_tokens=int(usage.get("cached_input_tokens", 0)),
+                    prompt_tokens=count(usage, "input_tokens"),
+                    completion_tokens=count(usage, "output_tokens"),
+                    cached_tokens=count(usage, "cached_input_tokens"),
                 )
         elif kind in ("error", "turn.failed"):
             book.add("system", _error_message(event), event)

@@ -46,6 +46,7 @@ from durabench.agents.transcript import TranscriptFacts
 from durabench.classify.mcp_report import mcp_mismatch
 from durabench.classify.metered import (
     api_end,
+    cost_checked,
     metered_mcp,
     metered_mismatch,
     model_answered,
@@ -252,7 +253,7 @@ def classify(
         tokens=m.tokens if m else facts.tokens,
         metered=m,
         reward_cap=0.0 if over_budget(data) else None,
-        cost_usd=None if disagrees else facts.cost_usd,  # the CLI's own figure, if believable
+        cost_usd=facts.cost_usd if cost_checked(facts.tokens, m) else None,
         last_message=facts.last_message,
         signals=_signals(table, facts.last_message, data.files_changed, data.expects_change),
         classifier_version=table.version,

@@ -1,20 +1,25 @@
 """The gateway itself: a streaming pass-through from sandboxes to the model APIs, with policy.
 
-A plain ASGI app (served by uvicorn) over one ``httpx.AsyncClient``. Each request's
-placeholder key is looked up; then the request must pass, in order: the allow-list of
-endpoints (:mod:`.allowlist`, 403), the body limit (:mod:`.request`, 413), the attempt's
-model (the requested one or an auxiliary one its CLI needs, 403) and its token budget
-(:mod:`.budget`, 400). Only then is the real key swapped in and the request forwarded;
-the answer streams back to the agent chunk by chunk while :class:`ResponseMeter` reads its
-usage, and one ledger line records it. Every refusal is a ledger line too. Grants and
-ledgers are files, so a restarted gateway carries on where the last one stopped.
+A plain ASGI app (served by uvicorn) over each attempt's own HTTP client
+(:mod:`.upstream`). Each request's placeholder key is looked up; then the request must
+pass, in order: the allow-list of endpoints (:mod:`.allowlist`, 403), the body's limits
+(:mod:`.refusals`, 413), the attempt's model (the requested one or an auxiliary one its
+CLI needs, 403) and its token budget (:mod:`.budget`, 400). Only then is the real key
+swapped in and the request forwarded with the headers on :mod:`.headers`' allow-list
+(:mod:`.exchange`). From the moment its key names an attempt, a request ends in exactly
+one ledger line and a settled reservation, whatever fails on the way: a refusal, the
+API's answer, or a fault of the gateway's own (``gateway error``, never a 500 with no
+line). Grants and ledgers are files, so a restarted gateway carries on where the last
+one stopped.
 """
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import json
-from collections.abc import Awaitable, Callable, Mapping, MutableMapping
+import logging
+from collections.abc import Callable, Mapping, MutableMapping
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qsl, urlencode
@@ -23,10 +28,14 @@ import httpx
 
 from durabench.gateway.allowlist import MCP_METHODS, allowed, path_fault, query_fault
 from durabench.gateway.budget import Budgets, Reservation, worst_case
+from durabench.gateway.exchange import Send, exchange, reply_error
 from durabench.gateway.grants import Grant, GrantStore
+from durabench.gateway.headers import forwarded
 from durabench.gateway.inflight import InFlight
-from durabench.gateway.ledger import OVERLOADED, UPSTREAM_CUT, append_entry
-from durabench.gateway.meter import ResponseMeter, ResponseUsage
+from durabench.gateway.ledger import (
+    CANCELLED,
+    GATEWAY_ERROR,
+)
 from durabench.gateway.providers import (
     PROVIDERS,
     ProviderName,
@@ -35,12 +44,19 @@ from durabench.gateway.providers import (
     outgoing_headers,
     route_of,
 )
-from durabench.gateway.request import AgentRequest, BodyTooLarge, Receive, read_body
+from durabench.gateway.refusals import Refused, refuse, take_body
+from durabench.gateway.request import (
+    AgentRequest,
+    BodyBytes,
+    Receive,
+)
+from durabench.gateway.revocation import RevokedRequests
+from durabench.gateway.turned_away import record_malformed, record_overloaded
+from durabench.gateway.upstream import UpstreamClients
 
 __all__ = ["GatewayApp", "McpResolver", "SecretResolver"]
 
 Scope = MutableMapping[str, Any]
-Send = Callable[[MutableMapping[str, Any]], Awaitable[None]]
 SecretResolver = Callable[[Grant], tuple[str, str]]
 """The real key behind a grant: ``(variable, value)``; raises ``LookupError`` when this
 host has none."""
@@ -48,16 +64,7 @@ McpResolver = Callable[[Grant], tuple[str, str]]
 """The lane's MCP endpoint and token on this host: ``(url, token)``; raises
 ``LookupError`` when a variable is unset."""
 
-_HOP = {"connection", "keep-alive", "transfer-encoding", "content-length", "content-encoding"}
-_RESETS = ("anthropic-ratelimit-", "x-ratelimit-reset")
-
-
-class _Refused(Exception):
-    """The gateway answers the request itself: ``status``, ledgered as ``reason``."""
-
-    def __init__(self, status: int, reason: str, kind: str, message: str) -> None:
-        super().__init__(message)
-        self.status, self.reason, self.kind = status, reason, kind
+log = logging.getLogger(__name__)
 
 
 class GatewayApp:
@@ -69,17 +76,22 @@ class GatewayApp:
         resolve: SecretResolver,
         resolve_mcp: McpResolver,
         upstreams: Mapping[ProviderName, str],
-        client: httpx.AsyncClient,
+        clients: UpstreamClients,
         inflight: InFlight | None = None,
     ) -> None:
-        """``inflight``: where this process notes what it serves (the gateway process's own)."""
+        """Serve ``store``'s grants through ``clients`` (each attempt's own connections).
+
+        ``inflight``: where this process notes what it serves (the gateway process's own).
+        """
         self.store = store
         self.inflight = inflight
         self.resolve = resolve
         self.resolve_mcp = resolve_mcp
         self.upstreams = upstreams
-        self.client = client
+        self.clients = clients
         self.budgets = Budgets()
+        self.bodies = BodyBytes()
+        self.revoked = RevokedRequests(store)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         """One request: ``/healthz``, ``/mcp/...`` or ``/<provider>/...``."""
@@ -103,60 +115,76 @@ class GatewayApp:
             message = "durabench gateway: this key is good for no running attempt"
             await _reply(send, 401, _error("authentication_error", message))
             return
-        req = AgentRequest(grant.provider, rest, scope["method"], headers, query)
+        req = AgentRequest(grant.provider, rest, scope["method"], headers, query, grant.ledger)
+        with self.revoked.serving(client_key(headers, dict(query))):
+            await self._once(req, send, self._model_request(grant, req, receive, send))
+
+    async def _once(self, req: AgentRequest, send: Send, work: Any) -> None:
+        """Run ``work`` (the admitted request); it ends in exactly one ledger line.
+
+        A refusal is answered and ledgered; a fault of the gateway's own is a 500 and a
+        ``gateway error`` line, never a 500 with none (its reservation was settled by
+        the request's own ``finally``).
+        """
+        try:
+            await work
+        except Refused as refusal:
+            await refuse(send, req, refusal)
+        except asyncio.CancelledError:  # its attempt ended long ago (:mod:`.revocation`)
+            req.record(499, refused=CANCELLED)
+            raise
+        except Exception:
+            log.exception("the gateway failed a request to %s", req.path[:120])
+            if not req.recorded:
+                with contextlib.suppress(Exception):
+                    message = "durabench gateway: it failed this request; see its log"
+                    await reply_error(send, 500, "api_error", message, close=True)
+            req.record(500, refused=GATEWAY_ERROR)
+        finally:
+            self.bodies.give_back(req.ledger, req.held)
+
+    async def _model_request(
+        self, grant: Grant, req: AgentRequest, receive: Receive, send: Send
+    ) -> None:
+        """Admit the request, then forward it; its reservation is settled on every path."""
         reservation = None
         try:
             reservation = await self._admit(grant, req, receive)
-            variable, secret = self._secret(grant)
-        except _Refused as refusal:
-            if reservation is not None:
-                self.budgets.settle(reservation, 0)
-            await _refuse(send, grant, req, refusal)
-            return
-        await self._forward(grant, req, send, reservation, (variable, secret))
+            key = self._secret(grant)
+            await self._forward(grant, req, send, reservation, key)
+        finally:
+            self.budgets.settle(reservation, 0)  # nothing, when its answer settled it
 
     def overloaded(self, scope: Scope) -> None:
-        """Record that a request was turned away because the host's gateway was full.
+        """Record a request turned away because the host was full (:mod:`.turned_away`)."""
+        record_overloaded(self.store, scope)
 
-        Other attempts' requests filled it (one attempt holds at most its own share), so
-        the attempt's ledger says so in the host's words: its failure is infra, retried.
-        """
-        raw = (scope.get("raw_path") or scope["path"].encode()).decode("latin-1")
-        provider, rest = route_of(raw)
-        headers = {k.decode("latin-1"): v.decode("latin-1") for k, v in scope["headers"]}
-        query = parse_qsl(scope.get("query_string", b"").decode("latin-1"))
-        key = mcp_key(headers) if provider == "mcp" else client_key(headers, dict(query))
-        grant = self.store.find(key)
-        if grant is None:
-            return
-        ledger = Path(grant.ledger)
-        if _last_line(ledger).find(f'"refused":"{OVERLOADED}"') >= 0:
-            return  # one line for a run of refusals: a flood while full cannot grow it
-        req = AgentRequest(grant.provider, rest, scope["method"], headers, [])
-        append_entry(ledger, req.entry(503, refused=OVERLOADED))
+    def malformed(self, head: bytes, why: str) -> None:
+        """Record a request whose head was refused (:mod:`.turned_away`)."""
+        record_malformed(self.store, head, why)
 
     async def _admit(self, grant: Grant, req: AgentRequest, receive: Receive) -> Reservation | None:
         """Pass the request through the policy; its budget reservation, if it has one.
 
         Raises:
-            _Refused: the path, the body, the model or the budget is refused.
+            Refused: the path, the body, the model or the budget is refused.
         """
         fault = path_fault(req.path) or query_fault(grant.provider, req.query)
         route = None if fault else allowed(grant.provider, req.method, req.path)
         if route is None:
             why = f" ({fault})" if fault else ""
-            raise _Refused(
+            raise Refused(
                 403,
                 "path",
                 "permission_error",
                 f"durabench gateway: {req.method} {req.path[:120]} is not an endpoint it "
                 f"passes on{why}; it passes only the model endpoints a coding CLI calls",
             )
-        await _take_body(req, receive)
+        await take_body(req, receive, self.bodies, parse=req.method == "POST")
         asked = req.asked_model()
         if req.method == "POST" and not grant.serves(asked):
             allowed_models = ", ".join((grant.model, *grant.auxiliary_models))
-            raise _Refused(
+            raise Refused(
                 403,
                 "model",
                 "permission_error",
@@ -169,7 +197,7 @@ class GatewayApp:
         reservation = self.budgets.reserve(grant.ledger, grant.budget_tokens, worst)
         if reservation is None:
             spent, held = self.budgets.held(grant.ledger)
-            raise _Refused(
+            raise Refused(
                 400,
                 "budget",
                 "invalid_request_error",
@@ -182,7 +210,7 @@ class GatewayApp:
         try:
             return self.resolve(grant)
         except LookupError as exc:
-            raise _Refused(
+            raise Refused(
                 503, "no key on this host", "api_error", f"durabench gateway: {exc}"
             ) from None
 
@@ -199,7 +227,6 @@ class GatewayApp:
         base = self.upstreams[grant.provider].rstrip("/")
         url = base + req.path + (f"?{query}" if query else "")
         out = outgoing_headers(req.headers, grant.provider, *key)
-        out["accept-encoding"] = "identity"  # bytes pass through as the API sent them
         await self._stream(grant, req, out, url, send, reservation)
 
     async def _mcp(
@@ -210,28 +237,30 @@ class GatewayApp:
         if grant is None or grant.mcp is None:
             await _reply(send, 401, _error("authentication_error", "no MCP server for this key"))
             return
-        server = grant.mcp
-        req = AgentRequest("mcp", rest, scope["method"], headers, [])
-        try:
-            if path_fault(rest) or rest != (server.url_suffix or "/"):
-                message = f"durabench gateway: {rest[:120]} is not the MCP server's endpoint"
-                raise _Refused(403, "path", "permission_error", message)
-            if req.method not in MCP_METHODS:
-                message = f"durabench gateway: {req.method} is not an MCP request"
-                raise _Refused(403, "path", "permission_error", message)
-            await _take_body(req, receive)
-            try:
-                url, token = self.resolve_mcp(grant)
-            except LookupError as exc:
-                raise _Refused(503, "no key on this host", "api_error", str(exc)) from None
-        except _Refused as refusal:
-            await _refuse(send, grant, req, refusal)
-            return
+        req = AgentRequest("mcp", rest, scope["method"], headers, [], grant.ledger)
         query = scope.get("query_string", b"").decode("latin-1")
-        drop = {"host", "content-length", "connection", server.auth_header.lower()}
-        out = {k: v for k, v in headers.items() if k not in drop}
+        with self.revoked.serving(mcp_key(headers)):
+            await self._once(req, send, self._mcp_request(grant, req, query, receive, send))
+
+    async def _mcp_request(
+        self, grant: Grant, req: AgentRequest, query: str, receive: Receive, send: Send
+    ) -> None:
+        server = grant.mcp
+        if server is None:
+            raise ValueError("an MCP request of an attempt with no MCP server")
+        if path_fault(req.path) or req.path != (server.url_suffix or "/"):
+            message = f"durabench gateway: {req.path[:120]} is not the MCP server's endpoint"
+            raise Refused(403, "path", "permission_error", message)
+        if req.method not in MCP_METHODS:
+            message = f"durabench gateway: {req.method} is not an MCP request"
+            raise Refused(403, "path", "permission_error", message)
+        await take_body(req, receive, self.bodies, parse=False)
+        try:
+            url, token = self.resolve_mcp(grant)
+        except LookupError as exc:
+            raise Refused(503, "no key on this host", "api_error", str(exc)) from None
+        out = forwarded(req.headers)
         out[server.auth_header] = f"{server.auth_scheme} {token}".strip()
-        out["accept-encoding"] = "identity"
         target = url.rstrip("/") + server.url_suffix + (f"?{query}" if query else "")
         await self._stream(grant, req, out, target, send, None)
 
@@ -246,135 +275,26 @@ class GatewayApp:
     ) -> None:
         """Send the request; stream its answer to the agent, metered; record it.
 
-        From before it goes out until its ledger line is written it is noted in flight:
-        were this process killed meanwhile, the worker writes the line for it.
+        Its framing is the gateway's own: the body's length, no encoding asked for (the
+        bytes pass through as the API sent them). From before it goes out until its
+        ledger line is written it is noted in flight: were this process killed
+        meanwhile, the worker writes the line for it.
         """
         headers["content-length"] = str(len(req.body))
-        upstream = self.client.build_request(
-            req.method, url, headers=headers, content=req.content()
-        )
+        headers["accept-encoding"] = "identity"
+        upstream = httpx.Request(req.method, url, headers=headers, content=req.content())
         if not upstream.url.raw_path.partition(b"?")[0].endswith(req.path.encode()):
-            if reservation is not None:
-                self.budgets.settle(reservation, 0)
             message = "durabench gateway: the path would change on the way out"
-            await _refuse(send, grant, req, _Refused(403, "path", "permission_error", message))
-            return
-        ledger = Path(grant.ledger)
+            raise Refused(403, "path", "permission_error", message)
         noted = (
-            self.inflight.serving(ledger, grant.provider)
+            self.inflight.serving(Path(grant.ledger), grant.provider)
             if self.inflight is not None
             else contextlib.nullcontext()
         )
         with noted:
-            await self._exchange(ledger, req, upstream, send, reservation)
-
-    async def _exchange(
-        self,
-        ledger: Path,
-        req: AgentRequest,
-        upstream: httpx.Request,
-        send: Send,
-        reservation: Reservation | None,
-    ) -> None:
-        """The request to the API and its answer to the agent; the ledger line."""
-        try:
-            response = await self.client.send(upstream, stream=True)
-        except httpx.HTTPError as exc:
-            if reservation is not None:
-                self.budgets.settle(reservation, 0)
-            message = (
-                f"durabench gateway could not reach the {req.provider} API: {type(exc).__name__}"
+            await exchange(
+                self.clients, self.budgets, grant.ledger, req, upstream, send, reservation
             )
-            await _reply(send, 502, _error("api_error", message))
-            append_entry(ledger, req.entry(502, refused=upstream_failure(exc)))
-            return
-        meter = (
-            ResponseMeter(req.provider, response.headers.get("content-type", ""))
-            if req.provider != "mcp"
-            else None
-        )
-        try:
-            await _relay(response, meter, send)
-        finally:
-            await response.aclose()
-            usage = meter.usage() if meter is not None else ResponseUsage()
-            cut = (
-                meter is not None
-                and not (meter.ended or meter.unreadable)
-                and 200 <= response.status_code < 300
-            )
-            charged = _charge(usage, response.status_code, reservation)
-            if reservation is not None:
-                self.budgets.settle(reservation, charged)
-            append_entry(
-                ledger,
-                req.entry(
-                    response.status_code,
-                    usage=usage,
-                    charged=charged,
-                    refused=UPSTREAM_CUT if cut else "",
-                    retry_after=response.headers.get("retry-after", ""),
-                    resets={
-                        k: v for k, v in response.headers.items() if k.lower().startswith(_RESETS)
-                    },
-                ),
-            )
-
-
-def upstream_failure(exc: httpx.HTTPError) -> str:
-    """The ledger's word for a request that got no answer from the API.
-
-    ``upstream unreachable`` (the host's failure) when the connection failed; a timeout
-    while sending or waiting is ``upstream timeout``, which is no harness failure: an
-    agent can ask for a long answer unstreamed, or send slowly, and wait it out.
-    """
-    if isinstance(exc, httpx.ReadTimeout | httpx.WriteTimeout):
-        return "upstream timeout"
-    return "upstream unreachable"
-
-
-async def _relay(response: httpx.Response, meter: ResponseMeter | None, send: Send) -> None:
-    """The answer to the agent as it comes, each chunk metered and let go."""
-    headers = [
-        (k.encode("latin-1"), v.encode("latin-1"))
-        for k, v in response.headers.multi_items()
-        if k.lower() not in _HOP
-    ]
-    await send({"type": "http.response.start", "status": response.status_code, "headers": headers})
-    try:
-        async for chunk in response.aiter_raw():
-            if meter is not None:
-                meter.feed(chunk)
-            await send({"type": "http.response.body", "body": chunk, "more_body": True})
-    except httpx.HTTPError:
-        pass  # the stream was cut: the agent sees it end; the ledger says what came
-    await send({"type": "http.response.body", "body": b""})
-
-
-def _charge(usage: ResponseUsage, status: int, reservation: Reservation | None) -> int:
-    """What the request costs the budget.
-
-    The usage reported; else, for a success that reported none (which the API still
-    bills), its whole reservation.
-    """
-    reported = usage.input + usage.output + usage.cache_read + usage.cache_write
-    if reported or reservation is None or not 200 <= status < 300:
-        return reported
-    return reservation.tokens
-
-
-async def _take_body(req: AgentRequest, receive: Receive) -> None:
-    try:
-        req.take_body(await read_body(receive, req.headers.get("content-length")))
-    except BodyTooLarge:
-        raise _Refused(
-            413, "size", "request_too_large", "durabench gateway: request body too large"
-        ) from None
-
-
-async def _refuse(send: Send, grant: Grant, req: AgentRequest, refusal: _Refused) -> None:
-    await _reply(send, refusal.status, _error(refusal.kind, str(refusal)))
-    append_entry(Path(grant.ledger), req.entry(refusal.status, refused=refusal.reason))
 
 
 def _error(kind: str, message: str) -> dict[str, Any]:
@@ -387,14 +307,3 @@ async def _reply(send: Send, status: int, doc: Mapping[str, Any]) -> None:
     headers = [(b"content-type", b"application/json"), (b"content-length", str(len(data)).encode())]
     await send({"type": "http.response.start", "status": status, "headers": headers})
     await send({"type": "http.response.body", "body": data})
-
-
-def _last_line(path: Path) -> str:
-    """The ledger's last line ('' when there is none): a line is well under 4 KiB."""
-    try:
-        with path.open("rb") as f:
-            f.seek(max(0, f.seek(0, 2) - 4096))
-            lines = f.read().decode("utf-8", errors="replace").splitlines()
-    except FileNotFoundError:
-        return ""
-    return lines[-1] if lines else ""

@@ -130,6 +130,10 @@ class GrantStore:
         with contextlib.suppress(FileNotFoundError):  # revoked meanwhile: stays revoked
             os.utime(self._file(self.token_for(attempt)))
 
+    def holds(self, token: str) -> bool:
+        """Whether ``token``'s grant is still there (one look at the file, no parse)."""
+        return token.startswith(TOKEN_PREFIX) and len(token) <= 128 and self._file(token).exists()
+
     def live(self) -> list[Grant]:
         """Every grant not revoked: the attempts whose agents may be running."""
         grants = []

@@ -13,8 +13,12 @@ The end of each answer is held back until the app has returned, so the attempt's
 line is on disk before its agent sees the answer end: an attempt that ends with its
 agent's last request is metered in full, though the gateway is another process.
 
-It answers ``/healthz`` itself, with what the worker's supervisor checks: that this is a
-durabench gateway, its code version and its process, and which grant store it serves.
+It answers ``/healthz`` itself: to the worker's supervisor (a connection from the
+gateway's own address) with what it checks (that this is a durabench gateway, its code
+version and its process, and which grant store it serves); to a sandbox with only that
+it is a durabench gateway. A sandbox sees nothing that another attempt's activity
+changes: no count of requests in flight (one lane signalled its answer to the other bit
+by bit through one), no process id (a restart another attempt provoked).
 """
 
 from __future__ import annotations
@@ -27,6 +31,7 @@ from urllib.parse import parse_qsl
 
 from durabench.gateway.limits import GatewayLimits
 from durabench.gateway.providers import TOKEN_PREFIX, client_key, mcp_key, route_of
+from durabench.gateway.request import BodyTooSlow
 
 __all__ = ["LimitedApp"]
 
@@ -34,10 +39,6 @@ Scope = MutableMapping[str, Any]
 Receive = Callable[[], Awaitable[MutableMapping[str, Any]]]
 Send = Callable[[MutableMapping[str, Any]], Awaitable[None]]
 App = Callable[[Scope, Receive, Send], Awaitable[None]]
-
-
-class _BodyTooSlow(Exception):
-    """The request's body did not arrive within its deadline."""
 
 
 class _Slots:
@@ -69,7 +70,7 @@ class LimitedApp:
         if scope["type"] != "http":
             return
         if scope["path"] == "/healthz":
-            await _reply(send, 200, {**self.health, "in_flight": self.total})
+            await _reply(send, 200, self.health if _local(scope) else _PUBLIC_HEALTH)
             return
         if self.total >= self.limits.requests:
             if self.overloaded is not None:
@@ -117,7 +118,7 @@ class LimitedApp:
             try:
                 message = await asyncio.wait_for(receive(), max(0.0, deadline - loop.time()))
             except TimeoutError:
-                raise _BodyTooSlow from None
+                raise BodyTooSlow from None
             body_done = not message.get("more_body", False)
             return message
 
@@ -132,12 +133,21 @@ class LimitedApp:
         held: list[MutableMapping[str, Any]] = []
         try:
             await self.app(scope, timed_receive, watched_send)
-        except _BodyTooSlow:
+        except BodyTooSlow:
             if not started:  # else the cut response tells the agent; uvicorn closes it
                 late = f"the request's body did not arrive in {self.limits.body_timeout_sec:g} s"
                 await _refuse(send, 408, "request_timeout", late)
         for message in held:
             await send(message)
+
+
+_PUBLIC_HEALTH = {"gateway": "durabench"}
+
+
+def _local(scope: Scope) -> bool:
+    """Whether the request came from the gateway's own address (the worker's checks)."""
+    client, server = scope.get("client"), scope.get("server")
+    return bool(client and server and client[0] == server[0])
 
 
 def _placeholder(scope: Scope) -> str:

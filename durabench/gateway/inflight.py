@@ -21,7 +21,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import NamedTuple
 
-__all__ = ["CutRequest", "InFlight", "cut_requests"]
+__all__ = ["CutRequest", "InFlight", "cut_requests", "serving_ledgers"]
 
 _DIR = "inflight"
 
@@ -73,3 +73,14 @@ def cut_requests(root: Path, pid: int) -> list[CutRequest]:
             continue  # a note cut by the death itself: its request had not gone out
     shutil.rmtree(where, ignore_errors=True)
     return out
+
+
+def serving_ledgers(root: Path) -> set[str]:
+    """The ledgers of every request any gateway process of ``root`` is serving now."""
+    found = set()
+    for note in (root / _DIR).glob("*/*"):
+        try:
+            found.add(str(json.loads(note.read_text())["ledger"]))
+        except (OSError, ValueError, KeyError, TypeError):
+            continue  # removed as we looked, or half written
+    return found

@@ -24,6 +24,10 @@ from durabench.gateway.meter import ResponseUsage
 from durabench.models.verdict import MeteredUsage, TokenUsage
 
 __all__ = [
+    "CANCELLED",
+    "GATEWAY_ERROR",
+    "INCOMPLETE",
+    "MALFORMED",
     "OVERLOADED",
     "POLICY_REFUSALS",
     "UPSTREAM_CUT",
@@ -33,7 +37,20 @@ __all__ = [
     "read_ledger",
 ]
 
-POLICY_REFUSALS = frozenset({"path", "model", "budget", "size"})
+MALFORMED = "malformed"
+"""``refused`` of a request ambiguous about where it ends, or with a body where its method
+carries none: a smuggling attempt, the agent's."""
+INCOMPLETE = "incomplete"
+"""``refused`` of a request whose body never arrived whole (the agent hung up or stalled)."""
+CANCELLED = "cancelled"
+"""``refused`` of a request still in flight well after its attempt ended (its grant
+revoked): cut by the gateway, charged its whole reservation."""
+GATEWAY_ERROR = "gateway error"
+"""``refused`` of a request the gateway failed on its own: logged, and counted as the
+agent's, since only the agent's bytes reach that code (a free retry otherwise)."""
+POLICY_REFUSALS = frozenset(
+    {"path", "model", "budget", "size", MALFORMED, INCOMPLETE, CANCELLED, GATEWAY_ERROR}
+)
 """``refused`` values the agent's own request caused; any other refusal (no key on this
 host, the API unreachable) is the host's."""
 UPSTREAM_CUT = "upstream cut"

@@ -16,9 +16,11 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from durabench.gateway.grants import Grant, GrantStore
+from durabench.gateway.inflight import serving_ledgers
 from durabench.gateway.keys import KeyRing
 from durabench.gateway.limits import GatewayLimits
 from durabench.gateway.network import ensure_gateway_network
+from durabench.gateway.revocation import CANCEL_AFTER_S
 from durabench.gateway.supervisor import GatewaySupervisor
 from durabench.sandbox import shared_docker_client
 from durabench.settings.values import Settings
@@ -26,6 +28,9 @@ from durabench.settings.values import Settings
 __all__ = ["ModelGateway"]
 
 
+DRAIN_S = CANCEL_AFTER_S + 15.0
+"""How long the worker waits for an ended attempt's requests in flight to be ledgered."""
+_DRAIN_POLL_S = 0.2
 _STARTED: weakref.WeakSet[ModelGateway] = weakref.WeakSet()
 """Gateways this process holds, for :meth:`ModelGateway.close_all`."""
 
@@ -109,6 +114,20 @@ class ModelGateway:
             return
         async with self._lock:
             await self.supervisor.check(self._url, probe=False)
+
+    async def drained(self, ledger: Path, timeout: float = DRAIN_S) -> bool:
+        """Wait until the gateway serves no request of ``ledger``'s attempt; whether it did.
+
+        Its grant is revoked first: what is still in flight ends on its own or is cancelled
+        (:mod:`.revocation`), so its ledger line is written before the ledger is read.
+        """
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout
+        while str(ledger) in await asyncio.to_thread(serving_ledgers, self.store.root):
+            if loop.time() >= deadline:
+                return False
+            await asyncio.sleep(_DRAIN_POLL_S)
+        return True
 
     @property
     def environ(self) -> Mapping[str, str]:

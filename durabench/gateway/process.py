@@ -40,6 +40,7 @@ from durabench.gateway.inflight import InFlight
 from durabench.gateway.keys import KeyRing
 from durabench.gateway.limits import GatewayLimits
 from durabench.gateway.providers import PROVIDERS
+from durabench.gateway.upstream import UpstreamClients
 from durabench.settings.environment import GATEWAY_SPEC_ENV, take_gateway_spec
 
 __all__ = [
@@ -49,6 +50,7 @@ __all__ = [
     "code_version",
     "fresh_leases",
     "main",
+    "server_config",
     "store_id",
 ]
 
@@ -60,6 +62,8 @@ _FORGET_S = 86_400.0
 """A lease untouched this long is removed (its worker was killed and never came back)."""
 _TIMEOUT = httpx.Timeout(connect=30.0, read=900.0, write=60.0, pool=60.0)
 """A model may think for minutes before its first byte; a dead upstream fails fast."""
+_KEPT_PER_ATTEMPT = 4
+"""Idle connections kept per attempt for its next request (its own; see :mod:`.upstream`)."""
 _LOG_BYTES = 8 << 20
 """The gateway's log is kept to two files of this size: a flood cannot fill the disk."""
 
@@ -138,43 +142,59 @@ async def _watch_leases(root: Path, linger_s: float, server: uvicorn.Server) -> 
             server.should_exit = True
 
 
+def server_config(
+    app: GatewayApp, limits: GatewayLimits, health: dict[str, object]
+) -> uvicorn.Config:
+    """How uvicorn serves ``app`` in the gateway's process (and in the tests that attack it).
+
+    Its HTTP/1.1 is h11 held stricter still (:mod:`.connections`); no WebSocket upgrade,
+    no proxy headers, no server header.
+    """
+    return uvicorn.Config(
+        LimitedApp(app, limits, health, app.overloaded),
+        http=limited_protocol(limits, app.malformed),
+        ws="none",
+        lifespan="off",
+        log_config=None,
+        log_level="warning",
+        access_log=False,
+        timeout_keep_alive=max(1, round(limits.keep_alive_sec)),
+        limit_concurrency=limits.connections + limits.requests,
+        timeout_graceful_shutdown=5,
+        proxy_headers=False,  # no proxy in front: a sandbox names no address but its own
+        server_header=False,
+    )
+
+
 async def serve(spec: ProcessSpec) -> None:
     """Serve on the inherited socket until told to stop, or until no worker holds a lease."""
     limits = spec.limits
     sock = socket.socket(fileno=spec.fd)
     keys = KeyRing(spec.accounts_file, os.environ)
-    pool = httpx.Limits(max_connections=limits.requests, max_keepalive_connections=64)
-    async with httpx.AsyncClient(timeout=_TIMEOUT, follow_redirects=False, limits=pool) as client:
-        upstreams = {name: provider.upstream(os.environ) for name, provider in PROVIDERS.items()}
-        inflight = InFlight(spec.root)
-        store = GrantStore(spec.root)
-        app = GatewayApp(store, keys.secret, keys.mcp, upstreams, client, inflight)
-        health = {
-            "gateway": "durabench",
-            "version": code_version(),
-            "pid": os.getpid(),
-            "store": store_id(spec.root),
-        }
-        config = uvicorn.Config(
-            LimitedApp(app, limits, health, app.overloaded),
-            http=limited_protocol(limits),
-            lifespan="off",
-            log_config=None,
-            log_level="warning",
-            access_log=False,
-            timeout_keep_alive=max(1, round(limits.keep_alive_sec)),
-            limit_concurrency=limits.connections + limits.requests,
-            timeout_graceful_shutdown=5,
-            proxy_headers=False,  # no proxy in front: a sandbox names no address but its own
-            server_header=False,
-        )
-        server = uvicorn.Server(config)
-        watcher = asyncio.create_task(_watch_leases(spec.root, limits.linger_sec, server))
-        try:
-            await server.serve(sockets=[sock])
-        finally:
-            watcher.cancel()
-        inflight.close()  # served to the end: nothing was cut
+    pool = httpx.Limits(
+        max_connections=limits.requests_per_attempt, max_keepalive_connections=_KEPT_PER_ATTEMPT
+    )
+    clients = UpstreamClients(
+        lambda: httpx.AsyncClient(timeout=_TIMEOUT, follow_redirects=False, limits=pool)
+    )
+    upstreams = {name: provider.upstream(os.environ) for name, provider in PROVIDERS.items()}
+    inflight = InFlight(spec.root)
+    store = GrantStore(spec.root)
+    app = GatewayApp(store, keys.secret, keys.mcp, upstreams, clients, inflight)
+    health: dict[str, object] = {
+        "gateway": "durabench",
+        "version": code_version(),
+        "pid": os.getpid(),
+        "store": store_id(spec.root),
+    }
+    server = uvicorn.Server(server_config(app, limits, health))
+    watcher = asyncio.create_task(_watch_leases(spec.root, limits.linger_sec, server))
+    try:
+        await server.serve(sockets=[sock])
+    finally:
+        watcher.cancel()
+        await clients.aclose()
+    inflight.close()  # served to the end: nothing was cut
 
 
 def main() -> None:

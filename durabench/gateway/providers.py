@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from durabench.gateway.headers import forwarded
 from durabench.models.config import ModelApi
 
 __all__ = [
@@ -74,9 +75,6 @@ PROVIDERS: Mapping[ProviderName, Provider] = {
     ),
 }
 
-_KEY_HEADERS = ("x-api-key", "x-goog-api-key", "authorization")
-"""Headers a client may carry its key in; all of them are dropped on the way out."""
-
 OAUTH_BETA = "oauth-2025-04-20"
 """The ``anthropic-beta`` flag Anthropic's API requires with an OAuth bearer token."""
 
@@ -134,12 +132,11 @@ def auth_headers(provider: ProviderName, variable: str, secret: str) -> dict[str
 def outgoing_headers(
     headers: Mapping[str, str], provider: ProviderName, variable: str, secret: str
 ) -> dict[str, str]:
-    """The client's headers with its key, hop-by-hop and host headers swapped out.
+    """The client's headers on the allow-list (:mod:`.headers`), with the real key added.
 
     An ``anthropic-beta`` the client sent is kept, the OAuth flag added to it when needed.
     """
-    drop = {*_KEY_HEADERS, "host", "content-length", "connection", "accept-encoding"}
-    out = {k: v for k, v in headers.items() if k not in drop}
+    out = forwarded(headers)
     auth = auth_headers(provider, variable, secret)
     beta = auth.pop("anthropic-beta", "")
     if beta:

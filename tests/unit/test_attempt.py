@@ -335,12 +335,23 @@ def test_collect_copies_logs_scrubbed_and_remove_sandbox_removes(tmp_path: Path)
         ("", "is empty"),
         ("nan", "a reward is finite"),
         ("1\n2", "holds 3 characters on 2 lines"),
+        ("1000000", "outside \\[0, 1\\]"),
+        ("-0.5", "outside \\[0, 1\\]"),
+        ("1.0000001", "outside \\[0, 1\\]"),
     ],
 )
 def test_a_bad_reward_is_described_never_quoted(text: str, said: str) -> None:
     with pytest.raises(RewardParseError, match=said) as err:
         parse_reward(text, where="reward.txt of t")
     assert SECRET not in str(err.value) and (not text or text not in str(err.value))
+
+
+def test_a_reward_of_a_million_is_a_verifier_error_scoring_zero(tmp_path: Path) -> None:
+    """Code the tests import can write any number; one outside [0, 1] is no reward."""
+    sb = MemorySandbox(handler=_verifier(b"1000000"))  # type: ignore[arg-type]
+    out = asyncio.run(_attempt(tmp_path, sb).verify())
+    assert out.reward == 0.0 and "outside [0, 1]" in out.failure
+    assert "1000000" not in out.failure
 
 
 def test_a_reward_file_too_large_is_no_reward(tmp_path: Path) -> None:

@@ -195,3 +195,57 @@ async def test_cache_tokens_are_charged_to_the_budget(tmp_path: Path) -> None:
     assert answer.status_code == 200
     (entry,) = read_entries(rig.ledger)
     assert entry.charged == 1000
+
+
+WEB_SEARCH = {"type": "web_search_20250305", "name": "web_search"}
+
+
+async def test_sixteen_requests_with_a_server_tool_cannot_all_slip_under_the_budget(
+    tmp_path: Path,
+) -> None:
+    """max_tokens 1 with web search bills ~3,000 tokens: the worst case must say so.
+
+    Each request's worst case counts 8 searches of 10,000 tokens (80,000 + 1 + its body /
+    3), so the first one alone holds more than the 2,000-token budget and the other 15 are
+    refused while it is in flight or once it is charged.
+    """
+
+    def searched(received: Received) -> Reply:
+        return anthropic_stream(
+            MODEL, [{"type": "text", "text": "ok"}], input_tokens=2990, output_tokens=1
+        )
+
+    doc = {"model": MODEL, "max_tokens": 1, "stream": True, "messages": [], "tools": [WEB_SEARCH]}
+    async with gateway_rig(tmp_path, searched) as rig:
+        token = rig.grant(model=MODEL, budget_tokens=BUDGET)
+        answers = await asyncio.gather(
+            *(rig.send("POST", "/anthropic/v1/messages", token, json=doc) for _ in range(16))
+        )
+    assert sorted(a.status_code for a in answers) == [200] + [400] * 15
+    assert len(rig.upstream.received) == 1
+    metered = read_ledger(rig.ledger)
+    assert metered is not None and metered.tokens.total == 2991
+
+
+@pytest.mark.parametrize(
+    ("provider", "doc", "uses"),
+    [
+        ("anthropic", {"tools": [WEB_SEARCH | {"max_uses": 3}]}, 3),
+        ("anthropic", {"tools": [WEB_SEARCH, {"type": "web_fetch_20250910"}]}, 16),
+        ("anthropic", {"mcp_servers": [{"type": "url", "url": "https://x"}]}, 8),
+        ("anthropic", {"tools": [{"name": "Bash", "input_schema": {}}]}, 0),
+        ("anthropic", {"tools": [{"type": "bash_20250124", "name": "bash"}]}, 0),
+        ("openai", {"tools": [{"type": "web_search"}, {"type": "function", "name": "f"}]}, 8),
+        ("openai", {"tools": [{"type": "local_shell"}, {"type": "custom", "name": "x"}]}, 0),
+        ("gemini", {"tools": [{"googleSearch": {}}, {"functionDeclarations": []}]}, 8),
+        ("gemini", {"tools": [{"codeExecution": {}, "urlContext": {}}]}, 16),
+    ],
+)
+def test_the_worst_case_counts_every_server_tool_use_a_request_allows(
+    provider: ProviderName, doc: dict[str, object], uses: int
+) -> None:
+    """A use is reserved at 10,000 tokens (results the API adds to the input); 8 uses when
+    the request names no ``max_uses``. Client tools (run by the CLI) cost only their text.
+    """
+    doc = {"max_tokens": 100, "generationConfig": {"maxOutputTokens": 100}} | doc
+    assert worst_case(provider, doc, 0) == 100 + 10_000 * uses

@@ -9,7 +9,7 @@ from __future__ import annotations
 import httpx
 import pytest
 
-from durabench.gateway.app import upstream_failure
+from durabench.gateway.exchange import upstream_failure
 
 
 @pytest.mark.parametrize(

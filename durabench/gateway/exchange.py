@@ -1,0 +1,175 @@
+"""One request's trip to the API and its answer's way back: streamed, metered, ledgered once.
+
+The request goes out on its attempt's own connections (:mod:`.upstream`); the answer
+streams to the agent chunk by chunk while :class:`ResponseMeter` reads its usage; then the
+reservation is settled and one ledger line written, whatever happened on the way. An
+answer that did not end as the API framed it leaves its attempt's connections unused
+from then on.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Awaitable, Callable, MutableMapping
+from typing import Any
+
+import httpx
+
+from durabench.gateway.budget import Budgets, Reservation
+from durabench.gateway.ledger import CANCELLED, UPSTREAM_CUT
+from durabench.gateway.meter import ResponseMeter, ResponseUsage
+from durabench.gateway.request import AgentRequest
+from durabench.gateway.upstream import UpstreamClients
+
+__all__ = ["Send", "exchange", "reply_error", "upstream_failure"]
+
+Send = Callable[[MutableMapping[str, Any]], Awaitable[None]]
+
+_HOP = {"connection", "keep-alive", "transfer-encoding", "content-length", "content-encoding"}
+_RESETS = ("anthropic-ratelimit-", "x-ratelimit-reset")
+
+
+def upstream_failure(exc: httpx.HTTPError) -> str:
+    """The ledger's word for a request that got no answer from the API.
+
+    ``upstream unreachable`` (the host's failure) when the connection failed; a timeout
+    while sending or waiting is ``upstream timeout``, which is no harness failure: an
+    agent can ask for a long answer unstreamed, or send slowly, and wait it out.
+    """
+    if isinstance(exc, httpx.ReadTimeout | httpx.WriteTimeout):
+        return "upstream timeout"
+    return "upstream unreachable"
+
+
+async def exchange(
+    clients: UpstreamClients,
+    budgets: Budgets,
+    attempt: str,
+    req: AgentRequest,
+    upstream: httpx.Request,
+    send: Send,
+    reservation: Reservation | None,
+) -> None:
+    """The request to the API and its answer to the agent; the ledger line.
+
+    Cancelled (its attempt ended long ago, :mod:`.revocation`), it is ledgered
+    ``cancelled`` and charged at least its whole reservation.
+    """
+    async with clients.client(attempt) as client:
+        try:
+            response = await client.send(upstream, stream=True)
+        except httpx.HTTPError as exc:
+            await clients.spoil(attempt)
+            budgets.settle(reservation, 0)
+            message = (
+                f"durabench gateway could not reach the {req.provider} API: {type(exc).__name__}"
+            )
+            await reply_error(send, 502, "api_error", message)
+            req.record(502, refused=upstream_failure(exc))
+            return
+        except asyncio.CancelledError:
+            await clients.spoil(attempt)
+            charged = reservation.tokens if reservation is not None else 0
+            budgets.settle(reservation, charged)
+            req.record(499, refused=CANCELLED, charged=charged)
+            raise
+        meter = (
+            ResponseMeter(req.provider, response.headers.get("content-type", ""))
+            if req.provider != "mcp"
+            else None
+        )
+        whole = cancelled = False
+        try:
+            whole = await _relay(response, meter, send)
+        except asyncio.CancelledError:
+            cancelled = True
+            raise
+        finally:
+            await response.aclose()
+            if not whole:
+                await clients.spoil(attempt)
+            _settle(budgets, req, response, meter, reservation, cancelled=cancelled)
+
+
+def _settle(
+    budgets: Budgets,
+    req: AgentRequest,
+    response: httpx.Response,
+    meter: ResponseMeter | None,
+    reservation: Reservation | None,
+    *,
+    cancelled: bool = False,
+) -> None:
+    """Charge what the answer cost and write its ledger line."""
+    usage = meter.usage() if meter is not None else ResponseUsage()
+    cut = (
+        meter is not None
+        and not (meter.ended or meter.unreadable)
+        and 200 <= response.status_code < 300
+    )
+    charged = _charge(usage, response.status_code, reservation)
+    if cancelled and reservation is not None:
+        charged = max(charged, reservation.tokens)
+    budgets.settle(reservation, charged)
+    refused = CANCELLED if cancelled else UPSTREAM_CUT if cut else ""
+    req.record(
+        response.status_code,
+        usage=usage,
+        charged=charged,
+        refused=refused,
+        retry_after=response.headers.get("retry-after", ""),
+        resets={k: v for k, v in response.headers.items() if k.lower().startswith(_RESETS)},
+    )
+
+
+async def _relay(response: httpx.Response, meter: ResponseMeter | None, send: Send) -> bool:
+    """The answer to the agent as it comes, each chunk metered and let go.
+
+    Whether it arrived whole, as the API framed it (else its connection is not reused).
+    """
+    headers = [
+        (k.encode("latin-1"), v.encode("latin-1"))
+        for k, v in response.headers.multi_items()
+        if k.lower() not in _HOP
+    ]
+    await send({"type": "http.response.start", "status": response.status_code, "headers": headers})
+    whole = False
+    try:
+        async for chunk in response.aiter_raw():
+            if meter is not None:
+                meter.feed(chunk)
+            await send({"type": "http.response.body", "body": chunk, "more_body": True})
+        whole = True
+    except httpx.HTTPError:
+        pass  # the stream was cut: the agent sees it end; the ledger says what came
+    await send({"type": "http.response.body", "body": b""})
+    return whole
+
+
+def _charge(usage: ResponseUsage, status: int, reservation: Reservation | None) -> int:
+    """What the request costs the budget.
+
+    The usage reported; else, for a success that reported none (which the API still
+    bills), its whole reservation.
+    """
+    reported = usage.input + usage.output + usage.cache_read + usage.cache_write
+    if reported or reservation is None or not 200 <= status < 300:
+        return reported
+    return reservation.tokens
+
+
+async def reply_error(
+    send: Send, status: int, kind: str, message: str, *, close: bool = False
+) -> None:
+    """An error body every CLI shows: Anthropic's shape, with OpenAI's ``message`` too.
+
+    ``close``: the connection is closed after it, so nothing more is read from it.
+    """
+    doc = {"type": "error", "error": {"type": kind, "message": message}}
+    data = json.dumps(doc).encode()
+    headers = [(b"content-type", b"application/json"), (b"content-length", str(len(data)).encode())]
+    if close:
+        headers.append((b"connection", b"close"))
+    await send({"type": "http.response.start", "status": status, "headers": headers})
+    await send({"type": "http.response.body", "body": data})
