@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from datetime import datetime, timedelta
-from typing import Any, Literal, TypeVar, cast
+from typing import Literal, TypeVar, cast
 
 from temporalio import workflow
 from temporalio.common import RetryPolicy
@@ -33,7 +33,7 @@ from temporalio.exceptions import (
 from temporalio.workflow import ActivityCancellationType
 
 with workflow.unsafe.imports_passed_through():
-    from activities import ResultActivities, SandboxActivities, ServiceActivities
+    from activities import SandboxActivities, ServiceActivities
     from durabench.errors import AgentLost, SandboxGone
     from durabench.models.attempt import (
         AttemptRef,
@@ -46,7 +46,8 @@ with workflow.unsafe.imports_passed_through():
     from durabench.models.results import AttemptResult, Phase, PhaseTiming
     from durabench.service.payloads import EvaluateAttemptInput
 
-from workflows.attempt_so_far import AttemptSoFar, Ran, attempt_result
+from workflows.attempt_record import attempt_label, save_result
+from workflows.attempt_so_far import AttemptSoFar, Ran
 from workflows.cancel_check import despite_cancel, stop_if_cancelled
 from workflows.dropped import being_dropped
 from workflows.policies import (
@@ -68,8 +69,6 @@ __all__ = [
     "AgentRunWorkflow",
     "failure_reason",
     "host_lost",
-    "record_attempt",
-    "save_result",
     "session_over",
 ]
 
@@ -165,7 +164,7 @@ class AgentRunWorkflow:
                 heartbeat_timeout=HEARTBEAT,
                 retry_policy=retry,
                 cancellation_type=ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
-                summary=f"{_label(ref)} · {detail}",
+                summary=f"{attempt_label(ref)} · {detail}",
             )
             out = await (despite_cancel(running) if on_cancel == "finish" else running)
         finally:
@@ -194,7 +193,7 @@ class AgentRunWorkflow:
             start_to_close_timeout=SHORT,
             retry_policy=CLAIM_RETRY,
             cancellation_type=ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
-            summary=f"{_label(ref)} · a host with room",
+            summary=f"{attempt_label(ref)} · a host with room",
         )
         self.host_queue = claim.queue
         self.host_timeout = timedelta(seconds=claim.host_timeout_sec)
@@ -263,7 +262,7 @@ class AgentRunWorkflow:
                 schedule_to_start_timeout=self.host_timeout,
                 start_to_close_timeout=timedelta(minutes=2),
                 retry_policy=TEARDOWN_RETRY,
-                summary=f"{_label(ref)} · remove {ref.container_name} on lost host {lost}",
+                summary=f"{attempt_label(ref)} · remove {ref.container_name} on lost host {lost}",
             )
         )
         self.current_placement = ref.placement + 1
@@ -322,7 +321,7 @@ class AgentRunWorkflow:
             if isinstance(err, CancelledError) or isinstance(err.cause, CancelledError):
                 raise
             raise ApplicationError(
-                f"result.json of {_label(ref)} could not be written: {failure_reason(err)}",
+                f"result.json of {attempt_label(ref)} could not be written: {failure_reason(err)}",
                 result,
                 type=UNRECORDED,
                 non_retryable=True,
@@ -352,7 +351,7 @@ class AgentRunWorkflow:
                 start_to_close_timeout=timedelta(minutes=30),
                 heartbeat_timeout=timedelta(minutes=2),
                 retry_policy=RETRY,
-                summary=f"{_label(ref)} · grade at {service.url}",
+                summary=f"{attempt_label(ref)} · grade at {service.url}",
             )
         except ActivityError as err:
             if isinstance(err.cause, CancelledError):
@@ -458,7 +457,7 @@ class AgentRunWorkflow:
                 schedule_to_start_timeout=self.host_timeout,
                 start_to_close_timeout=timedelta(minutes=2),
                 retry_policy=TEARDOWN_RETRY,
-                summary=f"{_label(ref)} · remove {ref.container_name} on {self._host()}",
+                summary=f"{attempt_label(ref)} · remove {ref.container_name} on {self._host()}",
             )
         except ActivityError as err:
             workflow.logger.error("container %s was not removed: %s", ref.container_name, err.cause)
@@ -469,48 +468,3 @@ class AgentRunWorkflow:
 
     def _timings(self) -> tuple[PhaseTiming, ...]:
         return tuple(self.timings)
-
-
-async def record_attempt(ref: AttemptRef, **fields: Any) -> AttemptResult:
-    """Build the attempt's result from ``fields`` and persist it (``result.json``)."""
-    result = attempt_result(ref, **fields)
-    await save_result(ref, result)
-    return result
-
-
-async def save_result(ref: AttemptRef, result: AttemptResult, *, local: bool = False) -> None:
-    """Persist the attempt's result (``result.json``).
-
-    It retries for hours: a workflow that failed here would have the pair start a new
-    attempt, and pay for a new session, for want of a file write. ``local``: as a local
-    activity, run by the worker that runs the workflow within the same workflow task (it
-    touches no container, so it needs no host), which saves a round trip per attempt.
-    """
-    summary = f"{_label(ref)} · {result.exit_class} · result.json"
-    if local:
-        await despite_cancel(
-            workflow.execute_local_activity_method(
-                ResultActivities.record_attempt,
-                result,
-                start_to_close_timeout=SHORT,
-                schedule_to_close_timeout=AFTER_AGENT_BOUND,
-                retry_policy=AFTER_AGENT,
-                summary=summary,
-            )
-        )
-        return
-    await despite_cancel(
-        workflow.execute_activity_method(
-            ResultActivities.record_attempt,
-            result,
-            start_to_close_timeout=SHORT,
-            schedule_to_close_timeout=AFTER_AGENT_BOUND,
-            retry_policy=AFTER_AGENT,
-            summary=summary,
-        )
-    )
-
-
-def _label(ref: AttemptRef) -> str:
-    """``task · lane · attempt n``: what every activity summary of the attempt starts with."""
-    return f"{ref.task.task_id} · {ref.lane} · attempt {ref.attempt}"

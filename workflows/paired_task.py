@@ -42,13 +42,8 @@ with workflow.unsafe.imports_passed_through():
     )
     from durabench.models.results import AttemptResult, PairResult
 
-from workflows.agent_run import (
-    UNRECORDED,
-    AgentRunWorkflow,
-    failure_reason,
-    record_attempt,
-    save_result,
-)
+from workflows.agent_run import UNRECORDED, AgentRunWorkflow, failure_reason
+from workflows.attempt_record import record_attempt, save_result
 from workflows.cancel_check import stop_if_cancelled
 from workflows.dropped import being_dropped
 from workflows.ids import attempt_workflow_id, pair_workflow_id
