@@ -21,9 +21,8 @@ facts where it says so:
 
 from __future__ import annotations
 
-import json
-
 from durabench.agents.llm_ids import served_model_matches
+from durabench.documents import loads_json
 from durabench.models.verdict import ClassifyInput, ExitClass, MeteredUsage, TokenUsage
 
 __all__ = [
@@ -162,7 +161,7 @@ def _cap_header(m: MeteredUsage) -> str:
     if m.last_status != 429 or not m.last_resets:
         return ""
     try:
-        headers = json.loads(m.last_resets)
+        headers = loads_json(m.last_resets)
     except ValueError:
         return ""
     if not isinstance(headers, dict):

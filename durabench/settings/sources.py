@@ -21,6 +21,7 @@ from dotenv import dotenv_values
 from pydantic import ValidationError
 from pydantic_settings import BaseSettings, EnvSettingsSource
 
+from durabench.documents import loads_toml
 from durabench.errors import ConfigError
 
 __all__ = [
@@ -84,7 +85,7 @@ def _read(path: Path, known: set[str]) -> dict[str, _FileValue]:
         ConfigError: the file is not TOML, or holds a key that is not a setting.
     """
     try:
-        table = tomllib.loads(path.read_text())
+        table = loads_toml(path.read_text())
     except FileNotFoundError:
         return {}
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:

@@ -15,6 +15,7 @@ import tomllib
 from pathlib import Path
 from typing import Any
 
+from durabench.documents import loads_toml
 from durabench.errors import ConfigError, TaskFormatError
 from durabench.ids import check_id
 from durabench.models.task import TaskSpec
@@ -63,7 +64,7 @@ def load_task(task_dir: Path | str) -> TaskSpec:
     if not (root / "task.toml").is_file():
         raise TaskFormatError(_missing(root, "task.toml"))
     try:
-        doc = tomllib.loads((root / "task.toml").read_text())
+        doc = loads_toml((root / "task.toml").read_text())
     except tomllib.TOMLDecodeError as exc:
         raise TaskFormatError(f"{root / 'task.toml'}: not valid TOML: {exc}") from exc
     for rel in _REQUIRED:
