@@ -15,7 +15,7 @@ from durabench.settings.values import Settings
 from runtime.client import connect_when_ready
 from runtime.temporal_profile import connect_options, load_settings
 from starter.console import console
-from starter.options import run_async
+from starter.options import float_range, run_async
 
 __all__ = ["init", "init_main"]
 
@@ -51,7 +51,14 @@ async def init_main(settings: Settings, timeout_s: float) -> None:
 
 
 @click.command()
-@click.option("--timeout", "timeout_s", default=300.0, show_default=True, help="Seconds to wait.")
+@click.option(
+    "--timeout",
+    "timeout_s",
+    type=float_range(min=0),
+    default=300.0,
+    show_default=True,
+    help="Seconds to wait.",
+)
 def init(timeout_s: float) -> None:
     """Wait for TEMPORAL_ADDRESS and register durabench's search attributes (idempotent)."""
     run_async(init_main)(load_settings(), timeout_s)

@@ -13,7 +13,7 @@ from durabench.results.report_html import render_html
 from durabench.results.store import pulled
 from durabench.settings.values import Settings
 from starter.console import emit
-from starter.options import run_id_argument
+from starter.options import float_range, run_id_argument
 
 __all__ = ["report", "report_text"]
 
@@ -48,7 +48,7 @@ def report_text(settings: Settings, run_id: str, fmt: str, threshold: float | No
 @click.option("--out", type=click.Path(dir_okay=False, path_type=Path), help="Write to FILE.")
 @click.option(
     "--pass-threshold",
-    type=float,
+    type=float_range(0.0, 1.0),
     default=None,
     help="Rescore: a lane passes a task at this mean reward [DURABENCH_PASS_THRESHOLD, 1.0].",
 )

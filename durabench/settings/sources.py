@@ -148,6 +148,8 @@ def bad_settings(
     by_key = {env_name(settings_cls, n): n for n in settings_cls.model_fields}
     parts = []
     for error in exc.errors():
+        if error["type"] == "default_factory_not_called":  # a default from a bad setting
+            continue
         key = str(error["loc"][0]) if error["loc"] else ""
         field = by_key.get(key, key)
         name = env_name(settings_cls, field) if field in settings_cls.model_fields else key

@@ -171,6 +171,34 @@ def _time_limit(root: Path, task: dict[str, Any], agent: dict[str, Any]) -> floa
     return float(csb if csb is not None else harbor if harbor is not None else 600.0)
 
 
+def _text(
+    root: Path,
+    first: dict[str, Any],
+    first_name: str,
+    field: str,
+    second: dict[str, Any] | None = None,
+    second_name: str = "",
+) -> str:
+    """``[first_name] field``, else ``[second_name] field``, else ``""``; text or refused.
+
+    A list or a table would otherwise be shown (and filtered on) as its Python text.
+
+    Raises:
+        TaskFormatError: the value is not a TOML string; the message names the field.
+    """
+    for section, name in ((first, first_name), (second or {}, second_name)):
+        if field not in section:
+            continue
+        value = section[field]
+        if not isinstance(value, str):
+            raise TaskFormatError(
+                f"{root / 'task.toml'}: [{name}] {field} is a {type(value).__name__}, not "
+                f'text; write it in quotes, such as {field} = "..."'
+            )
+        return value
+    return ""
+
+
 def _spec_from_toml(root: Path, doc: dict[str, Any]) -> TaskSpec:
     task = _section(doc, "task")
     meta = _section(doc, "metadata")
@@ -188,16 +216,15 @@ def _spec_from_toml(root: Path, doc: dict[str, Any]) -> TaskSpec:
             task_id=task_id,
             task_dir=str(root),
             dialects=dialects,
-            description=str(meta.get("description", task.get("description", ""))),
-            repo=str(task.get("repo", "")),
-            category=str(task.get("category", meta.get("category", ""))),
-            language=str(task.get("language", "")),
-            difficulty=str(task.get("difficulty", meta.get("difficulty", ""))),
+            description=_text(root, meta, "metadata", "description", task, "task"),
+            repo=_text(root, task, "task", "repo"),
+            category=_text(root, task, "task", "category", meta, "metadata"),
+            language=_text(root, task, "task", "language"),
+            difficulty=_text(root, task, "task", "difficulty", meta, "metadata"),
             time_limit_sec=_time_limit(root, task, _section(doc, "agent")),
-            verifier_command=str(verification.get("command", "bash /tests/test.sh")),
-            build_command=str(verification["build_command"])
-            if "build_command" in verification
-            else None,
+            verifier_command=_text(root, verification, "verification", "command")
+            or "bash /tests/test.sh",
+            build_command=_text(root, verification, "verification", "build_command") or None,
             verifier_timeout_sec=_limit(
                 root, "verifier", "timeout_sec", verifier.get("timeout_sec", 600.0)
             ),
