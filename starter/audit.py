@@ -21,11 +21,11 @@ from durabench.results.earlier_runs import read_plan
 from durabench.results.store import pulled
 from durabench.settings.paths import RunPaths
 from durabench.settings.values import Settings
-from durabench.text_safety import visible_controls
 from runtime.client import connect
 from starter.console import console
 from starter.history_attempts import LedgerGone, read_ledger
 from starter.options import run_async, run_id_argument
+from starter.refusal import plain
 
 __all__ = ["audit", "audit_main", "print_audit"]
 
@@ -73,9 +73,9 @@ async def _ledger(
 def print_audit(report: AuditReport) -> None:
     """The findings, one a line, then the notes and a verdict."""
     for finding in report.findings:  # one line each, for grep, even on a narrow terminal
-        console.print(visible_controls(finding.line()), markup=False, soft_wrap=True)
+        console.print(plain(finding.line()), markup=False, soft_wrap=True)
     for note in report.notes:
-        console.print(visible_controls(f"note: {note}"), markup=False, soft_wrap=True)
+        console.print(plain(f"note: {note}"), markup=False, soft_wrap=True)
     checked = "files only" if report.ledger_skipped else "files and history"
     if report.clean:
         console.print(f"Run {report.run_id} audits clean ({checked}).", markup=False)

@@ -18,8 +18,8 @@ from durabench.errors import ConfigError, DurabenchError
 from durabench.ids import check_id
 from durabench.settings.environment import ALLOW_UNKNOWN_MODEL_ENV, allow_unknown_models
 from durabench.settings.numbers import MAX_NUMBER
-from durabench.text_safety import visible_controls
 from starter.loop import run_command
+from starter.refusal import Refusal
 
 __all__ = [
     "allow_unknown_model",
@@ -133,7 +133,7 @@ def _not_found(message: str) -> str:
 
 def _error(message: str) -> click.ClickException:
     """A clean exit whose message may quote a task's or a service's words: escapes shown."""
-    return click.ClickException(visible_controls(message))
+    return Refusal(message)
 
 
 def run_async(fn: Callable[P, Coroutine[Any, Any, R]]) -> Callable[P, R]:

@@ -12,6 +12,7 @@ from durabench.results.viewer import ViewerSite, serve
 from durabench.settings.paths import RunPaths
 from durabench.settings.values import Settings
 from starter.options import checked_run_id, int_range
+from starter.refusal import Refusal
 
 __all__ = ["view", "viewer_site"]
 
@@ -59,9 +60,9 @@ def view(run_id: str | None, port: int, open_browser: bool) -> None:
                 )
         server = serve(viewer_site(settings), "127.0.0.1", port)
     except DurabenchError as exc:  # bad settings, no such run, the store unreachable
-        raise click.ClickException(str(exc)) from exc
+        raise Refusal(str(exc)) from exc
     except OSError as exc:  # the port is taken
-        raise click.ClickException(
+        raise Refusal(
             f"cannot listen on 127.0.0.1:{port}: {exc}; choose another --port, or 0 for a free one"
         ) from exc
     url = f"http://127.0.0.1:{server.server_address[1]}/"
