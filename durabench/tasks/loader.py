@@ -63,6 +63,7 @@ def load_task(task_dir: Path | str) -> TaskSpec:
         raise TaskFormatError(f"{root}: not a directory; give the path of a task directory")
     if not (root / "task.toml").is_file():
         raise TaskFormatError(_missing(root, "task.toml"))
+    _refuse_link_out(root, "task.toml")
     try:
         doc = loads_toml((root / "task.toml").read_text())
     except tomllib.TOMLDecodeError as exc:
@@ -91,10 +92,12 @@ def _missing(root: Path, rel: str, environment: dict[str, Any] | None = None) ->
 
 
 def _check_copied_files(root: Path) -> None:
-    """Refuse links out of the task among what is copied into a sandbox.
+    """Refuse links out of the task among what is read, built or copied into a sandbox.
 
-    The instructions, ``tests/`` and ``solution/`` go into the container; a link in them
-    to a host file (``tests/x -> ~/.aws/credentials``) would carry that file in.
+    The instructions, ``tests/`` and ``solution/`` go into the container, and the
+    Dockerfiles into the image build (the Docker client sends a Dockerfile that lies
+    outside the context with it); a link in them to a host file
+    (``tests/x -> ~/.aws/credentials``) would carry that file in.
 
     Raises:
         TaskFormatError: such a link; the message names it and where it points.
@@ -102,14 +105,25 @@ def _check_copied_files(root: Path) -> None:
     try:
         for sub in ("tests", "solution"):
             task_files(root / sub, task_dir=root)
-        for name in ("instruction.md", "instruction_mcp.md"):
-            if (root / name).is_symlink() and not (root / name).resolve().is_relative_to(root):
-                raise ConfigError(
-                    f"{root / name} is a link to {(root / name).resolve()}, outside the task; "
-                    "replace it with the file itself"
-                )
     except ConfigError as exc:
         raise TaskFormatError(str(exc)) from exc
+    dockerfiles = [f"environment/{p.name}" for p in (root / "environment").glob("Dockerfile*")]
+    for rel in ("instruction.md", "instruction_mcp.md", "environment", *dockerfiles):
+        _refuse_link_out(root, rel)
+
+
+def _refuse_link_out(root: Path, rel: str) -> None:
+    """Refuse ``root / rel`` if it is a link whose target lies outside the task.
+
+    Raises:
+        TaskFormatError: it is; the message names it, where it points and what to do.
+    """
+    path = root / rel
+    if path.is_symlink() and not path.resolve().is_relative_to(root):
+        raise TaskFormatError(
+            f"{path} is a link to {path.resolve()}, outside the task; replace it with the "
+            f"{'directory' if path.is_dir() else 'file'} itself"
+        )
 
 
 def _section(doc: dict[str, Any], name: str) -> dict[str, Any]:
