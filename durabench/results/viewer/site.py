@@ -23,6 +23,7 @@ from urllib.parse import parse_qs, quote, unquote, urlsplit
 
 from durabench.errors import DurabenchError
 from durabench.numerals import read_int
+from durabench.results.html_policy import CONTENT_SECURITY_POLICY
 from durabench.results.viewer.attempt import attempt_page
 from durabench.results.viewer.page import esc, href, page
 from durabench.results.viewer.runs import index_page, pair_page, run_page
@@ -33,7 +34,7 @@ __all__ = ["LOOPBACK_NAMES", "Answer", "ViewerSite", "loopback_host", "serve"]
 _log = logging.getLogger(__name__)
 
 HEADERS = {
-    "Content-Security-Policy": "default-src 'none'; style-src 'unsafe-inline'; img-src data:",
+    "Content-Security-Policy": CONTENT_SECURITY_POLICY,
     "X-Content-Type-Options": "nosniff",
     "Referrer-Policy": "no-referrer",
     "Cache-Control": "no-store",
