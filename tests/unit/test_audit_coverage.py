@@ -20,7 +20,7 @@ from durabench.results.files import build_results
 from durabench.service.records import TaskGrade, score_path
 from durabench.service.wire import EvalResultData
 from durabench.settings.paths import RunPaths
-from tests.unit.finished_run import audit, edit_json, grade_of, named, write_run
+from tests.unit.finished_run import SCORES, audit, edit_json, grade_of, named, write_run
 
 
 @pytest.mark.parametrize("service", [False, True])
