@@ -31,6 +31,7 @@ __all__ = [
     "metered_mcp",
     "metered_mismatch",
     "model_answered",
+    "model_mismatch",
     "over_budget",
     "served_note",
     "token_note",
@@ -56,12 +57,19 @@ _CAP_HEADERS = ("anthropic-ratelimit-unified-status",)
 
 
 def metered_mismatch(data: ClassifyInput) -> str:
-    """Why the ledger shows another model than the requested one, or ``""``.
+    """Why the ledger shows another model than the requested one, or ``""``."""
+    return model_mismatch(data.requested_model, data.metered)
 
-    Evidence: the ledger's models (the request's and the response's); a transcript that
-    names another model is no evidence.
+
+def model_mismatch(requested: str, m: MeteredUsage | None) -> str:
+    """Why the meter ``m`` shows another model than ``requested``, or ``""``.
+
+    The one rule of a swapped model, by which the classifier keeps an attempt out of the
+    scores and the audit checks it afterwards (on the ledger kept in the attempt's
+    directory). Evidence: the ledger's models (the request's and the response's); a
+    transcript that names another model is no evidence, and neither is an auxiliary model
+    the agent also asked for; with no meter there is no evidence at all.
     """
-    m, requested = data.metered, data.requested_model
     if m is None or not requested:
         return ""
     if m.substituted:
