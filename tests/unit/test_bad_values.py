@@ -186,3 +186,15 @@ def test_every_number_flag_refuses_what_no_one_means(
     """Each is refused as click's usage error (exit 2, naming the flag), never passed on."""
     with pytest.raises(click.BadParameter):
         param.type.convert(value, param, None)
+
+
+@pytest.mark.parametrize("field", ["rpm", "tpm"])
+def test_a_rate_limit_past_any_sane_one_is_refused(home: Path, field: str) -> None:
+    """The numbers inside DURABENCH_MODEL_RATE_LIMITS hold the same limit as settings."""
+    other = "tpm" if field == "rpm" else "rpm"
+    (home / "config.toml").write_text(
+        f"[model_rate_limits.claude-sonnet-4-5]\n{field} = 99999999999999999999\n{other} = 10\n"
+    )
+    with pytest.raises(ConfigError) as caught:
+        Settings.from_env()
+    assert "model_rate_limits" in str(caught.value).lower()
