@@ -12,6 +12,7 @@ from typing import TypeVar
 
 from pydantic import BaseModel, ValidationError
 
+from durabench.documents import loads_json
 from durabench.errors import ConfigError
 
 __all__ = ["first_error", "read_json_model"]
@@ -30,7 +31,7 @@ def read_json_model(path: Path, model: type[M], what: str, shape: str) -> M:
     except OSError as exc:
         raise ConfigError(f"{what} {path}: cannot read it ({exc.strerror})") from exc
     try:
-        doc = json.loads(text)
+        doc = loads_json(text)
     except json.JSONDecodeError as exc:
         raise ConfigError(
             f"{what} {path} is not JSON (line {exc.lineno}, column {exc.colno}: {exc.msg}); "

@@ -20,7 +20,7 @@ from durabench.models.accounts import AccountHealth, PoolState
 from durabench.settings.values import Settings
 from runtime.client import connect
 from runtime.temporal_profile import load_settings
-from starter.console import console
+from starter.console import console, shown
 from starter.options import run_async
 
 __all__ = ["accounts", "status_main", "sync_main"]
@@ -58,7 +58,7 @@ async def status_main(
     accounts = load_accounts(path)
     if accounts is None:
         console.print(
-            f"No accounts file at {path}: agents get their keys from each worker's "
+            f"No accounts file at {shown(str(path))}: agents get their keys from each worker's "
             "environment. See docs/accounts.md to list accounts."
         )
         return ()
@@ -75,7 +75,7 @@ async def status_main(
         state = pool
         if {a.id for a in pool.accounts} != {a.id for a in accounts.account}:
             console.print(
-                f"[yellow]{path} lists other accounts than the pool has:[/] "
+                f"[yellow]{shown(str(path))} lists other accounts than the pool has:[/] "
                 "`python -m starter accounts sync` hands them over."
             )
     lines = account_health(state)
@@ -93,7 +93,8 @@ async def sync_main(client: Client | None = None, settings: Settings | None = No
         raise ConfigError(str(exc)) from None
     if state is None:
         raise ConfigError(f"no accounts file at {settings.accounts_file}: nothing to sync")
-    console.print(f"Synced {len(state.accounts)} accounts from {settings.accounts_file}.")
+    where = shown(str(settings.accounts_file))
+    console.print(f"Synced {len(state.accounts)} accounts from {where}.")
     return len(state.accounts)
 
 

@@ -19,7 +19,7 @@ from durabench.models.run import Approval, Rejection
 from durabench.models.suite_run import ProgressOutput, RunOutcome
 from runtime.client import connect
 from starter.console import ANSWER_WITHIN, console, no_worker, shown
-from starter.options import run_async, run_id_argument
+from starter.options import int_range, run_async, run_id_argument
 from workflows import SuiteRunWorkflow, run_workflow_id
 from workflows.search_attributes import RUN_STATUS
 
@@ -129,7 +129,7 @@ async def _awaits_approval(handle: WorkflowHandle[Any, RunOutcome]) -> bool:
     "--config-mode", type=click.Choice(["paired", "baseline_only", "full_only"]), default=None
 )
 @click.option("--full-config", default=None, help="Restate the full (MCP) config.")
-@click.option("--parallel", type=click.IntRange(min=1), default=None)
+@click.option("--parallel", type=int_range(min=1), default=None)
 @click.option("--category", type=click.Choice(["staging", "official"]), default=None)
 def approve(run_id: str, approver: str, note: str, **restated: Any) -> None:
     """Approve a run's plan so its pairs start.

@@ -11,7 +11,9 @@ from durabench.agents.transcript import read_events
 from durabench.classify import classify as classify_attempt
 from durabench.gateway import read_ledger
 from durabench.models.verdict import ClassifyInput, TranscriptFormat
+from durabench.settings.numbers import MAX_NUMBER
 from starter.console import console, shown
+from starter.options import float_range, int_range
 
 __all__ = ["classify"]
 
@@ -20,9 +22,9 @@ __all__ = ["classify"]
 @click.argument("transcript", type=click.Path(exists=True, dir_okay=False, path_type=Path))
 @click.option("--agent", required=True, type=click.Choice(get_args(TranscriptFormat)))
 @click.option("--requested-model", required=True, help="The model the run asked for.")
-@click.option("--exit-code", type=int, required=True)
-@click.option("--wall-seconds", type=float, required=True)
-@click.option("--files-changed", type=click.IntRange(min=0), required=True)
+@click.option("--exit-code", type=int_range(min=-MAX_NUMBER), required=True)
+@click.option("--wall-seconds", type=float_range(min=0), required=True)
+@click.option("--files-changed", type=int_range(min=0), required=True)
 @click.option("--timed-out", is_flag=True, help="The time limit killed the agent.")
 @click.option("--build-failed", is_flag=True, help="The workspace does not build.")
 @click.option(

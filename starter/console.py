@@ -1,4 +1,11 @@
-"""Terminal output: the plan, progress and result tables (rich)."""
+"""Terminal output: the plan, progress and result tables (rich).
+
+Text from a task, an agent or a service reaches the terminal only through :func:`shown`
+(inside rich markup), :func:`starter.refusal.plain` (a line printed as it is) or
+:class:`starter.refusal.Refusal` (a command's error): each makes it one line of data, so
+it cannot end its line and print a forged one, run markup or a link, or send an escape
+sequence to the terminal.
+"""
 
 from __future__ import annotations
 
@@ -17,7 +24,7 @@ from durabench.models.suite_run import ProgressOutput
 from durabench.planning.rows import plan_rows
 from durabench.results.report import cell_text, comparison_lines, headline, service_score
 from durabench.settings.values import Settings
-from durabench.text_safety import visible_controls
+from durabench.text_safety import one_line
 
 __all__ = [
     "ANSWER_WITHIN",
@@ -47,7 +54,7 @@ def _console(*, stderr: bool = False) -> Console:
     Piped output is read by scripts, logs and CI, and copied from: a URL, a path or a
     command split over two lines no longer works. On a terminal, rich fits the window.
     """
-    out = Console(stderr=stderr, highlight=False)
+    out = Console(stderr=stderr, highlight=False, emoji=False)  # ":smile:" is text too
     if not out.is_terminal:
         out.soft_wrap = True
         if "COLUMNS" not in os.environ:
@@ -60,12 +67,16 @@ errors = _console(stderr=True)
 
 
 def shown(text: str) -> str:
-    """``text`` as rich markup that prints it as written: data, never markup or escapes.
+    r"""``text`` as rich markup that prints it as written: data, never markup or escapes.
 
     A task id, a reason, a final message or a note can come from an agent, a task or a
-    service; ``[bold]`` in it stays ``[bold]``, and an escape sequence is written out.
+    service; ``[bold]`` in it stays ``[bold]``, and an escape sequence or a line break is
+    written out (as ``\x1b``, ``\n``), so a build error cannot print lines of its own.
     """
-    return escape(visible_controls(text))
+    escaped = escape(one_line(text))
+    # rich doubles a final backslash so it cannot escape a tag that follows; an empty span
+    # after it makes the pair one backslash wherever the text goes, before a tag or not
+    return escaped + "[bold][/bold]" if escaped.endswith("\\") else escaped
 
 
 def emit(text: str, out: Path | None) -> None:
@@ -74,7 +85,7 @@ def emit(text: str, out: Path | None) -> None:
         click.echo(text, nl=False)
     else:
         out.write_text(text)
-        console.print(f"Wrote {out}")
+        console.print(f"Wrote {shown(str(out))}")
 
 
 def ui_url(settings: Settings, run_id: str) -> str:

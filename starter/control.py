@@ -17,7 +17,7 @@ from durabench.models.run import Control
 from runtime.client import connect
 from starter.approve import answering, running_handle
 from starter.console import console
-from starter.options import run_async, run_id_argument
+from starter.options import int_range, run_async, run_id_argument
 from workflows import SuiteRunWorkflow
 
 __all__ = ["cancel", "cancel_main", "pause", "pause_main", "set_parallel", "set_parallel_main"]
@@ -80,7 +80,7 @@ def pause(run_id: str, by: str, reason: str) -> None:
 
 @click.command(name="set-parallel")
 @run_id_argument
-@click.argument("parallel", type=click.IntRange(min=1))
+@click.argument("parallel", type=int_range(min=1))
 def set_parallel(run_id: str, parallel: int) -> None:
     """Change how many pairs of a run are in flight at once."""
     run_async(set_parallel_main)(run_id, parallel)

@@ -13,6 +13,7 @@ from durabench.results.store import pulled
 from durabench.settings.values import Settings
 from starter.console import emit
 from starter.options import run_id_argument
+from starter.refusal import Refusal
 
 __all__ = ["export", "export_text"]
 
@@ -48,5 +49,5 @@ def export(run_id: str, fmt: str, level: str, out: Path | None) -> None:
     try:
         text = export_text(Settings.from_env(), run_id, fmt, level)
     except DurabenchError as exc:  # no such results, or the store could not be read
-        raise click.ClickException(str(exc)) from exc
+        raise Refusal(str(exc)) from exc
     emit(text, out)

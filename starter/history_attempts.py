@@ -13,7 +13,6 @@ service's grading), and the run's own history its plan, approval, tasks and fina
 from __future__ import annotations
 
 import asyncio
-import json
 from collections.abc import Iterable
 
 from temporalio.api.enums.v1 import EventType
@@ -21,6 +20,7 @@ from temporalio.api.history.v1 import HistoryEvent
 from temporalio.client import Client, WorkflowExecutionStatus
 from temporalio.service import RPCError, RPCStatusCode
 
+from durabench.documents import loads_json
 from durabench.models.audit import AttemptDigest, Ledger, LedgerAttempt
 from durabench.models.results import AttemptResult
 from durabench.models.run import RunPlan
@@ -216,7 +216,7 @@ async def _local_record(client: Client, event: HistoryEvent) -> tuple[AttemptDig
     marker = event.marker_recorded_event_attributes
     if marker.marker_name != _LOCAL_ACTIVITY_MARKER or "result" not in marker.details:
         return None
-    data = json.loads(marker.details["data"].payloads[0].data or b"{}")
+    data = loads_json(marker.details["data"].payloads[0].data or b"{}")
     if data.get("activity_type") != "record_attempt":
         return None
     values = await client.data_converter.decode(marker.details["result"].payloads)

@@ -15,7 +15,8 @@ from durabench.settings.values import Settings
 from runtime.client import connect_when_ready
 from runtime.temporal_profile import connect_options, load_settings
 from starter.console import console
-from starter.options import run_async
+from starter.options import float_range, run_async
+from starter.refusal import Refusal
 
 __all__ = ["init", "init_main"]
 
@@ -41,7 +42,7 @@ async def init_main(settings: Settings, timeout_s: float) -> None:
             break
         except (RuntimeError, RPCError) as exc:
             if loop.time() > deadline:
-                raise click.ClickException(
+                raise Refusal(
                     f"no Temporal server answered at {settings.address} (namespace "
                     f"{settings.namespace}) within {timeout_s:g} s: {exc}; check "
                     "TEMPORAL_ADDRESS and that the server is up"
@@ -51,7 +52,14 @@ async def init_main(settings: Settings, timeout_s: float) -> None:
 
 
 @click.command()
-@click.option("--timeout", "timeout_s", default=300.0, show_default=True, help="Seconds to wait.")
+@click.option(
+    "--timeout",
+    "timeout_s",
+    type=float_range(min=0),
+    default=300.0,
+    show_default=True,
+    help="Seconds to wait.",
+)
 def init(timeout_s: float) -> None:
     """Wait for TEMPORAL_ADDRESS and register durabench's search attributes (idempotent)."""
     run_async(init_main)(load_settings(), timeout_s)

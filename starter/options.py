@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import math
 import re
 from collections.abc import Callable, Coroutine
 from typing import Any, ParamSpec, TypeVar
@@ -16,13 +17,16 @@ from durabench import errors
 from durabench.errors import ConfigError, DurabenchError
 from durabench.ids import check_id
 from durabench.settings.environment import ALLOW_UNKNOWN_MODEL_ENV, allow_unknown_models
-from durabench.text_safety import visible_controls
+from durabench.settings.numbers import MAX_NUMBER
 from starter.loop import run_command
+from starter.refusal import Refusal
 
 __all__ = [
     "allow_unknown_model",
     "checked_run_id",
     "failure_message",
+    "float_range",
+    "int_range",
     "run_async",
     "run_id_argument",
     "service_scale_option",
@@ -47,6 +51,28 @@ def checked_run_id(ctx: click.Context, param: click.Parameter, value: str | None
 run_id_argument = click.argument("run_id", callback=checked_run_id)
 
 
+class _FiniteRange(click.FloatRange):
+    """:class:`click.FloatRange` that refuses NaN, which compares false with any bound."""
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        number = super().convert(value, param, ctx)
+        if not math.isfinite(number):
+            self.fail(f"{number} is not a number; give a finite one", param, ctx)
+        return number
+
+
+def float_range(
+    min: float | None = None, max: float = MAX_NUMBER, *, min_open: bool = False
+) -> click.FloatRange:
+    """A number flag: finite, within ``min`` and ``max`` (a billion unless said), as settings."""
+    return _FiniteRange(min=min, max=max, min_open=min_open)
+
+
+def int_range(min: int | None = None, max: int = MAX_NUMBER) -> click.IntRange:
+    """A whole-number flag within ``min`` and ``max`` (a billion unless said), as settings."""
+    return click.IntRange(min=min, max=max)
+
+
 def service_url_option(text: str) -> Callable[[FC], FC]:
     """``--service-url``, the benchmark service's base URL; ``text`` says what it does here."""
     return click.option("--service-url", default=None, help=text)
@@ -56,7 +82,7 @@ def service_scale_option(default: float | None, text: str) -> Callable[[FC], FC]
     """``--service-scale``, the value of a full pass: above 0, whatever the command."""
     return click.option(
         "--service-scale",
-        type=click.FloatRange(min=0, min_open=True),
+        type=float_range(min=0, min_open=True),
         default=default,
         show_default=default is not None,
         help=text,
@@ -107,7 +133,7 @@ def _not_found(message: str) -> str:
 
 def _error(message: str) -> click.ClickException:
     """A clean exit whose message may quote a task's or a service's words: escapes shown."""
-    return click.ClickException(visible_controls(message))
+    return Refusal(message)
 
 
 def run_async(fn: Callable[P, Coroutine[Any, Any, R]]) -> Callable[P, R]:

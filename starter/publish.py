@@ -10,7 +10,7 @@ from temporalio.client import Client
 from durabench.results.dashboard import Dashboard
 from durabench.results.dashboard import publish as publish_run
 from durabench.settings.values import Settings
-from starter.audit import audit_main, print_audit
+from starter.audit import audit_with_server, print_audit
 from starter.console import console
 from starter.options import run_async, run_id_argument
 
@@ -27,17 +27,27 @@ async def publish_main(
 ) -> Dashboard:
     """Audit ``run_id``; publish it if clean (or ``force``, which the entry records).
 
+    An audit of the files only is clean enough only where no Temporal server is named
+    (``TEMPORAL_ADDRESS``) and none answers: otherwise the run's history should have been
+    read, and it takes ``force``.
+
     Raises:
-        ConfigError: no such run, or it is refused (its audit failed, without ``force``).
+        ConfigError: no such run, or it is refused (its audit failed, or checked the files
+            only while a server is named or answers, without ``force``).
     """
     settings = settings or Settings.from_env()
     target = dashboard or settings.home / "dashboard.json"
-    report = await audit_main(run_id, client=client, settings=settings, publishing=True)
-    if not report.clean or report.notes:
+    audited = await audit_with_server(run_id, client=client, settings=settings, publishing=True)
+    report = audited.report
+    if not report.clean or report.notes or report.ledger_skipped:
         print_audit(report)
+    # A server that answers, or one named, may hold the history a files-only audit missed.
+    expected = audited.server_answered or settings.temporal_address is not None
     # The audit fetched the run from the store and checked these very files: publish them,
     # not whatever the store holds a moment later.
-    built = publish_run(settings.runs_dir, target, run_id, report, force=force)
+    built = publish_run(
+        settings.runs_dir, target, run_id, report, force=force, history_expected=expected
+    )
     forced = f", forced past {len(report.findings)} finding(s)" if report.findings else ""
     console.print(f"Published {run_id}{forced}: {target} now holds {len(built.runs)} run(s).")
     return built
@@ -54,7 +64,8 @@ async def publish_main(
 @click.option(
     "--force",
     is_flag=True,
-    help="Publish even if the audit finds problems (they are recorded in the entry).",
+    help="Publish even if the audit finds problems, or could not read the run's history "
+    "(recorded in the entry).",
 )
 def publish(run_id: str, dashboard: Path | None, force: bool) -> None:
     """Audit a finished run, then add it to the dashboard file (refused if the audit fails)."""

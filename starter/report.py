@@ -13,7 +13,8 @@ from durabench.results.report_html import render_html
 from durabench.results.store import pulled
 from durabench.settings.values import Settings
 from starter.console import emit
-from starter.options import run_id_argument
+from starter.options import float_range, run_id_argument
+from starter.refusal import Refusal
 
 __all__ = ["report", "report_text"]
 
@@ -22,7 +23,7 @@ def _settings() -> Settings:
     try:
         return Settings.from_env()
     except ConfigError as exc:
-        raise click.ClickException(str(exc)) from exc
+        raise Refusal(str(exc)) from exc
 
 
 def report_text(settings: Settings, run_id: str, fmt: str, threshold: float | None) -> str:
@@ -48,7 +49,7 @@ def report_text(settings: Settings, run_id: str, fmt: str, threshold: float | No
 @click.option("--out", type=click.Path(dir_okay=False, path_type=Path), help="Write to FILE.")
 @click.option(
     "--pass-threshold",
-    type=float,
+    type=float_range(0.0, 1.0),
     default=None,
     help="Rescore: a lane passes a task at this mean reward [DURABENCH_PASS_THRESHOLD, 1.0].",
 )
@@ -57,5 +58,5 @@ def report(run_id: str, fmt: str, out: Path | None, pass_threshold: float | None
     try:
         text = report_text(_settings(), run_id, fmt, pass_threshold)
     except DurabenchError as exc:  # no such results, or the store could not be read
-        raise click.ClickException(str(exc)) from exc
+        raise Refusal(str(exc)) from exc
     emit(text, out)

@@ -24,7 +24,6 @@ from durabench.planning.plan import UNPAIRED_ENV, check_request
 from durabench.results.store import open_store
 from durabench.settings.environment import pass_to_workers
 from durabench.settings.values import Settings
-from durabench.text_safety import visible_controls
 from runtime.client import connect, deployment_of
 from runtime.sweep import SWEEP_PERIOD_S, sweep_every
 from runtime.temporal_profile import load_settings
@@ -33,6 +32,7 @@ from starter.console import approval_hint, console, plan_table, result_tables, s
 from starter.interrupted import left_behind
 from starter.live import follow
 from starter.options import run_async
+from starter.refusal import Refusal, plain
 from starter.run_options import (
     agent_options,
     policy_options,
@@ -73,7 +73,7 @@ def run(yes: bool, detach: bool, resume: bool, sandbox: str | None, **options: A
     try:
         settings = load_settings()
     except ConfigError as exc:
-        raise click.ClickException(str(exc)) from exc
+        raise Refusal(str(exc)) from exc
     request = build_request(
         RunOptions(**options),
         settings,
@@ -82,12 +82,10 @@ def run(yes: bool, detach: bool, resume: bool, sandbox: str | None, **options: A
     )
     outcome = run_async(main)(request, yes=yes, detach=detach, resume=resume)
     if outcome is not None and outcome.status != "completed":
-        raise click.ClickException(
-            visible_controls(f"run {request.run_id} {outcome.status}: {outcome.reason}")
-        )
+        raise Refusal(f"run {request.run_id} {outcome.status}: {outcome.reason}")
     said = nothing_measured(outcome)
     if said is not None:
-        click.echo(f"Error: {said}", err=True)
+        click.echo(f"Error: {plain(said)}", err=True)
         raise click.exceptions.Exit(NOTHING_MEASURED_EXIT)
 
 

@@ -16,6 +16,8 @@ import click
 from starter.options import (
     allow_unknown_model,
     checked_run_id,
+    float_range,
+    int_range,
     service_scale_option,
     service_url_option,
 )
@@ -134,7 +136,7 @@ def policy_options(f: FC) -> FC:
             click.option(
                 "--parallel",
                 default=None,
-                type=click.IntRange(min=1),
+                type=int_range(min=1),
                 help="Pairs in flight at once [derived by the plan from the accounts, the "
                 "sandboxes and the model's rate limits].",
             ),
@@ -143,20 +145,20 @@ def policy_options(f: FC) -> FC:
             ),
             click.option(
                 "--infra-retries",
-                type=click.IntRange(min=0),
+                type=int_range(min=0),
                 default=None,
                 help="New attempts per arm after an infra failure [DURABENCH_INFRA_RETRIES, 2].",
             ),
             click.option(
                 "--infra-backoff",
-                type=click.FloatRange(min=0),
+                type=float_range(min=0),
                 default=None,
                 help="Seconds before the first infra retry, doubling "
                 "[DURABENCH_INFRA_BACKOFF_SEC, 60].",
             ),
             click.option(
                 "--budget",
-                type=click.IntRange(min=1),
+                type=int_range(min=1),
                 default=None,
                 metavar="TOKENS",
                 help="Tokens one attempt may use (input, output, cache), enforced by the model "
@@ -164,7 +166,7 @@ def policy_options(f: FC) -> FC:
             ),
             click.option(
                 "--approval-timeout",
-                type=click.FloatRange(min=0, min_open=True),
+                type=float_range(min=0, min_open=True),
                 default=None,
                 help="Seconds an unapproved run waits before it ends "
                 "[DURABENCH_APPROVAL_TIMEOUT_SEC, 86400].",

@@ -114,7 +114,7 @@ async def score_main(
             )
             missing = f" ({out.tasks_missing} missing)" if out.tasks_missing else ""
             console.print(
-                f"{lane}: service final score {out.final_score:g} (on the service's own "
+                f"{shown(lane)}: service final score {out.final_score:g} (on the service's own "
                 f"scale){missing}"
             )
     approval = None
@@ -123,7 +123,7 @@ async def score_main(
     result = build_results(paths, approval, settings.pass_threshold)
     write_reports(paths, result)
     push(settings, paths)  # gradings, scores, the plan's service and the reports
-    console.print(f"Results and reports rewritten in {paths.root}")
+    console.print(f"Results and reports rewritten in {shown(str(paths.root))}")
     if failed:
         console.print(
             f"{len(failed)} attempt(s) not graded; `python -m starter score {run_id}` "

@@ -10,7 +10,8 @@ from durabench.errors import ConfigError
 from durabench.settings.values import Settings
 from runtime.embedded import port_open, run_foreground, stop_server
 from runtime.server_ports import check_free_ui_port, check_owner
-from starter.console import console
+from starter.console import console, shown
+from starter.refusal import Refusal
 
 __all__ = ["server"]
 
@@ -28,8 +29,8 @@ def server(stop: bool) -> None:
         try:
             pid = asyncio.run(stop_server(settings))
         except ConfigError as exc:
-            raise click.ClickException(str(exc)) from exc
-        console.print(f"stopped the Temporal dev server of {settings.home} (pid {pid})")
+            raise Refusal(str(exc)) from exc
+        console.print(f"stopped the Temporal dev server of {shown(str(settings.home))} (pid {pid})")
         return
     try:
         if asyncio.run(port_open("127.0.0.1", settings.port)):
@@ -40,6 +41,6 @@ def server(stop: bool) -> None:
             )
         check_free_ui_port(settings, asyncio.run(port_open("127.0.0.1", settings.ui_port)))
     except ConfigError as exc:
-        raise click.ClickException(str(exc)) from exc
-    console.print(f"Temporal dev server: history in {settings.home / 'temporal.db'}")
+        raise Refusal(str(exc)) from exc
+    console.print(f"Temporal dev server: history in {shown(str(settings.home / 'temporal.db'))}")
     run_foreground(settings)

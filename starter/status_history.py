@@ -28,6 +28,7 @@ from durabench.models.suite_run import ProgressOutput, RunPhase
 from durabench.settings.paths import RunPaths
 from durabench.settings.values import Settings
 from starter.console import approval_hint, console, plan_table, progress_line, shown
+from starter.refusal import plain
 from starter.run_history import chain_events, run_record
 from workflows.search_attributes import RUN_STATUS
 
@@ -212,7 +213,7 @@ def print_known(known: Known, settings: Settings, run_id: str, *, running: bool)
     """Print what history and files show; for a running run, how to get live progress."""
     phase = known.progress.phase
     if running:
-        console.print(f"state: running, {PHASE_WORDS.get(phase, phase)}", markup=False)
+        console.print(plain(f"state: running, {PHASE_WORDS.get(phase, phase)}"), markup=False)
         console.print(
             "No worker answers, so this is what the server's history and the run's files hold.",
             markup=False,

@@ -11,23 +11,29 @@ from durabench.models.task import TaskSpec
 from durabench.tasks import load_task, task_files
 from durabench.tasks.dialects import DIALECT_NAMES
 from starter.console import console, errors, shown
+from starter.refusal import Refusal
 
 __all__ = ["describe_task", "tasks"]
 
 
 def describe_task(t: TaskSpec) -> str:
-    """What durabench read from a task directory, in a few lines."""
+    """What durabench read from a task directory, in a few lines (rich markup).
+
+    Every field is the task author's text, so each is :func:`shown` as data.
+    """
     yes = {True: "yes", False: "no"}
     dialects = " and ".join(DIALECT_NAMES.get(d, d) for d in t.dialects)
+    repo, category, language, difficulty = (
+        shown(v or "-") for v in (t.repo, t.category, t.language, t.difficulty)
+    )
     return (
-        f"[bold]{t.task_id}[/]  ({t.task_dir})\n"
-        f"  task.toml read as {dialects}\n"
-        f"  repo {t.repo or '-'} · category {t.category or '-'} · language {t.language or '-'}"
-        f" · difficulty {t.difficulty or '-'}\n"
-        f"  time limit {t.time_limit_sec:g} s · verifier: {t.verifier_command}"
+        f"[bold]{shown(t.task_id)}[/]  ({shown(t.task_dir)})\n"
+        f"  task.toml read as {shown(dialects)}\n"
+        f"  repo {repo} · category {category} · language {language} · difficulty {difficulty}\n"
+        f"  time limit {t.time_limit_sec:g} s · verifier: {shown(t.verifier_command)}"
         f" (timeout {t.verifier_timeout_sec:g} s)\n"
-        f"  Dockerfiles: {', '.join(t.dockerfiles)} · MCP instruction: {yes[t.has_mcp_instruction]}"
-        f" · solution: {yes[t.has_solution]}"
+        f"  Dockerfiles: {shown(', '.join(t.dockerfiles))} · MCP instruction: "
+        f"{yes[t.has_mcp_instruction]} · solution: {yes[t.has_solution]}"
     )
 
 
@@ -56,5 +62,5 @@ def check(task_dirs: tuple[str, ...]) -> None:
             invalid += 1
             errors.print(f"[red]invalid:[/] {shown(str(exc))}", soft_wrap=True)
     if invalid:
-        raise click.ClickException(f"{invalid} of {len(task_dirs)} task directories are invalid")
+        raise Refusal(f"{invalid} of {len(task_dirs)} task directories are invalid")
     console.print(f"{len(task_dirs)} task directories are valid.")

@@ -11,7 +11,8 @@ from durabench.results.store import open_store
 from durabench.results.viewer import ViewerSite, serve
 from durabench.settings.paths import RunPaths
 from durabench.settings.values import Settings
-from starter.options import checked_run_id
+from starter.options import checked_run_id, int_range
+from starter.refusal import Refusal
 
 __all__ = ["view", "viewer_site"]
 
@@ -39,7 +40,9 @@ def viewer_site(settings: Settings) -> ViewerSite:
 
 @click.command()
 @click.argument("run_id", required=False, callback=checked_run_id)
-@click.option("--port", type=int, default=0, show_default=True, help="Port (0: a free one).")
+@click.option(
+    "--port", type=int_range(0, 65535), default=0, show_default=True, help="Port (0: a free one)."
+)
 @click.option("--open", "open_browser", is_flag=True, help="Open the page in a browser.")
 def view(run_id: str | None, port: int, open_browser: bool) -> None:
     """Serve a viewer of runs on 127.0.0.1: plans, scores, trajectories, verifier output.
@@ -57,9 +60,9 @@ def view(run_id: str | None, port: int, open_browser: bool) -> None:
                 )
         server = serve(viewer_site(settings), "127.0.0.1", port)
     except DurabenchError as exc:  # bad settings, no such run, the store unreachable
-        raise click.ClickException(str(exc)) from exc
+        raise Refusal(str(exc)) from exc
     except OSError as exc:  # the port is taken
-        raise click.ClickException(
+        raise Refusal(
             f"cannot listen on 127.0.0.1:{port}: {exc}; choose another --port, or 0 for a free one"
         ) from exc
     url = f"http://127.0.0.1:{server.server_address[1]}/"

@@ -8,6 +8,7 @@ import click
 
 from durabench import __version__
 from durabench.errors import DurabenchError
+from starter.refusal import Refusal
 
 __all__ = ["worker"]
 
@@ -29,4 +30,4 @@ def worker() -> None:
     try:
         asyncio.run(main())
     except (DurabenchError, RuntimeError) as exc:
-        raise click.ClickException(str(exc)) from None
+        raise Refusal(str(exc)) from None

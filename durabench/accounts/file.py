@@ -24,6 +24,7 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from durabench.agents import get_agent
+from durabench.documents import loads_toml
 from durabench.errors import AccountError, ConfigError
 from durabench.models.accounts import AccountsFile, AccountSpec, PoolAccount
 
@@ -50,7 +51,7 @@ def load_accounts(path: Path) -> AccountsFile | None:
     if not path.exists():
         return None
     try:
-        data = tomllib.loads(path.read_text())
+        data = loads_toml(path.read_text())
         accounts = AccountsFile.model_validate(data)
     except tomllib.TOMLDecodeError as exc:
         raise AccountError(f"{path} is not valid TOML: {exc}") from None

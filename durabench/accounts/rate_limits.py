@@ -10,11 +10,11 @@ a usage cap at a ceiling the operator sets (a week-long reset would starve a run
 
 from __future__ import annotations
 
-import json
 import re
 from datetime import UTC, datetime, timedelta
 from email.utils import parsedate_to_datetime
 
+from durabench.documents import loads_json
 from durabench.models.verdict import MeteredUsage
 from durabench.numerals import read_int
 
@@ -60,7 +60,7 @@ def _retry_after(value: str, now: datetime) -> timedelta | None:
 
 def _resets(metered: MeteredUsage, now: datetime) -> list[timedelta]:
     try:
-        headers = json.loads(metered.last_resets) if metered.last_resets else {}
+        headers = loads_json(metered.last_resets) if metered.last_resets else {}
     except ValueError:
         return []
     waits = []

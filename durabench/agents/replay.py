@@ -28,7 +28,6 @@ mounted into the sandbox, so workers accept it only under ``DURABENCH_HOME/mount
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from pathlib import Path, PurePosixPath
 
@@ -36,6 +35,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from durabench.agents.agent_registry import agent
 from durabench.agents.base import Agent, AgentContext, ExecInput, Upload
+from durabench.documents import loads_json
 from durabench.errors import ConfigError
 from durabench.models.verdict import TranscriptFormat
 
@@ -105,7 +105,7 @@ class ReplayPlan(BaseModel):
                 message names the case (from 1) and the entry.
         """
         try:
-            plan = cls.model_validate(json.loads(path.read_text()))
+            plan = cls.model_validate(loads_json(path.read_text()))
         except (OSError, ValueError, ValidationError) as exc:
             raise ConfigError(f"replay plan {path}: {exc}") from exc
         home = path.parent.resolve()

@@ -9,6 +9,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from durabench.documents import loads_json
 from durabench.models.verdict import TokenUsage
 
 __all__ = [
@@ -104,7 +105,7 @@ def iter_events(lines: Iterable[str | bytes]) -> Iterator[dict[str, object]]:
         if not (text.startswith(b"{") if isinstance(text, bytes) else text.startswith("{")):
             continue
         try:
-            value = json.loads(text)
+            value = loads_json(text)
         except (json.JSONDecodeError, UnicodeDecodeError):
             continue
         if isinstance(value, dict):

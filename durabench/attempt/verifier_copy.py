@@ -21,6 +21,7 @@ import tarfile
 from collections.abc import Sequence
 from pathlib import Path, PurePosixPath
 
+from durabench.documents import loads_json
 from durabench.sandbox.limits import TreeRead
 from durabench.sandbox.tarball import pack, unpack
 from durabench.settings.secrets import scrub_bytes
@@ -64,7 +65,7 @@ def verifier_copy(store: Path, budget: int) -> TreeRead | None:
     its read left something out, or it holds more than ``budget``.
     """
     try:
-        facts = json.loads((store / _FACTS).read_text())
+        facts = loads_json((store / _FACTS).read_text())
         archive = (store / _FILES).read_bytes()
     except (OSError, ValueError):
         return None

@@ -4,17 +4,23 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Iterable, Mapping
+from pathlib import Path
 
-from durabench.agents.llm_ids import served_model_matches
 from durabench.audit.disk import AttemptKey, DiskAttempt, where
+from durabench.classify import model_mismatch
+from durabench.gateway import read_ledger
 from durabench.models.audit import AuditCheck, Finding
 from durabench.models.results import AttemptResult
 from durabench.models.run import RunPlan
+from durabench.models.verdict import MeteredUsage
 
 __all__ = ["check_attempts", "check_pairs"]
 
 MISMATCH = "MODEL MISMATCH"
 """How the classifier marks an attempt that another model answered."""
+
+GATEWAY_LEDGER = "gateway.jsonl"
+"""The gateway's ledger of the attempt's model requests, kept in its directory."""
 
 
 def check_pairs(plan: RunPlan, attempts: Mapping[AttemptKey, DiskAttempt]) -> list[Finding]:
@@ -74,17 +80,28 @@ def _pairs(where_: str, message: str) -> Finding:
     return Finding(check="pairs", where=where_, message=message)
 
 
-def check_attempts(plan: RunPlan, results: Iterable[AttemptResult]) -> list[Finding]:
-    """Served model, exit class against signals, and versions, attempt by attempt."""
-    return [
-        Finding(check=check, where=where(AttemptKey(a.task_id, a.lane, a.attempt)), message=m)
-        for a in results
-        for check, m in _attempt(plan, a)
-    ]
+def check_attempts(
+    plan: RunPlan, results: Iterable[AttemptResult], directories: Mapping[AttemptKey, Path]
+) -> list[Finding]:
+    """Served model, exit class against signals, and versions, attempt by attempt.
+
+    ``directories`` hold each attempt's kept gateway ledger, the evidence of its model.
+    """
+    out = []
+    for a in results:
+        key = AttemptKey(a.task_id, a.lane, a.attempt)
+        kept = directories.get(key)
+        metered = read_ledger(kept / GATEWAY_LEDGER) if kept is not None else None
+        out += [
+            Finding(check=c, where=where(key), message=m) for c, m in _attempt(plan, a, metered)
+        ]
+    return out
 
 
-def _attempt(plan: RunPlan, a: AttemptResult) -> list[tuple[AuditCheck, str]]:
-    out: list[tuple[AuditCheck, str]] = [("served_model", m) for m in _model(plan, a)]
+def _attempt(
+    plan: RunPlan, a: AttemptResult, metered: MeteredUsage | None
+) -> list[tuple[AuditCheck, str]]:
+    out: list[tuple[AuditCheck, str]] = [("served_model", m) for m in _model(plan, a, metered)]
     if a.exit_class == "completed" and a.reward is None and not a.verifier_error:
         why = "completed without a verifier result: no reward and no verifier error recorded"
         out.append(("exit_class", why))
@@ -96,15 +113,26 @@ def _attempt(plan: RunPlan, a: AttemptResult) -> list[tuple[AuditCheck, str]]:
     return out
 
 
-def _model(plan: RunPlan, a: AttemptResult) -> list[str]:
+def _model(plan: RunPlan, a: AttemptResult, metered: MeteredUsage | None) -> list[str]:
+    """The model the attempt asked for and was served, by the rule that scored it.
+
+    A swap is what :func:`~durabench.classify.model_mismatch` finds in the kept ledger,
+    as the classifier found it: a served model an agent without a gateway reports (its
+    transcript's word), or an auxiliary model beside the requested one, is none.
+    """
     out = []
     if a.model != plan.request.agent.model:
         out.append(f"requested {a.model}, but the run's plan asks for {plan.request.agent.model}")
-    served = a.served_model
-    if served and not served_model_matches(a.model, served):
-        if MISMATCH not in a.reason or a.included:
-            out.append(
-                f"served {served} for requested {a.model}, and the attempt is not "
-                f"marked {MISMATCH} and kept out of the scores"
-            )
+    said = model_mismatch(a.model, metered).removeprefix(f"{MISMATCH}: ")
+    marked = MISMATCH in a.reason
+    if said and not marked:
+        out.append(
+            f"the gateway's ledger shows {said}, and the attempt is not marked {MISMATCH} "
+            "and kept out of the scores"
+        )
+    elif marked and a.included:
+        out.append(
+            f"served {a.served_model or 'another model'} for requested {a.model}, and the "
+            f"attempt is not marked {MISMATCH} and kept out of the scores"
+        )
     return out

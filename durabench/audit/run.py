@@ -55,7 +55,11 @@ def audit_run(
     else:
         notes.append(f"ledger check skipped: {skipped}; only the files were checked")
     graded, ungraded = _graded(plan, attempts.values())
-    findings += ungraded + check_pairs(plan, attempts) + check_attempts(plan, graded)
+    findings += (
+        ungraded
+        + check_pairs(plan, attempts)
+        + check_attempts(plan, graded, {key: found.directory for key, found in attempts.items()})
+    )
     grades, grade_notes = check_grades(plan, attempts, ledger)
     findings += grades
     notes += grade_notes

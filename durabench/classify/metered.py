@@ -21,9 +21,8 @@ facts where it says so:
 
 from __future__ import annotations
 
-import json
-
 from durabench.agents.llm_ids import served_model_matches
+from durabench.documents import loads_json
 from durabench.models.verdict import ClassifyInput, ExitClass, MeteredUsage, TokenUsage
 
 __all__ = [
@@ -33,6 +32,7 @@ __all__ = [
     "metered_mcp",
     "metered_mismatch",
     "model_answered",
+    "model_mismatch",
     "over_budget",
     "served_note",
     "token_note",
@@ -58,12 +58,19 @@ _CAP_HEADERS = ("anthropic-ratelimit-unified-status",)
 
 
 def metered_mismatch(data: ClassifyInput) -> str:
-    """Why the ledger shows another model than the requested one, or ``""``.
+    """Why the ledger shows another model than the requested one, or ``""``."""
+    return model_mismatch(data.requested_model, data.metered)
 
-    Evidence: the ledger's models (the request's and the response's); a transcript that
-    names another model is no evidence.
+
+def model_mismatch(requested: str, m: MeteredUsage | None) -> str:
+    """Why the meter ``m`` shows another model than ``requested``, or ``""``.
+
+    The one rule of a swapped model, by which the classifier keeps an attempt out of the
+    scores and the audit checks it afterwards (on the ledger kept in the attempt's
+    directory). Evidence: the ledger's models (the request's and the response's); a
+    transcript that names another model is no evidence, and neither is an auxiliary model
+    the agent also asked for; with no meter there is no evidence at all.
     """
-    m, requested = data.metered, data.requested_model
     if m is None or not requested:
         return ""
     if m.substituted:
@@ -163,7 +170,7 @@ def _cap_header(m: MeteredUsage) -> str:
     if m.last_status != 429 or not m.last_resets:
         return ""
     try:
-        headers = json.loads(m.last_resets)
+        headers = loads_json(m.last_resets)
     except ValueError:
         return ""
     if not isinstance(headers, dict):

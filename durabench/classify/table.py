@@ -7,13 +7,13 @@ the version that decided it.
 
 from __future__ import annotations
 
-import json
 import re
 from functools import cache
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict
 
+from durabench.documents import loads_json
 from durabench.models.verdict import ExitClass
 
 __all__ = ["PATTERNS_FILE", "PatternGroup", "PatternTable", "load_table"]
@@ -59,7 +59,7 @@ class PatternTable(BaseModel):
 @cache
 def load_table(path: Path = PATTERNS_FILE) -> PatternTable:
     """The pattern table at ``path`` (the bundled one by default), checked."""
-    table = PatternTable.model_validate(json.loads(path.read_text()))
+    table = PatternTable.model_validate(loads_json(path.read_text()))
     for group in (*table.infra, *table.model):
         for pattern in group.patterns:
             re.compile(pattern)

@@ -9,13 +9,13 @@ they come first. ``--agent-opt version=V`` overrides any route.
 
 from __future__ import annotations
 
-import json
 from functools import cache
 from pathlib import Path
 
 from pydantic import BaseModel
 
 from durabench.agents.cli_version import is_plain_version
+from durabench.documents import loads_json
 from durabench.errors import ConfigError
 from durabench.models.config import CliRoute
 from durabench.settings.environment import config_registry_file
@@ -36,7 +36,7 @@ def load_cli_routes(path: Path = CLI_ROUTES_FILE) -> tuple[CliRoute, ...]:
         ConfigError: the file cannot be read, or a route's version is not a plain version.
     """
     try:
-        doc = json.loads(path.read_text())
+        doc = loads_json(path.read_text())
     except (OSError, ValueError) as exc:
         raise ConfigError(f"CLI routing table {path} cannot be read: {exc}") from exc
     return load_cli_routes_doc(doc, path)
@@ -54,7 +54,7 @@ def _checked(route: CliRoute, source: Path) -> CliRoute:
 
 def _team_routes(path: Path) -> tuple[CliRoute, ...]:
     try:
-        doc = json.loads(path.read_text())
+        doc = loads_json(path.read_text())
     except (OSError, ValueError):
         return ()  # the config registry reports an unreadable file itself
     if not isinstance(doc, dict) or "cli_routes" not in doc:

@@ -10,13 +10,13 @@ it is (see :mod:`durabench.configs.eval_matrix`).
 
 from __future__ import annotations
 
-import json
 from functools import cache
 from pathlib import Path
 
 from pydantic import BaseModel
 
 from durabench.configs.eval_matrix import configs_from_eval_matrix, is_eval_matrix
+from durabench.documents import loads_json
 from durabench.errors import ConfigError, UnknownConfig
 from durabench.ids import check_id
 from durabench.models.config import LaneConfig
@@ -50,12 +50,12 @@ def load_registry(extra: Path | None = None) -> dict[str, LaneConfig]:
         ConfigError: ``extra`` cannot be read, is in neither shape, or names a lane or an
             instruction file that is not an id (:mod:`durabench.ids`); the message says which.
     """
-    builtin = _Registry.model_validate(json.loads(CONFIGS_FILE.read_text()))
+    builtin = _Registry.model_validate(loads_json(CONFIGS_FILE.read_text()))
     configs = {c.name: _checked(c, CONFIGS_FILE) for c in builtin.configs}
     if extra is None:
         return configs
     try:
-        doc = json.loads(extra.read_text())
+        doc = loads_json(extra.read_text())
         if is_eval_matrix(doc):
             added = configs_from_eval_matrix(doc, configs)
         else:

@@ -123,6 +123,8 @@ def publish(
     audit: AuditReport,
     force: bool = False,
     store: ResultStore | None = None,
+    *,
+    history_expected: bool = True,
 ) -> Dashboard:
     """Add (or replace) ``run_id``'s entry in ``dashboard``, given the run's ``audit``.
 
@@ -130,9 +132,15 @@ def publish(
     before it is read: it may have been made, or rescored, on another host. Other entries
     are kept as they are.
 
+    ``history_expected``: a Temporal server that could hold the run's history answers or is
+    configured, so an audit of the files only (``audit.ledger_skipped``) is refused unless
+    ``force``: a run renamed, or copied from elsewhere, is never held against nothing. Pass
+    ``False`` only when no server is configured and none answers.
+
     Raises:
-        ConfigError: the run has no results or is refused, or failed its audit and
-            ``force`` is off; the message says why.
+        ConfigError: the run has no results or is refused, failed its audit, or was audited
+            on its files only while ``history_expected``, and ``force`` is off; the message
+            says why.
         ResultStoreError: the object store refused or could not be reached.
     """
     store = store or LocalStore(runs_dir)
@@ -146,9 +154,18 @@ def publish(
             f"problem(s), first {audit.findings[0].line()}; see `python -m starter audit "
             f"{run_id}`, or publish it anyway with --force (the findings go into its entry)"
         )
+    unread = audit.ledger_skipped if history_expected else ""
+    if unread and not force:
+        raise ConfigError(
+            f"run {run_id} is not published: its audit checked the files only ({unread}), "
+            "while a Temporal server that could hold its history is configured or answers; "
+            f"audit it against the server that ran it (`python -m starter audit {run_id}` "
+            "with its TEMPORAL_ADDRESS), or publish it anyway with --force (the entry says so)"
+        )
     old = Dashboard.model_validate_json(dashboard.read_text()) if dashboard.exists() else None
     previous = {e.run_id: e for e in old.runs} if old else {}
-    noted = {"ledger_checked": not audit.ledger_skipped, "forced": audit.lines()}
+    forced = audit.lines() + ((f"[ledger] not checked: {unread}",) if unread else ())
+    noted = {"ledger_checked": not audit.ledger_skipped, "forced": forced}
     entries = {**previous, run_id: entry_of(result).model_copy(update=noted)}
     built = Dashboard(
         generated_at=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),

@@ -9,6 +9,7 @@ from urllib.parse import quote
 
 from durabench.models.results import AttemptResult, RunResult
 from durabench.models.scorecard import PairedComparison, Scorecard
+from durabench.results.html_policy import CSP_META
 from durabench.results.report import (
     cell_text,
     comparison_lines,
@@ -229,7 +230,8 @@ def render_html(
     title = f"durabench run {req.run_id}"
     lanes = escape(", ".join(result.plan.lanes))
     parts = [
-        f"<!doctype html><html lang=en><head><meta charset=utf-8><title>{escape(title)}</title>",
+        f"<!doctype html><html lang=en><head><meta charset=utf-8>{CSP_META}",
+        f"<title>{escape(title)}</title>",
         f"<style>{_CSS}</style></head><body><h1>{escape(title)}</h1>",
         f"<p>suite <b>{escape(req.suite)}</b> · agent <b>{escape(req.agent.name)}</b> · model "
         f"<b>{escape(req.agent.model)}</b> · {escape(req.config_mode)} ({lanes})"

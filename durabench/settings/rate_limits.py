@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from durabench.settings.numbers import MAX_NUMBER
+
 __all__ = ["ModelRateLimit"]
 
 
@@ -16,8 +18,8 @@ class ModelRateLimit(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    rpm: int = Field(gt=0)
+    rpm: int = Field(gt=0, le=MAX_NUMBER)
     """Requests per minute."""
-    tpm: int = Field(gt=0)
+    tpm: int = Field(gt=0, le=MAX_NUMBER)
     """Input tokens per minute (what providers count against a limit; cache reads are
     not counted by most current models)."""

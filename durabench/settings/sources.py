@@ -21,6 +21,7 @@ from dotenv import dotenv_values
 from pydantic import ValidationError
 from pydantic_settings import BaseSettings, EnvSettingsSource
 
+from durabench.documents import loads_toml
 from durabench.errors import ConfigError
 
 __all__ = [
@@ -84,7 +85,7 @@ def _read(path: Path, known: set[str]) -> dict[str, _FileValue]:
         ConfigError: the file is not TOML, or holds a key that is not a setting.
     """
     try:
-        table = tomllib.loads(path.read_text())
+        table = loads_toml(path.read_text())
     except FileNotFoundError:
         return {}
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
@@ -147,6 +148,8 @@ def bad_settings(
     by_key = {env_name(settings_cls, n): n for n in settings_cls.model_fields}
     parts = []
     for error in exc.errors():
+        if error["type"] == "default_factory_not_called":  # a default from a bad setting
+            continue
         key = str(error["loc"][0]) if error["loc"] else ""
         field = by_key.get(key, key)
         name = env_name(settings_cls, field) if field in settings_cls.model_fields else key

@@ -24,6 +24,7 @@ from pydantic_settings import (
     SettingsConfigDict,
 )
 
+from durabench.settings.numbers import PassThreshold, Port, number_problem
 from durabench.settings.rate_limits import ModelRateLimit
 from durabench.settings.results_url import check_results_url
 from durabench.settings.sources import (
@@ -87,6 +88,7 @@ class Settings(BaseSettings):
         extra="ignore",
         validate_by_name=True,
         validate_by_alias=True,
+        allow_inf_nan=False,
     )
 
     home: Path
@@ -103,16 +105,17 @@ class Settings(BaseSettings):
     """``DURABENCH_BASE_IMAGE``: the ``BASE_IMAGE`` build argument of task Dockerfiles."""
     timeout_multiplier: float = Field(default=1.0, gt=0)
     """``DURABENCH_TIMEOUT_MULTIPLIER``: scales every task's agent time limit."""
-    port: int = 7233
+    port: Port = 7233
     """``DURABENCH_PORT``: port of the embedded server's frontend."""
-    ui_port: int = 8233
+    ui_port: Port = 8233
     """``DURABENCH_UI_PORT``: port of the embedded server's Web UI."""
     infra_retries: int = Field(default=2, ge=0)
     """``DURABENCH_INFRA_RETRIES``: new attempts after an infra failure, per arm."""
     infra_backoff_sec: float = Field(default=60.0, ge=0)
     """``DURABENCH_INFRA_BACKOFF_SEC``: wait before the first infra retry (doubles after)."""
-    pass_threshold: float = 1.0
-    """``DURABENCH_PASS_THRESHOLD``: a lane passes a task when its mean reward reaches this."""
+    pass_threshold: PassThreshold = 1.0
+    """``DURABENCH_PASS_THRESHOLD``: a lane passes a task when its mean reward reaches this
+    (0 to 1)."""
     approval_timeout_sec: float = Field(default=86_400.0, gt=0)
     """``DURABENCH_APPROVAL_TIMEOUT_SEC``: an unapproved run ends itself after this long."""
     host_timeout_sec: float = Field(default=300.0, gt=0)
@@ -263,6 +266,16 @@ class Settings(BaseSettings):
     Linux), where this worker also accepts task directories (selection files and benchmark
     checkouts outside ``DURABENCH_HOME``); the bundled suites, ``DURABENCH_HOME/suites`` and
     runs' dataset tasks are always accepted."""
+
+    @field_validator("*", mode="after")
+    @classmethod
+    def _a_number_in_reason(cls, value: Any) -> Any:
+        """No number setting is NaN, infinite or past a billion (:mod:`.numbers`)."""
+        if isinstance(value, int | float) and not isinstance(value, bool):
+            problem = number_problem(value)
+            if problem:
+                raise ValueError(problem)
+        return value
 
     @field_validator("home", "accounts_file_override", mode="after")
     @classmethod

@@ -15,6 +15,7 @@ import tomllib
 from pathlib import Path
 from typing import Any
 
+from durabench.documents import loads_toml
 from durabench.errors import ConfigError, TaskFormatError
 from durabench.ids import check_id
 from durabench.models.task import TaskSpec
@@ -62,8 +63,9 @@ def load_task(task_dir: Path | str) -> TaskSpec:
         raise TaskFormatError(f"{root}: not a directory; give the path of a task directory")
     if not (root / "task.toml").is_file():
         raise TaskFormatError(_missing(root, "task.toml"))
+    _refuse_link_out(root, "task.toml")
     try:
-        doc = tomllib.loads((root / "task.toml").read_text())
+        doc = loads_toml((root / "task.toml").read_text())
     except tomllib.TOMLDecodeError as exc:
         raise TaskFormatError(f"{root / 'task.toml'}: not valid TOML: {exc}") from exc
     for rel in _REQUIRED:
@@ -90,10 +92,12 @@ def _missing(root: Path, rel: str, environment: dict[str, Any] | None = None) ->
 
 
 def _check_copied_files(root: Path) -> None:
-    """Refuse links out of the task among what is copied into a sandbox.
+    """Refuse links out of the task among what is read, built or copied into a sandbox.
 
-    The instructions, ``tests/`` and ``solution/`` go into the container; a link in them
-    to a host file (``tests/x -> ~/.aws/credentials``) would carry that file in.
+    The instructions, ``tests/`` and ``solution/`` go into the container, and the
+    Dockerfiles into the image build (the Docker client sends a Dockerfile that lies
+    outside the context with it); a link in them to a host file
+    (``tests/x -> ~/.aws/credentials``) would carry that file in.
 
     Raises:
         TaskFormatError: such a link; the message names it and where it points.
@@ -101,14 +105,25 @@ def _check_copied_files(root: Path) -> None:
     try:
         for sub in ("tests", "solution"):
             task_files(root / sub, task_dir=root)
-        for name in ("instruction.md", "instruction_mcp.md"):
-            if (root / name).is_symlink() and not (root / name).resolve().is_relative_to(root):
-                raise ConfigError(
-                    f"{root / name} is a link to {(root / name).resolve()}, outside the task; "
-                    "replace it with the file itself"
-                )
     except ConfigError as exc:
         raise TaskFormatError(str(exc)) from exc
+    dockerfiles = [f"environment/{p.name}" for p in (root / "environment").glob("Dockerfile*")]
+    for rel in ("instruction.md", "instruction_mcp.md", "environment", *dockerfiles):
+        _refuse_link_out(root, rel)
+
+
+def _refuse_link_out(root: Path, rel: str) -> None:
+    """Refuse ``root / rel`` if it is a link whose target lies outside the task.
+
+    Raises:
+        TaskFormatError: it is; the message names it, where it points and what to do.
+    """
+    path = root / rel
+    if path.is_symlink() and not path.resolve().is_relative_to(root):
+        raise TaskFormatError(
+            f"{path} is a link to {path.resolve()}, outside the task; replace it with the "
+            f"{'directory' if path.is_dir() else 'file'} itself"
+        )
 
 
 def _section(doc: dict[str, Any], name: str) -> dict[str, Any]:
@@ -170,6 +185,34 @@ def _time_limit(root: Path, task: dict[str, Any], agent: dict[str, Any]) -> floa
     return float(csb if csb is not None else harbor if harbor is not None else 600.0)
 
 
+def _text(
+    root: Path,
+    first: dict[str, Any],
+    first_name: str,
+    field: str,
+    second: dict[str, Any] | None = None,
+    second_name: str = "",
+) -> str:
+    """``[first_name] field``, else ``[second_name] field``, else ``""``; text or refused.
+
+    A list or a table would otherwise be shown (and filtered on) as its Python text.
+
+    Raises:
+        TaskFormatError: the value is not a TOML string; the message names the field.
+    """
+    for section, name in ((first, first_name), (second or {}, second_name)):
+        if field not in section:
+            continue
+        value = section[field]
+        if not isinstance(value, str):
+            raise TaskFormatError(
+                f"{root / 'task.toml'}: [{name}] {field} is a {type(value).__name__}, not "
+                f'text; write it in quotes, such as {field} = "..."'
+            )
+        return value
+    return ""
+
+
 def _spec_from_toml(root: Path, doc: dict[str, Any]) -> TaskSpec:
     task = _section(doc, "task")
     meta = _section(doc, "metadata")
@@ -187,16 +230,15 @@ def _spec_from_toml(root: Path, doc: dict[str, Any]) -> TaskSpec:
             task_id=task_id,
             task_dir=str(root),
             dialects=dialects,
-            description=str(meta.get("description", task.get("description", ""))),
-            repo=str(task.get("repo", "")),
-            category=str(task.get("category", meta.get("category", ""))),
-            language=str(task.get("language", "")),
-            difficulty=str(task.get("difficulty", meta.get("difficulty", ""))),
+            description=_text(root, meta, "metadata", "description", task, "task"),
+            repo=_text(root, task, "task", "repo"),
+            category=_text(root, task, "task", "category", meta, "metadata"),
+            language=_text(root, task, "task", "language"),
+            difficulty=_text(root, task, "task", "difficulty", meta, "metadata"),
             time_limit_sec=_time_limit(root, task, _section(doc, "agent")),
-            verifier_command=str(verification.get("command", "bash /tests/test.sh")),
-            build_command=str(verification["build_command"])
-            if "build_command" in verification
-            else None,
+            verifier_command=_text(root, verification, "verification", "command")
+            or "bash /tests/test.sh",
+            build_command=_text(root, verification, "verification", "build_command") or None,
             verifier_timeout_sec=_limit(
                 root, "verifier", "timeout_sec", verifier.get("timeout_sec", 600.0)
             ),

@@ -126,7 +126,7 @@ def test_run_says_what_to_run_and_pairs_rerun_with_from(tmp_path: Path) -> None:
     assert half.returncode == 2
     assert "--rerun and --from go together" in half.stderr
     zero = _starter("set-parallel", "some-run", "0", DURABENCH_HOME=str(tmp_path))
-    assert zero.returncode == 2 and "0 is not in the range x>=1" in zero.stderr
+    assert zero.returncode == 2 and "0 is not in the range 1<=x" in zero.stderr
 
 
 def test_a_service_scale_must_be_above_zero(tmp_path: Path) -> None:

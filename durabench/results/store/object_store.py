@@ -7,8 +7,11 @@ ones (``AWS_ENDPOINT_URL``, ``AWS_ACCESS_KEY_ID``/``AWS_SECRET_ACCESS_KEY``,
 input, its history, a log line or a results file.
 
 An object whose key would land outside its run's directory (``..`` in it: anyone who can
-write to the bucket can plant one) is never written; it is skipped with a warning naming
-it, and the rest of the run is read, so one bad key cannot stop every reader's report.
+write to the bucket can plant one) is never written; nor is one no file can be kept at
+(:func:`~durabench.results.store.keys.unkeepable`: an object where the run keeps a
+directory, one under another object, a name longer than a file system takes), nor one the
+local file system refuses. Each is skipped with a warning naming it, and the
+rest of the run is read, so one bad key cannot stop every reader's report.
 
 A file counts as unchanged when its size matches and its local modification time equals
 the object's: after each transfer the local copy takes the object's time, so files go
@@ -31,8 +34,9 @@ from botocore.exceptions import BotoCoreError, NoCredentialsError
 
 from durabench.errors import ConfigError, ResultStoreError
 from durabench.logs import get_logger
+from durabench.results.store.keys import indexed_run, unkeepable
 from durabench.results.store.store import ResultStore
-from durabench.settings.paths import RunPaths, attempt_number
+from durabench.settings.paths import RunPaths
 from durabench.settings.results_url import CREDENTIALS_HINT, check_results_url
 
 __all__ = ["ObjectStore"]
@@ -78,25 +82,43 @@ class ObjectStore(ResultStore):
         for top in wanted or (paths.root,):
             base = self._key(paths, top.relative_to(paths.root).as_posix())
             with self._mapped(f"read {base}"):
-                for key, info in self.fs.find(base, detail=True).items():
-                    local = self._inside(paths, key) if info.get("type") == "file" else None
-                    if local is not None and not _same(local, info):
-                        _download(self.fs, key, local, info)
+                found = _files_found(self.fs.find(base, detail=True))
+                for key, info in found.items():
+                    self._fetch(paths, key, info, found)
 
     def pull_index(self, runs_dir: Path) -> None:
         """Fetch each run's plan and attempt results the local copy lacks or holds changed."""
         with self._mapped(f"read {self.root}"):
-            for key, info in self.fs.find(self.root, detail=True).items():
-                run_id = _indexed(key.removeprefix(self.root + "/"))
-                if run_id is None or info.get("type") != "file":
+            found = _files_found(self.fs.find(self.root, detail=True))
+            for key, info in found.items():
+                run_id = indexed_run(key.removeprefix(self.root + "/"))
+                if run_id is None:
                     continue
                 try:
                     paths = RunPaths.for_run(runs_dir, run_id)
                 except ConfigError:
                     continue  # not a run's directory: nothing durabench wrote
-                local = self._inside(paths, key)
-                if local is not None and not _same(local, info):
-                    _download(self.fs, key, local, info)
+                self._fetch(paths, key, info, found)
+
+    def _fetch(
+        self, paths: RunPaths, key: str, info: dict[str, Any], found: dict[str, Any]
+    ) -> None:
+        """Fetch ``key`` into the run's copy if it lacks or holds it changed; or skip it."""
+        local = self._inside(paths, key)
+        if local is None:
+            return
+        run = self._key(paths, "")
+        relative = key.removeprefix(run + "/")
+        problem = unkeepable(relative, lambda name: f"{run}/{name}" in found)  # before a look
+        if problem is None and _same(local, info):
+            return
+        if problem is None:
+            try:
+                _download(self.fs, key, local, info)
+                return
+            except _LocalError as exc:
+                problem = str(exc)
+        self._skip(key, f"object {key} in {self.url} cannot be kept at {local}: {problem}")
 
     def push(self, paths: RunPaths, *written: Path) -> None:
         """Send the files at ``written`` (all if none) that the store lacks or holds changed."""
@@ -127,10 +149,13 @@ class ObjectStore(ResultStore):
         try:
             return self._local(paths, key)
         except ResultStoreError as exc:
-            why = f"{exc}; skipped, the rest of the run is read"
-            self.skipped.append(why)
-            log.warning("object skipped", key=key, why=why)
+            self._skip(key, str(exc))
             return None
+
+    def _skip(self, key: str, problem: str) -> None:
+        why = f"{problem}; skipped, the rest of the run is read (remove it from the store)"
+        self.skipped.append(why)
+        log.warning("object skipped", key=key, why=why)
 
     def _local(self, paths: RunPaths, key: str) -> Path:
         """The local path of ``key``: inside the run's directory, or refused."""
@@ -196,21 +221,6 @@ def _files(top: Path) -> Iterator[Path]:
         yield from sorted(p for p in top.rglob("*") if p.is_file() and not p.is_symlink())
 
 
-def _indexed(relative: str) -> str | None:
-    """The run id of a ``<run>/plan.json`` or attempt ``result.json`` key, else ``None``."""
-    parts = relative.split("/")
-    if len(parts) == 2 and parts[1] == "plan.json":
-        return parts[0]
-    if (
-        len(parts) == 6
-        and parts[1] == "tasks"
-        and attempt_number(parts[4]) is not None
-        and parts[5] == "result.json"
-    ):
-        return parts[0]
-    return None
-
-
 def _modified(info: dict[str, Any]) -> float | None:
     when = info.get("LastModified")
     return when.timestamp() if isinstance(when, datetime) else None
@@ -235,15 +245,34 @@ def _set_mtime(local: Path, info: dict[str, Any]) -> None:
         os.utime(local, (modified, modified))
 
 
+class _LocalError(Exception):
+    """The local copy cannot hold an object (a name too long, a directory in the way)."""
+
+
 def _download(fs: Any, key: str, local: Path, info: dict[str, Any]) -> None:
-    """Fetch ``key`` to ``local`` atomically: a reader never sees half a file."""
-    local.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=local.parent, prefix=f".{local.name}.")
-    os.close(fd)
+    """Fetch ``key`` to ``local`` atomically: a reader never sees half a file.
+
+    Raises:
+        _LocalError: the local file system cannot hold it there (the store was reached).
+    """
+    try:
+        local.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=local.parent, prefix=".part.")
+        os.close(fd)
+    except OSError as exc:
+        raise _LocalError(exc.strerror or str(exc)) from exc
     try:
         fs.get_file(key, tmp)
         _set_mtime(Path(tmp), info)
-        os.replace(tmp, local)
+        try:
+            os.replace(tmp, local)
+        except OSError as exc:
+            raise _LocalError(exc.strerror or str(exc)) from exc
     finally:
         if os.path.exists(tmp):
             os.unlink(tmp)
+
+
+def _files_found(found: dict[str, Any]) -> dict[str, Any]:
+    """The objects (not the directory entries) of a ``find``, sorted by key."""
+    return {k: found[k] for k in sorted(found) if found[k].get("type") == "file"}

@@ -11,6 +11,7 @@ from datetime import UTC, datetime
 
 from pydantic import ValidationError
 
+from durabench.documents import loads_json
 from durabench.errors import ConfigError
 from durabench.models.results import AttemptResult
 from durabench.results.viewer.page import block, esc, href, page, read_tail, table
@@ -64,7 +65,7 @@ def _ledger(lines: str) -> str:
     rows = []
     for line in lines.splitlines():
         try:
-            e = json.loads(line)
+            e = loads_json(line)
             at = datetime.fromtimestamp(float(e.get("at", 0)), UTC).isoformat(timespec="seconds")
         except (ValueError, TypeError, AttributeError, OverflowError):
             continue

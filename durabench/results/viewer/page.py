@@ -13,6 +13,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from urllib.parse import quote
 
+from durabench.results.html_policy import CSP_META
 from durabench.text_safety import visible_controls
 
 __all__ = ["block", "esc", "href", "page", "read_tail", "table"]
@@ -57,7 +58,7 @@ def page(title: str, crumbs: Iterable[tuple[str, str]], body: Iterable[str]) -> 
     trail = " / ".join(f'<a href="{link}">{esc(label)}</a>' for link, label in crumbs)
     return "\n".join(
         [
-            "<!doctype html><html lang=en><head><meta charset=utf-8>",
+            f"<!doctype html><html lang=en><head><meta charset=utf-8>{CSP_META}",
             '<meta name="viewport" content="width=device-width, initial-scale=1">',
             f"<title>{esc(title)}</title><style>{_CSS}</style></head><body>",
             f'<nav><a href="/">runs</a>{" / " + trail if trail else ""}</nav>',

@@ -59,9 +59,11 @@ def index_page(runs_dir: Path) -> str:
         except (OSError, ValidationError):
             continue
         req, paths = plan.request, RunPaths(root=plan_file.parent)
+        run_id = plan_file.parent.name  # where it lies: a plan.json may name another run
+        named = "" if req.run_id == run_id else f" (plan.json names run {esc(req.run_id)})"
         rows.append(
             [
-                f'<a href="{href("runs", plan_file.parent.name)}">{esc(req.run_id)}</a>',
+                f'<a href="{href("runs", run_id)}">{esc(run_id)}</a>{named}',
                 esc(req.suite),
                 esc(req.agent.name),
                 esc(req.agent.model),

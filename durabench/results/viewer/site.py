@@ -23,17 +23,18 @@ from urllib.parse import parse_qs, quote, unquote, urlsplit
 
 from durabench.errors import DurabenchError
 from durabench.numerals import read_int
+from durabench.results.html_policy import CONTENT_SECURITY_POLICY
 from durabench.results.viewer.attempt import attempt_page
 from durabench.results.viewer.page import esc, href, page
 from durabench.results.viewer.runs import index_page, pair_page, run_page
 from durabench.settings.paths import RunPaths, attempt_number
 
-__all__ = ["Answer", "ViewerSite", "serve"]
+__all__ = ["LOOPBACK_NAMES", "Answer", "ViewerSite", "loopback_host", "serve"]
 
 _log = logging.getLogger(__name__)
 
 HEADERS = {
-    "Content-Security-Policy": "default-src 'none'; style-src 'unsafe-inline'; img-src data:",
+    "Content-Security-Policy": CONTENT_SECURITY_POLICY,
     "X-Content-Type-Options": "nosniff",
     "Referrer-Policy": "no-referrer",
     "Cache-Control": "no-store",
@@ -123,12 +124,47 @@ def _listing(run_id: str, task: str, lane: str, number: int, where: Path) -> str
     return page("files kept", crumbs, [f"<ul>{items}</ul>"])
 
 
+LOOPBACK_NAMES = frozenset({"127.0.0.1", "localhost", "[::1]"})
+"""The only names the viewer answers to (``Host``, any port)."""
+
+
+def loopback_host(value: str | None) -> bool:
+    """Whether a ``Host`` header names this machine's loopback: a name, an optional port.
+
+    The viewer listens on 127.0.0.1, but a web page of another origin can point its own
+    name at 127.0.0.1 (DNS rebinding) and read the runs as its own origin; its requests
+    carry its name, which is not one of :data:`LOOPBACK_NAMES`.
+    """
+    if not value:
+        return False
+    name, port = value, ""
+    if not value.endswith("]") and ":" in value:
+        name, _, port = value.rpartition(":")
+    if port:
+        number = read_int(port)
+        if number is None or number > 65535:
+            return False
+    return name.lower().removesuffix(".") in LOOPBACK_NAMES
+
+
+_MISDIRECTED = Answer(
+    421,
+    "text/plain; charset=utf-8",
+    b"This viewer answers only at http://127.0.0.1 or http://localhost (its port).\n",
+)
+
+
 def serve(site: ViewerSite, host: str = "127.0.0.1", port: int = 0) -> ThreadingHTTPServer:
-    """A server of ``site`` bound to ``host:port`` (0: a free port); call ``serve_forever``."""
+    """A server of ``site`` bound to ``host:port`` (0: a free port); call ``serve_forever``.
+
+    A request whose ``Host`` is not a loopback name (:func:`loopback_host`) is answered 421
+    and reads nothing.
+    """
 
     class Handler(BaseHTTPRequestHandler):
         def do_GET(self) -> None:  # noqa: N802 - the standard library's name
-            answer = site.answer(self.path)
+            named = self.headers.get("Host")
+            answer = site.answer(self.path) if loopback_host(named) else _MISDIRECTED
             self.send_response(answer.status)
             self.send_header("Content-Type", answer.content_type)
             self.send_header("Content-Length", str(len(answer.body)))

@@ -27,6 +27,7 @@ from pathlib import Path
 import docker
 
 from durabench.atomic import atomic_write
+from durabench.documents import loads_json
 from durabench.sandbox.admission import Admission, AdmissionFacts, sandbox_admission
 from durabench.sandbox.docker.cleanup import listed_containers
 
@@ -73,7 +74,7 @@ class HostCapacity:
 
     def _load(self) -> dict[str, float]:
         try:
-            saved = json.loads(self._file.read_text())
+            saved = loads_json(self._file.read_text())
         except (OSError, ValueError):
             return {}
         now = self._clock()
