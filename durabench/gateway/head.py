@@ -16,6 +16,8 @@ from __future__ import annotations
 import re
 from typing import NamedTuple
 
+from durabench.numerals import read_int
+
 __all__ = ["END_OF_HEAD", "RawHead", "head_fault", "parse_head"]
 
 END_OF_HEAD = re.compile(rb"\n\r?\n")
@@ -54,7 +56,7 @@ def head_fault(head: bytes) -> str:
         return "both Content-Length and Transfer-Encoding"
     if len(lengths) > 1 or len(codings) > 1:
         return "a framing header repeated"
-    if lengths and not lengths[0].isdigit():
+    if lengths and read_int(lengths[0].decode("latin-1")) is None:
         return "a Content-Length that is not one number"
     if codings and codings[0].lower() != b"chunked":
         return "a Transfer-Encoding other than chunked"

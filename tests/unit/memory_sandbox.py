@@ -32,7 +32,11 @@ class Call:
 
 Handler = Callable[["MemorySandbox", Call], ExecResult | None]
 
-_STEP_STARTER = re.compile(r"p=; if \[ -e (\S+) \] \|\| \[ -e (\S+) \] \|\| \[ -e (\S+) \]; ")
+_STEP_STARTER = re.compile(
+    r"(?:if command -v flock .*?; fi; )?"
+    r"p=; if \[ -e (\S+) \] \|\| \[ -e (\S+) \] \|\| \[ -e (\S+) \]; "
+)
+"""The look at a step's markers a starter begins with (after its lock, where it takes one)."""
 """The root exec that starts a detached step unless a marker or its launch record exists."""
 
 OK = ExecResult(exit_code=0, stdout="", stderr="", timed_out=False)

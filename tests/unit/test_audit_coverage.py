@@ -263,3 +263,13 @@ def test_every_edit_of_the_dashboard_entry_is_named(tmp_path: Path, field: str, 
     run = write_run(tmp_path, service=True)
     edit_json(run.board, lambda d: d["runs"][0].update({field: value}))
     assert named(audit(run), "dashboard.json")
+
+
+def test_a_final_score_edited_by_less_than_a_rounding_is_named_as_a_score(tmp_path: Path) -> None:
+    """The history recorded the baseline's final score as 0.6; the file now says 0.604. The
+    manifest names the file's bytes; the score check must name the number itself, to the
+    last digit (a comparison to two places would pass it)."""
+    run = write_run(tmp_path, service=True)
+    edit_json(score_path(run.paths, "baseline"), lambda d: d.update(final_score=0.604))
+    messages = [f.message for f in audit(run).findings]
+    assert any("says 0.604" in m and "recorded is 0.6 " in m for m in messages), messages

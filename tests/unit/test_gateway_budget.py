@@ -249,3 +249,17 @@ def test_the_worst_case_counts_every_server_tool_use_a_request_allows(
     """
     doc = {"max_tokens": 100, "generationConfig": {"maxOutputTokens": 100}} | doc
     assert worst_case(provider, doc, 0) == 100 + 10_000 * uses
+
+
+def test_a_reservation_settled_twice_is_charged_and_released_once() -> None:
+    """Two holds of 1,000 against a budget of 2,500; the first answer cost 300 and is
+    settled twice (an error path and a ``finally`` both settling). Once: spent 300, held
+    1,000 (the second request's hold), so a third request finds 2,500 - 1,300 left and is
+    admitted. Twice would be spent 600, held 0: the second request's hold freed."""
+    budgets = Budgets()
+    first = budgets.reserve("a.jsonl", 2500, 1000)
+    second = budgets.reserve("a.jsonl", 2500, 1000)
+    assert first is not None and second is not None
+    budgets.settle(first, 300)
+    budgets.settle(first, 300)
+    assert budgets.held("a.jsonl") == (300, 1000)
