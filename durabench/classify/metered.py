@@ -7,7 +7,9 @@ facts where it says so:
 
 - a model the API substituted for the one a request asked for, or an agent that never
   asked for the requested model, is a MODEL MISMATCH (``infra_other``, never scored);
-- an MCP lane whose server never answered through the gateway is ``infra_other``;
+- an MCP lane whose server never answered through the gateway as an MCP server (a
+  JSON-RPC result to ``initialize`` or ``tools/list``; a 200 page is none) is
+  ``infra_other``;
 - a spent budget is the model's end (``model_budget``); more tokens than the budget caps
   the attempt's reward at 0;
 - the model API's answer to the last request, when the session did not end well: 429
@@ -77,14 +79,23 @@ def metered_mismatch(data: ClassifyInput) -> str:
 def metered_mcp(data: ClassifyInput) -> str:
     """Why the ledger shows the lane's MCP server never worked, or ``""``.
 
-    Evidence: the ledger's MCP requests. An MCP lane whose model answered through the
-    gateway while its MCP server never did there measured the agent without MCP (a
-    session whose model never answered ended for that reason, not MCP's).
+    Evidence: the ledger's MCP requests, and what the server said to them: only a
+    JSON-RPC result to ``initialize`` or ``tools/list`` is an answer, never an HTTP status
+    alone. An MCP lane whose model answered through the gateway while its MCP server never
+    did there measured the agent without MCP (a session whose model never answered ended
+    for that reason, not MCP's).
     """
     m = data.metered
     if not data.mcp_via_gateway or not model_answered(m) or m is None or m.mcp_answered:
         return ""
-    tried = f"{m.mcp_requests} request(s), none answered" if m.mcp_requests else "no request"
+    tried = "no request"
+    if m.mcp_requests:
+        tried = f"{m.mcp_requests} request(s), none answered as an MCP server"
+    if m.mcp_http_ok:
+        tried += (
+            f" ({m.mcp_http_ok} answered with a 2xx status but no JSON-RPC result to "
+            "initialize or tools/list: not an MCP server at that URL)"
+        )
     return (
         f"MCP NOT WORKING: the lane's MCP server got {tried} through the gateway while the "
         f"agent sent {m.requests} to its model, so the session ran without MCP; check the "

@@ -36,6 +36,7 @@ from durabench.gateway.ledger import (
     CANCELLED,
     GATEWAY_ERROR,
 )
+from durabench.gateway.mcp_answer import rpc_call
 from durabench.gateway.providers import (
     PROVIDERS,
     ProviderName,
@@ -255,6 +256,7 @@ class GatewayApp:
             message = f"durabench gateway: {req.method} is not an MCP request"
             raise Refused(403, "path", "permission_error", message)
         await take_body(req, receive, self.bodies, parse=False)
+        req.rpc = rpc_call(req.body)
         try:
             url, token = self.resolve_mcp(grant)
         except LookupError as exc:

@@ -20,6 +20,7 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from durabench.agents.llm_ids import served_model_matches
+from durabench.gateway.mcp_answer import HEALTH_METHODS
 from durabench.gateway.meter import ResponseUsage
 from durabench.models.verdict import MeteredUsage, TokenUsage
 
@@ -87,6 +88,12 @@ class LedgerEntry(BaseModel):
     request's whole reservation when a success reported none."""
     seconds: float = 0.0
     """From the request to the end of the response."""
+    rpc_method: str = ""
+    """The JSON-RPC method an MCP request called; ``""`` when it made no single call (or
+    was no MCP request)."""
+    rpc_result: bool = False
+    """Whether the MCP server answered that call with a JSON-RPC result: its own word that
+    it serves MCP, which an HTTP status is not (a web page answers 200)."""
 
 
 def append_entry(path: Path, entry: LedgerEntry) -> None:
@@ -160,5 +167,6 @@ def read_ledger(path: Path) -> MeteredUsage | None:
         asked_models=tuple(m for m, _ in asked.most_common()),
         substituted=substituted,
         mcp_requests=len(mcp),
-        mcp_answered=sum(200 <= e.status < 300 for e in mcp),
+        mcp_answered=sum(e.rpc_result and e.rpc_method in HEALTH_METHODS for e in mcp),
+        mcp_http_ok=sum(200 <= e.status < 300 for e in mcp),
     )

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from durabench.gateway.ledger import LedgerEntry, append_entry
+from durabench.gateway.mcp_answer import NO_CALL, RpcCall
 from durabench.gateway.meter import ResponseUsage
 from durabench.gateway.providers import ProviderName
 from durabench.numerals import read_int
@@ -169,6 +170,8 @@ class AgentRequest:
         self.body = bytearray()
         self.doc: dict[str, Any] = {}
         """The body as JSON, when it is a JSON object."""
+        self.rpc: RpcCall = NO_CALL
+        """The JSON-RPC call an MCP request makes (read from its body once taken)."""
         self.started = time.time()
 
     async def take_body(self, body: bytearray, *, parse: bool = True) -> None:
@@ -235,5 +238,6 @@ class AgentRequest:
             status=status,
             asked_model=self.asked_model(),
             seconds=round(now - self.started, 3),
+            rpc_method=self.rpc.method,
             **fields,
         )

@@ -116,7 +116,11 @@ class MeteredUsage(BaseModel):
     mcp_requests: int = 0
     """Requests to the lane's MCP server through the gateway."""
     mcp_answered: int = 0
-    """Of those, the ones its server answered with success (2xx)."""
+    """Of those, the ones its server answered as an MCP server: a JSON-RPC result to
+    ``initialize`` or ``tools/list``."""
+    mcp_http_ok: int = 0
+    """Of those, the ones answered with a 2xx status, whatever the body said (a web page
+    at a wrong URL answers 200: no evidence of MCP)."""
 
 
 class Signals(BaseModel):
