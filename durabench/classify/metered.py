@@ -14,8 +14,10 @@ facts where it says so:
   the attempt's reward at 0;
 - the model API's answer to the last request, when the session did not end well: 429
   (``infra_rate_limit``, or ``infra_usage_cap`` when the API's own error type or headers
-  say the account's usage limit), 402 (``infra_usage_cap``), 529 or ``overloaded_error``
-  (``infra_other``), 401/403 (``infra_auth``), 5xx (``infra_other``);
+  say the account's usage limit; the model's class when the attempt had gone past its
+  share of the account's rate limit before it, :mod:`durabench.gateway.rate_share`),
+  402 (``infra_usage_cap``), 529 or ``overloaded_error`` (``infra_other``), 401/403
+  (``infra_auth``), 5xx (``infra_other``);
 - the gateway's own refusals of the agent's requests (budget, a path or model it does not
   pass on, a per-attempt limit) are the agent's doing, never infrastructure; only the
   ones the harness causes (no key on the host, the API unreachable) are.
@@ -137,11 +139,15 @@ def api_end(data: ClassifyInput, ended_badly: bool) -> tuple[ExitClass, str] | N
         return "model_budget", said + ")"
     if not ended_badly or (m.last_refused and m.last_refused not in HARNESS_REFUSALS):
         return None
-    return _last_answer(m)
+    return _last_answer(m, data.timed_out)
 
 
-def _last_answer(m: MeteredUsage) -> tuple[ExitClass, str] | None:
-    """The infra class of the model API's answer to the last request, if it is one."""
+def _last_answer(m: MeteredUsage, timed_out: bool) -> tuple[ExitClass, str] | None:
+    """The infra class of the model API's answer to the last request, if it is one.
+
+    A rate limit after the attempt went past its share of the account's is the agent's:
+    the model's class (its time limit, or its error), never infra.
+    """
     wait = f", retry-after {m.last_retry_after} s" if m.last_retry_after else ""
     if m.last_status == 402 or m.last_error in _USAGE_CAP_ERRORS or _cap_header(m):
         why = m.last_error or _cap_header(m) or f"status {m.last_status}"
@@ -149,6 +155,14 @@ def _last_answer(m: MeteredUsage) -> tuple[ExitClass, str] | None:
             "infra_usage_cap",
             f"the model API refused its last request for the account's usage limit "
             f"({m.last_status}, {why}{wait})",
+        )
+    limited = m.last_status == 429 or m.last_error in _STREAMED_RATE_LIMITS
+    if limited and m.share_passed_by_last:
+        return (
+            "model_timeout" if timed_out else "model_agent_error",
+            f"the model API refused its last request with a rate limit ({m.rate_limited} "
+            f"429s in all) after the attempt went past its share of the account's rate "
+            f"limit ({m.beyond_share} request(s) beyond it): the agent's own doing",
         )
     if m.last_status == 429:
         return (

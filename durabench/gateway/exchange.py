@@ -116,6 +116,8 @@ def _settle(
         charged = max(charged, reservation.tokens)
     budgets.settle(reservation, charged)
     refused = CANCELLED if cancelled else UPSTREAM_CUT if cut else ""
+    if req.on_answer is not None:
+        req.on_answer(response.headers)
     req.record(
         response.status_code,
         usage=usage,
