@@ -28,7 +28,7 @@ from durabench.agents.llm_ids import check_known_model, check_model_name
 from durabench.configs import get_config, missing_mcp_env
 from durabench.errors import ConfigError
 from durabench.ids import check_id
-from durabench.models.run import Counterpart, RunPlan, RunRequest, TaskRef
+from durabench.models.run import MAX_NAMED_TASKS, Counterpart, RunPlan, RunRequest, TaskRef
 from durabench.models.task import TaskSpec
 from durabench.planning.cli_choice import CliChoice, choose_cli, other_versions, rerun_options
 from durabench.planning.worker_checks import check_as_workers_will
@@ -302,6 +302,8 @@ def make_plan(
             *([passed_over] if passed_over else []),
         ),
         selection_file=selection,
+        forgeable_tasks=tuple(s.task_id for s in specs if s.runs_submission)[:MAX_NAMED_TASKS],
+        forgeable_count=sum(bool(s.runs_submission) for s in specs),
         counterparts=pairs,
         cli_version=cli.version,
         cli_version_note=cli.note,

@@ -12,6 +12,7 @@ from durabench.models.scorecard import PairedComparison, Scorecard
 from durabench.results.report import (
     cell_text,
     comparison_lines,
+    forgeable_note,
     headline,
     left_out,
     signal_names,
@@ -263,6 +264,8 @@ def render_html(
     left = [
         [escape(t), escape(lane), str(n), escape(note)] for t, lane, n, note in left_out(result)
     ]
+    if forgeable := forgeable_note(result):
+        parts += ["<h2>Rewards the submission could write</h2>", f"<p>{escape(forgeable)}</p>"]
     if left:
         parts += [
             "<h2>Left out by the read limits</h2>",
