@@ -115,7 +115,8 @@ def place(shares: RateShares, grant: Grant, req: AgentRequest) -> None:
 
     def answered(headers: Mapping[str, str]) -> None:
         shares.learn(account, headers)
-        req.rate_share = shares.share(account)
-        req.beyond_share = shares.beyond(account, placed.position)
+        if not placed.share:  # sent before a limit was known: judged by the one now known
+            req.rate_share = shares.share(account)
+            req.beyond_share = shares.beyond(account, placed.position)
 
     req.on_answer = answered

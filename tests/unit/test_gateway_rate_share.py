@@ -18,9 +18,12 @@ from pathlib import Path
 from durabench.accounts import account_cooldown
 from durabench.classify import classify
 from durabench.gateway import read_ledger
+from durabench.gateway.grants import Grant
 from durabench.gateway.ledger import LedgerEntry, append_entry, read_entries
 from durabench.gateway.meter import ResponseUsage
 from durabench.gateway.rate_share import RateShares
+from durabench.gateway.refusals import place
+from durabench.gateway.request import AgentRequest
 from durabench.models.verdict import ClassifyInput
 from tests.gateway_rig import gateway_rig
 from tests.model_upstream import Received, Reply, anthropic_stream
@@ -165,3 +168,23 @@ def test_a_stream_that_failed_for_a_rate_limit_after_the_excess_is_the_agents_to
         LedgerEntry(at=9, provider="anthropic", path="/v1/messages", status=200, usage=failed),
     )
     assert _verdict(honest)[0] == "infra_rate_limit"
+
+
+def test_a_request_within_its_share_when_sent_stays_within_it_when_the_share_shrinks() -> None:
+    """Placed third with a share of 4 (one attempt), it is not judged again by the share
+    of 2 that a second attempt starting on the account makes while it is answered: an
+    honest attempt is not made the cause of a 429 by others arriving."""
+    attempts = [1]
+    shares = RateShares(lambda account: attempts[0], clock=lambda: 1000.0)
+    shares.learn(("anthropic", ""), LIMIT)
+    grant = Grant(attempt="a", agent="claude-code", provider="anthropic", model=MODEL, ledger="")
+    placed = []
+    for _ in range(3):
+        req = AgentRequest("anthropic", "/v1/messages", "POST", {}, [])
+        place(shares, grant, req)
+        placed.append(req)
+    attempts[0] = 2
+    for req in placed:
+        assert req.on_answer is not None
+        req.on_answer(LIMIT)
+    assert [(r.beyond_share, r.rate_share) for r in placed] == [(False, 4)] * 3
