@@ -22,6 +22,7 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from durabench.agents import Agent, CliAgent, agent_class, get_agent
 from durabench.agents.llm_ids import check_known_model, check_model_name
@@ -302,9 +303,14 @@ def make_plan(
             *([passed_over] if passed_over else []),
         ),
         selection_file=selection,
-        forgeable_tasks=tuple(s.task_id for s in specs if s.runs_submission)[:MAX_NAMED_TASKS],
-        forgeable_count=sum(bool(s.runs_submission) for s in specs),
+        **_forgeable(specs),
         counterparts=pairs,
         cli_version=cli.version,
         cli_version_note=cli.note,
     )
+
+
+def _forgeable(specs: list[TaskSpec]) -> dict[str, Any]:
+    """The plan's fields naming the tasks whose tests run the submission as root."""
+    ids = tuple(s.task_id for s in specs if s.runs_submission)
+    return {"forgeable_tasks": ids[:MAX_NAMED_TASKS], "forgeable_count": len(ids)}

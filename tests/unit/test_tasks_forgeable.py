@@ -13,13 +13,19 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from durabench.models.agent import AgentSpec
 from durabench.models.results import RunResult
+from durabench.models.run import RunRequest
+from durabench.planning.plan import make_plan
 from durabench.results.report import render_markdown
 from durabench.results.report_html import render_html
+from durabench.settings.values import Settings
 from durabench.tasks import load_suite, load_task
 from durabench.tasks.forgeable import runs_submission
 from starter.tasks import tasks
 from tests.unit.results_set import hand_result
+
+MODEL = "claude-haiku-4-5"
 
 
 def _task(root: Path, test_sh: str, **files: str) -> Path:
@@ -110,3 +116,12 @@ def test_the_report_names_the_tasks_whose_reward_could_be_forged() -> None:
     assert "<h2>Rewards the submission could write</h2>" in html and "t1, t3" in html
     assert result.scorecard is not None
     assert "could write" not in render_markdown(result, result.scorecard)
+
+
+def test_the_plan_names_the_tasks_whose_reward_could_be_forged(tmp_path: Path) -> None:
+    request = RunRequest(
+        run_id="r1", suite="pytorch", agent=AgentSpec(name="claude-code", model=MODEL)
+    )
+    plan = make_plan(request, Settings(home=tmp_path))
+    assert plan.forgeable_count == 4  # the bundled suite's four tasks all import tinytensor
+    assert sorted(plan.forgeable_tasks) == sorted(t.task_id for t in load_suite("pytorch"))
