@@ -51,8 +51,11 @@ def check(task_dirs: tuple[str, ...]) -> None:
     A task is invalid when its layout or task.toml is not one durabench reads, its id is not
     an id, or a link in it leads outside it (its files would carry host files into the
     sandbox).
+
+    A task whose tests run the submission (import it, or run code in the workspace) is
+    named: its tests run as root, so a submission there could write its own reward.
     """
-    invalid = 0
+    invalid = forgeable = 0
     for path in task_dirs:
         try:
             spec = load_task(path)
@@ -61,6 +64,19 @@ def check(task_dirs: tuple[str, ...]) -> None:
         except (TaskFormatError, ConfigError) as exc:
             invalid += 1
             errors.print(f"[red]invalid:[/] {shown(str(exc))}", soft_wrap=True)
+            continue
+        if spec.runs_submission:
+            forgeable += 1
+            console.print(
+                f"  [yellow]tests run the submission as root:[/] {shown(spec.runs_submission)}"
+                " (its code could write its own reward)",
+                soft_wrap=True,
+            )
     if invalid:
         raise Refusal(f"{invalid} of {len(task_dirs)} task directories are invalid")
     console.print(f"{len(task_dirs)} task directories are valid.")
+    if forgeable:
+        console.print(
+            f"{forgeable} of {len(task_dirs)} tasks run the submission in their tests: their "
+            "rewards rest on the submission not writing its own."
+        )

@@ -45,6 +45,8 @@ class Reply:
     """Server-sent events (``data:`` lines, ``event:`` from each one's ``type``)."""
     body: Any = None
     """A JSON body, when ``events`` is ``None``."""
+    raw: bytes | None = None
+    """Bytes sent as they are instead of ``body`` (a web page, say)."""
     headers: dict[str, str] = field(default_factory=dict)
     usage: dict[str, int] = field(default_factory=dict)
     """What this reply reports, summed into :attr:`ModelUpstream.sent`."""
@@ -279,6 +281,7 @@ class ModelUpstream:
                 reply = upstream._answer(Received(self.command, self.path, headers, body))
                 if reply.events is None:
                     data = json.dumps(reply.body).encode() if reply.body is not None else b""
+                    data = reply.raw if reply.raw is not None else data
                     self.send_response(reply.status)
                     for k, v in {"content-type": "application/json", **reply.headers}.items():
                         self.send_header(k, v)

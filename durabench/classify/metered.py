@@ -7,13 +7,17 @@ facts where it says so:
 
 - a model the API substituted for the one a request asked for, or an agent that never
   asked for the requested model, is a MODEL MISMATCH (``infra_other``, never scored);
-- an MCP lane whose server never answered through the gateway is ``infra_other``;
+- an MCP lane whose server never answered through the gateway as an MCP server (a
+  JSON-RPC result to ``initialize`` or ``tools/list``; a 200 page is none) is
+  ``infra_other``;
 - a spent budget is the model's end (``model_budget``); more tokens than the budget caps
   the attempt's reward at 0;
 - the model API's answer to the last request, when the session did not end well: 429
   (``infra_rate_limit``, or ``infra_usage_cap`` when the API's own error type or headers
-  say the account's usage limit), 402 (``infra_usage_cap``), 529 or ``overloaded_error``
-  (``infra_other``), 401/403 (``infra_auth``), 5xx (``infra_other``);
+  say the account's usage limit; the model's class when the attempt had gone past its
+  share of the account's rate limit before it, :mod:`durabench.gateway.rate_share`),
+  402 (``infra_usage_cap``), 529 or ``overloaded_error`` (``infra_other``), 401/403
+  (``infra_auth``), 5xx (``infra_other``);
 - the gateway's own refusals of the agent's requests (budget, a path or model it does not
   pass on, a per-attempt limit) are the agent's doing, never infrastructure; only the
   ones the harness causes (no key on the host, the API unreachable) are.
@@ -84,14 +88,23 @@ def model_mismatch(requested: str, m: MeteredUsage | None) -> str:
 def metered_mcp(data: ClassifyInput) -> str:
     """Why the ledger shows the lane's MCP server never worked, or ``""``.
 
-    Evidence: the ledger's MCP requests. An MCP lane whose model answered through the
-    gateway while its MCP server never did there measured the agent without MCP (a
-    session whose model never answered ended for that reason, not MCP's).
+    Evidence: the ledger's MCP requests, and what the server said to them: only a
+    JSON-RPC result to ``initialize`` or ``tools/list`` is an answer, never an HTTP status
+    alone. An MCP lane whose model answered through the gateway while its MCP server never
+    did there measured the agent without MCP (a session whose model never answered ended
+    for that reason, not MCP's).
     """
     m = data.metered
     if not data.mcp_via_gateway or not model_answered(m) or m is None or m.mcp_answered:
         return ""
-    tried = f"{m.mcp_requests} request(s), none answered" if m.mcp_requests else "no request"
+    tried = "no request"
+    if m.mcp_requests:
+        tried = f"{m.mcp_requests} request(s), none answered as an MCP server"
+    if m.mcp_http_ok:
+        tried += (
+            f" ({m.mcp_http_ok} answered with a 2xx status but no JSON-RPC result to "
+            "initialize or tools/list: not an MCP server at that URL)"
+        )
     return (
         f"MCP NOT WORKING: the lane's MCP server got {tried} through the gateway while the "
         f"agent sent {m.requests} to its model, so the session ran without MCP; check the "
@@ -133,11 +146,15 @@ def api_end(data: ClassifyInput, ended_badly: bool) -> tuple[ExitClass, str] | N
         return "model_budget", said + ")"
     if not ended_badly or (m.last_refused and m.last_refused not in HARNESS_REFUSALS):
         return None
-    return _last_answer(m)
+    return _last_answer(m, data.timed_out)
 
 
-def _last_answer(m: MeteredUsage) -> tuple[ExitClass, str] | None:
-    """The infra class of the model API's answer to the last request, if it is one."""
+def _last_answer(m: MeteredUsage, timed_out: bool) -> tuple[ExitClass, str] | None:
+    """The infra class of the model API's answer to the last request, if it is one.
+
+    A rate limit after the attempt went past its share of the account's is the agent's:
+    the model's class (its time limit, or its error), never infra.
+    """
     wait = f", retry-after {m.last_retry_after} s" if m.last_retry_after else ""
     if m.last_status == 402 or m.last_error in _USAGE_CAP_ERRORS or _cap_header(m):
         why = m.last_error or _cap_header(m) or f"status {m.last_status}"
@@ -145,6 +162,14 @@ def _last_answer(m: MeteredUsage) -> tuple[ExitClass, str] | None:
             "infra_usage_cap",
             f"the model API refused its last request for the account's usage limit "
             f"({m.last_status}, {why}{wait})",
+        )
+    limited = m.last_status == 429 or m.last_error in _STREAMED_RATE_LIMITS
+    if limited and m.share_passed_by_last:
+        return (
+            "model_timeout" if timed_out else "model_agent_error",
+            f"the model API refused its last request with a rate limit ({m.rate_limited} "
+            f"429s in all) after the attempt went past its share of the account's rate "
+            f"limit ({m.beyond_share} request(s) beyond it): the agent's own doing",
         )
     if m.last_status == 429:
         return (

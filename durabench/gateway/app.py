@@ -36,6 +36,7 @@ from durabench.gateway.ledger import (
     CANCELLED,
     GATEWAY_ERROR,
 )
+from durabench.gateway.mcp_answer import rpc_call
 from durabench.gateway.providers import (
     PROVIDERS,
     ProviderName,
@@ -44,7 +45,8 @@ from durabench.gateway.providers import (
     outgoing_headers,
     route_of,
 )
-from durabench.gateway.refusals import Refused, refuse, take_body
+from durabench.gateway.rate_share import LiveAttempts, RateShares
+from durabench.gateway.refusals import Refused, place, refuse, take_body
 from durabench.gateway.request import (
     AgentRequest,
     BodyBytes,
@@ -92,6 +94,7 @@ class GatewayApp:
         self.budgets = Budgets()
         self.bodies = BodyBytes()
         self.revoked = RevokedRequests(store)
+        self.shares = RateShares(LiveAttempts(store))
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         """One request: ``/healthz``, ``/mcp/...`` or ``/<provider>/...``."""
@@ -191,6 +194,7 @@ class GatewayApp:
                 f"durabench gateway: model {asked[:120]!r} is not this attempt's; "
                 f"it may use {allowed_models}",
             )
+        place(self.shares, grant, req)
         if not route.priced or grant.budget_tokens is None:
             return None
         worst = worst_case(grant.provider, req.doc, len(req.body))
@@ -255,6 +259,7 @@ class GatewayApp:
             message = f"durabench gateway: {req.method} is not an MCP request"
             raise Refused(403, "path", "permission_error", message)
         await take_body(req, receive, self.bodies, parse=False)
+        req.rpc = rpc_call(req.body)
         try:
             url, token = self.resolve_mcp(grant)
         except LookupError as exc:

@@ -18,6 +18,7 @@ import httpx
 
 from durabench.gateway.budget import Budgets, Reservation
 from durabench.gateway.ledger import CANCELLED, UPSTREAM_CUT
+from durabench.gateway.mcp_answer import McpAnswer
 from durabench.gateway.meter import ResponseMeter, ResponseUsage
 from durabench.gateway.request import AgentRequest
 from durabench.gateway.upstream import UpstreamClients
@@ -74,14 +75,12 @@ async def exchange(
             budgets.settle(reservation, charged)
             req.record(499, refused=CANCELLED, charged=charged)
             raise
-        meter = (
-            ResponseMeter(req.provider, response.headers.get("content-type", ""))
-            if req.provider != "mcp"
-            else None
-        )
+        kind = response.headers.get("content-type", "")
+        meter = ResponseMeter(req.provider, kind) if req.provider != "mcp" else None
+        answer = McpAnswer(req.rpc, kind) if req.provider == "mcp" else None
         whole = cancelled = False
         try:
-            whole = await _relay(response, meter, send)
+            whole = await _relay(response, meter or answer, send)
         except asyncio.CancelledError:
             cancelled = True
             raise
@@ -89,7 +88,7 @@ async def exchange(
             await response.aclose()
             if not whole:
                 await clients.spoil(attempt)
-            _settle(budgets, req, response, meter, reservation, cancelled=cancelled)
+            _settle(budgets, req, response, meter, reservation, cancelled=cancelled, mcp=answer)
 
 
 def _settle(
@@ -100,8 +99,12 @@ def _settle(
     reservation: Reservation | None,
     *,
     cancelled: bool = False,
+    mcp: McpAnswer | None = None,
 ) -> None:
-    """Charge what the answer cost and write its ledger line."""
+    """Charge what the answer cost and write its ledger line.
+
+    An MCP answer's line says whether it held a JSON-RPC result to the call.
+    """
     usage = meter.usage() if meter is not None else ResponseUsage()
     cut = (
         meter is not None
@@ -113,6 +116,8 @@ def _settle(
         charged = max(charged, reservation.tokens)
     budgets.settle(reservation, charged)
     refused = CANCELLED if cancelled else UPSTREAM_CUT if cut else ""
+    if req.on_answer is not None:
+        req.on_answer(response.headers)
     req.record(
         response.status_code,
         usage=usage,
@@ -120,10 +125,13 @@ def _settle(
         refused=refused,
         retry_after=response.headers.get("retry-after", ""),
         resets={k: v for k, v in response.headers.items() if k.lower().startswith(_RESETS)},
+        rpc_result=mcp is not None and mcp.finish(),
     )
 
 
-async def _relay(response: httpx.Response, meter: ResponseMeter | None, send: Send) -> bool:
+async def _relay(
+    response: httpx.Response, meter: ResponseMeter | McpAnswer | None, send: Send
+) -> bool:
     """The answer to the agent as it comes, each chunk metered and let go.
 
     Whether it arrived whole, as the API framed it (else its connection is not reused).

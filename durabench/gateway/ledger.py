@@ -20,6 +20,7 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from durabench.agents.llm_ids import served_model_matches
+from durabench.gateway.mcp_answer import HEALTH_METHODS
 from durabench.gateway.meter import ResponseUsage
 from durabench.models.verdict import MeteredUsage, TokenUsage
 
@@ -30,6 +31,7 @@ __all__ = [
     "MALFORMED",
     "OVERLOADED",
     "POLICY_REFUSALS",
+    "RATE_SHARE",
     "UPSTREAM_CUT",
     "LedgerEntry",
     "append_entry",
@@ -48,8 +50,11 @@ revoked): cut by the gateway, charged its whole reservation."""
 GATEWAY_ERROR = "gateway error"
 """``refused`` of a request the gateway failed on its own: logged, and counted as the
 agent's, since only the agent's bytes reach that code (a free retry otherwise)."""
+RATE_SHARE = "rate share"
+"""``refused`` of a request past its attempt's share of the account's rate limit
+(:mod:`.rate_share`): a 429 of the gateway's own, the agent's."""
 POLICY_REFUSALS = frozenset(
-    {"path", "model", "budget", "size", MALFORMED, INCOMPLETE, CANCELLED, GATEWAY_ERROR}
+    {"path", "model", "budget", "size", MALFORMED, INCOMPLETE, CANCELLED, GATEWAY_ERROR, RATE_SHARE}
 )
 """``refused`` values the agent's own request caused; any other refusal (no key on this
 host, the API unreachable) is the host's."""
@@ -87,6 +92,19 @@ class LedgerEntry(BaseModel):
     request's whole reservation when a success reported none."""
     seconds: float = 0.0
     """From the request to the end of the response."""
+    rpc_method: str = ""
+    """The JSON-RPC method an MCP request called; ``""`` when it made no single call (or
+    was no MCP request)."""
+    rate_share: int = 0
+    """The attempt's share of its account's requests a minute when the request was placed
+    or answered (the account's limit, as the API's headers state it, over the attempts on
+    it); 0: no limit known."""
+    beyond_share: bool = False
+    """The request was past that share: refused by the gateway (``rate share``), or sent
+    before the limit was known and found past it when an answer stated it."""
+    rpc_result: bool = False
+    """Whether the MCP server answered that call with a JSON-RPC result: its own word that
+    it serves MCP, which an HTTP status is not (a web page answers 200)."""
 
 
 def append_entry(path: Path, entry: LedgerEntry) -> None:
@@ -142,6 +160,8 @@ def read_ledger(path: Path) -> MeteredUsage | None:
             served[e.usage.model] += e.usage.output or 1
     api = [e for e in answered if not e.refused]
     last = answered[-1] if answered else LedgerEntry(at=0, provider="", path="", status=0)
+    first_beyond = next((i for i, e in enumerate(entries) if e.beyond_share), None)
+    last_at = max((i for i, e in enumerate(entries) if e is last), default=-1)
     return MeteredUsage(
         requests=len(entries),
         tokens=TokenUsage(**tokens),
@@ -159,6 +179,9 @@ def read_ledger(path: Path) -> MeteredUsage | None:
         last_resets=json.dumps(last.resets, sort_keys=True) if last.resets else "",
         asked_models=tuple(m for m, _ in asked.most_common()),
         substituted=substituted,
+        beyond_share=sum(e.beyond_share for e in entries),
+        share_passed_by_last=first_beyond is not None and first_beyond <= last_at,
         mcp_requests=len(mcp),
-        mcp_answered=sum(200 <= e.status < 300 for e in mcp),
+        mcp_answered=sum(e.rpc_result and e.rpc_method in HEALTH_METHODS for e in mcp),
+        mcp_http_ok=sum(200 <= e.status < 300 for e in mcp),
     )

@@ -3,15 +3,20 @@
 A refusal names the check that refused (``refused`` in the ledger), answers with an error
 body every CLI shows, and closes the connection, so nothing after it on that connection
 is read as a request. The body is read here too, since most refusals are about it: its
-size, its shape, its attempt's share of the gateway's memory, its arrival.
+size, its shape, its attempt's share of the gateway's memory, its arrival; and the
+attempt's share of its account's rate limit (:mod:`.rate_share`).
 """
 
 from __future__ import annotations
 
 import contextlib
+import math
+from collections.abc import Mapping
 
 from durabench.gateway.exchange import Send, reply_error
-from durabench.gateway.ledger import INCOMPLETE, MALFORMED
+from durabench.gateway.grants import Grant
+from durabench.gateway.ledger import INCOMPLETE, MALFORMED, RATE_SHARE
+from durabench.gateway.rate_share import RateShares
 from durabench.gateway.request import (
     MAX_ATTEMPT_BYTES,
     MAX_ELEMENTS,
@@ -25,7 +30,7 @@ from durabench.gateway.request import (
     read_body,
 )
 
-__all__ = ["Refused", "refuse", "take_body"]
+__all__ = ["Refused", "place", "refuse", "take_body"]
 
 _BODILESS = ("GET", "HEAD", "DELETE")
 """Methods whose requests carry no body to the APIs: one that does hides something."""
@@ -87,3 +92,31 @@ async def take_body(req: AgentRequest, receive: Receive, bodies: BodyBytes, *, p
     except BodyIncomplete:
         message = "durabench gateway: the request's body ended before its length"
         raise Refused(400, INCOMPLETE, "invalid_request_error", message) from None
+
+
+def place(shares: RateShares, grant: Grant, req: AgentRequest) -> None:
+    """Place the request in its attempt's minute, and judge it again by its answer.
+
+    Raises:
+        Refused: it is past its attempt's share of the account's rate limit (429).
+    """
+    account = (grant.provider, grant.account or "")
+    placed = shares.admit(grant.attempt, account)
+    req.rate_share = placed.share
+    if placed.refused:
+        req.beyond_share = True
+        message = (
+            f"durabench gateway: this attempt sent {placed.share} requests in the last "
+            f"minute, its share of the account's rate limit ({shares.limits[account]} a "
+            f"minute over {shares.attempts_on(account)} attempts); retry in "
+            f"{math.ceil(placed.wait)} s"
+        )
+        raise Refused(429, RATE_SHARE, "rate_limit_error", message)
+
+    def answered(headers: Mapping[str, str]) -> None:
+        shares.learn(account, headers)
+        if not placed.share:  # sent before a limit was known: judged by the one now known
+            req.rate_share = shares.share(account)
+            req.beyond_share = shares.beyond(account, placed.position)
+
+    req.on_answer = answered

@@ -15,11 +15,12 @@ from __future__ import annotations
 import asyncio
 import json
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, MutableMapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, MutableMapping
 from pathlib import Path
 from typing import Any, Literal
 
 from durabench.gateway.ledger import LedgerEntry, append_entry
+from durabench.gateway.mcp_answer import NO_CALL, RpcCall
 from durabench.gateway.meter import ResponseUsage
 from durabench.gateway.providers import ProviderName
 from durabench.numerals import read_int
@@ -169,6 +170,14 @@ class AgentRequest:
         self.body = bytearray()
         self.doc: dict[str, Any] = {}
         """The body as JSON, when it is a JSON object."""
+        self.rate_share = 0
+        """Its attempt's share of the account's requests a minute (0: none known)."""
+        self.beyond_share = False
+        """It was past that share (:mod:`.rate_share`)."""
+        self.on_answer: Callable[[Mapping[str, str]], None] | None = None
+        """Called with the API's answer's headers before the ledger line is written."""
+        self.rpc: RpcCall = NO_CALL
+        """The JSON-RPC call an MCP request makes (read from its body once taken)."""
         self.started = time.time()
 
     async def take_body(self, body: bytearray, *, parse: bool = True) -> None:
@@ -235,5 +244,8 @@ class AgentRequest:
             status=status,
             asked_model=self.asked_model(),
             seconds=round(now - self.started, 3),
+            rpc_method=self.rpc.method,
+            rate_share=self.rate_share,
+            beyond_share=self.beyond_share,
             **fields,
         )

@@ -13,6 +13,7 @@ from durabench.models.parallelism import Parallelism
 
 __all__ = [
     "DEFAULT_PARALLEL",
+    "MAX_NAMED_TASKS",
     "Approval",
     "Category",
     "Control",
@@ -27,6 +28,8 @@ __all__ = [
 
 DEFAULT_PARALLEL = 2
 """Pairs in flight when no source of the plan bounds them and none was asked for."""
+MAX_NAMED_TASKS = 200
+"""Tasks a plan names in a list of them (the plan travels through workflow history)."""
 
 ConfigMode = Literal["paired", "baseline_only", "full_only"]
 Category = Literal["staging", "official"]
@@ -154,6 +157,11 @@ class PlanSummary(BaseModel):
     warnings: tuple[str, ...] = ()
     """What a person should know before approving, such as an agent that leaves no answer
     for the service to grade."""
+    forgeable_tasks: tuple[str, ...] = ()
+    """Tasks whose tests run the agent's code as root (``TaskSpec.runs_submission``): a
+    submission there could write its own reward. At most :data:`MAX_NAMED_TASKS` named."""
+    forgeable_count: int = 0
+    """How many tasks that is, named or not."""
     host_id: str = ""
     """The planning worker's host; empty in plans from before hosts were recorded."""
     host_sandboxes: int | None = None

@@ -50,3 +50,7 @@ class TaskSpec(BaseModel):
     """Whether ``instruction_mcp.md`` exists."""
     has_solution: bool = False
     """Whether ``solution/solve.sh`` exists (needed by the oracle agent)."""
+    runs_submission: str = ""
+    """Where the task's tests run the agent's code (``tests/t.py:5: sys.path.insert(0,
+    "/workspace")``): the tests run as root, so that code could write its own reward;
+    ``""``: they do not, as far as their text shows (:mod:`durabench.tasks.forgeable`)."""

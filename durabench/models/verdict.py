@@ -113,10 +113,20 @@ class MeteredUsage(BaseModel):
     substituted: str = ""
     """``asked X, served Y`` for the first response from another model than its request
     asked for (neither the model nor its dated snapshot); ``""`` when none was."""
+    beyond_share: int = 0
+    """Requests past the attempt's share of its account's rate limit (the gateway refused
+    them, or they went out before the limit was known and were found past it)."""
+    share_passed_by_last: bool = False
+    """The attempt went past its share at or before the last answer: a 429 then is the
+    agent's doing, not the provider's."""
     mcp_requests: int = 0
     """Requests to the lane's MCP server through the gateway."""
     mcp_answered: int = 0
-    """Of those, the ones its server answered with success (2xx)."""
+    """Of those, the ones its server answered as an MCP server: a JSON-RPC result to
+    ``initialize`` or ``tools/list``."""
+    mcp_http_ok: int = 0
+    """Of those, the ones answered with a 2xx status, whatever the body said (a web page
+    at a wrong URL answers 200: no evidence of MCP)."""
 
 
 class Signals(BaseModel):

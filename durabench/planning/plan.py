@@ -22,13 +22,14 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from durabench.agents import Agent, CliAgent, agent_class, get_agent
 from durabench.agents.llm_ids import check_known_model, check_model_name
 from durabench.configs import get_config, missing_mcp_env
 from durabench.errors import ConfigError
 from durabench.ids import check_id
-from durabench.models.run import Counterpart, RunPlan, RunRequest, TaskRef
+from durabench.models.run import MAX_NAMED_TASKS, Counterpart, RunPlan, RunRequest, TaskRef
 from durabench.models.task import TaskSpec
 from durabench.planning.cli_choice import CliChoice, choose_cli, other_versions, rerun_options
 from durabench.planning.worker_checks import check_as_workers_will
@@ -302,7 +303,14 @@ def make_plan(
             *([passed_over] if passed_over else []),
         ),
         selection_file=selection,
+        **_forgeable(specs),
         counterparts=pairs,
         cli_version=cli.version,
         cli_version_note=cli.note,
     )
+
+
+def _forgeable(specs: list[TaskSpec]) -> dict[str, Any]:
+    """The plan's fields naming the tasks whose tests run the submission as root."""
+    ids = tuple(s.task_id for s in specs if s.runs_submission)
+    return {"forgeable_tasks": ids[:MAX_NAMED_TASKS], "forgeable_count": len(ids)}

@@ -18,6 +18,7 @@ from durabench.text_safety import md_code, md_escape
 __all__ = [
     "cell_text",
     "comparison_lines",
+    "forgeable_note",
     "headline",
     "render_markdown",
     "service_score",
@@ -281,6 +282,8 @@ def render_markdown(result: RunResult, card: Scorecard) -> str:
     if result.excluded:
         lines += ["", "## Excluded pairs", ""]
         lines += [f"- {md_escape(f'{t}: {why}')}" for t, why in sorted(result.excluded.items())]
+    if forgeable := forgeable_note(result):
+        lines += ["", "## Rewards the submission could write", "", md_escape(forgeable)]
     if left := left_out(result):
         lines += ["", "## Left out by the read limits", ""]
         lines += [
@@ -301,3 +304,18 @@ def left_out(result: RunResult) -> list[tuple[str, str, int, str]]:
         for a in sorted(result.attempts, key=lambda a: (a.task_id, a.lane, a.attempt))
         for note in a.left_out
     ]
+
+
+def forgeable_note(result: RunResult) -> str:
+    """The tasks whose tests run the submission as root (its reward could be its own), or ``""``."""
+    plan = result.plan
+    if not plan.forgeable_tasks:
+        return ""
+    count = max(plan.forgeable_count, len(plan.forgeable_tasks))
+    more = count - len(plan.forgeable_tasks)
+    named = ", ".join(plan.forgeable_tasks) + (f" and {more} more" if more else "")
+    return (
+        f"{count} task(s) run the submission's code as root in their tests (they import "
+        f"it, or run code in the workspace), so a submission there could write its own "
+        f"reward: {named}."
+    )

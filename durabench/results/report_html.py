@@ -13,6 +13,7 @@ from durabench.results.html_policy import CSP_META
 from durabench.results.report import (
     cell_text,
     comparison_lines,
+    forgeable_note,
     headline,
     left_out,
     signal_names,
@@ -265,6 +266,8 @@ def render_html(
     left = [
         [escape(t), escape(lane), str(n), escape(note)] for t, lane, n, note in left_out(result)
     ]
+    if forgeable := forgeable_note(result):
+        parts += ["<h2>Rewards the submission could write</h2>", f"<p>{escape(forgeable)}</p>"]
     if left:
         parts += [
             "<h2>Left out by the read limits</h2>",

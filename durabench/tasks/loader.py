@@ -26,6 +26,7 @@ from durabench.tasks.dialects import (
     harbor_name_problem,
 )
 from durabench.tasks.files import task_files
+from durabench.tasks.forgeable import runs_submission
 
 __all__ = ["load_task"]
 
@@ -251,6 +252,7 @@ def _spec_from_toml(root: Path, doc: dict[str, Any]) -> TaskSpec:
             dockerfiles=dockerfiles,
             has_mcp_instruction=(root / "instruction_mcp.md").is_file(),
             has_solution=(root / "solution" / "solve.sh").is_file(),
+            runs_submission=runs_submission(root, str(verification.get("command", ""))),
         )
     except (TypeError, ValueError) as exc:
         raise TaskFormatError(f"{root / 'task.toml'}: {exc}") from exc

@@ -120,7 +120,8 @@ async def test_the_mcp_endpoint_is_passed_on_exactly_and_nothing_beside_it(
             refused = await rig.send("POST", path, f"token {token}", json={})
             assert refused.status_code == 403, path
         assert (await rig.send("PUT", "/mcp/.api/mcp", f"token {token}")).status_code == 403
-        answered = await rig.send("POST", "/mcp/.api/mcp", f"token {token}", json={})
+        initialize = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {}}
+        answered = await rig.send("POST", "/mcp/.api/mcp", f"token {token}", json=initialize)
     assert answered.status_code == 200
     assert [(r.method, r.path) for r in rig.upstream.received] == [("POST", "/sg/.api/mcp")]
     metered = read_ledger(rig.ledger)

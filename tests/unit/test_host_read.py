@@ -48,17 +48,20 @@ def test_files_come_in_docker_tars_order(tree: Path) -> None:
     assert read.files["a.txt"] == b"at"
 
 
-def test_links_fifos_and_a_second_hard_link_are_not_files(tree: Path, tmp_path: Path) -> None:
+def test_links_and_fifos_are_not_files_and_a_second_hard_link_is_its_files(
+    tree: Path, tmp_path: Path
+) -> None:
     secret = tmp_path / "secret"
     secret.write_bytes(b"host")
     (tree / "to-host").symlink_to(secret)
     (tree / "to-dir").symlink_to(tmp_path)
     (tree / "a" / "up").symlink_to(tmp_path)
     os.mkfifo(tree / "fifo")  # opened, it would block the read for good
-    os.link(tree / "a.txt", tree / "hard")  # docker-tar sends it as a link, no file
+    os.link(tree / "a.txt", tree / "hard")  # docker-tar sends it as a link to a.txt
     read = _walk(tree)
     assert read is not None
-    assert list(read.files) == ["a/b/c", "a-b", "a.txt", "a0", "z"]
+    assert list(read.files) == ["a/b/c", "a-b", "a.txt", "a0", "hard", "z"]
+    assert read.files["hard"] == b"at"
 
 
 def test_a_sparse_giant_is_left_out_unread_and_the_read_goes_on(tree: Path) -> None:

@@ -27,7 +27,8 @@ levels and :data:`MAX_ENTRIES` names, the names it holds to sort each directory.
 
 What is kept is what the archive read keeps (:class:`TreeKeeper`): regular files in
 ``docker-tar``'s order (Go walks each directory in lexical byte order), a hard link's
-later names left out (the archive sends them as links), the same limits and notes. One
+later names with its first name's bytes (the archive sends them as links to it), the
+same limits and notes. One
 difference: nothing is streamed, so ``max_stream_bytes`` counts the bytes read, those
 of the files kept. A file left out for its size is never read and stops nothing, where
 in an archive its bytes stream past (a sparse giant stops an archive read at its header).
@@ -154,7 +155,8 @@ class _Walker:
         self.listed = 0
         self.read = 0
         """Bytes read: what ``max_stream_bytes`` holds when nothing streams."""
-        self.linked: set[int] = set()
+        self.linked: dict[int, str] = {}
+        """The first name of each file with several, by inode."""
         self.stopped = False
 
     def directory(self, fd: int, prefix: str, depth: int) -> None:
@@ -190,11 +192,12 @@ class _Walker:
             os.close(sub)
 
     def _file(self, fd: int, name: str, st: os.stat_result, rel: str) -> None:
-        if st.st_nlink > 1:  # docker-tar sends a hard link's later names as links
-            if st.st_ino in self.linked:
-                return
-            self.linked.add(st.st_ino)
         keeper = self.keeper
+        if st.st_nlink > 1:  # a later name gets the first one's bytes, as in the archive
+            first = self.linked.setdefault(st.st_ino, rel)
+            if first != rel:
+                self.stopped = not keeper.keep_link(rel, first)
+                return
         if keeper.full():
             self.stopped = True
         elif not keeper.too_large(rel, st.st_size):

@@ -53,6 +53,8 @@ _TIMEOUT_EXIT_CODES = (124, 137)
 _KILL_GRACE_S = 5
 _TAR_SLACK = 64 << 10
 """Tar headers and padding around one file's bytes."""
+_LIST_TIMEOUT_S = 60
+"""How long listing the directories at the path limit may take."""
 
 
 def _close_socket(sock: Any) -> None:
@@ -404,7 +406,23 @@ class DockerSandbox(Sandbox):
             read = host_tree(container.attrs, path, limits)
             if read is not None:
                 return read
-        return read_tree_limited(self._open(path, limits.max_stream_bytes), path, limits)
+        stream = self._open(path, limits.max_stream_bytes)
+        return read_tree_limited(stream, path, limits, list_dirs=self._list_dirs_sync)
+
+    def _list_dirs_sync(self, dirs: list[str]) -> list[str]:
+        """What lies right below ``dirs``, as root: ``find`` walks where the daemon cannot.
+
+        Raises:
+            SandboxError: the listing failed.
+        """
+        cmd = ["find", *dirs, "-mindepth", "1", "-maxdepth", "1", "-print0"]
+        done = self._exec_sync(cmd, None, None, "0", _LIST_TIMEOUT_S)
+        if done.exit_code != 0:
+            raise SandboxError(
+                f"listing {len(dirs)} deep directories in {self.spec.name} failed "
+                f"(exit {done.exit_code})"
+            )
+        return [name for name in done.stdout.split("\0") if name]
 
     async def read_tree(self, path: str, *, limits: ReadLimits = DEFAULT_LIMITS) -> TreeRead:
         """Regular files under ``path``, within ``limits``.

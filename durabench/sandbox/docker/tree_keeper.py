@@ -12,17 +12,24 @@ from __future__ import annotations
 
 from durabench.sandbox.limits import ReadLimits, TreeRead, human_bytes
 
-__all__ = ["TreeKeeper"]
+__all__ = ["PATH_LIMIT", "TreeKeeper"]
+
+PATH_LIMIT = 4096
+"""The longest path the daemon's ``docker-tar`` reads (Linux's ``PATH_MAX``), counted
+with the container's root on the host before it: a file past it is not in the archive."""
 
 _MAX_CUT_NOTES = 20
 """Notes kept per read; the rest are counted in one."""
 
 
 def _shown(rel: str) -> str:
-    """A file name for a note: any bytes (the agent chose them) as printable, cut short."""
+    """A file name for a note: any bytes (the agent chose them) as printable, cut short.
+
+    A long name is cut in the middle: its start and its file's own name are kept.
+    """
     raw = rel.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
     text = raw.encode("unicode_escape").decode("ascii") if not raw.isprintable() else raw
-    return text if len(text) <= 200 else text[:200] + "…"
+    return text if len(text) <= 200 else text[:100] + "…" + text[-100:]
 
 
 class TreeKeeper:
@@ -74,6 +81,39 @@ class TreeKeeper:
         """Keep a file's bytes."""
         self.files[rel] = data
         self.kept += len(data)
+
+    def keep_link(self, rel: str, target: str) -> bool:
+        """Keep a later name of a file met first as ``target`` (relative too), its bytes.
+
+        A hard link's name is a file of the tree like any other (it may be the name the
+        task reads), counted against the limits; a link to a file left out is left out
+        with it (said). ``False``: a file more is past ``max_files``, the read stops.
+        """
+        if self.full():
+            return False
+        data = self.files.get(target)
+        if data is None:
+            self._cut.append(
+                f"{self.path}/{_shown(rel)}: a second name of {self.path}/{_shown(target)}, "
+                "left out with it"
+            )
+        elif not self.too_large(rel, len(data)):
+            self.keep(rel, data)
+        return True
+
+    def unreached(self, rel: str) -> None:
+        """Say that a name below the tree is past the daemon's path limit: not read."""
+        self._cut.append(
+            f"{self.path}/{_shown(rel)}: its path is past what the daemon reads "
+            f"({PATH_LIMIT:,} bytes with the container's root), left out with anything below it"
+        )
+
+    def unlisted(self, dirs: int) -> None:
+        """Say that directories at the path limit could not be listed for what they hold."""
+        self._cut.append(
+            f"{self.path}: {dirs} directories at the daemon's path limit could not be "
+            "listed; files below them may be left out"
+        )
 
     def stream_ended(self) -> None:
         """Say that the stream's cap stopped the read in the middle of a file."""
