@@ -15,7 +15,7 @@ Every error a user can cause says what was wrong and what to do. Third-party err
     ├── SandboxError                the sandbox backend failed (transient unless a leaf below)
     │   ├── DockerUnavailable       no Docker daemon answers
     │   ├── FileTooLarge            a file in the sandbox is over what the worker reads
-    │   ├── SandboxGone             the sandbox was removed: its session cannot be read
+    │   ├── SandboxGone             the sandbox was removed or stopped: no session in it runs
     │   └── ImageBuildError         a task image did not build (log kept)
     ├── AgentError
     │   ├── AgentTimeout            the agent ran past its time limit
@@ -121,10 +121,11 @@ class DockerUnavailable(SandboxError):
 
 
 class SandboxGone(SandboxError):
-    """The attempt's sandbox no longer exists (removed, or deleted by its service).
+    """The attempt's sandbox is gone or stopped: nothing runs in it again.
 
-    Not retried: the steps that read a session retry until a deadline, and a sandbox that
-    is gone will not come back in that time; the attempt starts over, on the record.
+    Removed, deleted by its service, or its main process ended. Not retried: the steps
+    that read a session retry until a deadline, and a sandbox that is gone will not come
+    back in that time; the attempt starts over, on the record.
     """
 
 

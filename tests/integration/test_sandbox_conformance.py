@@ -8,7 +8,7 @@ from collections.abc import AsyncIterator
 import pytest
 
 from durabench.attempt import remove_sandbox
-from durabench.errors import SandboxError
+from durabench.errors import SandboxError, SandboxGone
 from durabench.sandbox import Sandbox, SandboxSpec, get_backend, known_backends
 from durabench.sandbox.conformance import CHECKS
 from durabench.settings.values import Settings
@@ -101,3 +101,20 @@ async def test_start_reattaches_to_a_container_of_the_same_name(settings: Settin
         assert (await first.exec(["cat", "/tmp/kept"])).stdout == "here"
     finally:
         await first.stop(delete=True)
+
+
+async def test_an_exec_into_a_stopped_container_is_gone_not_retried(settings: Settings) -> None:
+    """A stopped container answers every exec 409: nothing will run in it again, so the
+    step that asked ends at once (``SandboxGone``, not retried), rather than retry for
+    hours as if Docker had hiccupped (an empty base image's container stops at once)."""
+    spec = SandboxSpec(
+        name=f"durabench-conformance-{uuid.uuid4().hex[:8]}", image=settings.base_image
+    )
+    box = get_backend("docker")(spec)
+    await box.start()
+    try:
+        await box.stop(delete=False)  # its main process ended
+        with pytest.raises(SandboxGone, match="stopped"):
+            await box.exec(["true"])
+    finally:
+        await box.stop(delete=True)

@@ -70,7 +70,9 @@ async def test_a_cancelled_pair_reports_only_once_both_lanes_are_torn_down(env: 
 
 @pytest.mark.parametrize("env", [["t1"]], indirect=True)
 async def test_one_arms_failure_leaves_the_other_arms_session_to_finish(env: Env) -> None:
-    env.rec.broken.add("record_attempt/t1/baseline")  # the baseline arm fails for good
+    # The baseline arm fails for good: its attempt finds no host, and the pair cannot
+    # record that (an attempt that ran keeps its verdict whatever fails: not this one).
+    env.rec.broken.update({"claim_host/t1/baseline", "record_attempt/t1/baseline"})
     mcp_agent = env.rec.gates[f"run_agent/t1/{MCP}"] = asyncio.Event()
     request, handle = await start_run(env, parallel=1, infra_retries=0)
     await approve_main(request.run_id, "ann", client=env.client)

@@ -115,12 +115,18 @@ async def test_a_service_graded_suite_runs_end_to_end_and_rescores(
     audited = await audit_main(outcome.run_id, client=disk.client, settings=disk.settings)
     assert audited.notes == ()
     assert sorted(f.where for f in audited.findings) == [
+        "final_score.baseline.json",  # its bytes, and the score history recorded
         "final_score.baseline.json",
         "final_score.sourcegraph_full.json",
-        "tensor-broadcast-001/baseline/attempt-1",
+        "final_score.sourcegraph_full.json",
+        "report.html",  # rewritten by the rescore: not the bytes the run published
+        "report.md",
+        "results.json",
+        "tensor-broadcast-001/baseline/attempt-1",  # its eval.json, graded again
         "tensor-broadcast-001/sourcegraph_full/attempt-1",
     ]
-    assert all("`starter score`" in f.message for f in audited.findings)
+    scores = [f for f in audited.findings if "score history" in f.message]
+    assert len(scores) == 2 and all("`starter score`" in f.message for f in scores)
 
 
 async def test_a_services_dataset_is_the_run_and_a_501_says_to_use_a_file(

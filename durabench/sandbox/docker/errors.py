@@ -10,7 +10,7 @@ import docker
 import docker.errors
 import requests
 
-from durabench.errors import DockerUnavailable, SandboxError
+from durabench.errors import DockerUnavailable, SandboxError, SandboxGone
 
 __all__ = ["docker_client", "map_docker_errors", "shared_docker_client"]
 
@@ -25,6 +25,7 @@ def map_docker_errors(action: str) -> Iterator[None]:
 
     Raises:
         DockerUnavailable: the daemon did not answer.
+        SandboxGone: the container is not running (an exec into it can never start).
         SandboxError: the daemon answered with an error.
     """
     try:
@@ -36,11 +37,25 @@ def map_docker_errors(action: str) -> Iterator[None]:
             f"Docker Engine not reachable while {action}; {_START_HINT}"
         ) from exc
     except docker.errors.DockerException as exc:
+        if _not_running(exc):
+            raise SandboxGone(
+                f"the container stopped (its main process ended, or it was stopped) while "
+                f"{action}; the attempt must start over"
+            ) from exc
         if "Connection" in str(exc) or "connect" in str(exc):
             raise DockerUnavailable(
                 f"Docker Engine not reachable while {action}: {exc}; {_START_HINT}"
             ) from exc
         raise SandboxError(f"Docker failed while {action}: {exc}") from exc
+
+
+def _not_running(exc: docker.errors.DockerException) -> bool:
+    """Docker's 409 to an exec into a container that is not running: it never will."""
+    return (
+        isinstance(exc, docker.errors.APIError)
+        and exc.status_code == 409
+        and "is not running" in str(exc)
+    )
 
 
 def docker_client() -> docker.DockerClient:
