@@ -12,8 +12,9 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager, suppress
+from contextlib import asynccontextmanager
 
+from activities.heartbeat import periodically
 from durabench.gateway import GrantStore
 
 __all__ = ["RENEW_EVERY_S", "renewing"]
@@ -29,14 +30,7 @@ async def renewing(
     """Renew ``attempt``'s grant every ``every_s`` seconds until the block ends."""
 
     async def renew() -> None:
-        while True:
-            await asyncio.to_thread(store.renew, attempt)
-            await asyncio.sleep(every_s)
+        await asyncio.to_thread(store.renew, attempt)
 
-    task = asyncio.create_task(renew())
-    try:
+    async with periodically(renew, every_s):
         yield
-    finally:
-        task.cancel()
-        with suppress(asyncio.CancelledError):
-            await task

@@ -8,12 +8,12 @@ timeout and the attempt is retried.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager, suppress
 
 from temporalio import activity
 
-__all__ = ["AGENT_BEAT_S", "HEARTBEAT_EVERY_S", "heartbeating"]
+__all__ = ["AGENT_BEAT_S", "HEARTBEAT_EVERY_S", "heartbeating", "periodically"]
 
 HEARTBEAT_EVERY_S = 10.0
 """A third of the shortest heartbeat timeout durabench schedules (30 s)."""
@@ -24,18 +24,31 @@ heartbeat's answer, and a paid session should stop within about a second of its 
 
 
 @asynccontextmanager
-async def heartbeating(detail: str, every_s: float = HEARTBEAT_EVERY_S) -> AsyncIterator[None]:
-    """Heartbeat ``detail`` every ``every_s`` seconds until the block ends."""
+async def periodically(
+    action: Callable[[], Awaitable[None]], every_s: float
+) -> AsyncIterator[None]:
+    """Await ``action`` now and every ``every_s`` seconds until the block ends."""
 
-    async def beat() -> None:
+    async def loop() -> None:
         while True:
-            activity.heartbeat(detail)
+            await action()
             await asyncio.sleep(every_s)
 
-    task = asyncio.create_task(beat())
+    task = asyncio.create_task(loop())
     try:
         yield
     finally:
         task.cancel()
         with suppress(asyncio.CancelledError):
             await task
+
+
+@asynccontextmanager
+async def heartbeating(detail: str, every_s: float = HEARTBEAT_EVERY_S) -> AsyncIterator[None]:
+    """Heartbeat ``detail`` every ``every_s`` seconds until the block ends."""
+
+    async def beat() -> None:
+        activity.heartbeat(detail)
+
+    async with periodically(beat, every_s):
+        yield
