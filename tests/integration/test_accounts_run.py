@@ -73,7 +73,8 @@ except urllib.error.HTTPError as exc:
 if os.environ.get("SOURCEGRAPH_URL"):  # the MCP lane: its server, as a real CLI starts it
     token = {"authorization": "token " + os.environ["SOURCEGRAPH_ACCESS_TOKEN"]}
     url = os.environ["SOURCEGRAPH_URL"] + "/.api/mcp/v1"
-    mcp = urllib.request.Request(url, data=b"{}", headers=token)
+    hello = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {}}
+    mcp = urllib.request.Request(url, data=json.dumps(hello).encode(), headers=token)
     urllib.request.urlopen(mcp, timeout=60).read()
 ')
 if [ "$status" = 429 ]; then
@@ -93,6 +94,8 @@ def _api(capped_secret: str) -> ModelUpstream:
     """The model API: account ``capped``'s key has hit its usage cap."""
 
     def answer(received: Received) -> Reply:
+        if received.path.startswith("/sg"):  # the lane's MCP server: it answers as one
+            return Reply(body={"jsonrpc": "2.0", "id": 1, "result": {"capabilities": {}}})
         if received.headers.get("x-api-key") == capped_secret:
             error = {"type": "rate_limit_error", "message": "usage limit reached"}
             headers = {
