@@ -89,7 +89,8 @@ else:
 calls = [(url, auth, {"model": "claude-haiku-4-5", "stream": True, "messages": []})]
 if env.get("SOURCEGRAPH_URL"):
     mcp = {"authorization": "token " + env["SOURCEGRAPH_ACCESS_TOKEN"]}
-    calls.append((env["SOURCEGRAPH_URL"] + "/.api/mcp/v1", mcp, {"method": "tools/list"}))
+    listing = {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}  # as an MCP client asks
+    calls.append((env["SOURCEGRAPH_URL"] + "/.api/mcp/v1", mcp, listing))
 for url, headers, body in calls:
     headers = {**headers, "content-type": "application/json"}
     request = urllib.request.Request(url, data=json.dumps(body).encode(), headers=headers)
