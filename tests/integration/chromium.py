@@ -9,6 +9,7 @@ from __future__ import annotations
 import base64
 import json
 import os
+import re
 import shutil
 import struct
 import subprocess
@@ -129,8 +130,13 @@ def png_size(data: bytes) -> tuple[int, int]:
 
 
 def probed(page: str, probe: str = LAYOUT_PROBE) -> str:
-    """``page`` with ``probe`` (:data:`LAYOUT_PROBE` unless told) before its end."""
-    return page.replace("</body>", probe + "</body>")
+    """``page`` with ``probe`` (:data:`LAYOUT_PROBE` unless told) before its end.
+
+    The page's Content-Security-Policy is taken out: it refuses every script, the test's
+    probe too (what the policy refuses is ``tests/unit/test_html_policy.py``'s to check).
+    """
+    unguarded = re.sub(r'<meta http-equiv="Content-Security-Policy"[^>]*>', "", page)
+    return unguarded.replace("</body>", probe + "</body>")
 
 
 def page_text_when(
