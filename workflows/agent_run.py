@@ -34,6 +34,7 @@ from temporalio.workflow import ActivityCancellationType
 
 with workflow.unsafe.imports_passed_through():
     from activities import SandboxActivities, ServiceActivities
+    from activities.run_cancel import RUN_CANCELLED
     from durabench.errors import AgentLost, SandboxGone
     from durabench.models.attempt import (
         AttemptRef,
@@ -77,8 +78,9 @@ OnCancel = Literal["stop", "go on", "finish"]
 """What a phase does when the attempt is asked to cancel (see ``AgentRunWorkflow._phase``)."""
 T = TypeVar("T")
 
-_SESSION_OVER = (AgentLost.__name__, SandboxGone.__name__)
-"""Failures that prove a session ended unjudged: the pair may run the attempt again."""
+_SESSION_OVER = (AgentLost.__name__, SandboxGone.__name__, RUN_CANCELLED)
+"""Failures that prove the session ended unjudged, or never launched (its run was
+cancelled or had ended): the pair may run the attempt again."""
 UNRECORDED = "AttemptUnrecorded"
 """Type of the failure of an attempt whose result could not be written; its detail is the
 result (the verdict is kept, and a session that ran is not run again)."""

@@ -127,7 +127,8 @@ class AttemptSoFar:
     """The agent phase began: from here a session may be running, and paid for."""
     session_over: bool = False
     """The harness saw the session end without a verdict (its process died unrecorded, its
-    sandbox is gone): running it again is the only way to a verdict."""
+    sandbox is gone), or saw that it never launched (its run was cancelled): running it
+    again is the only way to a verdict."""
     failure: str | None = None
 
     def fields(self, collected_cut: tuple[str, ...] = ()) -> dict[str, Any]:
