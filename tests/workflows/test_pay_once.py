@@ -22,6 +22,14 @@ ASKED = EventType.EVENT_TYPE_ACTIVITY_TASK_CANCEL_REQUESTED
 RUN_CANCEL = EventType.EVENT_TYPE_WORKFLOW_EXECUTION_CANCEL_REQUESTED
 
 
+def _held(env: Env, step: str) -> dict[str, asyncio.Event]:
+    """Hold ``step`` in both lanes (it waits without heartbeating); the events that end it."""
+    holds = {lane: asyncio.Event() for lane in LANES}
+    for lane, event in holds.items():
+        env.rec.holds[f"{step}/t1/{lane}"] = event
+    return holds
+
+
 def _verdicts(env: Env) -> list[tuple[str, int, str, float | None]]:
     return sorted((a.lane, a.attempt, a.exit_class, a.reward) for a in env.rec.attempts)
 
@@ -118,9 +126,7 @@ async def test_a_cancel_while_a_session_that_ran_closes_out_keeps_its_verdict(
 async def test_a_session_that_ends_as_the_cancel_comes_is_verified_and_kept(env: Env) -> None:
     """The agent's activity does not hear the cancel (between heartbeats) and its session
     ends: the session is paid for, so its tests run and its verdict is recorded."""
-    holds = {lane: asyncio.Event() for lane in LANES}
-    for lane, event in holds.items():
-        env.rec.holds[f"run_agent/t1/{lane}"] = event
+    holds = _held(env, "run_agent")
     req, handle = await start_run(env, parallel=1, infra_retries=2)
     await approve_main(req.run_id, "ann", client=env.client)
     await until(lambda: len(env.rec.held) == len(LANES), "both sessions run")
@@ -144,9 +150,7 @@ async def test_no_session_launches_once_the_run_s_cancel_is_recorded(env: Env) -
     """The agent phases began, and are about to launch, when the run is cancelled: the
     cancel has not travelled down to the attempts (run, pair, attempt, then a heartbeat),
     but it is recorded on the run, and that is what a launch asks."""
-    holds = {lane: asyncio.Event() for lane in LANES}
-    for lane, event in holds.items():
-        env.rec.holds[f"launch/t1/{lane}"] = event
+    holds = _held(env, "launch")
     req, handle = await start_run(env, parallel=1, infra_retries=2)
     await approve_main(req.run_id, "ann", client=env.client)
     await until(lambda: len(env.rec.held) == len(LANES), "both agent phases are about to launch")
