@@ -26,17 +26,24 @@ RUN apt-get update \
     && rm -rf /var/lib/apt/lists/*
 
 WORKDIR /app
+# The dependencies from the lock, every file checked against its hash: two builds of one
+# commit run the same packages (scripts/lock.sh makes the lock; each run's plan records
+# its digest). --break-system-packages: a Debian base marks its Python externally
+# managed; the image is this one program's, so installing into it is the point.
+COPY requirements.lock ./
+RUN python -m pip install --no-cache-dir --break-system-packages --require-hashes \
+        -r requirements.lock
 COPY pyproject.toml README.md worker.py ./
 COPY durabench ./durabench
 COPY workflows ./workflows
 COPY activities ./activities
 COPY runtime ./runtime
 COPY starter ./starter
-# --break-system-packages: a Debian base marks its Python externally managed; the image
-# is this one program's, so installing into it is the point.
-RUN python -m pip install --no-cache-dir --break-system-packages .
+# the project itself, nothing more: its dependencies are the lock's
+RUN python -m pip install --no-cache-dir --break-system-packages --no-deps .
 
 ENV DURABENCH_HOME=/var/lib/durabench \
+    DURABENCH_LOCK_FILE=/app/requirements.lock \
     DURABENCH_LOG_LEVEL=info \
     PYTHONUNBUFFERED=1
 STOPSIGNAL SIGTERM

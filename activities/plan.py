@@ -23,6 +23,7 @@ from activities.hosts import hosts_polling
 from activities.signaller import signal_identity
 from durabench.attempt.inputs import check_task_dir, task_roots
 from durabench.errors import AccountError, DurabenchError, ServiceAuthError, non_retryable_names
+from durabench.lock_file import lock_digest
 from durabench.models.accounts import AccountHealth
 from durabench.models.run import Approval, PlanSummary, RunPlan, RunRequest
 from durabench.models.suite_run import PlanPage, PlanPageInput, RecordRunInput
@@ -145,6 +146,7 @@ class PlanActivities:
             "host_sandboxes": self.settings.max_sandboxes,
             "sandbox": self.settings.sandbox,
             "sandbox_limits": sandbox_limits(self.settings),
+            "worker_lock": lock_digest(),
         }
         plan = make_plan(request, self.settings, listed).model_copy(update=accounts | host)
         roots = task_roots(self.settings)  # workers check again; refused here, it fails early

@@ -164,6 +164,9 @@ class PlanSummary(BaseModel):
     """How many tasks that is, named or not."""
     host_id: str = ""
     """The planning worker's host; empty in plans from before hosts were recorded."""
+    worker_lock: str = ""
+    """``sha256:<hex>`` of the lock file the planning worker was installed from
+    (:mod:`durabench.lock_file`); empty for an install without one, and in older plans."""
     host_sandboxes: int | None = None
     """Attempts that host admits at once (``DURABENCH_MAX_SANDBOXES``): with ``parallel``,
     what bounds the containers running at once; ``None`` in older plans."""

@@ -66,6 +66,7 @@ def plan_rows(plan: PlanSummary) -> list[PlanRow]:
         PlanRow("attempts", f"{len(plan.lanes)} per task, {attempts} in all (+ infra retries)"),
         PlanRow("containers", f"{attempts}, {containers_at_once(plan)}"),
         PlanRow("sandboxes", f"{plan.sandbox}: {plan.sandbox_limits or 'limits not recorded'}"),
+        *([PlanRow("worker lock", plan.worker_lock)] if plan.worker_lock else []),
         PlanRow("agent-hours (upper bound)", f"{plan.estimated_agent_hours:.2f}"),
         PlanRow("infra retries", _retries(req)),
         PlanRow("token budget", _budget(req)),

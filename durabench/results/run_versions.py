@@ -1,5 +1,8 @@
 """Which agent CLI versions and images each lane of a run ran, and pairs that mixed them.
 
+Beside them, the digest of the lock the planning worker was installed from
+(:mod:`durabench.lock_file`): the rest of the system that made the numbers.
+
 An agent CLI is part of the system under test: the same model behind two CLI generations
 scores differently. The report, the dashboard and the export name them from the attempts'
 own records (``cli_version``, ``agent_image_id``), so a number says what it measured.
@@ -74,6 +77,8 @@ def version_lines(result: RunResult, esc: Callable[[str], str] = _as_is) -> list
     if any(images.values()):
         ran = (esc(f"{lane} {', '.join(images[lane]) or 'not recorded'}") for lane in lanes)
         lines.append(f"- agent image: {'; '.join(ran)}")
+    if result.plan.worker_lock:  # the dependency set the planning worker was installed from
+        lines.append(f"- worker lock: {esc(result.plan.worker_lock)}")
     mixed = mixed_pairs(attempts)
     if mixed:
         said = esc(", ".join(f"{task} ({', '.join(v)})" for task, v in mixed.items()))

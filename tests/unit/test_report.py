@@ -265,3 +265,16 @@ def test_the_scoring_functions_give_the_numbers_worked_by_hand() -> None:
     assert card.excluded_attempts == SCORECARD.excluded_attempts
     assert card.comparison == SCORECARD.comparison
     assert card.totals == SCORECARD.totals
+
+
+def test_the_report_and_the_plan_name_the_lock_the_worker_was_installed_from() -> None:
+    from durabench.planning.rows import plan_rows
+
+    result = hand_result()
+    assert result.scorecard is not None
+    assert "worker lock" not in render_markdown(result, result.scorecard)  # an older plan
+    digest = "sha256:" + "ab" * 32
+    plan = result.plan.model_copy(update={"worker_lock": digest})
+    result = result.model_copy(update={"plan": plan})
+    assert f"- worker lock: {digest}" in render_markdown(result, result.scorecard)
+    assert ("worker lock", digest) in [(row.key, row.value) for row in plan_rows(plan)]

@@ -6,7 +6,8 @@ it reads (:class:`ObjectStore`), so attempts that ran on other machines show up 
 same report. :func:`pull`, :func:`pulled` and :func:`push` are what the rest of durabench calls.
 
 :class:`ObjectStore` is loaded on first use: its clients (fsspec, botocore) cost a client
-command that reads a local directory a tenth of its start-up.
+command that reads a local directory a tenth of its start-up, and they are an extra
+(``durabench[s3]``) that a base install lacks: then the store is refused with that fix.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from durabench.errors import ConfigError
 from durabench.results.store.local import LocalStore
 from durabench.results.store.store import ResultStore
 from durabench.settings.paths import RunPaths
@@ -24,6 +26,7 @@ if TYPE_CHECKING:
     from durabench.results.store.object_store import ObjectStore
 
 __all__ = [
+    "S3_EXTRA_HINT",
     "SCHEMES",
     "LocalStore",
     "ObjectStore",
@@ -36,21 +39,42 @@ __all__ = [
 ]
 
 
+S3_EXTRA_HINT = (
+    "DURABENCH_RESULTS_URL=s3://... needs the s3 extra (fsspec, s3fs, botocore): "
+    "pip install 'durabench[s3]', or unset DURABENCH_RESULTS_URL to keep results in "
+    "$DURABENCH_HOME/runs"
+)
+"""What a user is told when the object store's clients are not installed."""
+
+
+def _object_store() -> type[ObjectStore]:
+    """:class:`ObjectStore`, imported now.
+
+    Raises:
+        ConfigError: the ``s3`` extra is not installed (the message says how to add it).
+    """
+    try:
+        from durabench.results.store.object_store import ObjectStore
+    except ImportError as exc:  # a base install: fsspec, s3fs or botocore is missing
+        raise ConfigError(f"{S3_EXTRA_HINT} ({exc})") from exc
+    return ObjectStore
+
+
 def __getattr__(name: str) -> Any:
     """``ObjectStore``, imported now."""
     if name == "ObjectStore":
-        from durabench.results.store.object_store import ObjectStore
-
-        return ObjectStore
+        return _object_store()
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def open_store(settings: Settings) -> ResultStore:
-    """The store ``settings`` name: ``results_url``'s object store, else the runs directory."""
-    if settings.results_url:
-        from durabench.results.store.object_store import ObjectStore
+    """The store ``settings`` name: ``results_url``'s object store, else the runs directory.
 
-        return ObjectStore(settings.results_url)
+    Raises:
+        ConfigError: ``results_url`` is set and the ``s3`` extra is not installed.
+    """
+    if settings.results_url:
+        return _object_store()(settings.results_url)
     return LocalStore(settings.runs_dir)
 
 

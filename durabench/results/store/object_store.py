@@ -30,6 +30,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 import fsspec
+import s3fs  # noqa: F401 - fsspec's s3:// filesystem: missing, the s3 extra is (see __init__)
 from botocore.exceptions import BotoCoreError, NoCredentialsError
 
 from durabench.errors import ConfigError, ResultStoreError
