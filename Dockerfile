@@ -26,10 +26,11 @@ RUN apt-get update \
     && rm -rf /var/lib/apt/lists/*
 
 WORKDIR /app
-# The dependencies from the lock, every file checked against its hash: two builds of one
-# commit run the same packages (scripts/lock.sh makes the lock; each run's plan records
-# its digest). --break-system-packages: a Debian base marks its Python externally
-# managed; the image is this one program's, so installing into it is the point.
+# The dependencies from the lock (the base and the s3 extra: DURABENCH_RESULTS_URL works
+# here), every file checked against its hash: two builds of one commit run the same
+# packages (scripts/lock.sh makes the lock; each run's plan records its digest).
+# --break-system-packages: a Debian base marks its Python externally managed; the image
+# is this one program's, so installing into it is the point.
 COPY requirements.lock ./
 RUN python -m pip install --no-cache-dir --break-system-packages --require-hashes \
         -r requirements.lock

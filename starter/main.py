@@ -30,6 +30,10 @@ def main() -> None:
     for, a connection closing) hangs, aborts or dies of SIGSEGV after the command has
     printed its result. Once the command is done nothing is left to clean up, so the
     output is flushed and the process leaves with the command's code, skipping teardown.
+
+    The SDK's issue is temporalio/sdk-python#300 ("Investigate PyGILState_Release issue
+    for client": a short-lived client process dies in finalization); once it is fixed,
+    a plain return replaces ``os._exit``.
     """
     try:
         cli()

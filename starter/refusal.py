@@ -11,7 +11,7 @@ import click
 
 from durabench.text_safety import one_line
 
-__all__ = ["Refusal", "plain"]
+__all__ = ["Refusal", "check_install", "plain"]
 
 
 def plain(text: str) -> str:
@@ -29,3 +29,18 @@ class Refusal(click.ClickException):
     def format_message(self) -> str:
         """The message on one line (:func:`plain`)."""
         return plain(self.message)
+
+
+def check_install() -> None:
+    """:func:`durabench.install_check.check_install`, refused as a command's error.
+
+    Raises:
+        Refusal: another distribution installs one of durabench's top-level names.
+    """
+    from durabench.errors import ConfigError
+    from durabench.install_check import check_install as check
+
+    try:
+        check()
+    except ConfigError as exc:
+        raise Refusal(str(exc)) from exc

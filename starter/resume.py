@@ -23,6 +23,7 @@ from runtime.client import connect
 from runtime.temporal_profile import load_settings
 from starter.console import console
 from starter.options import run_async, run_id_argument
+from starter.refusal import check_install
 from starter.run import work_on
 from workflows import SuiteRunWorkflow, run_workflow_id
 
@@ -67,4 +68,5 @@ async def resume_main(
 @click.option("--by", default=getpass.getuser, show_default="your user name")
 def resume(run_id: str, detach: bool, by: str) -> None:
     """Resume a run: unpause it and, unless --detach, run a worker here until it ends."""
+    check_install()  # a worker runs here: its packages must be durabench's
     run_async(resume_main)(run_id, detach=detach, by=by)

@@ -32,7 +32,7 @@ from starter.console import approval_hint, console, plan_table, result_tables, s
 from starter.interrupted import left_behind
 from starter.live import follow
 from starter.options import run_async
-from starter.refusal import Refusal, plain
+from starter.refusal import Refusal, check_install, plain
 from starter.run_options import (
     agent_options,
     policy_options,
@@ -70,6 +70,7 @@ def run(yes: bool, detach: bool, resume: bool, sandbox: str | None, **options: A
     """
     if sandbox:  # this process's workers (and any it starts) read it as their setting
         pass_to_workers("DURABENCH_SANDBOX", sandbox)
+    check_install()  # this process may run a worker: its packages must be durabench's
     try:
         settings = load_settings()
     except ConfigError as exc:

@@ -39,7 +39,13 @@ class LazyGroup(click.Group):
         if cmd_name in self.commands or cmd_name not in self.verbs:
             return self.commands.get(cmd_name)
         module, _, attribute = self.verbs[cmd_name].target.partition(":")
-        command = getattr(importlib.import_module(module), attribute)
+        try:
+            command = getattr(importlib.import_module(module), attribute)
+        except ImportError:  # one of our top-level names may be another package's: say so
+            from starter.refusal import check_install
+
+            check_install()
+            raise
         if not isinstance(command, click.Command):
             raise TypeError(f"{self.verbs[cmd_name].target} is not a click command")
         self.add_command(command, cmd_name)

@@ -8,7 +8,7 @@ import click
 
 from durabench import __version__
 from durabench.errors import DurabenchError
-from starter.refusal import Refusal
+from starter.refusal import Refusal, check_install
 
 __all__ = ["worker"]
 
@@ -25,6 +25,7 @@ def worker() -> None:
     or starts the embedded server. Stopped, it lets activities finish briefly;
     agent sessions keep running in their containers for the next worker to re-attach.
     """
+    check_install()  # before runtime is imported: it may be another package's
     from runtime.workers import main  # the worker's module: loaded only for a worker
 
     try:
