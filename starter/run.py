@@ -33,8 +33,10 @@ from starter.interrupted import left_behind
 from starter.live import follow
 from starter.options import run_async
 from starter.refusal import Refusal, check_install, plain
+from starter.run_config import dump_request, load_request, refuse_flags_beside_config
 from starter.run_options import (
     agent_options,
+    config_options,
     policy_options,
     service_options,
     source_options,
@@ -56,12 +58,21 @@ NOTHING_MEASURED_EXIT = 3
 
 
 @click.command()
+@config_options
 @source_options
 @agent_options
 @policy_options
 @service_options
 @start_options
-def run(yes: bool, detach: bool, resume: bool, sandbox: str | None, **options: Any) -> None:
+def run(
+    yes: bool,
+    detach: bool,
+    resume: bool,
+    sandbox: str | None,
+    config_file: Path | None,
+    print_config: bool,
+    **options: Any,
+) -> None:
     """Plan a paired run of a suite, wait for approval, run it and report.
 
     Every task runs as a pair: baseline and the full config. --baseline-only / --full-only
@@ -75,12 +86,20 @@ def run(yes: bool, detach: bool, resume: bool, sandbox: str | None, **options: A
         settings = load_settings()
     except ConfigError as exc:
         raise Refusal(str(exc)) from exc
-    request = build_request(
-        RunOptions(**options),
-        settings,
-        allow_unpaired=os.environ.get(UNPAIRED_ENV, "").lower() == "true",
-        stamp=run_stamp(),
-    )
+    stamp = run_stamp()
+    if config_file is not None:
+        given = [name for name in options if name != "run_id"]
+        refuse_flags_beside_config(click.get_current_context(), given)
+        request = load_request(config_file, stamp=stamp, run_id=options["run_id"])
+    else:
+        unpaired = os.environ.get(UNPAIRED_ENV, "").lower() == "true"
+        request = build_request(
+            RunOptions(**options), settings, allow_unpaired=unpaired, stamp=stamp
+        )
+    if print_config:  # a generated id is left out: the file makes a new run each time
+        named = not request.run_id.endswith(stamp)
+        click.echo(dump_request(request, with_run_id=named), nl=False)
+        return
     outcome = run_async(main)(request, yes=yes, detach=detach, resume=resume)
     if outcome is not None and outcome.status != "completed":
         raise Refusal(f"run {request.run_id} {outcome.status}: {outcome.reason}")

@@ -1,6 +1,6 @@
 """``starter run``'s options, in groups: each group is one decorator.
 
-A group holds the options of one question (what to run, which agent, how the run
+A group holds the options of one question (a request file, what to run, which agent, how the run
 behaves, which service grades it, how this command starts it), listed in ``--help``
 in the order written here. The values land in :class:`starter.run_request.RunOptions`
 by parameter name; :func:`starter.run_request.build_request` gives them their meaning.
@@ -9,6 +9,7 @@ by parameter name; :func:`starter.run_request.build_request` gives them their me
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import Any, TypeVar
 
 import click
@@ -22,7 +23,14 @@ from starter.options import (
     service_url_option,
 )
 
-__all__ = ["agent_options", "policy_options", "service_options", "source_options", "start_options"]
+__all__ = [
+    "agent_options",
+    "config_options",
+    "policy_options",
+    "service_options",
+    "source_options",
+    "start_options",
+]
 
 FC = TypeVar("FC", bound=Callable[..., Any])
 
@@ -32,6 +40,30 @@ def _apply(options: Sequence[Callable[[FC], FC]], f: FC) -> FC:
     for option in reversed(options):
         f = option(f)
     return f
+
+
+def config_options(f: FC) -> FC:
+    """The request from a file (``--config``), or the flags' request written as one."""
+    return _apply(
+        [
+            click.option(
+                "--config",
+                "-c",
+                "config_file",
+                type=click.Path(dir_okay=False, exists=True, path_type=Path),
+                default=None,
+                help="Run the request in this TOML file (see --print-config) instead of the "
+                "request flags; its relative paths are the file's.",
+            ),
+            click.option(
+                "--print-config",
+                is_flag=True,
+                help="Print the request these flags make, as TOML for --config, and exit: "
+                "nothing runs.",
+            ),
+        ],
+        f,
+    )
 
 
 def source_options(f: FC) -> FC:
@@ -99,12 +131,13 @@ def agent_options(f: FC) -> FC:
         [
             click.option(
                 "--agent",
+                "-a",
                 default="oracle",
                 show_default=True,
                 help="Agent adapter: claude-code, codex-cli, gemini-cli; oracle, nop, replay.",
             ),
             click.option(
-                "--model", default="none", show_default=True, help="Model the agent uses."
+                "--model", "-m", default="none", show_default=True, help="Model the agent uses."
             ),
             allow_unknown_model,
             click.option(
@@ -135,6 +168,7 @@ def policy_options(f: FC) -> FC:
         [
             click.option(
                 "--parallel",
+                "-n",
                 default=None,
                 type=int_range(min=1),
                 help="Pairs in flight at once [derived by the plan from the accounts, the "

@@ -2,7 +2,9 @@
 
 A verb's module loads Temporal, Docker, pydantic and rich; ``--version``, ``-h`` and a
 mistyped verb need none of them. The group lists each verb with its one-line help, kept
-beside its module's name (a test holds it equal to the verb's own first line).
+beside its module's name (a test holds it equal to the verb's own first line), in
+sections by what a person is doing: controlling a run, reading results, running the
+machinery (as Inspect's ``log`` group and Harbor's sub-apps group theirs).
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ from typing import NamedTuple
 
 import click
 
-__all__ = ["VERBS", "LazyGroup", "Verb"]
+__all__ = ["SECTIONS", "VERBS", "LazyGroup", "Verb"]
 
 
 class Verb(NamedTuple):
@@ -58,11 +60,22 @@ class LazyGroup(click.Group):
         return self.verbs[name].short_help
 
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
-        """The verbs and their lines, as click lays them out, none of them imported."""
-        rows = [(name, self.verb_help(name)) for name in self.list_commands(ctx)]
-        if rows:
-            with formatter.section("Commands"):
-                formatter.write_dl(rows)
+        """The verbs and their lines under their sections, none of them imported.
+
+        A verb in no section (one added without a place in :data:`SECTIONS`) is listed
+        last, under "Other commands", so ``-h`` never hides one.
+        """
+        listed = self.list_commands(ctx)
+        placed = {name for names in SECTIONS.values() for name in names}
+        sections = [
+            *SECTIONS.items(),
+            ("Other commands", tuple(n for n in listed if n not in placed)),
+        ]
+        for title, names in sections:
+            rows = [(name, self.verb_help(name)) for name in names if name in listed]
+            if rows:
+                with formatter.section(title):
+                    formatter.write_dl(rows)
 
 
 VERBS: Mapping[str, Verb] = {
@@ -145,3 +158,19 @@ VERBS: Mapping[str, Verb] = {
     ),
 }
 """Each verb's module and its line in ``-h``: a verb is imported only when it runs."""
+
+SECTIONS: Mapping[str, tuple[str, ...]] = {
+    "Run control": (
+        "run",
+        "approve",
+        "reject",
+        "pause",
+        "resume",
+        "set-parallel",
+        "cancel",
+        "status",
+    ),
+    "Results": ("report", "export", "view", "score", "audit", "publish", "schema", "classify"),
+    "Operations": ("worker", "server", "init", "accounts", "tasks", "sweep"),
+}
+"""``-h``'s sections, each verb in one, in the order a person reaches for them."""

@@ -199,12 +199,13 @@ def test_a_bad_value_names_its_option(
 
 def test_the_command_passes_every_request_option_by_name() -> None:
     own = {"yes", "detach", "resume", "sandbox"}  # how this command starts it, not the request
+    own |= {"config_file", "print_config"}  # the request from a file, or written as one
     named = {p.name for p in run.params if p.expose_value}
     assert named - own == {f.name for f in dataclasses.fields(RunOptions)}
 
 
 def test_the_command_defaults_are_the_options_defaults() -> None:
     with run.make_context("run", []) as ctx:
-        parsed = {k: v for k, v in ctx.params.items() if k not in {"yes", "detach", "resume"}}
-    parsed.pop("sandbox")
+        own = {"yes", "detach", "resume", "sandbox", "config_file", "print_config"}
+        parsed = {k: v for k, v in ctx.params.items() if k not in own}
     assert RunOptions(**parsed) == RunOptions()
