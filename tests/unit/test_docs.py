@@ -101,6 +101,25 @@ def test_readme_links_reach_files_and_headings_that_exist() -> None:
             assert anchor in _anchors(path), f"README links to {link}: no such heading"
 
 
+def test_the_command_is_written_one_way_and_readme_says_once_which_is_which() -> None:
+    import tomllib
+
+    from starter.verbs import VERBS
+
+    verbs = "|".join(re.escape(v) for v in VERBS)
+    # a command: in backticks, or a line of a code block (prose says "a durabench run")
+    installed = re.compile(rf"(?:`|^\s*|\$ )durabench (?:{verbs})\b", re.MULTILINE)
+    pages = [*DOCS.glob("*.md"), REPO / "bench" / "README.md", README]
+    spelled = {p.name: len(installed.findall(p.read_text())) for p in pages}
+    said = "(`durabench run ...` = `python -m starter run ...`)"
+    assert README.read_text().count(said) == 1, "README says which is which, once"
+    assert {name: n for name, n in spelled.items() if n} == {"README.md": 1}, spelled
+    assert sum("python -m starter " in p.read_text() for p in pages) > 10
+    scripts = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["scripts"]
+    assert scripts == {"durabench": "starter.main:main"}
+    assert "from starter.main import main" in (REPO / "starter" / "__main__.py").read_text()
+
+
 @pytest.mark.parametrize("page", sorted(DOCS.glob("*.md")), ids=lambda p: p.name)
 def test_each_page_opens_with_its_one_title(page: Path) -> None:
     text = re.sub(r"```.*?```", "", page.read_text(), flags=re.S)
