@@ -22,6 +22,7 @@ from typing import Any
 import click
 from pydantic import BaseModel, ValidationError
 
+from durabench.documents import loads_toml
 from durabench.errors import ConfigError
 from durabench.ids import check_id
 from durabench.models.run import RunRequest
@@ -123,7 +124,7 @@ def load_request(path: Path, *, stamp: str, run_id: str | None = None) -> RunReq
             ``approved_by``, or a value is refused (the message names the key and why).
     """
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
+        data = loads_toml(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
         raise _refused(path, f"not a readable TOML file ({exc})") from exc
     for key in _NOT_IN_FILE:

@@ -107,6 +107,7 @@ def test_relative_paths_in_a_file_are_the_files(tmp_path: Path) -> None:
         ('suite = "s"\nrun_id = "a b/c"\n', "run_id: "),
         ('suite = "s"\napproved_by = "me"\n', "approved_by: a file does not approve"),
         ('suite = "s\n', "not a readable TOML file"),
+        ("suite = " + "[" * 100 + "]" * 100 + "\n", "nested more than 64 levels deep"),
     ],
 )
 def test_a_bad_file_is_refused_naming_the_key(tmp_path: Path, text: str, said: str) -> None:

@@ -15,6 +15,7 @@ from temporalio.client import Client
 from temporalio.worker import Worker
 
 from activities import AccountActivities, PlanActivities
+from durabench.lock_file import lock_digest
 from durabench.models.agent import AgentSpec
 from durabench.models.run import RunPlan, RunRequest
 from durabench.settings.paths import RunPaths
@@ -107,6 +108,7 @@ async def test_the_plan_shows_how_its_parallel_slots_were_derived(
     client: Client, planner: Settings
 ) -> None:
     plan = await _plan(client, planner, parallel=None)
+    assert plan.worker_lock == lock_digest() != ""  # the planning worker's lock, recorded
     derivation = plan.parallelism
     assert derivation is not None
     # accounts: 5 slots of a (b is blocked: its secret is unset) over 2 lanes = 2 pairs;
@@ -122,6 +124,7 @@ async def test_the_plan_shows_how_its_parallel_slots_were_derived(
     proc = await starter_async(planner, "status", run_id)
     assert proc.returncode == 0, proc.stderr
     rows = _plan_rows(proc.stdout)
+    assert rows["worker lock"].replace(" ", "") == plan.worker_lock
     assert rows["parallel slots"] == (
         "2 (derived: the least of the sources below, bound by accounts)"
     )
