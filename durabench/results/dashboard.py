@@ -58,6 +58,9 @@ class DashboardEntry(BaseModel):
     """The images each lane's agent ran in, by short id."""
     mixed_cli_versions: tuple[str, ...] = ()
     """Tasks whose attempts ran more than one CLI version."""
+    worker_lock: str = ""
+    """``sha256:<hex>`` of the lock the planning worker was installed from (empty: none, or
+    an entry from before locks were recorded)."""
     ledger_checked: bool | None = None
     """Whether its audit held the attempts against their Temporal history (``False``: the
     history was gone, only the files were checked; ``None``: published before audits)."""
@@ -113,6 +116,7 @@ def entry_of(result: RunResult) -> DashboardEntry:
         cli_versions=lane_cli_versions(result.attempts, result.plan.lanes),
         agent_images=lane_images(result.attempts, result.plan.lanes),
         mixed_cli_versions=tuple(mixed_pairs(result.attempts)),
+        worker_lock=result.plan.worker_lock,
     )
 
 

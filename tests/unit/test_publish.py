@@ -33,7 +33,8 @@ def _store(runs: Path, result: RunResult, run_id: str) -> RunResult:
 
 def test_publish_adds_runs_and_rebuilds_the_file(tmp_path: Path) -> None:
     runs, board = tmp_path / "runs", tmp_path / "dashboard.json"
-    _store(runs, hand_result(), "a")
+    locked = hand_result().plan.model_copy(update={"worker_lock": "sha256:" + "c" * 64})
+    _store(runs, hand_result().model_copy(update={"plan": locked}), "a")
     _store(runs, hand_result(), "b")
     publish(runs, board, "b", _clean("b"))
     built = publish(runs, board, "a", _clean("a"))
@@ -51,6 +52,8 @@ def test_publish_adds_runs_and_rebuilds_the_file(tmp_path: Path) -> None:
     }
     assert entry.mixed_cli_versions == ("t3",)
     assert entry.agent_images["sourcegraph_full"] == ("sha256:aaaaaaaaaaaa", "sha256:bbbbbbbbbbbb")
+    assert entry.worker_lock == "sha256:" + "c" * 64
+    assert again.runs[1].worker_lock == ""  # a plan from before locks were recorded
     assert built.runs == again.runs
 
 
