@@ -26,7 +26,7 @@ from durabench.documents import loads_toml
 from durabench.errors import ConfigError
 from durabench.ids import check_id
 from durabench.models.run import RunRequest
-from starter.run_request import new_run_id
+from starter.run_request import RunOptions, new_run_id, run_source
 
 __all__ = ["dump_request", "load_request", "refuse_flags_beside_config"]
 
@@ -105,14 +105,15 @@ def _refused(path: Path, why: str) -> click.BadParameter:
 
 
 def _source(request: RunRequest) -> str:
-    """What a generated run id starts with, as :func:`starter.run_request.run_source`."""
-    named = request.selection or request.dataset_file
-    dataset = request.service.dataset if request.service else None
-    return (
-        request.suite
-        or (Path(named).stem if named else None)
-        or request.rerun_of
-        or (dataset or "run")
+    """What a generated run id starts with: :func:`run_source` of the request's fields."""
+    return run_source(
+        RunOptions(
+            suite=request.suite,
+            selection=request.selection,
+            dataset_file=request.dataset_file,
+            rerun_of=request.rerun_of,
+            dataset_name=request.service.dataset if request.service else None,
+        )
     )
 
 
