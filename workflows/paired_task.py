@@ -25,6 +25,7 @@ from temporalio.workflow import ParentClosePolicy
 
 with workflow.unsafe.imports_passed_through():
     from activities import AccountActivities
+    from durabench.agents import agent_class
     from durabench.models.accounts import (
         AwaitLeaseInput,
         Lease,
@@ -234,6 +235,7 @@ class PairedTaskWorkflow:
         label = f"{ref.task.task_id} · {ref.lane} · attempt {ref.attempt}"
         req = LeaseRequest(
             agent=ref.agent.name,
+            model=ref.agent.model if agent_class(ref.agent.name).model_api else "",
             holder_workflow_id=info.workflow_id,
             holder_run_id=info.run_id,
             label=label,
