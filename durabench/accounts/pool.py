@@ -12,7 +12,7 @@ from collections import Counter
 from collections.abc import Iterable
 from datetime import UTC, datetime, timedelta
 
-from durabench.accounts.room import closed, merged, started
+from durabench.accounts.room import closed, ended, merged, started
 from durabench.models.accounts import (
     AccountHealth,
     Cooldown,
@@ -111,7 +111,7 @@ class Pool:
             return LeaseGrant(lease=held)
         lines = [h for h in self.health(now) if h.agent == req.agent]
         usable = [h for h in lines if h.state in ("ready", "token-low")]
-        full = {h.id: self._full(h.id, req.model, now) for h in usable}
+        full = {h.id: self._full(h.id, req.model, now, req.paced) for h in usable}
         roomy = [h for h in usable if full[h.id] is None]
         if roomy:
             best = max(roomy, key=lambda h: (h.slots - h.leased, h.id))
@@ -133,14 +133,14 @@ class Pool:
             return LeaseGrant(busy=True, room=True, why=f"no room for a new session: {whys}")
         return self._refusal(req.agent, lines)
 
-    def _full(self, account_id: str, model: str, now: datetime) -> str | None:
+    def _full(self, account_id: str, model: str, now: datetime, paced: bool) -> str | None:
         """Why the API leaves no room on the account for a new session of ``model``."""
         if not model:
             return None
         state = next(
             (r for r in self.state.rooms if (r.account, r.model) == (account_id, model)), None
         )
-        shut = closed(state, now, timedelta(seconds=self.state.room_settle_sec))
+        shut = closed(state, now, timedelta(seconds=self.state.room_settle_sec), paced)
         return shut.why if shut is not None else None
 
     def take_rooms(self, readings: Iterable[RoomReading]) -> None:
@@ -182,7 +182,8 @@ class Pool:
         if lease is None:
             return None
         leases = tuple(x for x in self.state.leases if x.lease_id != req.lease_id)
-        self.state = self.state.model_copy(update={"leases": leases})
+        rooms = ended(self.state.rooms, lease.account_id, lease.model, lease.granted_at)
+        self.state = self.state.model_copy(update={"leases": leases, "rooms": rooms})
         if req.cool_until is not None and req.cool_until > now:
             self.cool(Cooldown(account_id=lease.account_id, until=req.cool_until, cause=req.cause))
         return lease

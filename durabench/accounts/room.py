@@ -7,8 +7,8 @@ this decides, before a slot is leased, whether a new session may start on it:
 * the API answered 429 and said to wait: no new session until then;
 * less than :data:`LOW` of a limit is left (projected forward by its refill, as the
   API's reset time says): none, until it recovers;
-* a session started and the API has not answered since: none yet (at most one new
-  session for each answer, so a run never starts a crowd on one reading);
+* :data:`UNANSWERED` sessions started and the API has not answered since: none yet
+  (a run never starts a crowd on one reading, nor before the API's first answer);
 * below :data:`HIGH`, a start waits ``settle`` for the sessions already started to show
   in what is left, and none starts while it is falling;
 * otherwise, one may start.
@@ -27,7 +27,18 @@ from typing import NamedTuple
 
 from durabench.models.room import Bucket, RoomReading, RoomState
 
-__all__ = ["HIGH", "LOW", "NO_NEWS", "Closed", "closed", "left", "merged", "started"]
+__all__ = [
+    "HIGH",
+    "LOW",
+    "NO_NEWS",
+    "UNANSWERED",
+    "Closed",
+    "closed",
+    "ended",
+    "left",
+    "merged",
+    "started",
+]
 
 LOW = 0.25
 """Below this share of a limit left, no session starts."""
@@ -35,8 +46,12 @@ HIGH = 0.8
 """At or above this share left, a session starts on each fresh answer."""
 FALLING = 0.02
 """A drop of more than this share of a limit between two readings is a fall."""
+UNANSWERED = 2
+"""Sessions that may start on an account and model before the API answers anything about
+them (the first of a run among them): a run never starts a crowd on one reading."""
 NO_NEWS = timedelta(seconds=60)
-"""A start the API has not answered for this long does not hold the next one back."""
+"""Starts the API has not answered for this long do not hold the next one back (a sandbox
+may take that long to build before its session asks anything)."""
 WINDOW = timedelta(minutes=1)
 """The window every provider here states its limits for."""
 
@@ -67,16 +82,24 @@ def _projected(bucket: Bucket, seen: datetime, now: datetime) -> float:
     return (bucket.remaining + missing * refilled) / bucket.limit
 
 
-def closed(state: RoomState | None, now: datetime, settle: timedelta) -> Closed | None:
-    """Why a new session may not start on ``state``'s account and model; ``None``: it may."""
+def closed(
+    state: RoomState | None, now: datetime, settle: timedelta, paced: bool = True
+) -> Closed | None:
+    """Why a new session may not start on ``state``'s account and model; ``None``: it may.
+
+    ``paced``: the API states its room on every answer, so the next start waits for its
+    answer to the last (an API that states it only in a 429 is not waited for).
+    """
     if state is None:
         return None
     latest, start = state.latest, state.last_start
     name = f"{state.account} ({state.model})"
-    if start is not None and (latest is None or latest.observed_at <= start):
-        if now - start < NO_NEWS:
-            return Closed(f"{name}: waiting for the API's answer to the last session started")
-        return None
+    paced = paced or (latest is not None and bool(latest.buckets()))
+    if paced and start is not None and state.unanswered >= UNANSWERED and now - start < NO_NEWS:
+        return Closed(
+            f"{name}: waiting for the API's answer to the {state.unanswered} sessions started "
+            "since it last answered"
+        )
     if latest is None:
         return None
     if latest.full_until is not None and latest.full_until > now:
@@ -104,14 +127,32 @@ def merged(rooms: Iterable[RoomState], readings: Iterable[RoomReading]) -> tuple
     for reading in sorted(readings, key=lambda r: r.observed_at):
         key = reading.key()
         state = by_key.get(key) or RoomState(account=key[0], model=key[1])
-        update: dict[str, RoomReading] = {}
+        update: dict[str, object] = {}
         if state.latest is None or reading.observed_at > state.latest.observed_at:
             update["latest"] = reading
         after_start = state.last_start is None or reading.observed_at > state.last_start
         if state.since_start is None and after_start:
             update["since_start"] = reading
-        by_key[key] = state.model_copy(update=update)
+        counts = {"unanswered": 0} if after_start else {}
+        by_key[key] = state.model_copy(update=update | counts)
     return tuple(by_key[k] for k in sorted(by_key))
+
+
+def ended(
+    rooms: Iterable[RoomState], account: str, model: str, began: datetime
+) -> tuple[RoomState, ...]:
+    """``rooms`` after the session that began at ``began`` ended.
+
+    Had the API not answered since it began, its weight is gone with it: the next start
+    does not wait for an answer that will not come.
+    """
+    out = []
+    for room in rooms:
+        unanswered = room.latest is None or room.latest.observed_at <= began
+        if (room.account, room.model) == (account, model) and unanswered and room.unanswered:
+            room = room.model_copy(update={"unanswered": room.unanswered - 1})
+        out.append(room)
+    return tuple(out)
 
 
 def started(
@@ -120,5 +161,6 @@ def started(
     """``rooms`` after a session of ``model`` started on ``account`` at ``now``."""
     by_key = {(r.account, r.model): r for r in rooms}
     state = by_key.get((account, model)) or RoomState(account=account, model=model)
-    by_key[(account, model)] = state.model_copy(update={"last_start": now, "since_start": None})
+    update = {"last_start": now, "since_start": None, "unanswered": state.unanswered + 1}
+    by_key[(account, model)] = state.model_copy(update=update)
     return tuple(by_key[k] for k in sorted(by_key))

@@ -13,9 +13,10 @@ from typing import Literal
 
 from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, model_validator
 
-from durabench.models.room import RoomReading, RoomState
+from durabench.models.room import STATING_APIS, RoomReading, RoomState
 
 __all__ = [
+    "STATING_APIS",
     "AccountHealth",
     "AccountSpec",
     "AccountState",
@@ -165,6 +166,9 @@ class LeaseRequest(BaseModel):
     model: str = ""
     """The model the attempt calls (``""``: none): a slot is leased only while the API
     says the account has room for it (:mod:`durabench.accounts.room`)."""
+    paced: bool = False
+    """The model's API states its room on every answer (:data:`STATING_APIS`): a new
+    session waits for the API to answer the last one started on the account."""
     rooms: tuple[RoomReading, ...] = ()
     """What the asking host's gateway last read of its accounts' rate limits."""
 

@@ -14,7 +14,11 @@ from datetime import datetime
 
 from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, model_validator
 
-__all__ = ["Bucket", "RoomReading", "RoomState"]
+__all__ = ["STATING_APIS", "Bucket", "RoomReading", "RoomState"]
+
+STATING_APIS = frozenset({"anthropic", "openai"})
+"""APIs that state what is left of their limits on every answer (Gemini says so only in
+a 429): a session on them is answered with its room before the next one starts."""
 
 MAX_LIMIT = 10**15
 """No rate limit is larger: a bigger number in a header is not believed."""
@@ -86,3 +90,5 @@ class RoomState(BaseModel):
     before that session could weigh on it, set against ``latest`` to see the trend."""
     last_start: datetime | None = None
     """When the pool last leased a slot on this account for this model."""
+    unanswered: int = Field(default=0, ge=0)
+    """Sessions started since the newest reading: the API has not weighed them yet."""
