@@ -12,7 +12,7 @@ from collections import Counter
 from collections.abc import Iterable
 from datetime import UTC, datetime, timedelta
 
-from durabench.accounts.room import closed, ended, merged, started
+from durabench.accounts.room import decide, merged, started
 from durabench.models.accounts import (
     AccountHealth,
     Cooldown,
@@ -36,7 +36,7 @@ ROOM_KEPT = timedelta(hours=1)
 
 
 def _last_news(room: RoomState) -> datetime:
-    times = [t for t in (room.last_start, room.latest.observed_at if room.latest else None) if t]
+    times = [t for t in (room.changed_at, room.latest.observed_at if room.latest else None) if t]
     return max(times) if times else datetime.min.replace(tzinfo=UTC)
 
 
@@ -134,13 +134,21 @@ class Pool:
         return self._refusal(req.agent, lines)
 
     def _full(self, account_id: str, model: str, now: datetime, paced: bool) -> str | None:
-        """Why the API leaves no room on the account for a new session of ``model``."""
+        """Why the API leaves no room on the account for a new session of ``model``.
+
+        Asking may change how many the account and model are allowed (:func:`decide`).
+        """
         if not model:
             return None
-        state = next(
-            (r for r in self.state.rooms if (r.account, r.model) == (account_id, model)), None
+        rooms = {(r.account, r.model): r for r in self.state.rooms}
+        state = rooms.get((account_id, model)) or RoomState(account=account_id, model=model)
+        running = sum(
+            1 for x in self.state.leases if (x.account_id, x.model) == (account_id, model)
         )
-        shut = closed(state, now, timedelta(seconds=self.state.room_settle_sec), paced)
+        settle = timedelta(seconds=self.state.room_settle_sec)
+        state, shut = decide(state, running, now, settle, paced)
+        rooms[(account_id, model)] = state
+        self.state = self.state.model_copy(update={"rooms": tuple(rooms[k] for k in sorted(rooms))})
         return shut.why if shut is not None else None
 
     def take_rooms(self, readings: Iterable[RoomReading]) -> None:
@@ -182,8 +190,7 @@ class Pool:
         if lease is None:
             return None
         leases = tuple(x for x in self.state.leases if x.lease_id != req.lease_id)
-        rooms = ended(self.state.rooms, lease.account_id, lease.model, lease.granted_at)
-        self.state = self.state.model_copy(update={"leases": leases, "rooms": rooms})
+        self.state = self.state.model_copy(update={"leases": leases})
         if req.cool_until is not None and req.cool_until > now:
             self.cool(Cooldown(account_id=lease.account_id, until=req.cool_until, cause=req.cause))
         return lease

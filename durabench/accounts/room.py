@@ -1,22 +1,27 @@
-"""Whether an account has room for one more session of a model: what the API says is left.
+"""How many sessions of a model an account carries at once: what the API says is left.
 
 The gateways read every answer's rate-limit headers (:mod:`durabench.gateway.room`); the
 account pool keeps the newest reading of each account and model from every host, and
-this decides, before a slot is leased, whether a new session may start on it:
+before a slot is leased for a session of a model, :func:`decide` says whether one more
+may start on the account. Each account and model has a number of sessions it is
+*allowed* at once (:class:`~durabench.models.room.RoomState`):
 
-* the API answered 429 and said to wait: no new session until then;
-* less than :data:`LOW` of a limit is left (projected forward by its refill, as the
-  API's reset time says): none, until it recovers;
-* :data:`UNANSWERED` sessions started and the API has not answered since: none yet
-  (a run never starts a crowd on one reading, nor before the API's first answer);
-* below :data:`HIGH`, a start waits ``settle`` for the sessions already started to show
-  in what is left, and none starts while it is falling;
-* otherwise, one may start.
+* the API answered 429 and said to wait: no new session until then, and one fewer
+  allowed than are running;
+* less than :data:`LOW` of a limit is left (its refill projected forward, as the API's
+  reset time says): none starts, and one fewer is allowed than are running;
+* fewer running than allowed: one starts (a session that ended is replaced at once);
+* as many running as allowed: one more is allowed once the API has answered every one
+  of them (the gateways count the sessions they passed requests of; with :data:`HIGH`
+  left, all but a third, so a roomy account grows by half each round), the last change
+  has had ``settle`` to show in what the API says is left (a third of it with
+  :data:`HIGH` left), and it is not falling; falling, one fewer is allowed.
 
 So the run starts fewer sessions as ``remaining`` falls and more as it recovers; a
-session already running is never stopped for it (its CLI's own retry answers a 429).
-Without any reading (nothing has run on the account yet) the account's slots are the
-bound, as the plan's first guess. Pure: the pool passes ``now``.
+session already running is never stopped (its CLI's own retry answers a 429). Two are
+allowed before the API has said anything; an API that states no room on its answers
+(Gemini's, which speaks only in a 429) is bound by its slots and its 429s alone. Pure:
+the pool passes ``now``.
 """
 
 from __future__ import annotations
@@ -25,33 +30,30 @@ from collections.abc import Iterable
 from datetime import datetime, timedelta
 from typing import NamedTuple
 
-from durabench.models.room import Bucket, RoomReading, RoomState
+from durabench.models.room import Bucket, RoomReading, RoomState, Weighed
 
 __all__ = [
-    "HIGH",
+    "FALLING",
     "LOW",
     "NO_NEWS",
-    "UNANSWERED",
     "Closed",
-    "closed",
-    "ended",
+    "decide",
     "left",
     "merged",
     "started",
+    "weighed",
 ]
 
 LOW = 0.25
-"""Below this share of a limit left, no session starts."""
+"""Below this share of a limit left, no session starts, and fewer are allowed."""
 HIGH = 0.8
-"""At or above this share left, a session starts on each fresh answer."""
+"""This much left is spare room: growth need not wait for every new session to show."""
 FALLING = 0.02
-"""A drop of more than this share of a limit between two readings is a fall."""
-UNANSWERED = 2
-"""Sessions that may start on an account and model before the API answers anything about
-them (the first of a run among them): a run never starts a crowd on one reading."""
+"""A drop of more than this share of a limit since the last change is a fall."""
 NO_NEWS = timedelta(seconds=60)
-"""Starts the API has not answered for this long do not hold the next one back (a sandbox
-may take that long to build before its session asks anything)."""
+"""With no answer from the API for this long since the last change, one more is allowed
+(a sandbox may take that long to build before its session asks anything)."""
+_FALLS = "falling"
 WINDOW = timedelta(minutes=1)
 """The window every provider here states its limits for."""
 
@@ -82,85 +84,111 @@ def _projected(bucket: Bucket, seen: datetime, now: datetime) -> float:
     return (bucket.remaining + missing * refilled) / bucket.limit
 
 
-def closed(
-    state: RoomState | None, now: datetime, settle: timedelta, paced: bool = True
-) -> Closed | None:
-    """Why a new session may not start on ``state``'s account and model; ``None``: it may.
+def decide(
+    state: RoomState, running: int, now: datetime, settle: timedelta, paced: bool = True
+) -> tuple[RoomState, Closed | None]:
+    """Whether one more session may start (``None``) or why not; the state after asking.
 
-    ``paced``: the API states its room on every answer, so the next start waits for its
-    answer to the last (an API that states it only in a 429 is not waited for).
+    Args:
+        state: The account and model's room.
+        running: Its sessions running now (leases held).
+        now: The pool's time.
+        settle: How long a change of the allowed number shows before the next.
+        paced: The API states its room on every answer (:data:`STATING_APIS`).
     """
-    if state is None:
-        return None
-    latest, start = state.latest, state.last_start
+    latest = state.latest
     name = f"{state.account} ({state.model})"
-    paced = paced or (latest is not None and bool(latest.buckets()))
-    if paced and start is not None and state.unanswered >= UNANSWERED and now - start < NO_NEWS:
-        return Closed(
-            f"{name}: waiting for the API's answer to the {state.unanswered} sessions started "
-            "since it last answered"
-        )
-    if latest is None:
-        return None
-    if latest.full_until is not None and latest.full_until > now:
-        return Closed(
-            f"{name}: the API answered 429 (rate limit); no new session before "
-            f"{latest.full_until:%H:%M:%S} UTC",
-            latest.full_until,
-        )
-    share = left(latest, now)
+    if latest is not None and latest.full_until is not None and latest.full_until > now:
+        until = latest.full_until
+        why = f"{name}: the API answered 429 (rate limit); none starts before {until:%H:%M:%S} UTC"
+        return _fewer(state, running, now, settle), Closed(why, until)
+    if not (paced or (latest is not None and latest.buckets())):
+        return state, None
+    share = left(latest, now) if latest is not None else 1.0
     if share < LOW:
-        return Closed(f"{name}: the API says {share:.0%} of its rate limit is left")
-    if share >= HIGH or start is None or state.since_start is None:
-        return None
-    base = state.since_start
-    if latest.observed_at - base.observed_at < settle:
-        return Closed(f"{name}: {share:.0%} of its rate limit left; the last start settles")
-    if left(latest, latest.observed_at) < left(base, base.observed_at) - FALLING:
-        return Closed(f"{name}: {share:.0%} of its rate limit left, and falling")
-    return None
+        why = f"{name}: the API says {share:.0%} of its rate limit is left"
+        return _fewer(state, running, now, settle), Closed(why)
+    if running < state.allowed:
+        return state, None
+    waiting = _wait_to_grow(state, running, share, now, settle)
+    if waiting.startswith(_FALLS):  # more than it refills: one fewer, as sessions end
+        return _fewer(state, running, now, settle), Closed(f"{name}: {waiting}")
+    if waiting:
+        return state, Closed(f"{name}: {running} sessions running, {waiting}")
+    grown = {"allowed": running + 1, "changed_at": now, "base": latest}
+    return state.model_copy(update=grown), None
+
+
+def _wait_to_grow(
+    state: RoomState, running: int, share: float, now: datetime, settle: timedelta
+) -> str:
+    """Why one more may not be allowed yet; ``""``: it may."""
+    latest, since = state.latest, state.changed_at
+    if since is None:
+        return ""
+    if now - since >= NO_NEWS and (latest is None or latest.observed_at <= since):
+        return ""  # the API has said nothing since: its answers do not reach this pool
+    wait = settle / 3 if share >= HIGH else settle  # spare room: a quicker look will do
+    if latest is None or latest.observed_at - since < wait:
+        return "the API's answers since the last change are awaited"
+    seen = weighed(state, now)
+    unseen = seen // 2 if share >= HIGH else 0  # spare room: grow by half while it holds
+    if running - seen > unseen and now - since < NO_NEWS:
+        return f"the API has answered {seen} of them so far"
+    if state.base is None:
+        return "" if share >= HIGH else f"{share:.0%} of its rate limit left"
+    was, now_left = left(state.base, state.base.observed_at), left(latest, latest.observed_at)
+    if now_left < was - FALLING:
+        return f"{_FALLS}: {now_left:.0%} of its rate limit left, from {was:.0%}"
+    return ""
+
+
+def _fewer(state: RoomState, running: int, now: datetime, settle: timedelta) -> RoomState:
+    """One fewer allowed than are running, at most once per ``settle``."""
+    since = state.changed_at
+    if since is not None and now - since < settle:
+        return state
+    fewer = max(1, min(state.allowed, running - 1))
+    return state.model_copy(update={"allowed": fewer, "changed_at": now, "base": state.latest})
 
 
 def merged(rooms: Iterable[RoomState], readings: Iterable[RoomReading]) -> tuple[RoomState, ...]:
-    """``rooms`` with ``readings`` taken in: the newest per account and model wins."""
+    """``rooms`` with ``readings`` taken in: the newest per account and model wins.
+
+    And each host's newest count of the sessions it has seen.
+    """
     by_key = {(r.account, r.model): r for r in rooms}
-    for reading in sorted(readings, key=lambda r: r.observed_at):
+    for reading in readings:
         key = reading.key()
         state = by_key.get(key) or RoomState(account=key[0], model=key[1])
-        update: dict[str, object] = {}
         if state.latest is None or reading.observed_at > state.latest.observed_at:
-            update["latest"] = reading
-        after_start = state.last_start is None or reading.observed_at > state.last_start
-        if state.since_start is None and after_start:
-            update["since_start"] = reading
-        counts = {"unanswered": 0} if after_start else {}
-        by_key[key] = state.model_copy(update=update | counts)
+            state = state.model_copy(update={"latest": reading})
+        hosts = {w.host: w for w in state.weighed}
+        mine = hosts.get(reading.host)
+        if mine is None or reading.observed_at > mine.observed_at:
+            hosts[reading.host] = Weighed(
+                host=reading.host, sessions=reading.sessions, observed_at=reading.observed_at
+            )
+        state = state.model_copy(update={"weighed": tuple(hosts[h] for h in sorted(hosts))})
+        by_key[key] = state
     return tuple(by_key[k] for k in sorted(by_key))
 
 
-def ended(
-    rooms: Iterable[RoomState], account: str, model: str, began: datetime
-) -> tuple[RoomState, ...]:
-    """``rooms`` after the session that began at ``began`` ended.
-
-    Had the API not answered since it began, its weight is gone with it: the next start
-    does not wait for an answer that will not come.
-    """
-    out = []
-    for room in rooms:
-        unanswered = room.latest is None or room.latest.observed_at <= began
-        if (room.account, room.model) == (account, model) and unanswered and room.unanswered:
-            room = room.model_copy(update={"unanswered": room.unanswered - 1})
-        out.append(room)
-    return tuple(out)
+def weighed(state: RoomState, now: datetime) -> int:
+    """Running sessions the API's numbers weigh: every host's count of the last minute."""
+    return sum(w.sessions for w in state.weighed if now - w.observed_at <= WINDOW)
 
 
 def started(
     rooms: Iterable[RoomState], account: str, model: str, now: datetime
 ) -> tuple[RoomState, ...]:
-    """``rooms`` after a session of ``model`` started on ``account`` at ``now``."""
+    """``rooms`` after a session of ``model`` started on ``account`` at ``now``.
+
+    The first start of an account and model starts its clock (see :data:`NO_NEWS`).
+    """
     by_key = {(r.account, r.model): r for r in rooms}
     state = by_key.get((account, model)) or RoomState(account=account, model=model)
-    update = {"last_start": now, "since_start": None, "unanswered": state.unanswered + 1}
-    by_key[(account, model)] = state.model_copy(update=update)
+    if state.changed_at is None:
+        state = state.model_copy(update={"changed_at": now, "base": state.latest})
+    by_key[(account, model)] = state
     return tuple(by_key[k] for k in sorted(by_key))

@@ -96,7 +96,7 @@ class GatewayApp:
         self.bodies = BodyBytes()
         self.revoked = RevokedRequests(store)
         self.shares = RateShares(LiveAttempts(store))
-        self.rooms = RoomBook(store.root)
+        self.rooms = RoomBook(store)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         """One request: ``/healthz``, ``/mcp/...`` or ``/<provider>/...``."""

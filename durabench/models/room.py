@@ -14,7 +14,7 @@ from datetime import datetime
 
 from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, model_validator
 
-__all__ = ["STATING_APIS", "Bucket", "RoomReading", "RoomState"]
+__all__ = ["STATING_APIS", "Bucket", "RoomReading", "RoomState", "Weighed"]
 
 STATING_APIS = frozenset({"anthropic", "openai"})
 """APIs that state what is left of their limits on every answer (Gemini says so only in
@@ -64,6 +64,11 @@ class RoomReading(BaseModel):
     """Output tokens a minute."""
     full_until: AwareDatetime | None = None
     """The API refused for a rate limit (429) and said, or implied, to wait until then."""
+    host: str = ""
+    """The gateway's host, which counted ``sessions``."""
+    sessions: int = Field(default=0, ge=0)
+    """Sessions on the account and model the gateway's host has passed a request of in
+    the last minute and that still run: the ones the API's numbers already weigh."""
 
     def buckets(self) -> tuple[Bucket, ...]:
         """Every limit the answer stated."""
@@ -74,8 +79,18 @@ class RoomReading(BaseModel):
         return (self.account, self.model)
 
 
+class Weighed(BaseModel):
+    """How many running sessions of an account and model one host's gateway has seen."""
+
+    model_config = ConfigDict(frozen=True)
+
+    host: str
+    sessions: int
+    observed_at: datetime
+
+
 class RoomState(BaseModel):
-    """The pool's view of one account and model: its latest reading, and since the last start."""
+    """The pool's view of one account and model: what the API said, and how many it carries."""
 
     model_config = ConfigDict(frozen=True)
 
@@ -85,10 +100,12 @@ class RoomState(BaseModel):
     """Model id."""
     latest: RoomReading | None = None
     """The newest reading from any host."""
-    since_start: RoomReading | None = None
-    """The first reading observed after the last session started: what the API said
-    before that session could weigh on it, set against ``latest`` to see the trend."""
-    last_start: datetime | None = None
-    """When the pool last leased a slot on this account for this model."""
-    unanswered: int = Field(default=0, ge=0)
-    """Sessions started since the newest reading: the API has not weighed them yet."""
+    allowed: int = Field(default=2, ge=1)
+    """Sessions at once the API has shown it carries (the pool starts no more): two at
+    first, one more each time what is left holds up, fewer when it runs low."""
+    changed_at: datetime | None = None
+    """When ``allowed`` last changed (or the first session started)."""
+    base: RoomReading | None = None
+    """The newest reading when ``allowed`` last changed: the trend is measured from it."""
+    weighed: tuple[Weighed, ...] = ()
+    """Each host's newest count of the sessions the API has seen."""
