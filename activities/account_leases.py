@@ -37,7 +37,7 @@ from durabench.accounts.pool_wire import (
     pool_workflow_id,
 )
 from durabench.errors import AccountError
-from durabench.gateway.room_book import read_rooms
+from durabench.gateway import read_rooms
 from durabench.models.accounts import (
     AccountHealth,
     AwaitLeaseInput,

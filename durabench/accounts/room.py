@@ -40,6 +40,7 @@ __all__ = [
     "decide",
     "left",
     "merged",
+    "room_line",
     "started",
     "weighed",
 ]
@@ -192,3 +193,20 @@ def started(
         state = state.model_copy(update={"changed_at": now, "base": state.latest})
     by_key[(account, model)] = state
     return tuple(by_key[k] for k in sorted(by_key))
+
+
+def room_line(room: RoomState) -> str:
+    """One line of ``accounts status``: what the API last said, and how many may run."""
+    head = f"{room.account} · {room.model}: {room.allowed} at once"
+    latest = room.latest
+    if latest is None:
+        return head
+    kinds = (
+        ("requests", latest.requests),
+        ("input tokens", latest.input_tokens),
+        ("output tokens", latest.output_tokens),
+    )
+    said = [f"{b.remaining:,} of {b.limit:,} {kind}" for kind, b in kinds if b is not None]
+    full = f", full until {latest.full_until:%H:%M:%S} UTC" if latest.full_until else ""
+    when = f"{latest.observed_at:%H:%M:%S} UTC"
+    return f"{head}; the API said {', '.join(said) or 'a 429'} left a minute{full} ({when})"

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
-from durabench.accounts import Pool
+from durabench.accounts import Pool, room_line
 from durabench.accounts.room import weighed
 from durabench.models.accounts import (
     LeaseGrant,
@@ -175,3 +175,12 @@ def test_every_hosts_count_of_sessions_is_summed_while_fresh() -> None:
     (room,) = pool.rooms()
     assert weighed(room, T0 + timedelta(seconds=30)) == 5
     assert weighed(room, T0 + timedelta(seconds=61)) == 0  # a minute old: not counted
+
+
+def test_accounts_status_says_what_the_api_said_and_how_many_may_run() -> None:
+    pool = _pool("a")
+    pool.take_rooms([_said("a", 5, 12)])
+    assert room_line(pool.rooms()[0]) == (
+        "a · claude-haiku-4-5: 2 at once; the API said 12 of 30 requests left a minute "
+        "(11:00:05 UTC)"
+    )
