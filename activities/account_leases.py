@@ -60,6 +60,8 @@ __all__ = [
     "sync_pool",
 ]
 
+ROOMS_CARRIED = 32
+"""Readings of the host's gateway a lease or release carries to the pool at most."""
 _ANSWER_S = 10.0
 """How long a pool update or query may wait for a worker to answer."""
 
@@ -183,7 +185,8 @@ class AccountActivities:
             ApplicationError: the pool is not running (retried: a sync starts it).
         """
         try:
-            return await self.pool.lease(req.model_copy(update={"rooms": await self._rooms()}))
+            rooms = await self._rooms(req.model) if req.model else ()
+            return await self.pool.lease(req.model_copy(update={"rooms": rooms}))
         except WorkflowUpdateFailedError as exc:
             cause = exc.cause
             if isinstance(cause, ApplicationError) and cause.type in _UNANSWERED:
@@ -225,10 +228,16 @@ class AccountActivities:
                 raise
             activity.logger.warning("%s: lease %s not released", _NOT_RUNNING, req.lease_id)
 
-    async def _rooms(self) -> tuple[RoomReading, ...]:
-        """What this host's gateway last read of the accounts' rate limits (:mod:`.room_book`)."""
+    async def _rooms(self, model: str | None = None) -> tuple[RoomReading, ...]:
+        """What this host's gateway last read of the accounts' rate limits, newest first.
+
+        Of ``model`` only, when given; at most :data:`ROOMS_CARRIED`, as every reading
+        carried is kept in the pool's history.
+        """
         now = datetime.fromtimestamp(time.time(), tz=UTC)
-        return await asyncio.to_thread(read_rooms, self.gateway_root, now)
+        readings = await asyncio.to_thread(read_rooms, self.gateway_root, now)
+        mine = [r for r in readings if model is None or r.model == model]
+        return tuple(sorted(mine, key=lambda r: r.observed_at, reverse=True)[:ROOMS_CARRIED])
 
     @activity.defn(name="vanished_holders")
     @scrubbed
