@@ -37,6 +37,7 @@ from durabench.accounts.pool_wire import (
     pool_workflow_id,
 )
 from durabench.errors import AccountError
+from durabench.gateway import read_rooms
 from durabench.models.accounts import (
     AccountHealth,
     AwaitLeaseInput,
@@ -47,6 +48,7 @@ from durabench.models.accounts import (
     ReleaseRequest,
     VanishedInput,
 )
+from durabench.models.room import RoomReading
 from durabench.settings.values import Settings
 
 __all__ = [
@@ -58,6 +60,8 @@ __all__ = [
     "sync_pool",
 ]
 
+ROOMS_CARRIED = 32
+"""Readings of the host's gateway a lease or release carries to the pool at most."""
 _ANSWER_S = 10.0
 """How long a pool update or query may wait for a worker to answer."""
 
@@ -169,6 +173,7 @@ class AccountActivities:
         self.client = client
         self.pool = PoolHandle(client.get_workflow_handle(pool_workflow_id(settings.task_queue)))
         self.secrets = KnownSecrets(settings.accounts_file)
+        self.gateway_root = settings.home / "gateway"
 
     @activity.defn(name="lease_account")
     @scrubbed
@@ -180,7 +185,8 @@ class AccountActivities:
             ApplicationError: the pool is not running (retried: a sync starts it).
         """
         try:
-            return await self.pool.lease(req)
+            rooms = await self._rooms(req.model) if req.model else ()
+            return await self.pool.lease(req.model_copy(update={"rooms": rooms}))
         except WorkflowUpdateFailedError as exc:
             cause = exc.cause
             if isinstance(cause, ApplicationError) and cause.type in _UNANSWERED:
@@ -207,20 +213,31 @@ class AccountActivities:
             if grant.lease is not None or not grant.busy or time.monotonic() >= deadline:
                 return grant
             pause = min(wait, data.max_poll_sec) * random.uniform(0.5, 1.5)  # noqa: S311
-            async with heartbeating(f"every slot in use: asking again in {pause:.0f} s"):
+            async with heartbeating(f"{grant.why[:200]}: asking again in {pause:.0f} s"):
                 await asyncio.sleep(min(pause, max(deadline - time.monotonic(), 0.0)))
-            wait *= 2
+            wait = data.poll_sec if grant.room else wait * 2  # room comes back by itself
 
     @activity.defn(name="release_account")
     @scrubbed
     async def release_account(self, req: ReleaseRequest) -> None:
         """Give a slot back; a pool that is gone has nothing left to release."""
         try:
-            await self.pool.release(req)
+            await self.pool.release(req.model_copy(update={"rooms": await self._rooms()}))
         except RPCError as exc:
             if exc.status != RPCStatusCode.NOT_FOUND:
                 raise
             activity.logger.warning("%s: lease %s not released", _NOT_RUNNING, req.lease_id)
+
+    async def _rooms(self, model: str | None = None) -> tuple[RoomReading, ...]:
+        """What this host's gateway last read of the accounts' rate limits, newest first.
+
+        Of ``model`` only, when given; at most :data:`ROOMS_CARRIED`, as every reading
+        carried is kept in the pool's history.
+        """
+        now = datetime.fromtimestamp(time.time(), tz=UTC)
+        readings = await asyncio.to_thread(read_rooms, self.gateway_root, now)
+        mine = [r for r in readings if model is None or r.model == model]
+        return tuple(sorted(mine, key=lambda r: r.observed_at, reverse=True)[:ROOMS_CARRIED])
 
     @activity.defn(name="vanished_holders")
     @scrubbed

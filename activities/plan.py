@@ -25,6 +25,7 @@ from durabench.attempt.inputs import check_task_dir, task_roots
 from durabench.errors import AccountError, DurabenchError, ServiceAuthError, non_retryable_names
 from durabench.lock_file import lock_digest
 from durabench.models.accounts import AccountHealth
+from durabench.models.room import RoomState
 from durabench.models.run import Approval, PlanSummary, RunPlan, RunRequest
 from durabench.models.suite_run import PlanPage, PlanPageInput, RecordRunInput
 from durabench.planning.parallelism import USABLE_STATES, with_parallelism
@@ -73,7 +74,7 @@ class PlanActivities:
         listed = None
         if request.service is not None:
             listed = await self._ask_service(request, request.service)
-        lines, accounts = await self._accounts(request.agent.name)
+        lines, accounts, rooms = await self._accounts(request.agent.name)
         hosts = await hosts_polling(self.client, self.settings)
         if request.rerun_of is not None:  # the run to repeat may have run on other hosts
             await asyncio.to_thread(pulled, self.settings, request.rerun_of)
@@ -81,7 +82,7 @@ class PlanActivities:
             # counterparts may have been made on other hosts: every run's plan and results
             await asyncio.to_thread(open_store(self.settings).pull_index, self.settings.runs_dir)
         plan = await asyncio.to_thread(self._plan, request, listed, accounts)
-        plan = with_parallelism(plan, lines, hosts, self.settings, self.settings.sandbox)
+        plan = with_parallelism(plan, lines, hosts, self.settings, self.settings.sandbox, rooms)
         if plan.request.service is not None:  # as planned: with a dataset file's name
             async with ServiceClient.for_target(plan.request.service) as client:
                 await check_service(client, plan.request.service, request.run_id)
@@ -112,18 +113,22 @@ class PlanActivities:
                     "tasks in a file with --dataset-file"
                 ) from None  # the message carries the service's answer
 
-    async def _accounts(self, agent: str) -> tuple[list[AccountHealth], dict[str, object]]:
+    async def _accounts(
+        self, agent: str
+    ) -> tuple[list[AccountHealth], dict[str, object], tuple[RoomState, ...]]:
         """Sync the account pool; the agent's accounts and usable slots (none ready: refuse).
+
+        And what the API's headers last said of the accounts' limits (the pool's rooms).
 
         Raises:
             AccountError: accounts are listed for the agent and none is ready.
         """
         if self.client is None:
-            return [], {}
+            return [], {}, ()
         state = await sync_pool(self.client, self.settings)
         lines = [h for h in account_health(state) if h.agent == agent] if state else []
-        if not lines:
-            return [], {}
+        if not lines or state is None:
+            return [], {}, ()
         ready = [h for h in lines if h.state in USABLE_STATES]
         note = f"{len(ready)} of {len(lines)} {agent} accounts ready"
         others = [_why(h) for h in lines if h not in ready or h.detail]  # blocked, low
@@ -133,7 +138,8 @@ class PlanActivities:
                 f"no {agent} account is ready: {'; '.join(others)}. See `python -m starter "
                 f"accounts status`; fix {self.settings.accounts_file} or its secrets, or wait"
             )
-        return lines, {"account_slots": sum(h.slots for h in ready), "accounts_note": note}
+        slots = {"account_slots": sum(h.slots for h in ready), "accounts_note": note}
+        return lines, slots, state.rooms
 
     def _plan(
         self,

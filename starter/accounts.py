@@ -14,7 +14,7 @@ from rich.table import Table
 from temporalio.client import Client
 
 from activities.account_leases import PoolUnanswered, account_health, pool_snapshot, sync_pool
-from durabench.accounts import load_accounts, pool_accounts
+from durabench.accounts import load_accounts, pool_accounts, room_line
 from durabench.errors import ConfigError
 from durabench.models.accounts import AccountHealth, PoolState
 from durabench.settings.values import Settings
@@ -46,6 +46,8 @@ def _table(lines: tuple[AccountHealth, ...], state: PoolState) -> Table:
         )
     for lease in state.leases:
         table.caption = (table.caption or "") + f"\n{lease.account_id}: {lease.label}"
+    for room in state.rooms:
+        table.caption = (table.caption or "") + f"\n{room_line(room)}"
     return table
 
 

@@ -25,7 +25,9 @@ from temporalio.workflow import ParentClosePolicy
 
 with workflow.unsafe.imports_passed_through():
     from activities import AccountActivities
+    from durabench.agents import agent_class
     from durabench.models.accounts import (
+        STATING_APIS,
         AwaitLeaseInput,
         Lease,
         LeaseGrant,
@@ -232,8 +234,11 @@ class PairedTaskWorkflow:
         """
         info = workflow.info()
         label = f"{ref.task.task_id} · {ref.lane} · attempt {ref.attempt}"
+        api = agent_class(ref.agent.name).model_api
         req = LeaseRequest(
             agent=ref.agent.name,
+            model=ref.agent.model if api else "",
+            paced=api in STATING_APIS,
             holder_workflow_id=info.workflow_id,
             holder_run_id=info.run_id,
             label=label,

@@ -10,6 +10,7 @@ from durabench.accounts.file import (
     secret_of,
 )
 from durabench.accounts.pool import TOKEN_LOW, Pool
+from durabench.accounts.room import room_line
 
 __all__ = [
     "TOKEN_LOW",
@@ -20,5 +21,6 @@ __all__ = [
     "find_account",
     "load_accounts",
     "pool_accounts",
+    "room_line",
     "secret_of",
 ]

@@ -10,8 +10,9 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterable
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 
+from durabench.accounts.room import decide, merged, started
 from durabench.models.accounts import (
     AccountHealth,
     Cooldown,
@@ -22,11 +23,21 @@ from durabench.models.accounts import (
     PoolState,
     ReleaseRequest,
 )
+from durabench.models.room import RoomReading, RoomState
 
 __all__ = ["TOKEN_LOW", "Pool"]
 
 TOKEN_LOW = timedelta(minutes=90)
 """A token expiring within this is ``token-low``: still used, but worth renewing."""
+
+
+ROOM_KEPT = timedelta(hours=1)
+"""What the API said of an account this long ago is forgotten (its limits are whole again)."""
+
+
+def _last_news(room: RoomState) -> datetime:
+    times = [t for t in (room.changed_at, room.latest.observed_at if room.latest else None) if t]
+    return max(times) if times else datetime.min.replace(tzinfo=UTC)
 
 
 class Pool:
@@ -90,15 +101,20 @@ class Pool:
     def grant(self, req: LeaseRequest, lease_id: str, now: datetime) -> LeaseGrant:
         """A lease on the account of ``req.agent`` with the most free slots, or why not.
 
-        A lease of id ``lease_id`` that is held already is returned as it is.
+        A lease of id ``lease_id`` that is held already is returned as it is. An
+        attempt that calls a model gets a slot only on an account the API says has room
+        for one more session of it (:mod:`durabench.accounts.room`).
         """
+        self.take_rooms(req.rooms)
         held = next((x for x in self.state.leases if x.lease_id == lease_id), None)
         if held is not None:
             return LeaseGrant(lease=held)
         lines = [h for h in self.health(now) if h.agent == req.agent]
         usable = [h for h in lines if h.state in ("ready", "token-low")]
-        if usable:
-            best = max(usable, key=lambda h: (h.slots - h.leased, h.id))
+        full = {h.id: self._full(h.id, req.model, now, req.paced) for h in usable}
+        roomy = [h for h in usable if full[h.id] is None]
+        if roomy:
+            best = max(roomy, key=lambda h: (h.slots - h.leased, h.id))
             lease = Lease(
                 lease_id=lease_id,
                 account_id=best.id,
@@ -106,10 +122,44 @@ class Pool:
                 holder_run_id=req.holder_run_id,
                 label=req.label,
                 granted_at=now,
+                model=req.model,
             )
-            self.state = self.state.model_copy(update={"leases": (*self.state.leases, lease)})
+            rooms = started(self.state.rooms, best.id, req.model, now) if req.model else None
+            update = {"leases": (*self.state.leases, lease), "rooms": rooms or self.state.rooms}
+            self.state = self.state.model_copy(update=update)
             return LeaseGrant(lease=lease)
+        if usable:
+            whys = "; ".join(str(full[h.id]) for h in usable)
+            return LeaseGrant(busy=True, room=True, why=f"no room for a new session: {whys}")
         return self._refusal(req.agent, lines)
+
+    def _full(self, account_id: str, model: str, now: datetime, paced: bool) -> str | None:
+        """Why the API leaves no room on the account for a new session of ``model``.
+
+        Asking may change how many the account and model are allowed (:func:`decide`).
+        """
+        if not model:
+            return None
+        rooms = {(r.account, r.model): r for r in self.state.rooms}
+        state = rooms.get((account_id, model)) or RoomState(account=account_id, model=model)
+        running = sum(
+            1 for x in self.state.leases if (x.account_id, x.model) == (account_id, model)
+        )
+        settle = timedelta(seconds=self.state.room_settle_sec)
+        state, shut = decide(state, running, now, settle, paced)
+        rooms[(account_id, model)] = state
+        self.state = self.state.model_copy(update={"rooms": tuple(rooms[k] for k in sorted(rooms))})
+        return shut.why if shut is not None else None
+
+    def take_rooms(self, readings: Iterable[RoomReading]) -> None:
+        """Take in what a host's gateway read of its accounts' rate limits."""
+        readings = tuple(readings)
+        if readings:
+            self.state = self.state.model_copy(update={"rooms": merged(self.state.rooms, readings)})
+
+    def rooms(self) -> tuple[RoomState, ...]:
+        """What the API last said of each account's rate limits, by model."""
+        return self.state.rooms
 
     @staticmethod
     def _refusal(agent: str, lines: list[AccountHealth]) -> LeaseGrant:
@@ -135,6 +185,7 @@ class Pool:
 
     def release(self, req: ReleaseRequest, now: datetime) -> Lease | None:
         """End a lease (an unknown id is one already ended); cool its account if asked."""
+        self.take_rooms(req.rooms)
         lease = next((x for x in self.state.leases if x.lease_id == req.lease_id), None)
         if lease is None:
             return None
@@ -167,7 +218,8 @@ class Pool:
     def forget_cooldowns(self, now: datetime) -> None:
         """Drop cooldowns that are over, so carried state stays small."""
         kept = tuple(c for c in self.state.cooldowns if c.until > now)
-        self.state = self.state.model_copy(update={"cooldowns": kept})
+        rooms = tuple(r for r in self.state.rooms if _last_news(r) > now - ROOM_KEPT)
+        self.state = self.state.model_copy(update={"cooldowns": kept, "rooms": rooms})
 
     def _leased(self) -> Counter[str]:
         return Counter(x.account_id for x in self.state.leases)

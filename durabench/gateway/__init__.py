@@ -11,6 +11,7 @@ from durabench.gateway.meter import ResponseMeter, ResponseUsage
 from durabench.gateway.model_gateway import ModelGateway
 from durabench.gateway.network import ensure_gateway_network
 from durabench.gateway.providers import PROVIDERS, Provider
+from durabench.gateway.room_book import read_rooms
 
 __all__ = [
     "PROVIDERS",
@@ -25,4 +26,5 @@ __all__ = [
     "ResponseUsage",
     "ensure_gateway_network",
     "read_ledger",
+    "read_rooms",
 ]

@@ -53,6 +53,7 @@ from durabench.gateway.request import (
     Receive,
 )
 from durabench.gateway.revocation import RevokedRequests
+from durabench.gateway.room_book import RoomBook
 from durabench.gateway.turned_away import record_malformed, record_overloaded
 from durabench.gateway.upstream import UpstreamClients
 
@@ -95,6 +96,7 @@ class GatewayApp:
         self.bodies = BodyBytes()
         self.revoked = RevokedRequests(store)
         self.shares = RateShares(LiveAttempts(store))
+        self.rooms = RoomBook(store)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         """One request: ``/healthz``, ``/mcp/...`` or ``/<provider>/...``."""
@@ -195,6 +197,7 @@ class GatewayApp:
                 f"it may use {allowed_models}",
             )
         place(self.shares, grant, req)
+        self.rooms.watch(grant, req)
         if not route.priced or grant.budget_tokens is None:
             return None
         worst = worst_case(grant.provider, req.doc, len(req.body))

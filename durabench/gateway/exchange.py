@@ -118,6 +118,9 @@ def _settle(
     refused = CANCELLED if cancelled else UPSTREAM_CUT if cut else ""
     if req.on_answer is not None:
         req.on_answer(response.headers)
+    if req.on_room is not None:
+        delay = meter.retry_delay if meter is not None else ""
+        req.on_room(response.status_code, response.headers, usage.error, delay)
     req.record(
         response.status_code,
         usage=usage,

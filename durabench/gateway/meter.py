@@ -66,6 +66,8 @@ class ResponseMeter:
         self.unreadable = False
         """Part of the answer was too large to read (a JSON body past the limit, an event
         line past its cap): whether it ended cannot be told, and its size was the request's."""
+        self.retry_delay = ""
+        """How long a Gemini quota error's ``RetryInfo`` said to wait (``"26s"``), if any."""
 
     def feed(self, chunk: bytes) -> None:
         """Take the next piece of the body."""
@@ -106,6 +108,8 @@ class ResponseMeter:
         if not isinstance(doc, dict):
             return
         found = {"anthropic": _anthropic, "openai": _openai, "gemini": _gemini}[self.provider](doc)
+        if self.provider == "gemini":
+            self.retry_delay = _retry_delay(doc) or self.retry_delay
         self._fields |= {k: v for k, v in found.items() if v not in (None, "")}
 
 
@@ -190,3 +194,14 @@ def _gemini(doc: dict[str, Any]) -> dict[str, Any]:
         )
         found |= {"input": max(0, prompt - cached), "output": out, "cache_read": cached}
     return found
+
+
+def _retry_delay(doc: dict[str, Any]) -> str:
+    """The ``retryDelay`` of a Gemini error's ``RetryInfo`` detail, as written (bounded)."""
+    error = doc.get("error")
+    details = error.get("details") if isinstance(error, dict) else None
+    for item in details if isinstance(details, list) else ():
+        delay = item.get("retryDelay") if isinstance(item, dict) else None
+        if isinstance(delay, str) and len(delay) <= 32:
+            return delay
+    return ""

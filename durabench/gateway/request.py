@@ -35,11 +35,14 @@ __all__ = [
     "BodyIncomplete",
     "BodyTooLarge",
     "BodyTooSlow",
+    "RoomHook",
     "parse_document",
     "read_body",
 ]
 
 Receive = Callable[[], Awaitable[MutableMapping[str, Any]]]
+RoomHook = Callable[[int, Mapping[str, str], str, str], None]
+"""Called with an answer's status, headers, body error type and Gemini ``retryDelay``."""
 
 MAX_REQUEST_BYTES = 32 << 20
 """A request body past this is refused: the APIs take no larger request."""
@@ -176,6 +179,9 @@ class AgentRequest:
         """It was past that share (:mod:`.rate_share`)."""
         self.on_answer: Callable[[Mapping[str, str]], None] | None = None
         """Called with the API's answer's headers before the ledger line is written."""
+        self.on_room: RoomHook | None = None
+        """Called with the answer's status, headers, the error its body named and a
+        Gemini ``retryDelay``: what it said of the account's rate limits (:mod:`.room_book`)."""
         self.rpc: RpcCall = NO_CALL
         """The JSON-RPC call an MCP request makes (read from its body once taken)."""
         self.started = time.time()

@@ -13,7 +13,10 @@ from typing import Literal
 
 from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, model_validator
 
+from durabench.models.room import STATING_APIS, RoomReading, RoomState
+
 __all__ = [
+    "STATING_APIS",
     "AccountHealth",
     "AccountSpec",
     "AccountState",
@@ -128,6 +131,8 @@ class Lease(BaseModel):
     """What the slot is used for (task, lane, attempt), for ``accounts status``."""
     granted_at: datetime
     """When it was granted."""
+    model: str = ""
+    """The model the attempt calls (``""``: none), whose room on the account it took."""
 
 
 class Cooldown(BaseModel):
@@ -158,6 +163,14 @@ class LeaseRequest(BaseModel):
     lease_id: str = ""
     """Id the lease gets, chosen by the holder: asking again with it (a retried activity
     whose answer was lost) returns the same lease instead of a second one."""
+    model: str = ""
+    """The model the attempt calls (``""``: none): a slot is leased only while the API
+    says the account has room for it (:mod:`durabench.accounts.room`)."""
+    paced: bool = False
+    """The model's API states its room on every answer (:data:`STATING_APIS`): a new
+    session waits for the API to answer the last one started on the account."""
+    rooms: tuple[RoomReading, ...] = ()
+    """What the asking host's gateway last read of its accounts' rate limits."""
 
 
 class LeaseGrant(BaseModel):
@@ -173,6 +186,8 @@ class LeaseGrant(BaseModel):
     """Every slot is in use: one frees up when an attempt ends, so ask again soon."""
     why: str = ""
     """Why no lease was granted."""
+    room: bool = False
+    """No slot for want of room the API states: ask again soon, without backing off."""
 
 
 class AwaitLeaseInput(BaseModel):
@@ -200,6 +215,8 @@ class ReleaseRequest(BaseModel):
     """When the attempt hit the account's usage cap: the time the cap resets."""
     cause: str = ""
     """What the attempt ended as, for the cooldown's record."""
+    rooms: tuple[RoomReading, ...] = ()
+    """What the releasing host's gateway last read of its accounts' rate limits."""
 
 
 class PoolState(BaseModel):
@@ -213,6 +230,11 @@ class PoolState(BaseModel):
     """Leases held."""
     cooldowns: tuple[Cooldown, ...] = ()
     """Accounts cooling after a usage cap."""
+    rooms: tuple[RoomState, ...] = ()
+    """What the API last said is left of each account's rate limits, by model."""
+    room_settle_sec: float = Field(default=15.0, ge=0)
+    """Below the high mark, how long a new session's weight is watched before the next
+    starts on the same account and model (:mod:`durabench.accounts.room`)."""
     reap_every_sec: float = Field(default=300.0, gt=0)
     """How often leases are checked for holders that ended without releasing them."""
     max_history_events: int = Field(default=10_000, ge=100)

@@ -6,8 +6,11 @@ Three sources each bound the pairs in flight, and the plan takes the least:
   (not cooling, not blocked); every running arm holds one;
 * **sandboxes**: what the sandbox backend admits at once
   (:func:`~durabench.sandbox.admission.admitted_sandboxes`); every running arm holds one;
-* **rate limits**: the model's requests and input tokens per minute
-  (:mod:`durabench.agents.llm_rate_limits`), over what one session is assumed to send.
+* **rate limits**: the model's requests and input tokens per minute, over what one
+  session is assumed to send: as the API's own headers stated them to the gateway
+  (:func:`stated_limit`, from the pool's readings), else the first guess of a table
+  (:mod:`durabench.agents.llm_rate_limits`). Once the run starts, the account pool starts
+  sessions as the API says there is room (:mod:`durabench.accounts.room`).
 
 Each source's number is in sessions (or sandboxes); a pair runs one per lane, so pairs
 are that number over the lanes, at least one (a lone slot still runs pairs, one arm at a
@@ -23,9 +26,11 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from durabench.agents import agent_class
+from durabench.agents.llm_ids import served_model_matches
 from durabench.agents.llm_rate_limits import rate_limit_of
 from durabench.models.accounts import AccountHealth, AccountState
 from durabench.models.parallelism import ModelRateLimit, ParallelBound, Parallelism
+from durabench.models.room import RoomState
 from durabench.models.run import DEFAULT_PARALLEL, RunPlan
 from durabench.sandbox.admission import Admission, AdmissionFacts, admitted_sandboxes
 from durabench.settings.values import Settings
@@ -37,6 +42,7 @@ __all__ = [
     "over_bound_warnings",
     "rate_limit_bound",
     "sandboxes_bound",
+    "stated_limit",
     "with_parallelism",
 ]
 
@@ -46,7 +52,7 @@ USABLE_STATES: tuple[AccountState, ...] = ("ready", "token-low", "busy")
 _WAIT = {
     "accounts": "arms past it wait for an account slot",
     "sandboxes": "attempts past it wait for a host with room",
-    "rate limits": "sessions past it may be rate-limited (infra_rate_limit, retried)",
+    "rate limits": "on accounts, sessions past it wait for the API to say there is room",
 }
 
 
@@ -84,24 +90,59 @@ def sandboxes_bound(admission: Admission, lanes: int) -> ParallelBound:
     )
 
 
+def stated_limit(
+    rooms: Sequence[RoomState], accounts: Sequence[str], model: str
+) -> tuple[ModelRateLimit, str] | None:
+    """The least limits the API's headers stated for ``model`` on one of ``accounts``.
+
+    With where they were read; ``None`` when no reading states both requests and input
+    tokens. The least, as the accounts may share one organization's limits.
+    """
+    stated = [
+        (ModelRateLimit(rpm=r.latest.requests.limit, tpm=r.latest.input_tokens.limit), r)
+        for r in rooms
+        if r.account in accounts
+        and (served_model_matches(model, r.model) or served_model_matches(r.model, model))
+        and r.latest is not None
+        and r.latest.requests is not None
+        and r.latest.input_tokens is not None
+    ]
+    if not stated:
+        return None
+    limit, room = min(stated, key=lambda s: (s[0].rpm, s[0].tpm, s[1].account))
+    seen = room.latest.observed_at if room.latest else None
+    return limit, f"stated by the API for account {room.account} at {seen:%H:%M} UTC"
+
+
 def rate_limit_bound(
     model: str | None,
     lanes: int,
     overrides: Mapping[str, ModelRateLimit],
     session: ModelRateLimit,
+    stated: tuple[ModelRateLimit, str] | None = None,
 ) -> ParallelBound:
     """Pairs the model's rate limits carry, a session sending what ``session`` says.
 
-    ``model``: ``None`` for an agent that calls no model. The limits are taken to be one
-    organization's, shared by every account of the run (the cautious reading).
+    ``model``: ``None`` for an agent that calls no model. ``stated``: the limits the API's
+    headers stated (:func:`stated_limit`), which win over the table's first guess. The
+    limits are taken to be one organization's, shared by every account of the run (the
+    cautious reading).
     """
     if model is None:
         return ParallelBound(source="rate limits", pairs=None, detail="the agent calls no model")
-    limit = rate_limit_of(model, overrides)
+    limit = stated[0] if stated else rate_limit_of(model, overrides)
     if limit is None:
-        detail = f"no known rate limits of {model}; DURABENCH_MODEL_RATE_LIMITS can name them"
+        detail = (
+            f"no known rate limits of {model}; DURABENCH_MODEL_RATE_LIMITS can name them "
+            "(the run still follows what the API's headers say is left)"
+        )
         return ParallelBound(source="rate limits", pairs=None, detail=detail)
-    where = "DURABENCH_MODEL_RATE_LIMITS" if rate_limit_of(model, {}) != limit else "known"
+    if stated:
+        where = stated[1]
+    elif rate_limit_of(model, {}) != limit:
+        where = "first guess: DURABENCH_MODEL_RATE_LIMITS"
+    else:
+        where = "first guess: published limits"
     by_requests, by_tokens = limit.rpm // session.rpm, limit.tpm // session.tpm
     sessions = min(by_requests, by_tokens)
     detail = (
@@ -109,7 +150,8 @@ def rate_limit_bound(
         f"sessions, {limit.tpm:,} tokens/min ÷ {session.tpm:,} = {by_tokens:,}, "
         f"{_per_pair(lanes)} (assumed: a session sends at most {session.rpm:,} requests and "
         f"{session.tpm:,} input tokens a minute, DURABENCH_SESSION_RPM and _TPM; the run's "
-        "accounts share one organization's limits)"
+        "accounts share one organization's limits; once running, sessions start as the "
+        "API's headers say there is room)"
     )
     return ParallelBound(source="rate limits", pairs=_pairs(sessions, lanes), detail=detail)
 
@@ -148,16 +190,20 @@ def with_parallelism(
     hosts: Sequence[str],
     settings: Settings,
     backend: str,
+    rooms: Sequence[RoomState] = (),
 ) -> RunPlan:
     """``plan`` with its parallel slots derived (or its ``--parallel`` checked against them).
 
     ``accounts``: the health of the pool's accounts now; ``hosts``: the worker hosts seen
-    polling; ``backend``: the sandbox backend the attempts run on.
+    polling; ``backend``: the sandbox backend the attempts run on; ``rooms``: what the
+    API's headers last said of the accounts' limits (the pool's readings).
     """
     lanes, request = len(plan.lanes), plan.request
     calls_model = agent_class(request.agent.name).model_api is not None
     session = ModelRateLimit(rpm=settings.session_rpm, tpm=settings.session_tpm)
     admission = admitted_sandboxes(backend, AdmissionFacts(settings, hosts))
+    mine = [a.id for a in accounts if a.agent == request.agent.name]
+    stated = stated_limit(rooms, mine, request.agent.model) if calls_model else None
     bounds = (
         accounts_bound(accounts, request.agent.name, lanes),
         sandboxes_bound(admission, lanes),
@@ -166,6 +212,7 @@ def with_parallelism(
             lanes,
             settings.model_rate_limits,
             session,
+            stated,
         ),
     )
     parallelism = choose_parallel(bounds, request.parallel)

@@ -78,7 +78,7 @@ def test_rate_limits_become_sessions_by_the_stated_assumption() -> None:
     # 4,000 rpm / 10 = 400 sessions; 2,000,000 tpm / 100,000 = 20 sessions: 20 over 2 lanes
     assert bound.pairs == 10
     assert "(assumed: a session sends at most 10 requests" in bound.detail
-    assert "(known)" in bound.detail
+    assert "(first guess: published limits)" in bound.detail
     few = rate_limit_bound("gemini-2.5-pro", 1, {}, ModelRateLimit(rpm=50, tpm=1))
     assert few.pairs == 3  # 150 rpm / 50: the requests bind here
 

@@ -135,8 +135,8 @@ async def test_the_plan_shows_how_its_parallel_slots_were_derived(
         "4 pairs: 8 sandboxes: host host-p admits 8 (DURABENCH_MAX_SANDBOXES), ÷ 2 lanes a pair"
     )
     assert rows["from rate limits"].startswith(
-        "20 pairs: claude-haiku-4-5 (known): 4,000 requests/min ÷ 10 = 400 sessions, "
-        "4,000,000 tokens/min ÷ 100,000 = 40, ÷ 2 lanes a pair (assumed: "
+        "20 pairs: claude-haiku-4-5 (first guess: published limits): 4,000 requests/min "
+        "÷ 10 = 400 sessions, 4,000,000 tokens/min ÷ 100,000 = 40, ÷ 2 lanes a pair (assumed: "
     )
     # set-parallel changes the derived number live, as it changes a given one.
     proc = await starter_async(planner, "set-parallel", run_id, "3")
