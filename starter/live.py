@@ -129,7 +129,22 @@ async def follow(
                 said = shown(exc.message[:80])
                 live.update(f"waiting for Temporal or a worker to answer ({said})")
             await asyncio.wait({result}, timeout=every_s)
+        live.update(await _last_frame(handle, result.result()))
     return result.result()
+
+
+async def _last_frame(
+    handle: WorkflowHandle[Any, RunOutcome], outcome: RunOutcome
+) -> RenderableType:
+    """The frame left above the summary: the run as it ended, never a look from before.
+
+    The run's own answer after its end when a worker gives one, else the outcome's status.
+    """
+    try:
+        p = await run_progress(handle, _QUERY_TIMEOUT)
+    except RPCError:
+        return f"[bold]{shown(outcome.run_id)}[/] {shown(outcome.status)}"
+    return progress_view(p.model_copy(update={"running": ()}), [], _now())
 
 
 async def _follow_lines(

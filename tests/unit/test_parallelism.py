@@ -166,13 +166,15 @@ def _summary(parallel: int | None, parallelism: Parallelism | None) -> PlanSumma
 
 def test_the_plan_rows_say_where_the_number_came_from() -> None:
     older = parallel_rows(_summary(3, None))  # a plan from before derivations
-    assert [(r.key, r.value) for r in older] == [("parallel slots", "3")]
+    assert [(r.key, r.value) for r in older] == [
+        ("parallel slots", "3; 1 task: at most 1 pair at once")
+    ]
     default = parallel_rows(_summary(None, choose_parallel(_bounds(None, None, None), None)))
     assert default[0].value.startswith("2 (the default: no source below sets a bound")
     assert [r.value for r in default[1:]] == ["no bound: a", "no bound: s", "no bound: r"]
     given = _summary(5, choose_parallel(_bounds(4, 3, 10), asked=5))
-    assert parallel_rows(given)[0].value == "5 (--parallel; derived: 3)"
-    assert containers_at_once(given) == "at most 10 at once"
+    assert parallel_rows(given)[0].value.startswith("5 (--parallel; derived: 3); 1 task: ")
+    assert containers_at_once(given) == "at most 2 at once"  # one task: one pair of two
 
 
 def test_the_plan_says_which_sandbox_backend_runs_and_its_limits() -> None:
