@@ -14,12 +14,24 @@ _IRREGULAR = {"was": "were", "is": "are", "has": "have", "this": "these"}
 def counted(n: int, noun: str, plural: str | None = None) -> str:
     """``n`` and ``noun``, plural unless ``n`` is one: ``counted(1, "file") == "1 file"``.
 
-    ``plural``: the plural where adding ``s`` is wrong (``"retries"``, ``"matches"``).
+    Thousands are grouped: ``counted(20000, "character") == "20,000 characters"``.
+
+    ``plural``: the plural where English spelling rules give the wrong one.
     """
     if n == 1:
         return f"{n} {noun}"
-    many = plural if plural is not None else _IRREGULAR.get(noun, f"{noun}s")
-    return f"{n} {many}"
+    return f"{n:,} {plural if plural is not None else _plural(noun)}"
+
+
+def _plural(noun: str) -> str:
+    """English spelling: ``retry`` → ``retries``, ``sandbox`` → ``sandboxes``, else ``+s``."""
+    if noun in _IRREGULAR:
+        return _IRREGULAR[noun]
+    if noun.endswith(("s", "x", "z", "ch", "sh")):
+        return f"{noun}es"
+    if noun.endswith("y") and noun[-2:-1] not in ("a", "e", "i", "o", "u"):
+        return f"{noun[:-1]}ies"
+    return f"{noun}s"
 
 
 def rounded(x: float, digits: int = 2) -> str:

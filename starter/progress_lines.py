@@ -11,6 +11,7 @@ from datetime import datetime
 
 from durabench.models.pair import PairProgress
 from durabench.models.suite_run import ProgressOutput
+from durabench.wording import counted
 
 __all__ = ["ProgressLines"]
 
@@ -30,7 +31,9 @@ class ProgressLines:
         last, self._last = self._last, p
         out: list[str] = []
         if p.approved_by and (last is None or not last.approved_by):
-            out.append(f"{p.run_id}: approved by {p.approved_by}; {p.total} pairs to run")
+            out.append(
+                f"{p.run_id}: approved by {p.approved_by}; {counted(p.total, 'pair')} to run"
+            )
         phase = [f"{p.run_id}: {p.phase}"] if last is None or last.phase != p.phase else []
         if p.phase in _AFTER_PAIRS:  # the run's end is said after its last pair
             out += _finished(last, p) + phase

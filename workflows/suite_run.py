@@ -467,7 +467,7 @@ class SuiteRunWorkflow:
             ReportInput(run_id=self._run_id, approval=self._approval),
             start_to_close_timeout=timedelta(minutes=10),
             retry_policy=WATCH_RETRY,
-            summary=f"{self._done} pairs: results.json, report.md, report.html",
+            summary=f"results.json, report.md, report.html; pairs done: {self._done}",
         )
         total = self._plan.task_count if self._plan else 0
         measured = self._excluded < total

@@ -22,6 +22,7 @@ from durabench.models.accounts import (
     PoolState,
     ReleaseRequest,
 )
+from durabench.wording import counted
 
 __all__ = ["TOKEN_LOW", "Pool"]
 
@@ -117,7 +118,9 @@ class Pool:
         ends = [h.until for h in lines if h.state == "cooling" and h.until is not None]
         if busy:
             slots = sum(h.slots for h in busy)
-            return LeaseGrant(busy=True, why=f"all {slots} slots of {agent} accounts are in use")
+            return LeaseGrant(
+                busy=True, why=f"all {counted(slots, 'slot')} of {agent} accounts are in use"
+            )
         if ends:
             back = min(ends)
             return LeaseGrant(

@@ -56,6 +56,7 @@ from durabench.classify.metered import (
 )
 from durabench.classify.table import PatternGroup, PatternTable, load_table
 from durabench.models.verdict import ClassifyInput, ExitClass, MeteredUsage, Signals, Verdict
+from durabench.wording import counted
 
 __all__ = ["classify", "parse_transcript", "served_model_matches"]
 
@@ -167,11 +168,12 @@ def _model_class(data: ClassifyInput, facts: TranscriptFacts, table: PatternTabl
     if data.build_failed:
         return (
             "model_build_failure",
-            f"changed {data.files_changed} files; the workspace does not build",
+            f"changed {counted(data.files_changed, 'file')}; the workspace does not build",
         )
     return (
         "completed",
-        f"ended on its own after {data.wall_seconds:.0f} s, {data.files_changed} files changed",
+        f"ended on its own after {data.wall_seconds:.0f} s, "
+        f"{counted(data.files_changed, 'file')} changed",
     )
 
 

@@ -55,6 +55,7 @@ from durabench.gateway.request import (
 from durabench.gateway.revocation import RevokedRequests
 from durabench.gateway.turned_away import record_malformed, record_overloaded
 from durabench.gateway.upstream import UpstreamClients
+from durabench.wording import counted
 
 __all__ = ["GatewayApp", "McpResolver", "SecretResolver"]
 
@@ -205,7 +206,8 @@ class GatewayApp:
                 400,
                 "budget",
                 "invalid_request_error",
-                f"durabench: this attempt's budget of {grant.budget_tokens:,} tokens is spent "
+                "durabench: this attempt's budget of "
+                f"{counted(grant.budget_tokens, 'token')} is spent "
                 f"({spent:,} used, {held:,} held by requests in flight); the attempt ends here",
             )
         return reservation
