@@ -22,7 +22,13 @@ from durabench.models.results import RunResult
 from durabench.models.run import PlanSummary
 from durabench.models.suite_run import ProgressOutput
 from durabench.planning.rows import plan_rows
-from durabench.results.report import cell_text, comparison_lines, headline, service_score
+from durabench.results.report import (
+    cell_text,
+    comparison_lines,
+    cost_text,
+    headline,
+    service_score,
+)
 from durabench.settings.values import Settings
 from durabench.text_safety import one_line
 
@@ -193,7 +199,7 @@ def result_tables(result: RunResult) -> list[Table | str]:
             str(tot.attempts),
             f"{tot.input_tokens:,}",
             f"{tot.output_tokens:,}",
-            f"{tot.cost_usd:.2f}",
+            shown(cost_text(tot)),
         )
     out.append(totals)
     out += [

@@ -11,13 +11,14 @@ from collections import Counter
 from collections.abc import Iterable, Mapping
 
 from durabench.models.results import AttemptResult, LaneSummary, RunResult
-from durabench.models.scorecard import Cell, PairedComparison, Scorecard
+from durabench.models.scorecard import Cell, PairedComparison, Scorecard, Totals
 from durabench.results.run_versions import version_lines
 from durabench.text_safety import md_code, md_escape
 
 __all__ = [
     "cell_text",
     "comparison_lines",
+    "cost_text",
     "forgeable_note",
     "headline",
     "render_markdown",
@@ -218,12 +219,19 @@ def totals_table(card: Scorecard) -> tuple[list[str], list[list[str]]]:
             f"{t.input_tokens:,}",
             f"{t.output_tokens:,}",
             f"{t.cache_read_tokens:,}",
-            f"{t.cost_usd:.2f}"
-            + (f" ({t.cost_unreported} unreported)" if t.cost_unreported else ""),
+            cost_text(t),
         ]
         for t in card.totals
     ]
     return header, rows
+
+
+def cost_text(t: Totals) -> str:
+    """A lane's cost: "no model calls" where its agent calls none, never a cost of 0.00."""
+    if t.no_model == t.attempts and t.attempts:
+        return "no model calls"
+    unreported = f" ({t.cost_unreported} unreported)" if t.cost_unreported else ""
+    return f"{t.cost_usd:.2f}{unreported}"
 
 
 def _totals(card: Scorecard) -> list[str]:
