@@ -160,7 +160,9 @@ def progress_line(p: ProgressOutput) -> str:
         excluded += f" (ended without finishing: {', '.join(p.ended_abnormally)})"
     done = f"{p.done}/{p.total} pairs done{excluded}"
     phase = f"{p.phase} (paused)" if p.paused else p.phase
-    return shown(f"{phase}: {done}; attempts: {classes}; in flight: {running}")
+    approved = f"; approved by {p.approved_by}" if p.approved_by else ""
+    approved += f" (note: {p.approval_note})" if p.approved_by and p.approval_note else ""
+    return shown(f"{phase}: {done}; attempts: {classes}; in flight: {running}{approved}")
 
 
 def result_tables(result: RunResult) -> list[Table | str]:

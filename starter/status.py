@@ -19,6 +19,7 @@ from temporalio.service import RPCError
 
 from durabench.models.results import RunResult
 from durabench.models.suite_run import RunOutcome
+from durabench.results.report import note_of
 from durabench.results.store import pulled
 from durabench.settings.values import Settings
 from runtime.client import connect
@@ -109,7 +110,11 @@ async def status_main(
         if settings.results_url:  # the worker's directory is on its host: read the store's
             results = (await asyncio.to_thread(pulled, settings, run_id)).results
         if outcome.results_dir and results.exists():
-            for table in result_tables(RunResult.model_validate_json(results.read_text())):
+            result = RunResult.model_validate_json(results.read_text())
+            if result.approval is not None:
+                approval = f"approved by {result.approval.approver}{note_of(result.approval)}"
+                console.print(shown(approval))
+            for table in result_tables(result):
                 console.print(table)
             console.print(f"Results: {shown(outcome.results_dir)}")
     return state

@@ -11,6 +11,7 @@ from collections import Counter
 from collections.abc import Iterable, Mapping
 
 from durabench.models.results import AttemptResult, LaneSummary, RunResult
+from durabench.models.run import Approval
 from durabench.models.scorecard import Cell, PairedComparison, Scorecard, Totals
 from durabench.results.run_versions import version_lines
 from durabench.text_safety import md_code, md_escape
@@ -21,6 +22,7 @@ __all__ = [
     "cost_text",
     "forgeable_note",
     "headline",
+    "note_of",
     "render_markdown",
     "service_score",
     "signal_names",
@@ -181,7 +183,10 @@ def _header(result: RunResult) -> list[str]:
     ]
     if result.approval is not None:
         when = result.approval.approved_at.isoformat() if result.approval.approved_at else "?"
-        lines.append(f"- approved by {md_escape(result.approval.approver)} at {when}")
+        lines.append(
+            f"- approved by {md_escape(result.approval.approver)} at {when}"
+            + md_escape(note_of(result.approval))
+        )
     if req.service is not None:
         dataset = f", dataset {req.service.dataset}" if req.service.dataset else ""
         graded = f"{req.service.url} ({req.service.api} API{dataset})"
@@ -207,6 +212,11 @@ def _header(result: RunResult) -> list[str]:
     lines += version_lines(result, md_escape)
     said = headline(result)
     return [*lines, "", f"**{said}**"] if said else lines
+
+
+def note_of(approval: Approval) -> str:
+    """The approval's note as it follows who approved: ``" (note: …)"``, or ``""``."""
+    return f" (note: {approval.note})" if approval.note else ""
 
 
 def totals_table(card: Scorecard) -> tuple[list[str], list[list[str]]]:

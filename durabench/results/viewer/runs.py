@@ -15,7 +15,7 @@ from durabench.models.results import AttemptResult, RunResult
 from durabench.models.run import Approval, RunPlan
 from durabench.models.suite_run import RecordRunInput
 from durabench.results.files import build_results, load_results
-from durabench.results.report import cell_text, comparison_lines, totals_table
+from durabench.results.report import cell_text, comparison_lines, note_of, totals_table
 from durabench.results.report_html import headline_html
 from durabench.results.viewer.page import esc, href, page, table
 from durabench.settings.paths import RunPaths
@@ -93,7 +93,8 @@ def _plan(result: RunResult) -> list[str]:
     ]
     if result.approval is not None:
         when = result.approval.approved_at.isoformat() if result.approval.approved_at else "?"
-        facts.append(("approved by", f"{result.approval.approver} at {when}"))
+        said = f"{result.approval.approver} at {when}{note_of(result.approval)}"
+        facts.append(("approved by", said))
     else:
         facts.append(("approved by", "nobody yet"))
     items = "".join(f"<dt>{esc(k)}</dt><dd>{esc(v)}</dd>" for k, v in facts)
