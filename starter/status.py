@@ -45,7 +45,7 @@ __all__ = ["list_main", "status", "status_main"]
 
 async def list_main(client: Client | None = None, limit: int = 20) -> list[str]:
     """Print the most recent runs; return their ids."""
-    client = client or await connect()
+    client = client or await connect(start=False)
     table = Table(title="Recent runs")
     for col in ("run id", "state", "phase", "suite", "model", "started (UTC)"):
         table.add_column(col)
@@ -74,7 +74,7 @@ async def status_main(
 ) -> str:
     """Print the run's state (live with ``watch``); return it (``running``, ``completed``, ...)."""
     settings = settings or load_settings()
-    client = client or await connect(settings)
+    client = client or await connect(settings, start=False)
     handle = client.get_workflow_handle(run_workflow_id(run_id), result_type=RunOutcome)
     desc = await handle.describe()
     console.print(f"Run [bold]{run_id}[/]: {ui_url(settings, run_id)}")
