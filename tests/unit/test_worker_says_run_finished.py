@@ -32,4 +32,5 @@ async def test_the_report_of_a_run_is_a_line_with_its_headline_and_where(tmp_pat
     assert len(finished) == 1, logs
     assert finished[0]["run_id"] == "hand" and finished[0]["report"] == out.report_path
     assert finished[0]["log_level"] == "info"
-    assert finished[0]["result"] == "5 pairs, 1 excluded; baseline mean 0.6, sourcegraph_full mean 0.67"
+    said = "5 pairs, 1 excluded; baseline mean 0.6, sourcegraph_full mean 0.67"
+    assert finished[0]["result"] == said
