@@ -82,6 +82,11 @@ def classify(
     signals = [name for name, on in verdict.signals.model_dump().items() if on]
     cost = "-" if verdict.cost_usd is None else f"${verdict.cost_usd:.4f}"
     console.print(f"[bold]{verdict.exit_class}[/]: {shown(verdict.reason)}")
+    if verdict.claimed_class is not None:
+        console.print(
+            f"[yellow]unverified: the transcript claims {verdict.claimed_class}[/] (its own "
+            "word; with no gateway ledger it is neither retried nor excluded as infra)"
+        )
     console.print(
         shown(
             f"served model: {verdict.served_model or 'not named'}; cost: {cost}; "
