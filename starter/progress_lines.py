@@ -13,9 +13,9 @@ from durabench.models.pair import PairProgress
 from durabench.models.suite_run import ProgressOutput
 from durabench.wording import counted
 
-__all__ = ["ProgressLines"]
+__all__ = ["AFTER_PAIRS", "ProgressLines"]
 
-_AFTER_PAIRS = frozenset({"reporting", "completed", "rejected", "expired", "failed", "cancelled"})
+AFTER_PAIRS = frozenset({"reporting", "completed", "rejected", "expired", "failed", "cancelled"})
 """Phases that come after the pairs: said after the lines of the pairs that ended."""
 
 
@@ -35,7 +35,7 @@ class ProgressLines:
                 f"{p.run_id}: approved by {p.approved_by}; {counted(p.total, 'pair')} to run"
             )
         phase = [f"{p.run_id}: {p.phase}"] if last is None or last.phase != p.phase else []
-        if p.phase in _AFTER_PAIRS:  # the run's end is said after its last pair
+        if p.phase in AFTER_PAIRS:  # the run's end is said after its last pair
             out += _finished(last, p) + phase
         else:
             out += phase + _finished(last, p)

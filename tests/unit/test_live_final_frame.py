@@ -14,7 +14,8 @@ import pytest
 from rich.console import Console, RenderableType
 
 import starter.live
-from tests.unit.test_progress_off_terminal import STEPS, FakeClient, FakeRun
+from durabench.models.suite_run import ProgressOutput
+from tests.unit.test_progress_off_terminal import NOW, STEPS, FakeClient, FakeRun
 
 
 class RecordedLive:
@@ -52,4 +53,15 @@ async def test_the_last_frame_shows_the_run_ended_with_no_pair_running(
     outcome = await starter.live.follow(FakeClient(run), run, every_s=0)  # type: ignore[arg-type]
     last = _text(RecordedLive.frames[-1])
     assert outcome.status == "completed"
-    assert "r1 completed: 2/2 pairs done, 0 running, 0 queued" in last, last
+    assert "r1 completed: 2/2 pairs done\n" in last, last
+
+
+def test_an_ended_run_has_nothing_queued() -> None:
+    """A run cancelled with one pair of two done: the other was not run, not queued."""
+    ended = ProgressOutput(run_id="r1", phase="cancelled", total=2, done=1)
+    text = _text(starter.live.progress_view(ended, [], NOW))
+    assert "r1 cancelled: 1/2 pairs done, 1 not run\n" in text, text
+    going = ended.model_copy(update={"phase": "running", "running": ("t2",), "done": 0})
+    assert "0/2 pairs done, 1 running, 1 queued" in _text(
+        starter.live.progress_view(going, [], NOW)
+    )
