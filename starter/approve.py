@@ -127,7 +127,11 @@ async def _awaits_approval(handle: WorkflowHandle[Any, RunOutcome]) -> bool:
     show_default="your user name",
     help="Who approves: kept in the report, the audit and run.json.",
 )
-@click.option("--note", default="", help="Kept with the approval.")
+@click.option(
+    "--note",
+    default="",
+    help="Kept with the approval: status, the reports and the viewer show it beside who approved.",
+)
 @click.option("--model", default=None, help="Restate the model: refused if the plan differs.")
 @click.option("--suite", default=None, help="Restate the suite or selection file.")
 @click.option(
