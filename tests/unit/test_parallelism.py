@@ -59,6 +59,10 @@ def test_docker_admits_each_polling_host_as_this_one_and_a_quota_overrides(tmp_p
     here = Settings(home=tmp_path, max_sandboxes=5, host_id_override="h1")
     alone = admitted_sandboxes("docker", AdmissionFacts(here, ["h1"]))
     assert alone.sandboxes == 5 and "host h1 admits 5" in alone.detail
+    # More sandboxes than CPUs is no contradiction: the plan says what the CPUs bound.
+    few_cpus = here.model_copy(update={"max_verifiers": 1})
+    said = admitted_sandboxes("docker", AdmissionFacts(few_cpus, ["h1"])).detail
+    assert "by memory, not CPUs" in said and "verifiers, CPU-bound, run at most 1 at once" in said
     fleet = admitted_sandboxes("docker", AdmissionFacts(here, ["h2", "h3"]))
     assert fleet.sandboxes == 15 and "3 worker hosts × 5" in fleet.detail
     quota = here.model_copy(update={"sandbox_quota": 40})
