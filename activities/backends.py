@@ -19,6 +19,7 @@ from durabench.sandbox import Sandbox, SandboxSpec, get_backend
 from durabench.sandbox.docker.agent_images import agent_image_tag, ensure_tools
 from durabench.sandbox.docker.images import image_tag
 from durabench.settings.values import Settings
+from durabench.wording import counted
 
 __all__ = [
     "gateway_url_for_sandboxes",
@@ -71,7 +72,7 @@ def sandbox_limits(settings: Settings) -> str:
     disk = f"{settings.sandbox_disk_gb} GB disk" if settings.sandbox_disk_gb else "disk uncapped"
     shown = f"{settings.sandbox_cpus:g} CPUs, {settings.sandbox_memory_mb} MiB, {disk}"
     if not remote(settings):
-        return f"{shown}, {settings.sandbox_pids} processes"
+        return f"{shown}, {counted(settings.sandbox_pids, 'process')}"
     from durabench.sandbox.daytona import DaytonaOptions
 
     opts = DaytonaOptions.from_env()

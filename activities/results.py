@@ -9,15 +9,29 @@ from temporalio import activity
 from activities.boundary import KnownSecrets, scrub_value, scrubbed
 from durabench import __version__
 from durabench.audit import digest_attempt, manifest_of
+from durabench.logs import get_logger
 from durabench.models.audit import AttemptDigest
-from durabench.models.results import AttemptResult
+from durabench.models.results import AttemptResult, RunResult
 from durabench.models.suite_run import ReportInput, ReportOutput
 from durabench.results.files import atomic_write, build_results, write_reports
 from durabench.results.store import pull, pulled, push
 from durabench.settings.paths import RunPaths
 from durabench.settings.values import Settings
+from durabench.wording import counted, rounded
 
 __all__ = ["ResultActivities"]
+
+log = get_logger("durabench.worker")
+
+
+def _in_a_line(result: RunResult) -> str:
+    """The run's pairs and each lane's mean, for the worker's line when the run ends."""
+    excluded = f", {len(result.excluded)} excluded" if result.excluded else ""
+    means = ", ".join(
+        f"{lane.lane} mean {'-' if lane.mean_reward is None else rounded(lane.mean_reward)}"
+        for lane in result.lanes
+    )
+    return f"{counted(result.plan.task_count, 'pair')}{excluded}; {means}"
 
 
 class ResultActivities:
@@ -63,6 +77,13 @@ class ResultActivities:
         result = build_results(paths, data.approval, self.settings.pass_threshold)
         write_reports(paths, result)
         push(self.settings, paths, paths.results, paths.report_md, paths.report_html)
+        # The worker's operator learns of each run it carries to its end.
+        log.info(
+            "run finished",
+            run_id=data.run_id,
+            result=_in_a_line(result),
+            report=str(paths.report_md),
+        )
         return ReportOutput(
             results_dir=str(paths.root),
             report_path=str(paths.report_md),

@@ -19,6 +19,7 @@ from __future__ import annotations
 import re
 
 from durabench.errors import ConfigError
+from durabench.wording import counted
 
 __all__ = ["ID_PATTERN", "MAX_ID_LENGTH", "check_id", "id_prefix"]
 
@@ -46,7 +47,7 @@ def _problem(value: str) -> str:
     if not value:
         return "it is empty"
     if len(value) > MAX_ID_LENGTH:
-        return f"it has {len(value)} characters"
+        return f"it has {counted(len(value), 'character')}"
     bad = next((c for c in value if not _ALLOWED.fullmatch(c)), None)
     if bad is not None:
         return f"it contains {bad!r}"

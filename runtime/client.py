@@ -18,7 +18,7 @@ from temporalio.service import RPCError, TLSConfig
 
 from durabench.errors import ConfigError
 from durabench.settings.values import Settings
-from runtime.embedded import ensure_server
+from runtime.embedded import ensure_server, port_open
 from runtime.temporal_profile import connect_options, load_settings
 from workflows.search_attributes import SEARCH_ATTRIBUTES, index_type
 
@@ -116,15 +116,26 @@ def forward_core_logs() -> None:
     Runtime.set_default(Runtime(telemetry=TelemetryConfig(logging=logs)))
 
 
-async def connect(settings: Settings | None = None) -> Client:
+async def connect(settings: Settings | None = None, *, start: bool = True) -> Client:
     """A client for durabench's Temporal, starting the embedded server if needed.
 
+    ``start=False``: a command that only reads (``status``) starts no server; with none
+    running it is refused with how to start one.
+
     Raises:
-        ConfigError: the server cannot be reached or started.
+        ConfigError: the server cannot be reached or started (or, without ``start``, none
+            is running).
     """
     settings = settings or load_settings()
     options = connect_options(settings)
     forward_core_logs()
+    if not start and not settings.temporal_address:
+        if not await port_open("127.0.0.1", settings.port):
+            raise ConfigError(
+                f"no Temporal server is running for {settings.home} (nothing answers on "
+                f"localhost:{settings.port}), so there is no run to show: start one with "
+                "`python -m starter server` (or any `python -m starter run`)"
+            )
     address = await ensure_server(settings)
     try:
         return await connect_when_ready(

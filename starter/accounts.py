@@ -18,6 +18,7 @@ from durabench.accounts import load_accounts, pool_accounts, room_line
 from durabench.errors import ConfigError
 from durabench.models.accounts import AccountHealth, PoolState
 from durabench.settings.values import Settings
+from durabench.wording import counted
 from runtime.client import connect
 from runtime.temporal_profile import load_settings
 from starter.console import console, shown
@@ -96,7 +97,7 @@ async def sync_main(client: Client | None = None, settings: Settings | None = No
     if state is None:
         raise ConfigError(f"no accounts file at {settings.accounts_file}: nothing to sync")
     where = shown(str(settings.accounts_file))
-    console.print(f"Synced {len(state.accounts)} accounts from {where}.")
+    console.print(f"Synced {counted(len(state.accounts), 'account')} from {where}.")
     return len(state.accounts)
 
 

@@ -121,16 +121,33 @@ async def _awaits_approval(handle: WorkflowHandle[Any, RunOutcome]) -> bool:
 
 @click.command()
 @run_id_argument
-@click.option("--approver", default=getpass.getuser, show_default="your user name")
-@click.option("--note", default="", help="Kept with the approval.")
+@click.option(
+    "--approver",
+    default=getpass.getuser,
+    show_default="your user name",
+    help="Who approves: kept in the report, the audit and run.json.",
+)
+@click.option(
+    "--note",
+    default="",
+    help="Kept with the approval: status, the reports and the viewer show it beside who approved.",
+)
 @click.option("--model", default=None, help="Restate the model: refused if the plan differs.")
 @click.option("--suite", default=None, help="Restate the suite or selection file.")
 @click.option(
-    "--config-mode", type=click.Choice(["paired", "baseline_only", "full_only"]), default=None
+    "--config-mode",
+    type=click.Choice(["paired", "baseline_only", "full_only"]),
+    default=None,
+    help="Restate the config mode.",
 )
 @click.option("--full-config", default=None, help="Restate the full (MCP) config.")
-@click.option("--parallel", type=int_range(min=1), default=None)
-@click.option("--category", type=click.Choice(["staging", "official"]), default=None)
+@click.option("--parallel", type=int_range(min=1), default=None, help="Restate the parallel slots.")
+@click.option(
+    "--category",
+    type=click.Choice(["staging", "official"]),
+    default=None,
+    help="Restate the category.",
+)
 def approve(run_id: str, approver: str, note: str, **restated: Any) -> None:
     """Approve a run's plan so its pairs start.
 
@@ -143,7 +160,7 @@ def approve(run_id: str, approver: str, note: str, **restated: Any) -> None:
 @click.command()
 @run_id_argument
 @click.option("--reason", required=True, help="Why the run must not start.")
-@click.option("--by", default=getpass.getuser, show_default="your user name")
+@click.option("--by", default=getpass.getuser, show_default="your user name", help="Who rejects.")
 def reject(run_id: str, reason: str, by: str) -> None:
     """Reject a run's plan: it ends without starting anything."""
     run_async(reject_main)(run_id, reason, by)

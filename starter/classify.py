@@ -20,11 +20,25 @@ __all__ = ["classify"]
 
 @click.command()
 @click.argument("transcript", type=click.Path(exists=True, dir_okay=False, path_type=Path))
-@click.option("--agent", required=True, type=click.Choice(get_args(TranscriptFormat)))
+@click.option(
+    "--agent",
+    required=True,
+    type=click.Choice(get_args(TranscriptFormat)),
+    help="The agent that wrote the transcript (its format).",
+)
 @click.option("--requested-model", required=True, help="The model the run asked for.")
-@click.option("--exit-code", type=int_range(min=-MAX_NUMBER), required=True)
-@click.option("--wall-seconds", type=float_range(min=0), required=True)
-@click.option("--files-changed", type=int_range(min=0), required=True)
+@click.option(
+    "--exit-code", type=int_range(min=-MAX_NUMBER), required=True, help="The agent's exit code."
+)
+@click.option(
+    "--wall-seconds", type=float_range(min=0), required=True, help="How long the agent ran."
+)
+@click.option(
+    "--files-changed",
+    type=int_range(min=0),
+    required=True,
+    help="Files the agent changed in the workspace.",
+)
 @click.option("--timed-out", is_flag=True, help="The time limit killed the agent.")
 @click.option("--build-failed", is_flag=True, help="The workspace does not build.")
 @click.option(
@@ -68,6 +82,11 @@ def classify(
     signals = [name for name, on in verdict.signals.model_dump().items() if on]
     cost = "-" if verdict.cost_usd is None else f"${verdict.cost_usd:.4f}"
     console.print(f"[bold]{verdict.exit_class}[/]: {shown(verdict.reason)}")
+    if verdict.claimed_class is not None:
+        console.print(
+            f"[yellow]unverified: the transcript claims {verdict.claimed_class}[/] (its own "
+            "word; with no gateway ledger it is neither retried nor excluded as infra)"
+        )
     console.print(
         shown(
             f"served model: {verdict.served_model or 'not named'}; cost: {cost}; "

@@ -22,7 +22,13 @@ from durabench.models.results import RunResult
 from durabench.models.run import PlanSummary
 from durabench.models.suite_run import ProgressOutput
 from durabench.planning.rows import plan_rows
-from durabench.results.report import cell_text, comparison_lines, headline, service_score
+from durabench.results.report import (
+    cell_text,
+    comparison_lines,
+    cost_text,
+    headline,
+    service_score,
+)
 from durabench.settings.values import Settings
 from durabench.text_safety import one_line
 
@@ -154,7 +160,9 @@ def progress_line(p: ProgressOutput) -> str:
         excluded += f" (ended without finishing: {', '.join(p.ended_abnormally)})"
     done = f"{p.done}/{p.total} pairs done{excluded}"
     phase = f"{p.phase} (paused)" if p.paused else p.phase
-    return shown(f"{phase}: {done}; attempts: {classes}; in flight: {running}")
+    approved = f"; approved by {p.approved_by}" if p.approved_by else ""
+    approved += f" (note: {p.approval_note})" if p.approved_by and p.approval_note else ""
+    return shown(f"{phase}: {done}; attempts: {classes}; in flight: {running}{approved}")
 
 
 def result_tables(result: RunResult) -> list[Table | str]:
@@ -193,7 +201,7 @@ def result_tables(result: RunResult) -> list[Table | str]:
             str(tot.attempts),
             f"{tot.input_tokens:,}",
             f"{tot.output_tokens:,}",
-            f"{tot.cost_usd:.2f}",
+            shown(cost_text(tot)),
         )
     out.append(totals)
     out += [

@@ -71,7 +71,7 @@ async def cancel_main(run_id: str, *, wait: bool = True, client: Client | None =
 
 @click.command()
 @run_id_argument
-@click.option("--by", default=getpass.getuser, show_default="your user name")
+@click.option("--by", default=getpass.getuser, show_default="your user name", help="Who pauses.")
 @click.option("--reason", default="", help="Kept in the run's log.")
 def pause(run_id: str, by: str, reason: str) -> None:
     """Pause a run: nothing new starts, running attempts finish."""

@@ -31,7 +31,14 @@ def export_text(settings: Settings, run_id: str, fmt: str, level: str) -> str:
 
 @click.command()
 @run_id_argument
-@click.option("--format", "fmt", type=click.Choice(["csv", "jsonl"]), default="csv")
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["csv", "jsonl"]),
+    default="csv",
+    show_default=True,
+    help="CSV (a spreadsheet) or JSON lines.",
+)
 @click.option(
     "--level",
     type=click.Choice(["attempt", "pair"]),

@@ -20,7 +20,7 @@ from temporalio.service import RPCError, RPCStatusCode
 from durabench.models.pair import PairProgress
 from durabench.models.suite_run import ProgressOutput, RunOutcome
 from starter.console import console, shown
-from starter.progress_lines import ProgressLines
+from starter.progress_lines import AFTER_PAIRS, ProgressLines
 from starter.queries import pair_progress, run_progress
 
 __all__ = ["eta", "follow", "progress_view"]
@@ -65,9 +65,12 @@ def progress_view(p: ProgressOutput, pairs: list[PairProgress], now: datetime) -
     """One screen of progress."""
     queued = max(0, p.total - p.done - len(p.running))
     left = eta(p, now)
+    if p.phase in AFTER_PAIRS:  # an ended run runs nothing and queues nothing
+        going = f", {queued} not run" if queued else ""
+    else:
+        going = f", {len(p.running)} running, {queued} queued"
     head = (
-        f"[bold]{shown(p.run_id)}[/] {_phase(p)}: {p.done}/{p.total} pairs done, "
-        f"{len(p.running)} running, {queued} queued"
+        f"[bold]{shown(p.run_id)}[/] {_phase(p)}: {p.done}/{p.total} pairs done{going}"
         + (f", {p.excluded} excluded" if p.excluded else "")
         + (f"; ETA ~{left}" if left is not None else "")
     )
@@ -129,7 +132,22 @@ async def follow(
                 said = shown(exc.message[:80])
                 live.update(f"waiting for Temporal or a worker to answer ({said})")
             await asyncio.wait({result}, timeout=every_s)
+        live.update(await _last_frame(handle, result.result()))
     return result.result()
+
+
+async def _last_frame(
+    handle: WorkflowHandle[Any, RunOutcome], outcome: RunOutcome
+) -> RenderableType:
+    """The frame left above the summary: the run as it ended, never a look from before.
+
+    The run's own answer after its end when a worker gives one, else the outcome's status.
+    """
+    try:
+        p = await run_progress(handle, _QUERY_TIMEOUT)
+    except RPCError:
+        return f"[bold]{shown(outcome.run_id)}[/] {shown(outcome.status)}"
+    return progress_view(p.model_copy(update={"running": ()}), [], _now())
 
 
 async def _follow_lines(

@@ -11,8 +11,12 @@ from datetime import datetime
 
 from durabench.models.pair import PairProgress
 from durabench.models.suite_run import ProgressOutput
+from durabench.wording import counted
 
-__all__ = ["ProgressLines"]
+__all__ = ["AFTER_PAIRS", "ProgressLines"]
+
+AFTER_PAIRS = frozenset({"reporting", "completed", "rejected", "expired", "failed", "cancelled"})
+"""Phases that come after the pairs: said after the lines of the pairs that ended."""
 
 
 class ProgressLines:
@@ -27,10 +31,14 @@ class ProgressLines:
         last, self._last = self._last, p
         out: list[str] = []
         if p.approved_by and (last is None or not last.approved_by):
-            out.append(f"{p.run_id}: approved by {p.approved_by}; {p.total} pairs to run")
-        if last is None or last.phase != p.phase:
-            out.append(f"{p.run_id}: {p.phase}")
-        out += _finished(last, p)
+            out.append(
+                f"{p.run_id}: approved by {p.approved_by}; {counted(p.total, 'pair')} to run"
+            )
+        phase = [f"{p.run_id}: {p.phase}"] if last is None or last.phase != p.phase else []
+        if p.phase in AFTER_PAIRS:  # the run's end is said after its last pair
+            out += _finished(last, p) + phase
+        else:
+            out += phase + _finished(last, p)
         for pair in pairs:
             for arm in pair.arms:
                 key = (pair.task_id, arm.lane, arm.attempt)
@@ -46,15 +54,20 @@ class ProgressLines:
 
 
 def _finished(last: ProgressOutput | None, p: ProgressOutput) -> list[str]:
-    """A line per pair done since ``last``, named when it was seen running."""
+    """A line per pair done since ``last``, named when it was seen running.
+
+    The attempts' classes are those of every pair done by now, so they end the last line
+    only: on an earlier one they would count pairs that line does not call done yet.
+    """
     before = last.done if last is not None else 0
     if p.done <= before:
         return []
     gone = sorted(set(last.running if last else ()) - set(p.running))
     classes = ", ".join(f"{k} {v}" for k, v in sorted(p.by_class.items()))
     excluded = f", {p.excluded} excluded" if p.excluded else ""
-    return [
+    lines = [
         f"{gone[i] if i < len(gone) else 'a pair'} done: {before + i + 1}/{p.total} pairs"
-        f"{excluded}; attempts: {classes}"
         for i in range(p.done - before)
     ]
+    lines[-1] += f"{excluded}; attempts: {classes}"
+    return lines

@@ -45,7 +45,14 @@ def report_text(settings: Settings, run_id: str, fmt: str, threshold: float | No
 
 @click.command()
 @run_id_argument
-@click.option("--format", "fmt", type=click.Choice(["md", "json", "html"]), default="md")
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["md", "json", "html"]),
+    default="md",
+    show_default=True,
+    help="Markdown, the results as JSON, or a standalone HTML page.",
+)
 @click.option("--out", type=click.Path(dir_okay=False, path_type=Path), help="Write to FILE.")
 @click.option(
     "--pass-threshold",

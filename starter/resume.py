@@ -65,7 +65,7 @@ async def resume_main(
 @click.command()
 @run_id_argument
 @click.option("--detach", is_flag=True, help="Only unpause; leave the work to running workers.")
-@click.option("--by", default=getpass.getuser, show_default="your user name")
+@click.option("--by", default=getpass.getuser, show_default="your user name", help="Who resumes.")
 def resume(run_id: str, detach: bool, by: str) -> None:
     """Resume a run: unpause it and, unless --detach, run a worker here until it ends."""
     check_install()  # a worker runs here: its packages must be durabench's

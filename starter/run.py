@@ -23,6 +23,7 @@ from durabench.planning.base_image import check_base_image
 from durabench.planning.plan import UNPAIRED_ENV, check_request
 from durabench.results.store import open_store
 from durabench.settings.environment import pass_to_workers
+from durabench.settings.sources import CONFIG_FILE
 from durabench.settings.values import Settings
 from runtime.client import connect, deployment_of
 from runtime.sweep import SWEEP_PERIOD_S, sweep_every
@@ -149,7 +150,7 @@ async def main(
     if yes:
         request = request.model_copy(update={"approved_by": f"{getpass.getuser()} (--yes)"})
     if not detach:  # the in-process worker builds from the base image: here, or refused now
-        check_base_image(settings.base_image)
+        check_base_image(settings.base_image, settings.home / CONFIG_FILE)
     client = client or await connect(settings)
     handle, resumed = await _start(client, settings, request, resume)
     verb = "exists and runs: resuming it here" if resumed else "started"

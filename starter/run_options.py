@@ -91,7 +91,12 @@ def source_options(f: FC) -> FC:
                 help="CodeScaleBench checkout: task dirs, and its "
                 "configs/selected_benchmark_tasks.json.",
             ),
-            click.option("--full-config", default="sourcegraph_full", show_default=True),
+            click.option(
+                "--full-config",
+                default="sourcegraph_full",
+                show_default=True,
+                help="The MCP lane's config (configs.json names them).",
+            ),
             click.option(
                 "--baseline-only",
                 "config_mode",
@@ -175,7 +180,13 @@ def policy_options(f: FC) -> FC:
                 "sandboxes and the model's rate limits].",
             ),
             click.option(
-                "--category", type=click.Choice(["staging", "official"]), default="staging"
+                "--category",
+                type=click.Choice(["staging", "official"]),
+                default="staging",
+                show_default=True,
+                help="official: numbers to publish (always the named agent CLI version); "
+                "staging: a "
+                "trial run (a task image's own CLI may run).",
             ),
             click.option(
                 "--infra-retries",
@@ -217,7 +228,14 @@ def service_options(f: FC) -> FC:
             service_url_option(
                 "Grade through this benchmark service instead of the local verifier."
             ),
-            click.option("--service-api", type=click.Choice(["legacy", "v1"]), default="legacy"),
+            click.option(
+                "--service-api",
+                type=click.Choice(["legacy", "v1"]),
+                default="legacy",
+                show_default=True,
+                help="The service's protocol: legacy (/evaluate-response/, /final-score/) or v1 "
+                "(/v1/evaluate, /v1/score).",
+            ),
             click.option(
                 "--dataset-name",
                 default=None,

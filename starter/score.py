@@ -30,6 +30,7 @@ from durabench.service import (
     score_lane,
 )
 from durabench.settings.values import Settings
+from durabench.wording import counted
 from starter.console import console, shown
 from starter.options import (
     run_async,
@@ -89,7 +90,9 @@ async def score_main(
     failed: list[str] = []
     async with ServiceClient.for_target(target) as client:
         with Progress(console=console, transient=True) as progress:
-            job = progress.add_task(f"grading {len(attempts)} attempts", total=len(attempts))
+            job = progress.add_task(
+                f"grading {counted(len(attempts), 'attempt')}", total=len(attempts)
+            )
             for a in attempts:
                 data = EvaluateAttemptInput(
                     service=target,

@@ -19,6 +19,7 @@ from temporalio.service import RPCError
 
 from durabench.models.results import RunResult
 from durabench.models.suite_run import RunOutcome
+from durabench.results.report import note_of
 from durabench.results.store import pulled
 from durabench.settings.values import Settings
 from runtime.client import connect
@@ -44,7 +45,7 @@ __all__ = ["list_main", "status", "status_main"]
 
 async def list_main(client: Client | None = None, limit: int = 20) -> list[str]:
     """Print the most recent runs; return their ids."""
-    client = client or await connect()
+    client = client or await connect(start=False)
     table = Table(title="Recent runs")
     for col in ("run id", "state", "phase", "suite", "model", "started (UTC)"):
         table.add_column(col)
@@ -73,7 +74,7 @@ async def status_main(
 ) -> str:
     """Print the run's state (live with ``watch``); return it (``running``, ``completed``, ...)."""
     settings = settings or load_settings()
-    client = client or await connect(settings)
+    client = client or await connect(settings, start=False)
     handle = client.get_workflow_handle(run_workflow_id(run_id), result_type=RunOutcome)
     desc = await handle.describe()
     console.print(f"Run [bold]{run_id}[/]: {ui_url(settings, run_id)}")
@@ -109,7 +110,11 @@ async def status_main(
         if settings.results_url:  # the worker's directory is on its host: read the store's
             results = (await asyncio.to_thread(pulled, settings, run_id)).results
         if outcome.results_dir and results.exists():
-            for table in result_tables(RunResult.model_validate_json(results.read_text())):
+            result = RunResult.model_validate_json(results.read_text())
+            if result.approval is not None:
+                approval = f"approved by {result.approval.approver}{note_of(result.approval)}"
+                console.print(shown(approval))
+            for table in result_tables(result):
                 console.print(table)
             console.print(f"Results: {shown(outcome.results_dir)}")
     return state

@@ -121,5 +121,8 @@ def settings(tmp_path: Path, temporal_address: str) -> Settings:
 def shared_fixtures() -> Path:
     """``../shared/fixtures``; tests that need it skip cleanly where it is absent."""
     if not SHARED_FIXTURES.is_dir():
-        pytest.skip("../shared/fixtures is not present")
+        pytest.skip(
+            f"{SHARED_FIXTURES} is not present (recorded transcripts and task files kept "
+            "beside the checkout: docs/contributing.md#shared-fixtures)"
+        )
     return SHARED_FIXTURES

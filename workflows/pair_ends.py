@@ -25,6 +25,7 @@ with workflow.unsafe.imports_passed_through():
     from activities import PairActivities
     from activities.pair_ends import failed_pair
     from durabench.models.pair import AwaitPairsInput, PairDone, pair_end
+    from durabench.wording import counted
 
 from workflows.ids import pair_workflow_id
 from workflows.policies import HEARTBEAT, WATCH_RETRY
@@ -84,7 +85,7 @@ async def _closes(run_id: str, task_ids: list[str]) -> tuple[PairDone, ...]:
         start_to_close_timeout=CARRIED_WAIT + timedelta(minutes=5),
         heartbeat_timeout=HEARTBEAT,
         retry_policy=WATCH_RETRY,
-        summary=f"wait for {len(task_ids)} pairs the run does not hold a handle of",
+        summary=f"wait for {counted(len(task_ids), 'pair')} the run does not hold a handle of",
     )
 
 

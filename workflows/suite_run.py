@@ -41,7 +41,7 @@ with workflow.unsafe.imports_passed_through():
         RunPhase,
         SuiteRunInput,
     )
-    from durabench.planning.approval import approval_mismatches
+    from durabench.planning.approval import approval_mismatches, approval_progress
 
 from workflows.cancel_check import stop_if_cancelled
 from workflows.ids import pair_workflow_id, run_workflow_id
@@ -230,8 +230,7 @@ class SuiteRunWorkflow:
             running=tuple(sorted(self._running)),
             by_class=dict(self._by_class),
             excluded=self._excluded,
-            approved_by=self._approval.approver if self._approval else None,
-            approved_at=self._approval.approved_at if self._approval else None,
+            **approval_progress(self._approval),
             paused=self._paused,
             parallel=self._parallel,
             ended_abnormally=tuple(self._ended_abnormally),
@@ -467,7 +466,7 @@ class SuiteRunWorkflow:
             ReportInput(run_id=self._run_id, approval=self._approval),
             start_to_close_timeout=timedelta(minutes=10),
             retry_policy=WATCH_RETRY,
-            summary=f"{self._done} pairs: results.json, report.md, report.html",
+            summary=f"results.json, report.md, report.html; pairs done: {self._done}",
         )
         total = self._plan.task_count if self._plan else 0
         measured = self._excluded < total

@@ -24,6 +24,7 @@ from durabench.models.accounts import (
     ReleaseRequest,
 )
 from durabench.models.room import RoomReading, RoomState
+from durabench.wording import counted
 
 __all__ = ["TOKEN_LOW", "Pool"]
 
@@ -167,7 +168,9 @@ class Pool:
         ends = [h.until for h in lines if h.state == "cooling" and h.until is not None]
         if busy:
             slots = sum(h.slots for h in busy)
-            return LeaseGrant(busy=True, why=f"all {slots} slots of {agent} accounts are in use")
+            return LeaseGrant(
+                busy=True, why=f"all {counted(slots, 'slot')} of {agent} accounts are in use"
+            )
         if ends:
             back = min(ends)
             return LeaseGrant(

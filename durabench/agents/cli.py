@@ -19,6 +19,7 @@ from durabench.agents.base import Agent, AgentContext, CliInstall, ExecInput
 from durabench.agents.cli_version import VERSION_OUTPUT_BYTES, is_plain_version
 from durabench.errors import ConfigError
 from durabench.models.task import TaskSpec
+from durabench.wording import counted
 
 __all__ = ["AGENT_HOME", "AGENT_UID", "AGENT_USER", "NODE_RUNTIME", "CliAgent"]
 
@@ -102,7 +103,7 @@ class CliAgent(Agent):
             path = Path(task.task_dir) / name
             if path.is_file() and path.stat().st_size > MAX_PROMPT_BYTES:
                 raise ConfigError(
-                    f"{path} is {path.stat().st_size:,} bytes; {self.name} takes the "
+                    f"{path} is {counted(path.stat().st_size, 'byte')}; {self.name} takes the "
                     f"instruction as one argument, at most {MAX_PROMPT_BYTES:,} bytes: shorten it"
                 )
 

@@ -22,6 +22,7 @@ from durabench.agents.atif import (
     Trajectory,
 )
 from durabench.numerals import read_int
+from durabench.wording import counted
 
 __all__ = ["command_trajectory"]
 
@@ -42,7 +43,7 @@ def _tail(path: Path, cap: int) -> str:
             text = f.read(cap).decode("utf-8", errors="replace")
     except (FileNotFoundError, IsADirectoryError):
         return ""
-    return text if size <= cap else f"[… first {size - cap:,} bytes cut]\n{text}"
+    return text if size <= cap else f"[… first {counted(size - cap, 'byte')} cut]\n{text}"
 
 
 def _exit(done: Path) -> str:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 
 from durabench.errors import RewardParseError
+from durabench.wording import counted
 
 __all__ = ["parse_reward"]
 
@@ -38,4 +39,4 @@ def _describe(text: str) -> str:
     if not text:
         return "is empty"
     lines = text.count("\n") + 1
-    return f"holds {len(text)} characters on {lines} line{'s' if lines > 1 else ''}"
+    return f"holds {counted(len(text), 'character')} on {counted(lines, 'line')}"

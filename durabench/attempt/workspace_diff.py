@@ -10,6 +10,8 @@ import difflib
 from collections.abc import Iterator
 from typing import NamedTuple
 
+from durabench.wording import counted
+
 __all__ = ["MAX_PATCH_CHARS", "WorkspaceDiff", "diff_snapshots"]
 
 _SKIP_DIRS = frozenset({".git", "__pycache__"})
@@ -65,8 +67,8 @@ def diff_snapshots(
     patch = "".join(chunks)
     if size >= max_chars:
         patch += (
-            f"# durabench: the patch stops at {max_chars:,} characters; "
-            f"{len(changed)} files changed\n"
+            f"# durabench: the patch stops at {counted(max_chars, 'character')}; "
+            f"{counted(len(changed), 'file')} changed\n"
         )
     return WorkspaceDiff(patch, tuple(changed))
 

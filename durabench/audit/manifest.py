@@ -17,6 +17,7 @@ from durabench.audit.names import top_level_files
 from durabench.models.audit import FileDigest, Finding, Manifest
 from durabench.models.run import RunPlan
 from durabench.settings.paths import RunPaths
+from durabench.wording import counted
 
 __all__ = ["check_run_files", "compare"]
 
@@ -48,7 +49,7 @@ def compare(
 
 
 def _short(d: FileDigest) -> str:
-    return f"{d.size:,} bytes, sha256 {d.sha256[:12]}…"
+    return f"{counted(d.size, 'byte')}, sha256 {d.sha256[:12]}…"
 
 
 def check_run_files(paths: RunPaths, plan: RunPlan, recorded: Manifest) -> list[Finding]:

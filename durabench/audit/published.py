@@ -24,6 +24,7 @@ from durabench.results.report import render_markdown
 from durabench.results.report_html import render_html
 from durabench.results.scoring import DEFAULT_PASS_THRESHOLD
 from durabench.settings.paths import RunPaths
+from durabench.wording import counted
 
 __all__ = ["changed_fields", "check_published", "read_stored"]
 
@@ -94,7 +95,7 @@ def _attempts(
     old, new = index(stored), index(rebuilt)
     listed = Counter(AttemptKey(a.task_id, a.lane, a.attempt) for a in stored)
     out = [  # an index holds one of each: count the copies first
-        _results(f"lists {where(k)} {n} times: a copy was added after the run")
+        _results(f"lists {where(k)} {counted(n, 'time')}: a copy was added after the run")
         for k, n in sorted(listed.items())
         if n > 1
     ]
@@ -137,7 +138,8 @@ def _dashboard(dashboard: Path | None, rebuilt: RunResult) -> list[Finding]:
     entries = [entry for entry in board.runs if entry.run_id == run_id]
     out = []
     if len(entries) > 1:  # a reader may show any one of them: each is held to the attempts
-        why = f"lists the run {len(entries)} times: a copy was added after it was published"
+        times = counted(len(entries), "time")
+        why = f"lists the run {times}: a copy was added after it was published"
         out.append(_finding(str(dashboard), why))
     for entry in entries:
         published = entry.model_copy(update={"ledger_checked": None, "forced": ()})

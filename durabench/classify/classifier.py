@@ -56,6 +56,7 @@ from durabench.classify.metered import (
 )
 from durabench.classify.table import PatternGroup, PatternTable, load_table
 from durabench.models.verdict import ClassifyInput, ExitClass, MeteredUsage, Signals, Verdict
+from durabench.wording import counted
 
 __all__ = ["classify", "parse_transcript", "served_model_matches"]
 
@@ -167,11 +168,12 @@ def _model_class(data: ClassifyInput, facts: TranscriptFacts, table: PatternTabl
     if data.build_failed:
         return (
             "model_build_failure",
-            f"changed {data.files_changed} files; the workspace does not build",
+            f"changed {counted(data.files_changed, 'file')}; the workspace does not build",
         )
     return (
         "completed",
-        f"ended on its own after {data.wall_seconds:.0f} s, {data.files_changed} files changed",
+        f"ended on its own after {data.wall_seconds:.0f} s, "
+        f"{counted(data.files_changed, 'file')} changed",
     )
 
 
@@ -202,7 +204,13 @@ def _decide(data: ClassifyInput, facts: TranscriptFacts, table: PatternTable) ->
     if silent is not None:
         return silent
     exit_class, reason = _model_class(data, facts, table)
-    if claim is not None:
+    if claim is not None and _no_ledger(data):
+        reason += (
+            f"; the agent's output claims {claim[0]} ({claim[1]}), unverified: no gateway "
+            "ledger holds the model API's answers, so no such answer from the model API is on "
+            "record and the attempt is the model's"
+        )
+    elif claim is not None:
         reason += (
             f"; the agent's output claims {claim[0]} ({claim[1]}), but the gateway recorded "
             "no such answer from the model API, so the attempt is the model's"
@@ -210,6 +218,28 @@ def _decide(data: ClassifyInput, facts: TranscriptFacts, table: PatternTable) ->
     if mcp_said := mcp_mismatch(data.mcp_servers, facts.mcp_servers):
         reason += f"; the CLI's own report says {mcp_said} (its word only, not the gateway's)"
     return exit_class, reason
+
+
+def _no_ledger(data: ClassifyInput) -> bool:
+    """Whether nothing recorded the model API's answers: a transcript from elsewhere."""
+    return data.metered is None and not data.model_via_gateway
+
+
+def _claimed(data: ClassifyInput, facts: TranscriptFacts, table: PatternTable) -> ExitClass | None:
+    """The infra class the transcript claims, where no ledger can check it (else ``None``).
+
+    Its infra signature, or another model named serving in its init event (``infra_other``:
+    a different model was measured).
+    """
+    if not _no_ledger(data):
+        return None
+    claim = _claim(data, facts, table)
+    if claim is not None:
+        return claim[0]
+    served = facts.served_model
+    if served and data.requested_model and not served_model_matches(data.requested_model, served):
+        return "infra_other"
+    return None
 
 
 def _signals(
@@ -257,4 +287,5 @@ def classify(
         last_message=facts.last_message,
         signals=_signals(table, facts.last_message, data.files_changed, data.expects_change),
         classifier_version=table.version,
+        claimed_class=None if exit_class.startswith("infra_") else _claimed(data, facts, table),
     )

@@ -28,6 +28,7 @@ from __future__ import annotations
 from durabench.agents.llm_ids import served_model_matches
 from durabench.documents import loads_json
 from durabench.models.verdict import ClassifyInput, ExitClass, MeteredUsage, TokenUsage
+from durabench.wording import counted
 
 __all__ = [
     "HARNESS_REFUSALS",
@@ -138,7 +139,7 @@ def api_end(data: ClassifyInput, ended_badly: bool) -> tuple[ExitClass, str] | N
     if m is None or m.requests == 0:
         return None
     if m.budget_spent:
-        said = f"the attempt's token budget was spent ({m.tokens.total:,} tokens"
+        said = f"the attempt's token budget was spent ({counted(m.tokens.total, 'token')}"
         if over_budget(data):
             said += (
                 f" metered against a budget of {data.budget_tokens:,}: the work past it scores 0"
@@ -221,7 +222,7 @@ def token_note(transcript: TokenUsage, metered: MeteredUsage | None) -> str:
     said, seen = transcript.total, metered.tokens.total
     if said == seen or said == 0:
         return ""
-    return f"; the transcript reports {said:,} tokens, the gateway metered {seen:,}"
+    return f"; the transcript reports {counted(said, 'token')}, the gateway metered {seen:,}"
 
 
 def cost_checked(transcript: TokenUsage, metered: MeteredUsage | None) -> bool:

@@ -56,6 +56,7 @@ from durabench.gateway.revocation import RevokedRequests
 from durabench.gateway.room_book import RoomBook
 from durabench.gateway.turned_away import record_malformed, record_overloaded
 from durabench.gateway.upstream import UpstreamClients
+from durabench.wording import counted
 
 __all__ = ["GatewayApp", "McpResolver", "SecretResolver"]
 
@@ -208,7 +209,8 @@ class GatewayApp:
                 400,
                 "budget",
                 "invalid_request_error",
-                f"durabench: this attempt's budget of {grant.budget_tokens:,} tokens is spent "
+                "durabench: this attempt's budget of "
+                f"{counted(grant.budget_tokens, 'token')} is spent "
                 f"({spent:,} used, {held:,} held by requests in flight); the attempt ends here",
             )
         return reservation

@@ -32,6 +32,7 @@ from urllib.parse import parse_qsl
 from durabench.gateway.limits import GatewayLimits
 from durabench.gateway.providers import TOKEN_PREFIX, client_key, mcp_key, route_of
 from durabench.gateway.request import BodyTooSlow
+from durabench.wording import counted
 
 __all__ = ["LimitedApp"]
 
@@ -94,7 +95,8 @@ class LimitedApp:
             await asyncio.wait_for(slots.free.acquire(), wait)
         except TimeoutError:
             message = (
-                f"this attempt had {self.limits.requests_per_attempt} requests in flight, the "
+                f"this attempt had {counted(self.limits.requests_per_attempt, 'request')} "
+                "in flight, the "
                 f"most it may, for {wait:g} s; retry when one ends"
             )
             await _refuse(send, 429, "too_many_requests_in_flight", message)

@@ -15,6 +15,7 @@ from docker.errors import APIError, NotFound
 from docker.models.networks import Network
 
 from durabench.errors import SandboxError
+from durabench.wording import counted
 
 __all__ = ["NETWORK_LABEL", "ensure_gateway_network"]
 
@@ -99,7 +100,8 @@ def _heal(client: docker.DockerClient, name: str, networks: list[Network]) -> Ne
             stuck.append(_id(twin)[:12])
     if stuck:
         raise SandboxError(
-            f"Docker has {len(networks)} networks called {name!r} and sandboxes on more than "
+            f"Docker has {counted(len(networks), 'network')} called {name!r} "
+            "and sandboxes on more than "
             f"one; no sandbox can be placed by that name. Once those sandboxes end, remove "
             f"the extra ones: docker network rm {' '.join(stuck)}"
         )

@@ -29,6 +29,7 @@ from durabench.gateway.request import (
     Receive,
     read_body,
 )
+from durabench.wording import counted
 
 __all__ = ["Refused", "place", "refuse", "take_body"]
 
@@ -106,9 +107,9 @@ def place(shares: RateShares, grant: Grant, req: AgentRequest) -> None:
     if placed.refused:
         req.beyond_share = True
         message = (
-            f"durabench gateway: this attempt sent {placed.share} requests in the last "
+            f"durabench gateway: this attempt sent {counted(placed.share, 'request')} in the last "
             f"minute, its share of the account's rate limit ({shares.limits[account]} a "
-            f"minute over {shares.attempts_on(account)} attempts); retry in "
+            f"minute over {counted(shares.attempts_on(account), 'attempt')}); retry in "
             f"{math.ceil(placed.wait)} s"
         )
         raise Refused(429, RATE_SHARE, "rate_limit_error", message)

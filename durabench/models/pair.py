@@ -23,6 +23,7 @@ from durabench.models.agent import AgentSpec
 from durabench.models.benchmark_service import ServiceTarget
 from durabench.models.results import PairResult
 from durabench.models.run import TaskRef
+from durabench.wording import counted
 
 __all__ = [
     "PAIR_ENDED",
@@ -135,7 +136,7 @@ def pair_end(
             done = PairDone.model_validate(details[0])
             return done.model_copy(update={"task_id": task_id})
         except ValidationError as err:
-            how = f"{how} (its PairDone did not parse: {err.error_count()} errors)"
+            how = f"{how} (its PairDone did not parse: {counted(err.error_count(), 'error')})"
     return PairDone(task_id=task_id, by_class={}, excluded=True, unexplained=how or "unknown")
 
 

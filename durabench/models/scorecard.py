@@ -108,7 +108,9 @@ class Totals(BaseModel):
     cost_usd: float
     """Reported cost."""
     cost_unreported: int
-    """Attempts whose agent reported no cost."""
+    """Attempts whose agent calls a model and reported no cost."""
+    no_model: int = 0
+    """Attempts of an agent that calls no model (the oracle, nop): there is nothing to cost."""
 
 
 class Scorecard(BaseModel):

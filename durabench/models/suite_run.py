@@ -104,6 +104,8 @@ class ProgressOutput(BaseModel):
     """Who approved, once approved."""
     approved_at: datetime | None = None
     """When, once approved: the start of the clock for the ETA."""
+    approval_note: str = ""
+    """The note kept with the approval, if it had one."""
     paused: bool = False
     """No new pair or attempt starts until the run is resumed."""
     parallel: int = 0

@@ -221,6 +221,11 @@ class Verdict(BaseModel):
     """Version of the pattern table that decided."""
     cli_version: str | None = None
     """The agent CLI's version as its transcript's init event reports it, if it does."""
+    claimed_class: ExitClass | None = None
+    """Unverified: the infra class the agent's own output claims (a rate limit, a usage cap,
+    another model serving), named only where no gateway ledger can confirm or deny it (a
+    transcript from another harness, ``starter classify`` without ``--ledger``). For
+    triage of foreign results; never an attempt's class, a retry or a score."""
     cap_resets_at: datetime | None = None
     """When the account may be asked again, from the model API's own headers in the
     gateway's ledger (``retry-after``, reset headers), never from the agent's text. For

@@ -8,9 +8,22 @@ and its signal handler give the same answer, and a test can check it without a s
 
 from __future__ import annotations
 
+from typing import Any
+
 from durabench.models.run import Approval, PlanSummary
 
-__all__ = ["approval_mismatches"]
+__all__ = ["approval_mismatches", "approval_progress"]
+
+
+def approval_progress(approval: Approval | None) -> dict[str, Any]:
+    """The approval's fields of the run's ``progress`` answer (all empty before approval)."""
+    if approval is None:
+        return {"approved_by": None, "approved_at": None, "approval_note": ""}
+    return {
+        "approved_by": approval.approver,
+        "approved_at": approval.approved_at,
+        "approval_note": approval.note,
+    }
 
 
 def approval_mismatches(plan: PlanSummary, approval: Approval) -> list[str]:

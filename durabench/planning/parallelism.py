@@ -34,6 +34,7 @@ from durabench.models.room import RoomState
 from durabench.models.run import DEFAULT_PARALLEL, RunPlan
 from durabench.sandbox.admission import Admission, AdmissionFacts, admitted_sandboxes
 from durabench.settings.values import Settings
+from durabench.wording import counted
 
 __all__ = [
     "USABLE_STATES",
@@ -61,7 +62,7 @@ def _pairs(sessions: int, lanes: int) -> int:
 
 
 def _per_pair(lanes: int) -> str:
-    return f"÷ {lanes} lanes a pair" if lanes > 1 else "1 lane"
+    return f"÷ {counted(lanes, 'lane')} a pair" if lanes > 1 else "1 lane"
 
 
 def accounts_bound(accounts: Sequence[AccountHealth], agent: str, lanes: int) -> ParallelBound:
@@ -76,7 +77,9 @@ def accounts_bound(accounts: Sequence[AccountHealth], agent: str, lanes: int) ->
     out = f", not {', '.join(left)}" if left else ""
     if not usable:
         return ParallelBound(source="accounts", pairs=0, detail=f"no {agent} account usable{out}")
-    detail = f"{slots} slots of {len(usable)} {agent} account(s){out}, {_per_pair(lanes)}"
+    detail = (
+        f"{counted(slots, 'slot')} of {len(usable)} {agent} account(s){out}, {_per_pair(lanes)}"
+    )
     return ParallelBound(source="accounts", pairs=_pairs(slots, lanes), detail=detail)
 
 
@@ -84,7 +87,8 @@ def sandboxes_bound(admission: Admission, lanes: int) -> ParallelBound:
     """Pairs the sandbox backend's admitted sandboxes hold."""
     if admission.sandboxes is None:
         return ParallelBound(source="sandboxes", pairs=None, detail=admission.detail)
-    detail = f"{admission.sandboxes} sandboxes: {admission.detail}, {_per_pair(lanes)}"
+    sandboxes = counted(admission.sandboxes, "sandbox")
+    detail = f"{sandboxes}: {admission.detail}, {_per_pair(lanes)}"
     return ParallelBound(
         source="sandboxes", pairs=_pairs(admission.sandboxes, lanes), detail=detail
     )
@@ -146,9 +150,10 @@ def rate_limit_bound(
     by_requests, by_tokens = limit.rpm // session.rpm, limit.tpm // session.tpm
     sessions = min(by_requests, by_tokens)
     detail = (
-        f"{model} ({where}): {limit.rpm:,} requests/min ÷ {session.rpm:,} = {by_requests:,} "
-        f"sessions, {limit.tpm:,} tokens/min ÷ {session.tpm:,} = {by_tokens:,}, "
-        f"{_per_pair(lanes)} (assumed: a session sends at most {session.rpm:,} requests and "
+        f"{model} ({where}): {limit.rpm:,} requests/min ÷ {session.rpm:,} = "
+        f"{counted(by_requests, 'session')}, "
+        f"{limit.tpm:,} tokens/min ÷ {session.tpm:,} = {by_tokens:,}, {_per_pair(lanes)} "
+        f"(assumed: a session sends at most {counted(session.rpm, 'request')} and "
         f"{session.tpm:,} input tokens a minute, DURABENCH_SESSION_RPM and _TPM; the run's "
         "accounts share one organization's limits; once running, sessions start as the "
         "API's headers say there is room)"
@@ -177,7 +182,8 @@ def over_bound_warnings(parallelism: Parallelism) -> tuple[str, ...]:
         return ()
     n = parallelism.parallel
     return tuple(
-        f"--parallel {n} is more than the {b.source} allow ({b.pairs} pairs: {b.detail}); "
+        f"--parallel {n} is more than the {b.source} allow "
+        f"({counted(b.pairs or 0, 'pair')}: {b.detail}); "
         f"{_WAIT[b.source]}"
         for b in parallelism.bounds
         if b.pairs is not None and b.pairs < n

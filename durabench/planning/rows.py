@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import NamedTuple
 
 from durabench.models.run import PlanSummary, RunRequest
+from durabench.wording import counted
 
 __all__ = ["PlanRow", "containers_at_once", "parallel_rows", "plan_rows", "request_rows"]
 
@@ -96,7 +97,7 @@ def parallel_rows(plan: PlanSummary) -> list[PlanRow]:
     """
     derivation = plan.parallelism
     if derivation is None:
-        return [PlanRow("parallel slots", str(plan.parallel))]
+        return [PlanRow("parallel slots", f"{plan.parallel}{_fewer_tasks(plan)}")]
     n = derivation.parallel
     if derivation.overridden:
         least = f"; derived: {derivation.derived}" if derivation.derived is not None else ""
@@ -105,24 +106,35 @@ def parallel_rows(plan: PlanSummary) -> list[PlanRow]:
         how = f"{n} (derived: the least of the sources below, bound by {derivation.bound_by})"
     else:
         how = f"{n} (the default: no source below sets a bound; --parallel N sets it)"
-    rows = [PlanRow("parallel slots", how)]
+    rows = [PlanRow("parallel slots", how + _fewer_tasks(plan))]
     for bound in derivation.bounds:
-        pairs = "no bound" if bound.pairs is None else f"{bound.pairs} pairs"
+        pairs = "no bound" if bound.pairs is None else counted(bound.pairs, "pair")
         taken = " ← bound" if bound.source == derivation.bound_by else ""
         rows.append(PlanRow(f"  from {bound.source}", f"{pairs}{taken}: {bound.detail}"))
     return rows
 
 
+def _fewer_tasks(plan: PlanSummary) -> str:
+    """Where the slots are more than the tasks: the pairs that can run at once."""
+    n = plan.task_count
+    if plan.parallel <= n:
+        return ""
+    return f"; {counted(n, 'task')}: at most {counted(n, 'pair')} at once"
+
+
 def containers_at_once(plan: PlanSummary) -> str:
-    """Containers at once: what ``parallel`` asks for, or fewer where the host admits fewer."""
-    asked = plan.parallel * len(plan.lanes)
+    """Containers at once: what ``parallel`` asks for, fewer where the tasks or host are fewer.
+
+    Never more than the run's containers: slots beyond the tasks stay empty.
+    """
+    asked = min(plan.parallel, plan.task_count) * len(plan.lanes)
     host = plan.host_sandboxes
     if host is None or host >= asked:
         return f"at most {asked} at once"
     return (
         f"at most {host} at once (host {plan.host_id} admits {host}: DURABENCH_MAX_SANDBOXES, "
         "default by memory, a sandbox per quarter of its memory limit; "
-        f"parallel {plan.parallel} asks for {asked}, which more worker hosts give)"
+        f"the run asks for {asked}, which more worker hosts give)"
     )
 
 

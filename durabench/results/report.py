@@ -11,15 +11,18 @@ from collections import Counter
 from collections.abc import Iterable, Mapping
 
 from durabench.models.results import AttemptResult, LaneSummary, RunResult
-from durabench.models.scorecard import Cell, PairedComparison, Scorecard
+from durabench.models.run import Approval
+from durabench.models.scorecard import Cell, PairedComparison, Scorecard, Totals
 from durabench.results.run_versions import version_lines
 from durabench.text_safety import md_code, md_escape
 
 __all__ = [
     "cell_text",
     "comparison_lines",
+    "cost_text",
     "forgeable_note",
     "headline",
+    "note_of",
     "render_markdown",
     "service_score",
     "signal_names",
@@ -180,7 +183,10 @@ def _header(result: RunResult) -> list[str]:
     ]
     if result.approval is not None:
         when = result.approval.approved_at.isoformat() if result.approval.approved_at else "?"
-        lines.append(f"- approved by {md_escape(result.approval.approver)} at {when}")
+        lines.append(
+            f"- approved by {md_escape(result.approval.approver)} at {when}"
+            + md_escape(note_of(result.approval))
+        )
     if req.service is not None:
         dataset = f", dataset {req.service.dataset}" if req.service.dataset else ""
         graded = f"{req.service.url} ({req.service.api} API{dataset})"
@@ -208,6 +214,11 @@ def _header(result: RunResult) -> list[str]:
     return [*lines, "", f"**{said}**"] if said else lines
 
 
+def note_of(approval: Approval) -> str:
+    """The approval's note as it follows who approved: ``" (note: …)"``, or ``""``."""
+    return f" (note: {approval.note})" if approval.note else ""
+
+
 def totals_table(card: Scorecard) -> tuple[list[str], list[list[str]]]:
     """The tokens-and-cost table, header and rows as plain text: both reports render it."""
     header = ["lane", "attempts", "input tokens", "output tokens", "cache read", "cost (USD)"]
@@ -218,12 +229,19 @@ def totals_table(card: Scorecard) -> tuple[list[str], list[list[str]]]:
             f"{t.input_tokens:,}",
             f"{t.output_tokens:,}",
             f"{t.cache_read_tokens:,}",
-            f"{t.cost_usd:.2f}"
-            + (f" ({t.cost_unreported} unreported)" if t.cost_unreported else ""),
+            cost_text(t),
         ]
         for t in card.totals
     ]
     return header, rows
+
+
+def cost_text(t: Totals) -> str:
+    """A lane's cost: "no model calls" where its agent calls none, never a cost of 0.00."""
+    if t.no_model == t.attempts and t.attempts:
+        return "no model calls"
+    unreported = f" ({t.cost_unreported} unreported)" if t.cost_unreported else ""
+    return f"{t.cost_usd:.2f}{unreported}"
 
 
 def _totals(card: Scorecard) -> list[str]:

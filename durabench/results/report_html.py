@@ -16,6 +16,7 @@ from durabench.results.report import (
     forgeable_note,
     headline,
     left_out,
+    note_of,
     signal_names,
     totals_table,
 )
@@ -203,7 +204,8 @@ def _approval(result: RunResult) -> list[str]:
     if result.approval is None:
         return []
     when = result.approval.approved_at.isoformat() if result.approval.approved_at else "?"
-    return [f'<p id="approval">approved by {escape(result.approval.approver)} at {when}</p>']
+    note = escape(note_of(result.approval))
+    return [f'<p id="approval">approved by {escape(result.approval.approver)} at {when}{note}</p>']
 
 
 def headline_html(result: RunResult) -> str:

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 
+from durabench.agents import agent_class
+from durabench.errors import UnknownAgent
 from durabench.models.results import AttemptResult
 from durabench.models.scorecard import (
     Cell,
@@ -134,8 +136,23 @@ def _totals(lane: str, attempts: Sequence[AttemptResult]) -> Totals:
         output_tokens=sum(a.tokens.output for a in attempts),
         cache_read_tokens=sum(a.tokens.cache_read for a in attempts),
         cost_usd=sum(a.cost_usd or 0.0 for a in attempts),
-        cost_unreported=sum(1 for a in attempts if a.cost_usd is None),
+        cost_unreported=sum(1 for a in attempts if a.cost_usd is None and _calls_a_model(a)),
+        no_model=sum(1 for a in attempts if not _calls_a_model(a)),
     )
+
+
+def _calls_a_model(a: AttemptResult) -> bool:
+    """Whether ``a``'s agent calls a model.
+
+    One without a model API that reported no cost and no tokens (the oracle, nop) did not;
+    an agent whose name is no longer known is taken to have.
+    """
+    if a.cost_usd is not None or a.tokens.input or a.tokens.output:
+        return True
+    try:
+        return agent_class(a.agent).model_api is not None
+    except UnknownAgent:
+        return True
 
 
 def compute_scorecard(

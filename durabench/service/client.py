@@ -44,6 +44,7 @@ from durabench.service.wire_v1 import (
     V1UploadRequest,
 )
 from durabench.settings.urls import check_service_url, check_upload_url
+from durabench.wording import counted
 
 __all__ = ["MAX_RESPONSE_BYTES", "ServiceClient", "Sleep"]
 
@@ -237,7 +238,8 @@ class ServiceClient:
             except httpx.TransportError as exc:  # timeouts, refused and reset connections
                 if last:
                     raise ServiceError(
-                        f"{call} failed {tries} times ({type(exc).__name__}: {exc}); check "
+                        f"{call} failed {counted(tries, 'time')} "
+                        f"({type(exc).__name__}: {exc}); check "
                         "that the service is up at that address; it is retried later"
                     ) from exc
                 wait, why = backoff_s(self.retry, tries), type(exc).__name__
@@ -286,7 +288,7 @@ class ServiceClient:
         """The body of ``streamed``, read piece by piece and refused past the cap."""
         declared = read_int(streamed.headers.get("Content-Length", ""))
         if declared is not None and declared > self._cap:
-            raise self._too_large(call, f"it declares {declared:,} bytes")
+            raise self._too_large(call, f"it declares {counted(declared, 'byte')}")
         pieces: list[bytes] = []
         size = 0
         async for piece in streamed.aiter_bytes():

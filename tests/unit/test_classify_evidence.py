@@ -73,7 +73,8 @@ def test_a_cap_claim_with_no_ledger_at_all_is_the_models() -> None:
     replayed = _input(_result(CAP), files_changed=0, model_via_gateway=False)
     verdict = classify(replayed)  # an agent with no model API: a replay without a ledger
     assert verdict.exit_class == "model_no_code", verdict.reason
-    assert "infra_usage_cap" in verdict.reason and "no such answer" in verdict.reason
+    assert "infra_usage_cap" in verdict.reason and "unverified" in verdict.reason
+    assert verdict.claimed_class == "infra_usage_cap"  # named for triage, never the class
 
 
 RATE = "API Error: 429 rate_limit_error"

@@ -113,7 +113,7 @@ CASES: dict[str, tuple[TranscriptFacts, dict[str, Any], str, str]] = {
         TranscriptFacts(last_message="Fixed it.", retrying="API retry 3: failed with status 418"),
         {},
         "completed",
-        "ended on its own after 12 s, 1 files changed; the agent's output claims infra_other "
+        "ended on its own after 12 s, 1 file changed; the agent's output claims infra_other "
         "(the session ended while retrying the model API: 'API retry 3: failed with status "
         "418'), but the gateway recorded no such answer from the model API, so the attempt "
         "is the model's",
@@ -137,7 +137,7 @@ def test_the_cli_s_mcp_report_is_added_to_the_reason_not_put_in_its_place() -> N
     assert said
     assert verdict.exit_class == "completed"
     assert verdict.reason == (
-        f"ended on its own after 12 s, 1 files changed; the CLI's own report says {said} "
+        f"ended on its own after 12 s, 1 file changed; the CLI's own report says {said} "
         "(its word only, not the gateway's)"
     )
 

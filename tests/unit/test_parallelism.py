@@ -59,6 +59,10 @@ def test_docker_admits_each_polling_host_as_this_one_and_a_quota_overrides(tmp_p
     here = Settings(home=tmp_path, max_sandboxes=5, host_id_override="h1")
     alone = admitted_sandboxes("docker", AdmissionFacts(here, ["h1"]))
     assert alone.sandboxes == 5 and "host h1 admits 5" in alone.detail
+    # More sandboxes than CPUs is no contradiction: the plan says what the CPUs bound.
+    few_cpus = here.model_copy(update={"max_verifiers": 1})
+    said = admitted_sandboxes("docker", AdmissionFacts(few_cpus, ["h1"])).detail
+    assert "by memory, not CPUs" in said and "verifiers, CPU-bound, run at most 1 at once" in said
     fleet = admitted_sandboxes("docker", AdmissionFacts(here, ["h2", "h3"]))
     assert fleet.sandboxes == 15 and "3 worker hosts × 5" in fleet.detail
     quota = here.model_copy(update={"sandbox_quota": 40})
@@ -166,13 +170,15 @@ def _summary(parallel: int | None, parallelism: Parallelism | None) -> PlanSumma
 
 def test_the_plan_rows_say_where_the_number_came_from() -> None:
     older = parallel_rows(_summary(3, None))  # a plan from before derivations
-    assert [(r.key, r.value) for r in older] == [("parallel slots", "3")]
+    assert [(r.key, r.value) for r in older] == [
+        ("parallel slots", "3; 1 task: at most 1 pair at once")
+    ]
     default = parallel_rows(_summary(None, choose_parallel(_bounds(None, None, None), None)))
     assert default[0].value.startswith("2 (the default: no source below sets a bound")
     assert [r.value for r in default[1:]] == ["no bound: a", "no bound: s", "no bound: r"]
     given = _summary(5, choose_parallel(_bounds(4, 3, 10), asked=5))
-    assert parallel_rows(given)[0].value == "5 (--parallel; derived: 3)"
-    assert containers_at_once(given) == "at most 10 at once"
+    assert parallel_rows(given)[0].value.startswith("5 (--parallel; derived: 3); 1 task: ")
+    assert containers_at_once(given) == "at most 2 at once"  # one task: one pair of two
 
 
 def test_the_plan_says_which_sandbox_backend_runs_and_its_limits() -> None:

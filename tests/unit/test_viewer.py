@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -101,3 +102,19 @@ def test_view_of_an_unknown_run_says_so_in_one_line(
     assert out.exit_code == 1
     assert f"no run no-such-run in {tmp_path / 'runs'}" in out.output
     assert "python -m starter view" in out.output and "Traceback" not in out.output
+
+
+def test_every_pair_cell_says_how_the_pair_counts(site: ViewerSite) -> None:
+    """The scores' pair column is never empty: the difference of a compared pair, or why not.
+
+    By hand: t1 1.00 and 1.00 (+0), t2 0 and 1 (+1), t3 0.5 and 0 (-0.5); t4 excluded;
+    t5's MCP arm has no scored attempt.
+    """
+    run = _text(site, "/runs/hand/")
+    scores = run.split('<table id="scores">', 1)[1].split("</table>", 1)[0]
+    pairs = re.findall(r"<tr><td><a [^>]*>(t\d)</a></td><td>([^<]*)</td>", scores)
+    assert [task for task, _ in pairs] == ["t1", "t2", "t3", "t4", "t5"]
+    cells = dict(pairs)
+    assert (cells["t1"], cells["t2"], cells["t3"]) == ("+0", "+1", "-0.5")
+    assert cells["t4"].startswith("excluded: ")
+    assert cells["t5"] == "not compared: an arm has no scored attempt"

@@ -17,6 +17,7 @@ from durabench.agents.atif import (
     ToolCall,
     Trajectory,
 )
+from durabench.models.results import RunResult
 from durabench.results.files import write_reports
 from durabench.settings.paths import TRAJECTORY, RunPaths
 from tests.unit.results_set import hand_result
@@ -48,16 +49,22 @@ def _trajectory() -> Trajectory:
     )
 
 
-def write_run(runs_dir: Path) -> RunPaths:
-    """The hand-worked run ``hand`` under ``runs_dir``, reported; its paths."""
-    hand = hand_result()
-    paths = RunPaths.for_run(runs_dir, "hand")
+def write_attempts(runs_dir: Path, result: RunResult) -> RunPaths:
+    """``result``'s plan and attempts under ``runs_dir``, not yet reported; its paths."""
+    paths = RunPaths.for_run(runs_dir, result.plan.request.run_id)
     paths.root.mkdir(parents=True)
-    paths.plan.write_text(hand.plan.model_dump_json())
-    for a in hand.attempts:
+    paths.plan.write_text(result.plan.model_dump_json())
+    for a in result.attempts:
         where = paths.attempt(a.task_id, a.lane, a.attempt)
         where.mkdir(parents=True)
         (where / "result.json").write_text(a.model_dump_json())
+    return paths
+
+
+def write_run(runs_dir: Path) -> RunPaths:
+    """The hand-worked run ``hand`` under ``runs_dir``, reported; its paths."""
+    hand = hand_result()
+    paths = write_attempts(runs_dir, hand)
     where = paths.attempt("t1", "baseline", 1)
     (where / TRAJECTORY).parent.mkdir(parents=True)
     (where / TRAJECTORY).write_text(_trajectory().to_json())

@@ -17,6 +17,7 @@ from durabench.models.results import AttemptResult
 from durabench.results.viewer.page import block, esc, href, page, read_tail, table
 from durabench.results.viewer.steps import trajectory_html
 from durabench.settings.paths import FINAL_MESSAGE, TRAJECTORY, RunPaths
+from durabench.wording import rounded
 
 __all__ = ["LEDGER", "attempt_page"]
 
@@ -29,7 +30,7 @@ _LEDGER_BYTES = 1_000_000
 def _summary(a: AttemptResult) -> str:
     css = "infra" if a.infra else a.exit_class
     facts = [
-        ("reward", "-" if a.reward is None else f"{a.reward:g}"),
+        ("reward", "-" if a.reward is None else rounded(a.reward)),
         ("counted", "yes" if a.included else "no (infra, or no reward)"),
         ("agent exit code", "-" if a.agent_exit_code is None else str(a.agent_exit_code)),
         ("timed out", "yes" if a.timed_out else "no"),

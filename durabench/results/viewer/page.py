@@ -15,6 +15,7 @@ from urllib.parse import quote
 
 from durabench.results.html_policy import CSP_META
 from durabench.text_safety import visible_controls
+from durabench.wording import counted
 
 __all__ = ["block", "esc", "href", "page", "read_tail", "table"]
 
@@ -83,7 +84,7 @@ def block(text: str, cap: int = TEXT_CAP) -> str:
     """``text`` in a ``<pre>``, its first ``cap`` characters, saying what was left out."""
     if len(text) <= cap:
         return f"<pre>{esc(text)}</pre>"
-    cut = f'<p class="muted">first {cap:,} of {len(text):,} characters shown</p>'
+    cut = f'<p class="muted">first {cap:,} of {counted(len(text), "character")} shown</p>'
     return f"<pre>{esc(text[:cap])}</pre>{cut}"
 
 
@@ -97,4 +98,4 @@ def read_tail(path: Path, cap: int = TEXT_CAP) -> str | None:
     except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
         return None
     text = data.decode("utf-8", errors="replace")
-    return text if size <= cap else f"[… first {size - cap:,} bytes not shown]\n{text}"
+    return text if size <= cap else f"[… first {counted(size - cap, 'byte')} not shown]\n{text}"

@@ -15,10 +15,11 @@ from durabench.models.results import AttemptResult, RunResult
 from durabench.models.run import Approval, RunPlan
 from durabench.models.suite_run import RecordRunInput
 from durabench.results.files import build_results, load_results
-from durabench.results.report import cell_text, comparison_lines, totals_table
+from durabench.results.report import cell_text, comparison_lines, note_of, totals_table
 from durabench.results.report_html import headline_html
 from durabench.results.viewer.page import esc, href, page, table
 from durabench.settings.paths import RunPaths
+from durabench.wording import rounded
 
 __all__ = ["index_page", "pair_page", "run_page", "run_result"]
 
@@ -87,12 +88,13 @@ def _plan(result: RunResult) -> list[str]:
         ("category", req.category),
         ("tasks", str(plan.task_count)),
         ("parallel", str(plan.parallel)),
-        ("estimated agent-hours", f"{plan.estimated_agent_hours:g}"),
+        ("estimated agent-hours", rounded(plan.estimated_agent_hours)),
         ("infra retries", str(req.infra_retries)),
     ]
     if result.approval is not None:
         when = result.approval.approved_at.isoformat() if result.approval.approved_at else "?"
-        facts.append(("approved by", f"{result.approval.approver} at {when}"))
+        said = f"{result.approval.approver} at {when}{note_of(result.approval)}"
+        facts.append(("approved by", said))
     else:
         facts.append(("approved by", "nobody yet"))
     items = "".join(f"<dt>{esc(k)}</dt><dd>{esc(v)}</dd>" for k, v in facts)
@@ -106,18 +108,16 @@ def _scorecard(result: RunResult, run_id: str) -> list[str]:
     if card is None:
         return []
     cells = {(c.task_id, c.lane): c for c in card.cells}
+    paired = card.comparison is not None
     rows = [
         [f'<a href="{href("runs", run_id, "tasks", t.task_id)}">{esc(t.task_id)}</a>']
-        + (
-            ["excluded: " + esc(result.excluded[t.task_id])]
-            if t.task_id in result.excluded
-            else [""]
-        )
+        + ([esc(_pair_cell(result, t.task_id))] if paired else [])
         + [esc(cell_text(cells[(t.task_id, lane)])) for lane in result.plan.lanes]
         for t in result.plan.tasks
         if all((t.task_id, lane) in cells for lane in result.plan.lanes)
     ]
-    header = ["task", "pair", *(f"{lane} (best | mean)" for lane in result.plan.lanes)]
+    pair = ["pair (MCP − baseline)"] if paired else []
+    header = ["task", *pair, *(f"{lane} (best | mean)" for lane in result.plan.lanes)]
     out = ["<h2>Scores</h2>", table("scores", header, rows)]
     if card.comparison is not None:
         lines = "".join(f"<li>{esc(line[2:])}</li>" for line in comparison_lines(card.comparison))
@@ -125,6 +125,17 @@ def _scorecard(result: RunResult, run_id: str) -> list[str]:
     totals_header, totals = totals_table(card)
     out += [table("totals", totals_header, ([esc(c) for c in row] for row in totals))]
     return out
+
+
+def _pair_cell(result: RunResult, task_id: str) -> str:
+    """How a task's pair counts: its difference, or why it is not compared."""
+    if task_id in result.excluded:
+        return f"excluded: {result.excluded[task_id]}"
+    card = result.scorecard
+    deltas = {d.task_id: d.delta for d in card.comparison.tasks} if card and card.comparison else {}
+    if task_id not in deltas:
+        return "not compared: an arm has no scored attempt"
+    return f"{'+' if deltas[task_id] >= 0 else ''}{rounded(deltas[task_id])}"
 
 
 def _attempt_rows(run_id: str, attempts: list[AttemptResult]) -> list[list[str]]:
@@ -138,7 +149,7 @@ def _attempt_rows(run_id: str, attempts: list[AttemptResult]) -> list[list[str]]
                 esc(a.lane),
                 f'<a href="{link}">attempt {a.attempt}</a>',
                 f'<span class="class {esc(css)}">{esc(a.exit_class)}</span>',
-                "-" if a.reward is None else f"{a.reward:g}",
+                "-" if a.reward is None else rounded(a.reward),
                 esc(a.reason),
             ]
         )

@@ -28,6 +28,7 @@ from durabench.results.viewer.attempt import attempt_page
 from durabench.results.viewer.page import esc, href, page
 from durabench.results.viewer.runs import index_page, pair_page, run_page
 from durabench.settings.paths import RunPaths, attempt_number
+from durabench.wording import counted
 
 __all__ = ["LOOPBACK_NAMES", "Answer", "ViewerSite", "loopback_host", "serve"]
 
@@ -117,7 +118,7 @@ def _listing(run_id: str, task: str, lane: str, number: int, where: Path) -> str
     rels = [p.relative_to(where) for p in files]
     items = "".join(
         f'<li><a href="{base}{"/".join(quote(part, safe="") for part in rel.parts)}">'
-        f"{esc(rel)}</a> ({(where / rel).stat().st_size:,} bytes)</li>"
+        f"{esc(rel)}</a> ({counted((where / rel).stat().st_size, 'byte')})</li>"
         for rel in rels
     )
     crumbs = [(href("runs", run_id), run_id), (base, f"{task} · {lane} · attempt {number}")]

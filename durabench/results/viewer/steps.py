@@ -13,6 +13,7 @@ from pydantic import ValidationError
 
 from durabench.agents.atif import Step, Trajectory
 from durabench.results.viewer.page import block, esc, read_tail
+from durabench.wording import counted
 
 __all__ = ["STEPS_PER_PAGE", "trajectory_html"]
 
@@ -58,7 +59,9 @@ def trajectory_html(path: Path, start: int = 0) -> str:
     try:
         size = path.stat().st_size
         if size > _MAX_BYTES:
-            return f'<p class="warn">trajectory too large to show here ({size:,} bytes)</p>'
+            return (
+                f'<p class="warn">trajectory too large to show here ({counted(size, "byte")})</p>'
+            )
         doc = Trajectory.model_validate_json(path.read_bytes())
     except FileNotFoundError:
         return '<p class="muted">This attempt kept no trajectory.</p>'
@@ -70,7 +73,7 @@ def trajectory_html(path: Path, start: int = 0) -> str:
     head = (
         f'<p class="muted">{esc(agent.name)} {esc(agent.version)}'
         f"{' · ' + esc(agent.model_name) if agent.model_name else ''} · "
-        f"{len(doc.steps)} steps · {esc(doc.schema_version)}</p>"
+        f"{counted(len(doc.steps), 'step')} · {esc(doc.schema_version)}</p>"
     )
     more = []
     if start > 0:

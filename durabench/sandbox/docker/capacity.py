@@ -129,9 +129,18 @@ def docker_admission(facts: AdmissionFacts) -> Admission:
     own = facts.settings.max_sandboxes
     hosts = sorted({*facts.hosts, facts.settings.host_id})
     if len(hosts) == 1:
-        return Admission(own, f"host {hosts[0]} admits {own} (DURABENCH_MAX_SANDBOXES)")
+        said = f"host {hosts[0]} admits {own} (DURABENCH_MAX_SANDBOXES{_not_cpus(facts)})"
+        return Admission(own, said)
     return Admission(
         own * len(hosts),
         f"{len(hosts)} worker hosts × {own} (DURABENCH_MAX_SANDBOXES of {facts.settings.host_id},"
-        " assumed of each; DURABENCH_SANDBOX_QUOTA sets the total)",
+        f" assumed of each; DURABENCH_SANDBOX_QUOTA sets the total{_not_cpus(facts)})",
+    )
+
+
+def _not_cpus(facts: AdmissionFacts) -> str:
+    """Why more sandboxes than CPUs is no contradiction: what the CPUs bound instead."""
+    return (
+        "; by memory, not CPUs: agents mostly wait on the model; verifiers, CPU-bound, run "
+        f"at most {facts.settings.max_verifiers} at once per host, DURABENCH_MAX_VERIFIERS"
     )

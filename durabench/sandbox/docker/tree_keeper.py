@@ -11,6 +11,7 @@ skipped file still streams past).
 from __future__ import annotations
 
 from durabench.sandbox.limits import ReadLimits, TreeRead, human_bytes
+from durabench.wording import counted
 
 __all__ = ["PATH_LIMIT", "TreeKeeper"]
 
@@ -46,7 +47,9 @@ class TreeKeeper:
         """Whether a file more is past ``max_files`` (said): the read stops."""
         if len(self.files) < self.limits.max_files:
             return False
-        self._cut.append(f"{self.path}: more than {self.limits.max_files} files; the rest left out")
+        self._cut.append(
+            f"{self.path}: more than {counted(self.limits.max_files, 'file')}; the rest left out"
+        )
         return True
 
     def past_stream(self, rel: str, size: int, read_so_far: int) -> bool:

@@ -1,4 +1,8 @@
-"""docker-compose.yml and compose/local.yml validate, pin current images, share the worker."""
+"""docker-compose.yml and compose/local.yml validate, pin current images, share the worker.
+
+Here, not in the unit tier: ``docker compose config`` needs Docker's compose tool, and
+the unit tier needs no Docker.
+"""
 
 from __future__ import annotations
 
@@ -14,6 +18,8 @@ import yaml
 REPO = Path(__file__).resolve().parents[2]
 COMPOSE = REPO / "docker-compose.yml"
 LOCAL = REPO / "compose" / "local.yml"
+
+pytestmark = pytest.mark.docker
 
 
 def _compose() -> list[str]:
