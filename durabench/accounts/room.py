@@ -31,6 +31,7 @@ from datetime import datetime, timedelta
 from typing import NamedTuple
 
 from durabench.models.room import Bucket, RoomReading, RoomState, Weighed
+from durabench.wording import counted
 
 __all__ = [
     "FALLING",
@@ -115,7 +116,7 @@ def decide(
     if waiting.startswith(_FALLS):  # more than it refills: one fewer, as sessions end
         return _fewer(state, running, now, settle), Closed(f"{name}: {waiting}")
     if waiting:
-        return state, Closed(f"{name}: {running} sessions running, {waiting}")
+        return state, Closed(f"{name}: {counted(running, 'session')} running, {waiting}")
     grown = {"allowed": running + 1, "changed_at": now, "base": latest}
     return state.model_copy(update=grown), None
 

@@ -108,7 +108,7 @@ def test_the_command_is_written_one_way_and_readme_says_once_which_is_which() ->
 
     verbs = "|".join(re.escape(v) for v in VERBS)
     # a command: in backticks, or a line of a code block (prose says "a durabench run")
-    installed = re.compile(rf"(?:`|^\s*|\$ )durabench (?:{verbs})\b", re.MULTILINE)
+    installed = re.compile(rf"(?:`|^\s*|\$ )durabench (?:{verbs})(?=[\s`]|$)", re.MULTILINE)
     pages = [*DOCS.glob("*.md"), REPO / "bench" / "README.md", README]
     spelled = {p.name: len(installed.findall(p.read_text())) for p in pages}
     said = "(`durabench run ...` = `python -m starter run ...`)"
