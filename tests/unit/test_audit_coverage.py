@@ -257,7 +257,13 @@ def test_every_edit_of_what_feeds_a_published_number_is_named(tmp_path: Path, ed
 
 
 @pytest.mark.parametrize(
-    ("field", "value"), [("mean_delta", 0.9), ("cost_usd", 0.01), ("lanes", {"baseline": 1.0})]
+    ("field", "value"),
+    [
+        ("mean_delta", 0.9),
+        ("cost_usd", 0.01),
+        ("cost_delta_usd", -0.5),
+        ("lanes", {"baseline": 1.0}),
+    ],
 )
 def test_every_edit_of_the_dashboard_entry_is_named(tmp_path: Path, field: str, value: Any) -> None:
     run = write_run(tmp_path, service=True)

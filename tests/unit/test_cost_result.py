@@ -30,6 +30,7 @@ from durabench.models.agent import AgentSpec
 from durabench.models.results import AttemptResult, RunResult
 from durabench.models.run import RunPlan, RunRequest, TaskRef
 from durabench.models.verdict import TokenUsage
+from durabench.results.dashboard import entry_of
 from durabench.results.report import render_markdown, summarize_lanes, totals_table
 from durabench.results.report_html import render_html
 from durabench.results.scoring import compute_scorecard
@@ -154,3 +155,11 @@ def test_a_cli_cost_that_differs_from_the_meters_is_counted_in_the_report() -> N
         result = _result(attempts)
         assert result.scorecard is not None
         assert (note in render_markdown(result, result.scorecard)) is named
+
+
+def test_the_dashboard_entry_publishes_the_cost_difference_and_the_unpriced() -> None:
+    entry = entry_of(_result())
+    assert entry.cost_usd == pytest.approx(12.10)  # priced attempts only
+    assert entry.cost_unpriced == 1
+    assert entry.cost_delta_usd == pytest.approx(0.20)
+    assert entry.cost_ci == (pytest.approx(0.10), pytest.approx(0.30))
