@@ -31,6 +31,7 @@ from durabench.models.results import AttemptResult, RunResult
 from durabench.models.run import RunPlan, RunRequest, TaskRef
 from durabench.models.verdict import TokenUsage
 from durabench.results.dashboard import entry_of
+from durabench.results.export import pair_rows
 from durabench.results.report import render_markdown, summarize_lanes, totals_table
 from durabench.results.report_html import render_html
 from durabench.results.scoring import compute_scorecard
@@ -163,3 +164,11 @@ def test_the_dashboard_entry_publishes_the_cost_difference_and_the_unpriced() ->
     assert entry.cost_unpriced == 1
     assert entry.cost_delta_usd == pytest.approx(0.20)
     assert entry.cost_ci == (pytest.approx(0.10), pytest.approx(0.30))
+
+
+def test_a_pair_row_exports_the_cost_and_token_difference() -> None:
+    rows = {r["task_id"]: r for r in pair_rows(_result())}
+    assert rows["t1"]["cost_delta_usd"] == pytest.approx(0.30)
+    assert rows["t1"]["token_delta"] == 2_000
+    assert (rows["t3"]["cost_delta_usd"], rows["t3"]["token_delta"]) == (None, 5_000)
+    assert (rows["t4"]["cost_delta_usd"], rows["t4"]["token_delta"]) == (None, None)  # excluded
