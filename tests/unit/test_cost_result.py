@@ -172,3 +172,16 @@ def test_a_pair_row_exports_the_cost_and_token_difference() -> None:
     assert rows["t1"]["token_delta"] == 2_000
     assert (rows["t3"]["cost_delta_usd"], rows["t3"]["token_delta"]) == (None, 5_000)
     assert (rows["t4"]["cost_delta_usd"], rows["t4"]["token_delta"]) == (None, None)  # excluded
+
+
+def test_the_terminal_report_says_the_cost_difference_and_the_unpriced() -> None:
+    from rich.console import Console
+
+    from starter.console import result_tables
+
+    out = Console(width=200, record=True, color_system=None)
+    for part in result_tables(_result()):
+        out.print(part)
+    text = out.export_text()
+    assert "the sourcegraph_full lane costs +$0.20 per task against baseline" in text
+    assert "≥ 10.10 (1 unpriced)" in text
