@@ -140,6 +140,17 @@ def _plan(change: Callable[[Any], None]) -> Callable[[RunPaths], None]:
     return lambda paths: edit_json(paths.plan, change)
 
 
+_CHEAP = {
+    "input": 0.0,
+    "output": 0.0,
+    "cache_read": 0.0,
+    "cache_write": 0.0,
+    "source": "an edit after the run",
+    "as_of": "2026-01-01",
+}
+"""A price written into a run's plan after the run, to make its costs look smaller."""
+
+
 def _drop_task(d: Any) -> None:
     d["tasks"] = d["tasks"][:-1]
     d["task_count"] -= 1
@@ -198,6 +209,10 @@ EDITS: dict[str, tuple[str, Callable[[RunPaths], None]]] = {
         _plan(lambda d: d.update(lanes=["sourcegraph_full", "baseline"])),
     ),
     "plan.json model": ("plan.json", _plan(lambda d: d["request"]["agent"].update(model="m2"))),
+    "plan.json prices": (
+        "plan.json",
+        _plan(lambda d: d["prices"]["prices"].update(anthropic={"m": _CHEAP})),
+    ),
     "plan.json category": ("plan.json", _plan(lambda d: d["request"].update(category="official"))),
     "plan.json service": ("plan.json", _plan(lambda d: d["request"].update(service=None))),
     "run.json approver": (
