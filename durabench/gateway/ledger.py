@@ -20,9 +20,10 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from durabench.agents.llm_ids import served_model_matches
+from durabench.gateway.allowlist import ROUTES
 from durabench.gateway.mcp_answer import HEALTH_METHODS
 from durabench.gateway.meter import ResponseUsage
-from durabench.models.verdict import MeteredUsage, TokenUsage
+from durabench.models.verdict import MeteredUsage, ModelTokens, TokenUsage
 
 __all__ = [
     "CANCELLED",
@@ -128,6 +129,22 @@ def read_entries(path: Path) -> list[LedgerEntry]:
     return entries
 
 
+def _billed(entry: LedgerEntry) -> bool:
+    """Whether ``entry`` is a request to an endpoint a model answers with tokens."""
+    routes = ROUTES.get(entry.provider, ())  # type: ignore[call-overload]
+    return any(r.priced and r.pattern.fullmatch(entry.path) for r in routes)
+
+
+def _kinds(usage: ResponseUsage) -> dict[str, int]:
+    """The tokens of each kind an answer reported."""
+    return {
+        "input": usage.input,
+        "output": usage.output,
+        "cache_read": usage.cache_read,
+        "cache_write": usage.cache_write,
+    }
+
+
 def read_ledger(path: Path) -> MeteredUsage | None:
     """The attempt's totals, or ``None`` when no request went through the gateway."""
     entries = read_entries(path)
@@ -137,6 +154,7 @@ def read_ledger(path: Path) -> MeteredUsage | None:
     entries = [e for e in entries if e.provider != "mcp"]
     answered = [e for e in entries if e.refused not in POLICY_REFUSALS]
     tokens = Counter[str]()
+    by_model: dict[tuple[str, str], Counter[str]] = {}
     served = Counter[str]()
     asked = Counter(e.asked_model for e in entries if e.asked_model)
     substituted = next(
@@ -150,12 +168,10 @@ def read_ledger(path: Path) -> MeteredUsage | None:
         "",
     )
     for e in entries:
-        tokens.update(
-            input=e.usage.input,
-            output=e.usage.output,
-            cache_read=e.usage.cache_read,
-            cache_write=e.usage.cache_write,
-        )
+        counted = _kinds(e.usage)
+        tokens.update(counted)
+        model = by_model.setdefault((e.provider, e.asked_model or e.usage.model), Counter())
+        model.update(counted)
         if e.usage.model:
             served[e.usage.model] += e.usage.output or 1
     api = [e for e in answered if not e.refused]
@@ -165,6 +181,17 @@ def read_ledger(path: Path) -> MeteredUsage | None:
     return MeteredUsage(
         requests=len(entries),
         tokens=TokenUsage(**tokens),
+        unmetered=sum(
+            not e.refused
+            and 200 <= e.status < 300
+            and _billed(e)
+            and not any(_kinds(e.usage).values())
+            for e in entries
+        ),
+        by_model=tuple(
+            ModelTokens(provider=provider, model=model, tokens=TokenUsage(**counted))
+            for (provider, model), counted in by_model.items()
+        ),
         served_models=tuple(m for m, _ in served.most_common()),
         rate_limited=sum(e.status == 429 for e in api),
         overloaded=sum(e.status == 529 or e.usage.error == "overloaded_error" for e in api),

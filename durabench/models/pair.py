@@ -17,12 +17,13 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from durabench.models.agent import AgentSpec
 from durabench.models.benchmark_service import ServiceTarget
+from durabench.models.prices import PriceTable
 from durabench.models.results import PairResult
-from durabench.models.run import TaskRef
+from durabench.models.run import PlanSummary, TaskRef
 from durabench.wording import counted
 
 __all__ = [
@@ -65,10 +66,34 @@ class PairInput(BaseModel):
     """While every slot of the agent's accounts is in use, how often an arm asks again."""
     budget_tokens: int | None = None
     """Tokens one attempt may use (the run's ``--budget``); ``None``: no budget."""
+    prices: PriceTable = Field(default_factory=PriceTable)
+    """The prices the run is costed with (its plan's)."""
     paused: bool = False
     """The run was paused when it started the pair (no retry starts until ``resume``)."""
     control_seq: int = 0
     """The run's count of pauses and resumes then (orders the signals the pair gets)."""
+
+    @classmethod
+    def of_plan(
+        cls, plan: PlanSummary, task: TaskRef, *, paused: bool, control_seq: int
+    ) -> PairInput:
+        """The pair of ``task`` in the run ``plan`` describes."""
+        req = plan.request
+        return cls(
+            run_id=req.run_id,
+            task=task,
+            lanes=plan.lanes,
+            agent=req.agent,
+            infra_retries=req.infra_retries,
+            infra_backoff_sec=req.infra_backoff_sec,
+            service=req.service,
+            accounts=plan.account_slots is not None,
+            lease_poll_sec=req.lease_poll_sec,
+            budget_tokens=req.budget_tokens,
+            prices=plan.prices,
+            paused=paused,
+            control_seq=control_seq,
+        )
 
 
 class PairDone(BaseModel):
