@@ -14,6 +14,7 @@ from durabench.models.results import AttemptResult
 from durabench.models.suite_run import ReportInput, ReportOutput
 from durabench.results.files import atomic_write, build_results, write_reports
 from durabench.results.store import pull, pulled, push
+from durabench.results.story import result_story
 from durabench.settings.paths import RunPaths
 from durabench.settings.values import Settings
 
@@ -67,5 +68,6 @@ class ResultActivities:
             results_dir=str(paths.root),
             report_path=str(paths.report_md),
             lanes=result.lanes,
+            story=result_story(result),
             manifest=manifest_of(paths.root, deep=False),
         )

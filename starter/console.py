@@ -23,6 +23,7 @@ from durabench.models.run import PlanSummary
 from durabench.models.suite_run import ProgressOutput
 from durabench.planning.rows import plan_rows
 from durabench.results.report import cell_text, comparison_lines, headline, service_score
+from durabench.results.story import result_story
 from durabench.settings.values import Settings
 from durabench.text_safety import one_line
 
@@ -178,8 +179,9 @@ def result_tables(result: RunResult) -> list[Table | str]:
                 marks.append(len(notes))
             row.append(shown(cell_text(cell, marks)))
         tasks.add_row(*row)
-    said = headline(result)
-    out: list[Table | str] = [*([f"[bold]{shown(said)}[/]"] if said else []), tasks, *notes]
+    story, said = result_story(result), headline(result)
+    out: list[Table | str] = [f"[bold]{shown(story)}[/]"]
+    out += [*([f"[bold]{shown(said)}[/]"] if said and said != story else []), tasks, *notes]
     if result.plan.request.service is not None:
         out += [shown(service_score(result, lane)) for lane in result.plan.lanes]
     if card.comparison is not None:

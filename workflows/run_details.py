@@ -16,7 +16,6 @@ from temporalio.exceptions import ActivityError, ChildWorkflowError
 
 with workflow.unsafe.imports_passed_through():
     from durabench.models.pair import ArmProgress
-    from durabench.models.results import LaneSummary
     from durabench.models.run import PlanSummary, RunRequest
     from durabench.models.suite_run import ProgressOutput
     from durabench.planning.rows import PlanRow, plan_rows, request_rows
@@ -53,27 +52,11 @@ def approval_summary(plan: PlanSummary, timeout: timedelta) -> str:
     )
 
 
-def outcome_headline(measured: bool, lanes: Iterable[LaneSummary], excluded: int) -> str:
-    """A finished run in a line: its scores per lane, or that it measured nothing."""
-    if not measured:
-        return (
-            f"Nothing was measured: all {excluded} pair(s) were excluded for infrastructure "
-            "reasons; report.md says why and how to rerun them."
-        )
-    parts = []
-    for lane in lanes:
-        mean = "no score" if lane.mean_reward is None else f"mean reward {lane.mean_reward:.3g}"
-        parts.append(f"{lane.lane}: {mean} ({lane.passed}/{lane.scored} passed)")
-    dropped = f"; {excluded} pair(s) excluded" if excluded else ""
-    return "; ".join(parts) + dropped
-
-
 __all__ = [
     "approval_summary",
     "approve_hint",
     "current_details",
     "ended_by",
-    "outcome_headline",
     "markdown_table",
     "pair_details",
     "page_summary",

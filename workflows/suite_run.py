@@ -59,7 +59,6 @@ from workflows.run_details import (
     approval_summary,
     current_details,
     ended_by,
-    outcome_headline,
     page_summary,
     plan_summary,
 )
@@ -471,7 +470,7 @@ class SuiteRunWorkflow:
         )
         total = self._plan.task_count if self._plan else 0
         measured = self._excluded < total
-        headline = outcome_headline(measured, report.lanes, self._excluded)
+        headline = report.story  # the sentence every report opens with
         self._note = headline
         # Listed apart: in the Web UI a green COMPLETED alone looks like a good run.
         self._set_phase("completed", status="completed" if measured else "nothing_measured")

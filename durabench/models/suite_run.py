@@ -196,6 +196,8 @@ class ReportOutput(BaseModel):
     """The Markdown report."""
     lanes: tuple[LaneSummary, ...]
     """Totals per lane."""
+    story: str = ""
+    """The result in a sentence, as every report opens (``result_story``)."""
     manifest: Manifest | None = None
     """The run's own files beside ``tasks/`` as this call left them: recorded in history
     so ``starter audit`` finds any later change; ``None`` from workers before manifests."""

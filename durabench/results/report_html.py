@@ -20,10 +20,11 @@ from durabench.results.report import (
     totals_table,
 )
 from durabench.results.run_versions import version_lines
+from durabench.results.story import result_story
 from durabench.settings.paths import TRAJECTORY
 from durabench.text_safety import visible_controls
 
-__all__ = ["headline_html", "render_html"]
+__all__ = ["headline_html", "render_html", "story_html"]
 
 
 def escape(text: str) -> str:
@@ -206,16 +207,25 @@ def _approval(result: RunResult) -> list[str]:
     return [f'<p id="approval">approved by {escape(result.approval.approver)} at {when}</p>']
 
 
+def _with_code(text: str) -> str:
+    """``text`` as HTML, its commands (in backticks, as ``report.md`` marks them) as code."""
+    return re.sub(r"`([^`]+)`", r"<code>\1</code>", escape(text))
+
+
+def story_html(result: RunResult) -> str:
+    """The result in a sentence (:func:`result_story`), the first thing a page of the run says."""
+    return f'<p id="result" class="headline"><b>{_with_code(result_story(result))}</b></p>'
+
+
 def headline_html(result: RunResult) -> str:
     """The report's plain sentence when infrastructure decided what was measured, or ``""``.
 
-    Its command (in backticks, as ``report.md`` marks it) is set as code.
+    Not repeated when it is the result's own sentence (every pair excluded).
     """
     said = headline(result)
-    if not said:
+    if not said or said == result_story(result):
         return ""
-    text = re.sub(r"`([^`]+)`", r"<code>\1</code>", escape(said))
-    return f'<p id="headline" class="headline warn">{text}</p>'
+    return f'<p id="headline" class="headline warn">{_with_code(said)}</p>'
 
 
 def render_html(
@@ -234,6 +244,7 @@ def render_html(
         f"<!doctype html><html lang=en><head><meta charset=utf-8>{CSP_META}",
         f"<title>{escape(title)}</title>",
         f"<style>{_CSS}</style></head><body><h1>{escape(title)}</h1>",
+        story_html(result),
         f"<p>suite <b>{escape(req.suite)}</b> · agent <b>{escape(req.agent.name)}</b> · model "
         f"<b>{escape(req.agent.model)}</b> · {escape(req.config_mode)} ({lanes})"
         f" · category {escape(req.category)}</p>",

@@ -22,6 +22,7 @@ from temporalio.contrib.pydantic import pydantic_data_converter
 from durabench.models.agent import AgentSpec
 from durabench.models.run import RunRequest
 from durabench.settings.paths import RunPaths
+from durabench.text_safety import md_escape
 from runtime.embedded import temporal_cli
 from starter.approve import approve_main
 from starter.control import pause_main
@@ -242,6 +243,9 @@ async def test_a_waiting_run_shows_its_plan_and_approval_in_history_and_names_it
     assert outcome.approved_by == "alice" and outcome.measured
     assert "baseline: mean reward 1" in outcome.headline, outcome.headline
     report = RunPaths.for_run(disk.settings.runs_dir, req.run_id).report_md.read_text()
+    # The Web UI's result and the report open with one sentence: the paired difference too.
+    assert "Paired difference (sourcegraph_full − baseline): +0.000" in outcome.headline
+    assert report.splitlines()[2] == f"**{md_escape(outcome.headline)}**"
     assert "approved by alice" in report
     assert "approved by alice" in await current_details(handle)
     audit = await starter_async(disk.settings, "audit", req.run_id)  # run.json and history agree

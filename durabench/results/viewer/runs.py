@@ -16,7 +16,7 @@ from durabench.models.run import Approval, RunPlan
 from durabench.models.suite_run import RecordRunInput
 from durabench.results.files import build_results, load_results
 from durabench.results.report import cell_text, comparison_lines, totals_table
-from durabench.results.report_html import headline_html
+from durabench.results.report_html import headline_html, story_html
 from durabench.results.viewer.page import esc, href, page, table
 from durabench.settings.paths import RunPaths
 
@@ -157,7 +157,7 @@ def run_page(paths: RunPaths) -> str:
         ConfigError: no such run.
     """
     result, run_id = run_result(paths), paths.root.name
-    body = [headline_html(result), *_plan(result), *_scorecard(result, run_id)]
+    body = [story_html(result), headline_html(result), *_plan(result), *_scorecard(result, run_id)]
     body += ["<h2>Attempts</h2>", _attempts_table(run_id, list(result.attempts))]
     if paths.report_html.is_file():
         body.append(f'<p><a href="{href("runs", run_id)}report.html">report.html</a></p>')
