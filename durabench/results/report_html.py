@@ -36,7 +36,7 @@ _CSS = """
 body { font: 14px/1.45 system-ui, sans-serif; margin: 2rem auto; max-width: 70rem; }
 body { color: #1d2330; padding: 0 1rem; } h1 { font-size: 1.5rem; overflow-wrap: anywhere; }
 .scroll { overflow-x: auto; max-width: 100%; } svg { max-width: 100%; height: auto; }
-td { overflow-wrap: anywhere; min-width: 3rem; } .headline { font-size: 1.05rem; }
+td { overflow-wrap: break-word; } .headline { font-size: 1.05rem; }
 h2 { font-size: 1.15rem; margin-top: 2rem; border-bottom: 1px solid #dde; }
 table { border-collapse: collapse; margin: .5rem 0; }
 th, td { border: 1px solid #dde; padding: .25rem .6rem; text-align: left; vertical-align: top; }
@@ -270,10 +270,11 @@ def render_html(
         [escape(e.task_id), escape(e.lane), str(e.attempt), escape(e.exit_class), escape(e.reason)]
         for e in card.excluded_attempts
     ]
-    parts += [
-        "<h2>Excluded attempts</h2>",
-        _table("excluded", ["task", "lane", "attempt", "class", "why"], excluded),
-    ]
+    if excluded:  # a clean run has none: no header over an empty table
+        parts += [
+            "<h2>Excluded attempts</h2>",
+            _table("excluded", ["task", "lane", "attempt", "class", "why"], excluded),
+        ]
     left = [
         [escape(t), escape(lane), str(n), escape(note)] for t, lane, n, note in left_out(result)
     ]

@@ -54,13 +54,28 @@ addEventListener("load", () => {
         out.push("clipped label: " + t.textContent);
     }
   }
+  for (const cell of document.querySelectorAll("td, th")) {
+    const walk = document.createTreeWalker(cell, NodeFilter.SHOW_TEXT);
+    for (let node = walk.nextNode(); node; node = walk.nextNode()) {
+      for (const word of node.textContent.matchAll(/[^\\s-]+/g)) {
+        const range = document.createRange();
+        range.setStart(node, word.index);
+        range.setEnd(node, word.index + word[0].length);
+        const tops = new Set([...range.getClientRects()].map((r) => Math.round(r.top)));
+        if (tops.size > 1) out.push("word broken in a cell: " + word[0]);
+      }
+    }
+  }
+  for (const table of document.querySelectorAll("table"))
+    if (!table.querySelector("tbody tr")) out.push("table with a header and no rows: " + table.id);
   const pre = document.createElement("pre");
   pre.id = "layout-probe";
   pre.textContent = out.length ? out.join("\\n") : "layout ok";
   document.body.append(pre);
 });
 </script>"""
-"""A script that reports a page wider than the window and SVG text outside its SVG."""
+"""A script that reports a page wider than the window, SVG text outside its SVG, a word
+broken across lines inside a table cell ("baselin/e") and a table with no rows."""
 
 
 _IN_VIEW = """<script>

@@ -59,11 +59,26 @@ def _long_names() -> str:
     return render_html(result, card)
 
 
-@pytest.mark.parametrize("width", [1280, 500])
-def test_html_report_fits_the_window_with_labels_whole(tmp_path: Path, width: int) -> None:
+def _clean() -> str:
+    """The hand results with no infra attempt and nothing excluded: a clean run."""
+    result = hand_result()
+    attempts = tuple(a for a in result.attempts if not a.infra)
+    tasks = [t.task_id for t in result.plan.tasks]
+    card = compute_scorecard(attempts, tasks, result.plan.lanes, {})
+    clean = result.model_copy(update={"attempts": attempts, "excluded": {}, "scorecard": card})
+    return render_html(clean, card)
+
+
+@pytest.mark.parametrize("width", [1400, 500])
+@pytest.mark.parametrize("variant", ["long names, nothing measured", "clean"])
+def test_html_report_fits_the_window_with_labels_whole(
+    tmp_path: Path, width: int, variant: str
+) -> None:
+    """No page wider than the window, no label clipped, no word broken inside a cell
+    ("baselin/e" at 500 px), no table header over no rows."""
     page = tmp_path / "report.html"
-    html = _long_names()
-    assert "Nothing was measured" in html
+    html = _long_names() if variant != "clean" else _clean()
+    assert ("Nothing was measured" in html) == (variant != "clean")
     page.write_text(probed(html))
     dom = dump_dom(tmp_path, page.as_uri(), width=width, height=900)
     found = re.search(r'<pre id="layout-probe">(.*?)</pre>', dom, re.S)
