@@ -34,7 +34,8 @@ def approve_hint(run_id: str) -> str:
     return (
         f"`python -m starter approve {run_id}`, or in this UI: Send a Signal, approve, input "
         f'{{"approver": "your name"}}, or `temporal workflow signal --workflow-id run/{run_id} '
-        "--name approve --input '{}'` (add --address HOST:PORT off the default server)"
+        """--name approve --input '{"approver": "your name"}'` (add --address HOST:PORT off the """
+        "default server)"
     )
 
 
@@ -107,7 +108,8 @@ def _headline(p: ProgressOutput, note: str, deadline: datetime | None) -> str:
     if p.phase == "awaiting_approval":
         ends = f"; unapproved, it ends at {deadline:%Y-%m-%d %H:%M} UTC" if deadline else ""
         return (
-            "**waiting for approval** (send signal `approve`, input `{}`; or run "
+            '**waiting for approval** (send signal `approve`, input `{"approver": "your name"}`; '
+            "or run "
             f"`python -m starter approve {run}`; `reject` refuses it){ends}"
         )
     counts = _counts(p)

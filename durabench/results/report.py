@@ -11,12 +11,14 @@ from collections import Counter
 from collections.abc import Iterable, Mapping
 
 from durabench.models.results import AttemptResult, LaneSummary, RunResult
+from durabench.models.run import NOT_NAMED, Approval
 from durabench.models.scorecard import Cell, PairedComparison, Scorecard
 from durabench.results.run_versions import version_lines
 from durabench.results.story import headline, result_story
 from durabench.text_safety import md_code, md_escape
 
 __all__ = [
+    "approval_line",
     "cell_text",
     "comparison_lines",
     "forgeable_note",
@@ -140,8 +142,9 @@ def _header(result: RunResult) -> list[str]:
         f"category: {md_escape(req.category)}; parallel: {result.plan.parallel}",
     ]
     if result.approval is not None:
-        when = result.approval.approved_at.isoformat() if result.approval.approved_at else "?"
-        lines.append(f"- approved by {md_escape(result.approval.approver)} at {when}")
+        said = md_escape(approval_line(result.approval))
+        named = result.approval.approver != NOT_NAMED
+        lines.append(f"- {said}" if named else f"- **{said}**")
     if req.service is not None:
         dataset = f", dataset {req.service.dataset}" if req.service.dataset else ""
         graded = f"{req.service.url} ({req.service.api} API{dataset})"
@@ -165,8 +168,20 @@ def _header(result: RunResult) -> list[str]:
         lines.append(f"- **MCP lane ran without {missing}**")
     lines += [f"- **warning at plan time: {md_escape(w)}**" for w in result.plan.warnings]
     lines += version_lines(result, md_escape)
-    said = headline(result)
-    return [*lines, "", f"**{said}**"] if said and said != story else lines
+    warned = headline(result)
+    return [*lines, "", f"**{warned}**"] if warned and warned != story else lines
+
+
+def approval_line(approval: Approval) -> str:
+    """Who approved and when; an approval that named nobody says so and how to be named."""
+    when = approval.approved_at.isoformat() if approval.approved_at else "?"
+    if approval.approver != NOT_NAMED:
+        return f"approved by {approval.approver} at {when}"
+    return (
+        f"approved by: {NOT_NAMED} (at {when}): the approval gave no name and its signal no "
+        'identity; approve with input {"approver": "your name"}, or with python -m starter '
+        "approve, to be named"
+    )
 
 
 def totals_table(card: Scorecard) -> tuple[list[str], list[list[str]]]:

@@ -8,9 +8,11 @@ from collections.abc import Container
 from urllib.parse import quote
 
 from durabench.models.results import AttemptResult, RunResult
+from durabench.models.run import NOT_NAMED
 from durabench.models.scorecard import PairedComparison, Scorecard
 from durabench.results.html_policy import CSP_META
 from durabench.results.report import (
+    approval_line,
     cell_text,
     comparison_lines,
     forgeable_note,
@@ -203,8 +205,9 @@ def _approval(result: RunResult) -> list[str]:
     """Who approved the run, and when, as ``report.md`` says it."""
     if result.approval is None:
         return []
-    when = result.approval.approved_at.isoformat() if result.approval.approved_at else "?"
-    return [f'<p id="approval">approved by {escape(result.approval.approver)} at {when}</p>']
+    said = escape(approval_line(result.approval))
+    warn = ' class="warn"' if result.approval.approver == NOT_NAMED else ""
+    return [f'<p id="approval"{warn}>{said}</p>']
 
 
 def _with_code(text: str) -> str:

@@ -7,6 +7,7 @@ faked), and runs in this event loop while the CLI runs beside it.
 from __future__ import annotations
 
 import asyncio
+import getpass
 import uuid
 
 from temporalio.client import Client
@@ -124,7 +125,8 @@ async def test_hints_work_as_printed_on_any_server(settings: Settings) -> None:
     assert proc.returncode == 0, proc.stderr
     signal = (
         f"temporal workflow signal --address {settings.temporal_address} "
-        f"--workflow-id run/{run_id} --name approve --input '{{}}'"
+        f"--workflow-id run/{run_id} --name approve "
+        f'--input \'{{"approver": "{getpass.getuser()}"}}\''  # a name: the approver is recorded
     )
     assert any(signal in line for line in proc.stdout.splitlines()), proc.stdout
     assert f"{ui}/namespaces/default/workflows/run%2F{run_id}" in proc.stdout

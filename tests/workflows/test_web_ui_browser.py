@@ -126,7 +126,7 @@ async def test_the_web_ui_shows_a_waiting_and_a_finished_run_with_no_worker(
             '"measured": true',
             "baseline: mean reward 1 (4/4 passed)",
             # The dev server's UI (no sign-in) sends no identity: the record says so.
-            '"approved_by": "unknown (the approve signal carried no identity)"',
+            '"approved_by": "not named"',
         ],
     )
     assert '"mean_reward": 1' in finished
