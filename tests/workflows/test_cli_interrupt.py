@@ -32,11 +32,8 @@ async def _until(stream: asyncio.StreamReader, text: str) -> str:
     return seen
 
 
-@pytest.mark.docker
-async def test_ctrl_c_at_the_approval_wait_says_how_to_reject(
-    settings: Settings, client: Client
-) -> None:
-    run_id = f"ctrl-c-{uuid.uuid4().hex[:6]}"
+async def _interrupted(settings: Settings, run_id: str) -> str:
+    """What ``starter run`` says when Ctrl-C stops it at the approval wait (exit 130)."""
     proc = await asyncio.create_subprocess_exec(
         *(sys.executable, "-m", "starter", "run", "--suite", "pytorch", "--run-id", run_id),
         env=starter_env(settings),
@@ -55,8 +52,17 @@ async def test_ctrl_c_at_the_approval_wait_says_how_to_reject(
             await proc.wait()
     said = out.decode() + err.decode()
     assert "Aborted!" not in said
-    assert f"python -m starter reject {run_id}" in said
     assert proc.returncode == 130, said
+    return said
+
+
+@pytest.mark.docker
+async def test_ctrl_c_at_the_approval_wait_says_how_to_reject(
+    settings: Settings, client: Client
+) -> None:
+    run_id = f"ctrl-c-{uuid.uuid4().hex[:6]}"
+    said = await _interrupted(settings, run_id)
+    assert f"python -m starter reject {run_id}" in said
     handle = client.get_workflow_handle(run_workflow_id(run_id))
     assert (await handle.describe()).status == WorkflowExecutionStatus.RUNNING
 
@@ -79,23 +85,7 @@ async def test_the_route_printed_on_ctrl_c_works_in_the_order_printed(
 ) -> None:
     """Approve with no worker running, then run it here: the run completes, approved by name."""
     run_id = f"ctrl-c-{uuid.uuid4().hex[:6]}"
-    proc = await asyncio.create_subprocess_exec(
-        *(sys.executable, "-m", "starter", "run", "--suite", "pytorch", "--run-id", run_id),
-        env=starter_env(settings),
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE,
-    )
-    try:
-        if proc.stdout is None:
-            raise AssertionError("no stdout")
-        await _until(proc.stdout, f"python -m starter approve {run_id}")
-        proc.send_signal(signal.SIGINT)
-        out, err = await asyncio.wait_for(proc.communicate(), 60)
-    finally:
-        if proc.returncode is None:
-            proc.kill()
-            await proc.wait()
-    said = out.decode() + err.decode()
+    said = await _interrupted(settings, run_id)
     route = _commands(said)
     assert route[:2] == [
         f"python -m starter approve {run_id}",
