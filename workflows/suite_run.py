@@ -267,7 +267,6 @@ class SuiteRunWorkflow:
             raise
 
     async def _run(self, data: SuiteRunInput) -> RunOutcome:
-        request = data.request
         start = self._start
         if data.carried is None:
             rejected = await self._plan_and_approve(data)
@@ -283,9 +282,8 @@ class SuiteRunWorkflow:
             resume_at = await self._fan_out(start)
             if resume_at is not None:
                 await workflow.wait_condition(workflow.all_handlers_finished)
-                workflow.continue_as_new(
-                    SuiteRunInput(request=request, carried=self._carry(resume_at))
-                )
+                carried = self._carry(resume_at)
+                workflow.continue_as_new(data.model_copy(update={"carried": carried}))
             await workflow.wait_condition(lambda: not self._running or self._watches.failed)
             self._watches.raise_if_failed(self._run_id, self._running)
         except (Exception, asyncio.CancelledError):
