@@ -8,7 +8,7 @@ changes no history, so old histories replay as they were.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from datetime import datetime, timedelta
 
 from temporalio import workflow
@@ -88,22 +88,33 @@ def markdown_rows(rows: Iterable[PlanRow]) -> str:
     return "\n".join(lines)
 
 
-def start_story(request: RunRequest, plan: PlanSummary | None) -> tuple[str, ...]:
+def _same(text: str) -> str:
+    return text
+
+
+def start_story(
+    request: RunRequest,
+    plan: PlanSummary | None,
+    text: Callable[[str], str] = _same,
+    code: Callable[[str], str] = _same,
+) -> tuple[str, ...]:
     """What the run will do, what it costs in agent time and how to approve it, in lines.
 
     The Web UI shows the run's input first, so these lines lead it. ``plan``: the plan as
-    made where the run was started, or ``None`` when a worker elsewhere makes it.
+    made where the run was started, or ``None`` when a worker elsewhere makes it. ``text``
+    and ``code`` mark up the words and the commands (Markdown: escaped, and code spans,
+    which the UI's renderer leaves as typed: no curly quotes, no en dash for ``--``).
     """
     run = request.run_id
-    what = f"{plan_summary(request)} · {request.config_mode}"
+    what = text(f"{plan_summary(request)} · {request.config_mode}")
     if plan is None:
         cost = (
             "agent time: in the plan a worker makes (see the approval timer below, or "
-            f"`python -m starter status {run}`)"
+            f"{code(f'python -m starter status {run}')})"
         )
     else:
         lanes, tasks = len(plan.lanes), plan.task_count
-        what = f"{what}: {tasks} tasks × {lanes} lanes ({', '.join(plan.lanes)})"
+        what = f"{what}: {tasks} tasks × {lanes} lanes ({text(', '.join(plan.lanes))})"
         cost = (
             f"agent time: at most {plan.estimated_agent_hours:.2f} agent-hours "
             f"({tasks * lanes} agent sessions, each within its task's time limit)"
@@ -111,9 +122,10 @@ def start_story(request: RunRequest, plan: PlanSummary | None) -> tuple[str, ...
     return (
         what,
         cost,
-        f"nothing starts until a person approves: python -m starter approve {run}",
-        'or here: More Actions → Send a Signal → approve, input {"approver": "your name"}',
-        f'or end it: python -m starter reject {run} --reason "why"',
+        f"nothing starts until a person approves: {code(f'python -m starter approve {run}')}",
+        "or here: More Actions → Send a Signal → approve, input "
+        + code('{"approver": "your name"}'),
+        f"or end it: {code(f'python -m starter reject {run} --reason why')}",
     )
 
 
@@ -128,7 +140,8 @@ def request_details(request: RunRequest, plan: PlanSummary | None = None) -> str
 
     ``plan``: the plan as made where the run was started (its rows follow), or ``None``.
     """
-    story = "\n".join(f"- {md_escape(line)}" for line in start_story(request, plan))
+    lines = start_story(request, plan, text=md_escape, code=lambda c: f"`{c}`")
+    story = "\n".join(f"- {line}" for line in lines)
     rows = plan_rows(plan) if plan is not None else request_rows(request)
     said = "Its plan" if plan is not None else "What was asked (the plan follows in history)"
     return f"**Run {request.run_id}**\n\n{story}\n\n**{said}**\n\n{markdown_rows(rows)}"
