@@ -87,6 +87,10 @@ async def test_the_route_printed_on_ctrl_c_works_in_the_order_printed(
     run_id = f"ctrl-c-{uuid.uuid4().hex[:6]}"
     said = await _interrupted(settings, run_id)
     route = _commands(said)
+    # starter run made the plan here first: the Web UI's summary says what it costs.
+    desc = await client.get_workflow_handle(run_workflow_id(run_id)).describe()
+    summary = await desc.static_summary()
+    assert summary is not None and "4 tasks × 2 lanes" in summary and "agent-hours" in summary
     assert route[:2] == [
         f"python -m starter approve {run_id}",
         f"python -m starter resume {run_id}",
