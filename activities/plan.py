@@ -26,7 +26,7 @@ from durabench.errors import AccountError, DurabenchError, ServiceAuthError, non
 from durabench.lock_file import lock_digest
 from durabench.models.accounts import AccountHealth
 from durabench.models.room import RoomState
-from durabench.models.run import Approval, PlanSummary, RunPlan, RunRequest
+from durabench.models.run import NOT_NAMED, Approval, PlanSummary, RunPlan, RunRequest
 from durabench.models.suite_run import PlanPage, PlanPageInput, RecordRunInput
 from durabench.planning.parallelism import USABLE_STATES, with_parallelism
 from durabench.planning.plan import make_plan
@@ -193,7 +193,7 @@ class PlanActivities:
         if self.client is None or data.signal_number is None or not (wf_id and run_id):
             return Approval().approver
         who = await signal_identity(self.client, wf_id, run_id, "approve", data.signal_number)
-        return who or f"{Approval().approver} (the approve signal carried no identity)"
+        return who or NOT_NAMED  # the dev server's Web UI sends no identity
 
 
 def _refusal(exc: DurabenchError) -> ApplicationError:

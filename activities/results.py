@@ -15,6 +15,7 @@ from durabench.models.results import AttemptResult, RunResult
 from durabench.models.suite_run import ReportInput, ReportOutput
 from durabench.results.files import atomic_write, build_results, write_reports
 from durabench.results.store import pull, pulled, push
+from durabench.results.story import result_story
 from durabench.settings.paths import RunPaths
 from durabench.settings.values import Settings
 from durabench.wording import counted, rounded
@@ -88,5 +89,6 @@ class ResultActivities:
             results_dir=str(paths.root),
             report_path=str(paths.report_md),
             lanes=result.lanes,
+            story=result_story(result),
             manifest=manifest_of(paths.root, deep=False),
         )

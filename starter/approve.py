@@ -2,7 +2,9 @@
 
 ``approve`` goes through the workflow's ``approve`` update, so an approval that does not
 match the plan (a restated ``--model``, ``--parallel``... that differs) fails here, with the
-reason, instead of being dropped silently.
+reason, instead of being dropped silently. With no worker running, a run whose plan waits
+for approval is approved by signal instead: the server keeps it and the run takes it when a
+worker runs (``starter resume``), as it takes a rejection.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from durabench.models.suite_run import ProgressOutput, RunOutcome
 from runtime.client import connect
 from starter.console import ANSWER_WITHIN, console, no_worker, shown
 from starter.options import int_range, run_async, run_id_argument
+from starter.route import no_worker_route
 from workflows import SuiteRunWorkflow, run_workflow_id
 from workflows.search_attributes import RUN_STATUS
 
@@ -78,12 +81,44 @@ async def approve_main(
     """
     client = client or await connect()
     handle = await running_handle(client, run_id)
-    await answering(handle, run_id)
     given = {k: v for k, v in restated.items() if v is not None}
     approval = Approval(approver=approver, note=note, **given)
+    try:
+        await answering(handle, run_id)
+    except ConfigError:  # no worker: the run's status attribute, kept by Temporal, says
+        return await _approve_waiting(handle, run_id, approval, restated=bool(given))
     taken = await handle.execute_update(SuiteRunWorkflow.approve_checked, approval)
     console.print(shown(f"Run {run_id} approved by {taken.approver} at {taken.approved_at}."))
     return taken
+
+
+async def _approve_waiting(
+    handle: WorkflowHandle[Any, RunOutcome], run_id: str, approval: Approval, *, restated: bool
+) -> Approval:
+    """Approve by signal a run that waits for approval while no worker runs.
+
+    Raises:
+        ConfigError: the plan is not made yet (an approval before it is ignored), or values
+            are restated (only a worker can hold them against the plan); the message says
+            what to do.
+    """
+    phase = (await handle.describe()).typed_search_attributes.get(RUN_STATUS)
+    if phase != "awaiting_approval":
+        raise ConfigError(f"no worker runs for run {run_id}: {no_worker_route(run_id, phase)}")
+    if restated:
+        raise ConfigError(
+            f"no worker runs for run {run_id} to hold the restated values against its plan: "
+            f"approve without them, or start `python -m starter resume {run_id}` and approve "
+            "from another terminal"
+        )
+    await handle.signal(SuiteRunWorkflow.approve, approval)
+    console.print(
+        shown(
+            f"Approval of run {run_id} by {approval.approver} sent; no worker runs, so it is "
+            f"taken when a worker runs: run it here with `python -m starter resume {run_id}`."
+        )
+    )
+    return approval
 
 
 async def reject_main(run_id: str, reason: str, by: str, client: Client | None = None) -> None:

@@ -9,6 +9,8 @@ sequence to the terminal.
 
 from __future__ import annotations
 
+import getpass
+import json
 import os
 from datetime import timedelta
 from pathlib import Path
@@ -24,6 +26,7 @@ from durabench.models.suite_run import ProgressOutput
 from durabench.planning.rows import plan_rows
 from durabench.results.cost_report import cost_cell, cost_lines
 from durabench.results.report import cell_text, comparison_lines, headline, service_score
+from durabench.results.story import result_story
 from durabench.settings.values import Settings
 from durabench.text_safety import one_line
 
@@ -103,25 +106,32 @@ def ui_url(settings: Settings, run_id: str) -> str:
     return f"http://localhost:{settings.ui_port}{path}"
 
 
-def signal_command(settings: Settings, run_id: str, name: str) -> str:
-    """``temporal workflow signal`` of ``name`` to the run, on durabench's server."""
+def signal_command(settings: Settings, run_id: str, name: str, given: str = "{}") -> str:
+    """``temporal workflow signal`` of ``name`` with input ``given``, on durabench's server."""
     where = ""
     if settings.address not in (f"localhost:{DEFAULT_PORT}", f"127.0.0.1:{DEFAULT_PORT}"):
         where += f" --address {settings.address}"
     if settings.namespace != "default":
         where += f" --namespace {settings.namespace}"
     return (
-        f"temporal workflow signal{where} --workflow-id run/{run_id} --name {name} --input '{{}}'"
+        f"temporal workflow signal{where} --workflow-id run/{run_id} --name {name} "
+        f"--input '{given}'"
     )
 
 
 def approval_hint(settings: Settings, run_id: str) -> str:
-    """The ways to approve a run, each as it can be copied."""
+    """The ways to approve a run, each as it can be copied, each recording who approved.
+
+    A signal's input names the approver: the dev server's Web UI sends no identity, so an
+    input of ``{}`` there is recorded as approved by nobody ("not named").
+    """
+    named = json.dumps({"approver": getpass.getuser()})
     return (
         "Waiting for approval. Approve with any of:\n"
         f"  python -m starter approve {run_id}\n"
-        f"  {signal_command(settings, run_id, 'approve')}\n"
-        f"  the Web UI: {ui_url(settings, run_id)} → Send a Signal → approve, input {{}}"
+        f"  {signal_command(settings, run_id, 'approve', named)}\n"
+        f"  the Web UI: {ui_url(settings, run_id)} → Send a Signal → approve, "
+        f'input {{"approver": "your name"}}'
     )
 
 
@@ -181,8 +191,9 @@ def result_tables(result: RunResult) -> list[Table | str]:
                 marks.append(len(notes))
             row.append(shown(cell_text(cell, marks)))
         tasks.add_row(*row)
-    said = headline(result)
-    out: list[Table | str] = [*([f"[bold]{shown(said)}[/]"] if said else []), tasks, *notes]
+    story, said = result_story(result), headline(result)
+    out: list[Table | str] = [f"[bold]{shown(story)}[/]"]
+    out += [*([f"[bold]{shown(said)}[/]"] if said and said != story else []), tasks, *notes]
     if result.plan.request.service is not None:
         out += [shown(service_score(result, lane)) for lane in result.plan.lanes]
     if card.comparison is not None:

@@ -15,6 +15,7 @@ from temporalio.client import WorkflowExecutionStatus, WorkflowHandle
 from temporalio.service import RPCError
 
 from starter.console import errors
+from starter.route import no_worker_route
 from workflows.search_attributes import RUN_STATUS
 
 __all__ = ["INTERRUPTED_EXIT", "left_behind"]
@@ -34,19 +35,10 @@ async def left_behind(handle: WorkflowHandle[Any, Any], run_id: str) -> click.ex
     if desc is not None and desc.status != WorkflowExecutionStatus.RUNNING:
         return click.exceptions.Exit(INTERRUPTED_EXIT)
     phase = desc.typed_search_attributes.get(RUN_STATUS) if desc is not None else None
-    if phase in _WAITING or phase is None:
-        errors.print(
-            f"Interrupted: run {run_id} still waits for approval. End it with "
-            f'`python -m starter reject {run_id} --reason "not now"`; or approve it and '
-            "start `python worker.py` to run it.",
-            markup=False,
-            highlight=False,
-        )
-    else:
-        errors.print(
-            f"Interrupted: run {run_id} goes on once a worker runs (`python worker.py`); "
-            f"stop it with `python -m starter cancel {run_id}`.",
-            markup=False,
-            highlight=False,
-        )
+    said = "still waits for approval" if phase in _WAITING or phase is None else "goes on"
+    errors.print(
+        f"Interrupted: run {run_id} {said}, with no worker now: {no_worker_route(run_id, phase)}",
+        markup=False,
+        highlight=False,
+    )
     return click.exceptions.Exit(INTERRUPTED_EXIT)

@@ -14,13 +14,13 @@ from temporalio.common import WorkflowIDReusePolicy
 from temporalio.exceptions import WorkflowAlreadyStartedError
 from temporalio.service import RPCError
 
-from durabench.errors import ConfigError
+from durabench.errors import ConfigError, DurabenchError
 from durabench.logs import logs_to_file
 from durabench.models.results import RunResult
 from durabench.models.run import Approval, PlanSummary, RunRequest
 from durabench.models.suite_run import RunOutcome, SuiteRunInput
 from durabench.planning.base_image import check_base_image
-from durabench.planning.plan import UNPAIRED_ENV, check_request
+from durabench.planning.plan import UNPAIRED_ENV, check_request, make_plan
 from durabench.results.store import open_store
 from durabench.settings.environment import pass_to_workers
 from durabench.settings.sources import CONFIG_FILE
@@ -46,10 +46,10 @@ from starter.run_options import (
 from starter.run_request import RunOptions, build_request, run_stamp
 from starter.same_run import check_same_request
 from workflows import SuiteRunWorkflow, run_workflow_id
-from workflows.run_details import plan_summary, request_details
+from workflows.run_details import request_details, start_story, start_summary
 from workflows.search_attributes import for_request
 
-__all__ = ["NOTHING_MEASURED_EXIT", "main", "nothing_measured", "run"]
+__all__ = ["NOTHING_MEASURED_EXIT", "main", "nothing_measured", "preview_plan", "run", "start"]
 
 RunHandle = WorkflowHandle[SuiteRunWorkflow, RunOutcome]
 
@@ -152,7 +152,8 @@ async def main(
     if not detach:  # the in-process worker builds from the base image: here, or refused now
         check_base_image(settings.base_image, settings.home / CONFIG_FILE)
     client = client or await connect(settings)
-    handle, resumed = await _start(client, settings, request, resume)
+    plan = None if detach else await asyncio.to_thread(preview_plan, request, settings)
+    handle, resumed = await start(client, settings, request, resume=resume, plan=plan)
     verb = "exists and runs: resuming it here" if resumed else "started"
     console.print(
         f"Run [bold]{request.run_id}[/] {verb}; Web UI: {ui_url(settings, request.run_id)}"
@@ -201,22 +202,44 @@ async def work_on(
             await stopped(workers, sweeper)
 
 
-async def _start(
-    client: Client, settings: Settings, request: RunRequest, resume: bool
+def preview_plan(request: RunRequest, settings: Settings) -> PlanSummary | None:
+    """The run's plan as this machine makes it, for the Web UI's first page; or ``None``.
+
+    The plan the run waits on is made again by its worker (here, the same machine); this
+    one only says up front what the run will do and cost. ``None`` when it cannot be made
+    here: the tasks come from a service, or the request is refused (the worker says why).
+    """
+    if request.tasks_from_service:
+        return None
+    try:
+        return make_plan(request, settings).summary()
+    except DurabenchError:
+        return None
+
+
+async def start(
+    client: Client,
+    settings: Settings,
+    request: RunRequest,
+    *,
+    resume: bool = False,
+    plan: PlanSummary | None = None,
 ) -> tuple[RunHandle, bool]:
     """Start the run; a run of that id that still runs is resumed (``True``), never redone.
 
     It is resumed if it was asked for with the same flags, or with ``resume`` as it is.
+    ``plan`` (:func:`preview_plan`) puts what the run will do and cost in what the Web UI
+    shows first: the input's ``about`` lines, the static summary and details.
     """
     try:
         handle = await client.start_workflow(
             SuiteRunWorkflow.run,
-            SuiteRunInput(request=request),
+            SuiteRunInput(about=start_story(request, plan), request=request),
             id=run_workflow_id(request.run_id),
             task_queue=settings.task_queue,
             search_attributes=for_request(request),
-            static_summary=plan_summary(request),
-            static_details=request_details(request),
+            static_summary=start_summary(request, plan),
+            static_details=request_details(request, plan),
             # A run id names one run forever: never start a finished run again.
             id_reuse_policy=WorkflowIDReusePolicy.REJECT_DUPLICATE,
         )

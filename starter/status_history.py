@@ -29,6 +29,7 @@ from durabench.settings.paths import RunPaths
 from durabench.settings.values import Settings
 from starter.console import approval_hint, console, plan_table, progress_line, shown
 from starter.refusal import plain
+from starter.route import no_worker_route
 from starter.run_history import chain_events, run_record
 from workflows.search_attributes import RUN_STATUS
 
@@ -224,7 +225,7 @@ def print_known(known: Known, settings: Settings, run_id: str, *, running: bool)
         console.print(approval_hint(settings, run_id), markup=False)
     _print_pairs(known, running=running)
     if running:
-        console.print(_worker_hint(run_id), markup=False)
+        console.print(_worker_hint(run_id, phase), markup=False)
 
 
 def _print_pairs(known: Known, *, running: bool) -> None:
@@ -244,10 +245,5 @@ def _print_pairs(known: Known, *, running: bool) -> None:
         console.print(shown(f"finished: {named}" + (f" and {more} more" if more > 0 else "")))
 
 
-def _worker_hint(run_id: str) -> str:
-    return (
-        "Live progress needs a worker (pairs in flight, retries; `starter approve` waits for "
-        f"one too): carry the run here with `python -m starter resume {run_id}`, or start "
-        "one with `python -m starter worker` (or `python worker.py`) on this server and "
-        "DURABENCH_HOME."
-    )
+def _worker_hint(run_id: str, phase: str) -> str:
+    return f"No worker carries the run: {no_worker_route(run_id, phase)}"

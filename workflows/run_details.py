@@ -8,7 +8,7 @@ changes no history, so old histories replay as they were.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from datetime import datetime, timedelta
 
 from temporalio import workflow
@@ -16,10 +16,11 @@ from temporalio.exceptions import ActivityError, ChildWorkflowError
 
 with workflow.unsafe.imports_passed_through():
     from durabench.models.pair import ArmProgress
-    from durabench.models.results import LaneSummary
     from durabench.models.run import PlanSummary, RunRequest
     from durabench.models.suite_run import ProgressOutput
     from durabench.planning.rows import PlanRow, plan_rows, request_rows
+    from durabench.text_safety import md_escape
+    from durabench.wording import counted
 
 from workflows.search_attributes import suite_of
 
@@ -35,7 +36,8 @@ def approve_hint(run_id: str) -> str:
     return (
         f"`python -m starter approve {run_id}`, or in this UI: Send a Signal, approve, input "
         f'{{"approver": "your name"}}, or `temporal workflow signal --workflow-id run/{run_id} '
-        "--name approve --input '{}'` (add --address HOST:PORT off the default server)"
+        """--name approve --input '{"approver": "your name"}'` (add --address HOST:PORT off the """
+        "default server)"
     )
 
 
@@ -47,25 +49,13 @@ def approval_summary(plan: PlanSummary, timeout: timedelta) -> str:
     """
     rows = [r for r in plan_rows(plan) if r.key in _ASKED or r.alert]
     said = " · ".join(f"{'⚠ ' if r.alert else ''}{r.key}: {r.value}" for r in rows)
+    tasks, lanes = plan.task_count, len(plan.lanes)
     return (
-        f"waiting for approval: {approve_hint(plan.request.run_id)}; signal `reject` "
-        f"refuses it; unapproved, it expires after {timeout}. Plan: {said}"
+        f"waiting for approval: {counted(tasks, 'task')} × {counted(lanes, 'lane')}, at most "
+        f"{plan.estimated_agent_hours:.2f} agent-hours; approve: "
+        f"{approve_hint(plan.request.run_id)}; signal `reject` refuses it; unapproved, it "
+        f"expires after {timeout}. Plan: {said}"
     )
-
-
-def outcome_headline(measured: bool, lanes: Iterable[LaneSummary], excluded: int) -> str:
-    """A finished run in a line: its scores per lane, or that it measured nothing."""
-    if not measured:
-        return (
-            f"Nothing was measured: all {excluded} pair(s) were excluded for infrastructure "
-            "reasons; report.md says why and how to rerun them."
-        )
-    parts = []
-    for lane in lanes:
-        mean = "no score" if lane.mean_reward is None else f"mean reward {lane.mean_reward:.3g}"
-        parts.append(f"{lane.lane}: {mean} ({lane.passed}/{lane.scored} passed)")
-    dropped = f"; {excluded} pair(s) excluded" if excluded else ""
-    return "; ".join(parts) + dropped
 
 
 __all__ = [
@@ -73,30 +63,90 @@ __all__ = [
     "approve_hint",
     "current_details",
     "ended_by",
-    "outcome_headline",
-    "markdown_table",
+    "markdown_rows",
     "pair_details",
     "page_summary",
     "plan_summary",
     "request_details",
+    "start_story",
+    "start_summary",
 ]
 
 
-def markdown_table(rows: Iterable[PlanRow]) -> str:
-    """Rows as a two-column Markdown table; alerts in bold with a warning sign."""
-    lines = ["| | |", "|---|---|"]
+def markdown_rows(rows: Iterable[PlanRow]) -> str:
+    """Rows as a Markdown list of ``key: value``; alerts in bold with a warning sign.
+
+    A list, not a table: the Web UI draws a table's cells with no space between them, so
+    a label ran into its value there ("approval timeout86400 s").
+    """
+    lines = []
     for row in rows:
-        value = row.value.replace("|", "\\|")
-        lines.append(f"| {row.key} | {'⚠ **' + value + '**' if row.alert else value} |")
+        value = md_escape(row.value)
+        lines.append(
+            f"- {'⚠ **' if row.alert else ''}{md_escape(row.key)}: {value}"
+            + ("**" if row.alert else "")
+        )
     return "\n".join(lines)
 
 
-def request_details(request: RunRequest) -> str:
-    """The run's static details: what the operator asked for."""
+def _same(text: str) -> str:
+    return text
+
+
+def start_story(
+    request: RunRequest,
+    plan: PlanSummary | None,
+    text: Callable[[str], str] = _same,
+    code: Callable[[str], str] = _same,
+) -> tuple[str, ...]:
+    """What the run will do, what it costs in agent time and how to approve it, in lines.
+
+    The Web UI shows the run's input first, so these lines lead it. ``plan``: the plan as
+    made where the run was started, or ``None`` when a worker elsewhere makes it. ``text``
+    and ``code`` mark up the words and the commands (Markdown: escaped, and code spans,
+    which the UI's renderer leaves as typed: no curly quotes, no en dash for ``--``).
+    """
+    run = request.run_id
+    what = text(f"{plan_summary(request)} · {request.config_mode}")
+    if plan is None:
+        cost = (
+            "agent time: in the plan a worker makes (see the approval timer below, or "
+            f"{code(f'python -m starter status {run}')})"
+        )
+    else:
+        lanes, tasks = len(plan.lanes), plan.task_count
+        what = f"{what}: {counted(tasks, 'task')} × {counted(lanes, 'lane')}"
+        what += f" ({text(', '.join(plan.lanes))})"
+        cost = (
+            f"agent time: at most {plan.estimated_agent_hours:.2f} agent-hours "
+            f"({tasks * lanes} agent sessions, each within its task's time limit)"
+        )
     return (
-        f"**Run {request.run_id} as asked.** Its plan, and where it is, are in its current "
-        f"details.\n\n{markdown_table(request_rows(request))}"
+        what,
+        cost,
+        f"nothing starts until a person approves: {code(f'python -m starter approve {run}')}",
+        "or here: More Actions → Send a Signal → approve, input "
+        + code('{"approver": "your name"}'),
+        f"or end it: {code(f'python -m starter reject {run} --reason why')}",
     )
+
+
+def start_summary(request: RunRequest, plan: PlanSummary | None) -> str:
+    """The run's static summary: its story's first lines, on one line."""
+    what, cost, approve, *_ = start_story(request, plan)
+    return f"{what}; {cost}; {approve}"
+
+
+def request_details(request: RunRequest, plan: PlanSummary | None = None) -> str:
+    """The run's static details: what it will do and how to approve it, then what was asked.
+
+    ``plan``: the plan as made where the run was started (its rows follow), or ``None``.
+    """
+    lines = start_story(request, plan, text=md_escape, code=lambda c: f"`{c}`")
+    story = "\n".join(f"- {line}" for line in lines)
+    rows = plan_rows(plan) if plan is not None else request_rows(request)
+    said = "Its plan" if plan is not None else "What was asked (the plan follows in history)"
+    return f"**Run {request.run_id}**\n\n{story}\n\n**{said}**\n\n{markdown_rows(rows)}"
 
 
 def current_details(
@@ -114,7 +164,7 @@ def current_details(
     head = _headline(progress, note, deadline)
     if plan is None:
         return head
-    return f"{head}\n\n**Plan**\n\n{markdown_table(plan_rows(plan))}"
+    return f"{head}\n\n**Plan**\n\n{markdown_rows(plan_rows(plan))}"
 
 
 def _headline(p: ProgressOutput, note: str, deadline: datetime | None) -> str:
@@ -124,7 +174,8 @@ def _headline(p: ProgressOutput, note: str, deadline: datetime | None) -> str:
     if p.phase == "awaiting_approval":
         ends = f"; unapproved, it ends at {deadline:%Y-%m-%d %H:%M} UTC" if deadline else ""
         return (
-            "**waiting for approval** (send signal `approve`, input `{}`; or run "
+            '**waiting for approval** (send signal `approve`, input `{"approver": "your name"}`; '
+            "or run "
             f"`python -m starter approve {run}`; `reject` refuses it){ends}"
         )
     counts = _counts(p)

@@ -19,8 +19,8 @@ __all__ = ["SIGNALS", "refusal"]
 SIGNALS = {
     "approve": (
         'Approve the plan and start the run. Input {"approver": "your name"}: the Web UI '
-        "sends no identity of its own, so name yourself (with {} the sender's identity is "
-        "recorded, if it gave one). Same as `python -m starter approve RUN_ID`."
+        "sends no identity of its own, so name yourself (without a name the sender's "
+        'identity is recorded, or else "not named"). Same as `python -m starter approve RUN_ID`.'
     ),
     "reject": (
         'Refuse the plan: the run ends and starts nothing. Input {"rejected_by": "you", '

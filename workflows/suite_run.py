@@ -59,7 +59,6 @@ from workflows.run_details import (
     approval_summary,
     current_details,
     ended_by,
-    outcome_headline,
     page_summary,
     plan_summary,
 )
@@ -267,7 +266,6 @@ class SuiteRunWorkflow:
             raise
 
     async def _run(self, data: SuiteRunInput) -> RunOutcome:
-        request = data.request
         start = self._start
         if data.carried is None:
             rejected = await self._plan_and_approve(data)
@@ -283,9 +281,8 @@ class SuiteRunWorkflow:
             resume_at = await self._fan_out(start)
             if resume_at is not None:
                 await workflow.wait_condition(workflow.all_handlers_finished)
-                workflow.continue_as_new(
-                    SuiteRunInput(request=request, carried=self._carry(resume_at))
-                )
+                carried = self._carry(resume_at)
+                workflow.continue_as_new(data.model_copy(update={"carried": carried}))
             await workflow.wait_condition(lambda: not self._running or self._watches.failed)
             self._watches.raise_if_failed(self._run_id, self._running)
         except (Exception, asyncio.CancelledError):
@@ -457,7 +454,7 @@ class SuiteRunWorkflow:
         )
         total = self._plan.task_count if self._plan else 0
         measured = self._excluded < total
-        headline = outcome_headline(measured, report.lanes, self._excluded)
+        headline = report.story  # the sentence every report opens with
         self._note = headline
         # Listed apart: in the Web UI a green COMPLETED alone looks like a good run.
         self._set_phase("completed", status="completed" if measured else "nothing_measured")

@@ -17,7 +17,7 @@ from durabench.audit.published import check_published, read_stored
 from durabench.audit.record import check_record
 from durabench.models.audit import AuditReport, Finding, Ledger
 from durabench.models.results import AttemptResult, RunResult
-from durabench.models.run import Approval, RunPlan
+from durabench.models.run import NOT_NAMED, Approval, RunPlan
 from durabench.results.earlier_runs import read_plan
 from durabench.results.files import with_service_grade
 from durabench.settings.paths import RunPaths
@@ -67,6 +67,8 @@ def audit_run(
     findings += unread
     recorded, approval = check_record(paths, plan, stored, ledger)
     findings += recorded
+    if approval is not None and approval.approver == NOT_NAMED:
+        notes.append(_NOT_NAMED)
     if stored is not None:
         if stored.durabench_version is None:
             why = "records no durabench version: built before versions were recorded, or not "
@@ -84,6 +86,11 @@ def audit_run(
         notes=tuple(notes),
     )
 
+
+_NOT_NAMED = (
+    f"approved by: {NOT_NAMED}: the approval gave no name and its signal carried no identity "
+    "(the dev server's Web UI sends none); who approved this run is not recorded"
+)
 
 _NO_MANIFEST = (
     "the run's history records no manifest of its own files (a run from before manifests): "

@@ -242,6 +242,10 @@ class Rejection(BaseModel):
     """Who rejected it."""
 
 
+NOT_NAMED = "not named"
+"""The approver of an approval that named nobody and whose signal carried no identity."""
+
+
 class Approval(BaseModel):
     """Input of the ``approve`` signal and update; ``{}`` approves as planned.
 
@@ -252,8 +256,8 @@ class Approval(BaseModel):
 
     model_config = ConfigDict(frozen=True)
 
-    approver: str = "unknown"
-    """Who approved."""
+    approver: str = NOT_NAMED
+    """Who approved; :data:`NOT_NAMED` when the approval (a signal's ``{}``) named nobody."""
     approved_at: datetime | None = None
     """When; set by the workflow from ``workflow.now()``."""
     note: str = ""

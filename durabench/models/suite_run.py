@@ -63,6 +63,10 @@ class SuiteRunInput(BaseModel):
 
     model_config = ConfigDict(frozen=True)
 
+    about: tuple[str, ...] = ()
+    """What the run will do, what it costs in agent time and how to approve it, in lines
+    for people: the Web UI shows the input first on the run's page, so they lead it. The
+    workflow does not read them."""
     request: RunRequest
     """What the operator asked for."""
     carried: CarriedState | None = None
@@ -124,11 +128,13 @@ class RunOutcome(BaseModel):
 
     model_config = ConfigDict(frozen=True)
 
+    headline: str = ""
+    """The result in a sentence, as every report opens: each lane's mean reward, the paired
+    difference with its interval, the pairs compared and left out; or "Nothing was
+    measured"."""
     run_id: str
     status: Literal["completed", "rejected", "expired"]
     """How the run ended (``expired``: nobody approved it in time)."""
-    headline: str = ""
-    """The outcome in a line: each lane's mean reward, or "Nothing was measured"."""
     measured: bool = True
     """Whether any pair was scored; ``False``: every pair was excluded (infra)."""
     approved_by: str | None = None
@@ -198,6 +204,8 @@ class ReportOutput(BaseModel):
     """The Markdown report."""
     lanes: tuple[LaneSummary, ...]
     """Totals per lane."""
+    story: str = ""
+    """The result in a sentence, as every report opens (``result_story``)."""
     manifest: Manifest | None = None
     """The run's own files beside ``tasks/`` as this call left them: recorded in history
     so ``starter audit`` finds any later change; ``None`` from workers before manifests."""

@@ -11,13 +11,15 @@ from collections import Counter
 from collections.abc import Iterable, Mapping
 
 from durabench.models.results import AttemptResult, LaneSummary, RunResult
-from durabench.models.run import Approval
+from durabench.models.run import NOT_NAMED, Approval
 from durabench.models.scorecard import Cell, PairedComparison, Scorecard
 from durabench.results.cost_report import cost_cell, cost_lines, cost_table
 from durabench.results.run_versions import version_lines
+from durabench.results.story import headline, result_story
 from durabench.text_safety import md_code, md_escape
 
 __all__ = [
+    "approval_line",
     "cell_text",
     "comparison_lines",
     "forgeable_note",
@@ -117,49 +119,6 @@ def _md_cell(cell: Cell, marks: Iterable[int]) -> str:
     return cell_text(cell, marks).replace(" | ", " \\| ")
 
 
-_INFRA_HINTS = {
-    "infra_auth": "the agent could not log in: give the worker the agent's key "
-    "(such as ANTHROPIC_API_KEY, OPENAI_API_KEY or GEMINI_API_KEY)",
-    "infra_rate_limit": "the provider kept rate-limiting: lower --parallel or wait",
-    "infra_usage_cap": "the account hit its usage cap: wait for the reset or use another",
-    "infra_other": "see each attempt's reason under Excluded attempts",
-}
-
-
-def headline(result: RunResult) -> str | None:
-    """One plain sentence when infrastructure, not the agent, decided what was measured."""
-    total, excluded = len(result.plan.tasks), len(result.excluded)
-    if not excluded:
-        return None
-    infra = Counter(
-        a.exit_class for a in result.attempts if a.infra and a.task_id in result.excluded
-    )
-    n = sum(infra.values())
-    classes = f"{n} infra attempt{'' if n == 1 else 's'}: " + ", ".join(
-        f"{k} {cls}" for cls, k in infra.most_common()
-    )
-    retries = result.plan.request.infra_retries
-    tries = (
-        "with infra retries off (--infra-retries 0)"
-        if retries == 0
-        else f"after {retries} retr{'y' if retries == 1 else 'ies'} per arm"
-    )
-    again = f"python -m starter run --rerun infra --from {result.plan.request.run_id}"
-    if excluded < total:
-        return (
-            f"{excluded} of {total} pairs were excluded: an arm kept failing for "
-            f"infrastructure reasons {tries} ({classes}). They are not scored; rerun them "
-            f"with `{again}`."
-        )
-    cause = _INFRA_HINTS.get(infra.most_common(1)[0][0], "") if infra else ""
-    return (
-        f"Nothing was measured: in every pair an arm kept failing for infrastructure reasons "
-        f"{tries} ({classes}), so every pair was excluded and no agent was scored. "
-        + (f"Most likely {cause}. " if cause else "")
-        + f"Then rerun with `{again}`."
-    )
-
-
 def service_score(result: RunResult, lane: str) -> str:
     """A lane's service final score, labelled: it is on the service's scale, not a reward."""
     score = result.service_scores.get(lane)
@@ -173,8 +132,11 @@ def service_score(result: RunResult, lane: str) -> str:
 
 def _header(result: RunResult) -> list[str]:
     req = result.plan.request
+    story = result_story(result)
     lines = [
         f"# durabench run {md_escape(req.run_id)}",
+        "",
+        f"**{md_escape(story)}**",
         "",
         f"- suite: {md_code(req.source)}; agent: {md_code(req.agent.name)}; "
         f"model: {md_code(req.agent.model)}",
@@ -182,11 +144,9 @@ def _header(result: RunResult) -> list[str]:
         f"category: {md_escape(req.category)}; parallel: {result.plan.parallel}",
     ]
     if result.approval is not None:
-        when = result.approval.approved_at.isoformat() if result.approval.approved_at else "?"
-        lines.append(
-            f"- approved by {md_escape(result.approval.approver)} at {when}"
-            + md_escape(note_of(result.approval))
-        )
+        said = md_escape(approval_line(result.approval))
+        named = result.approval.approver != NOT_NAMED
+        lines.append(f"- {said}" if named else f"- **{said}**")
     if req.service is not None:
         dataset = f", dataset {req.service.dataset}" if req.service.dataset else ""
         graded = f"{req.service.url} ({req.service.api} API{dataset})"
@@ -210,8 +170,24 @@ def _header(result: RunResult) -> list[str]:
         lines.append(f"- **MCP lane ran without {missing}**")
     lines += [f"- **warning at plan time: {md_escape(w)}**" for w in result.plan.warnings]
     lines += version_lines(result, md_escape)
-    said = headline(result)
-    return [*lines, "", f"**{said}**"] if said else lines
+    warned = headline(result)
+    return [*lines, "", f"**{warned}**"] if warned and warned != story else lines
+
+
+def approval_line(approval: Approval) -> str:
+    """Who approved and when, with the approval's note.
+
+    An approval that named nobody says so, and how to be named.
+    """
+    when = approval.approved_at.isoformat() if approval.approved_at else "?"
+    note = note_of(approval)
+    if approval.approver != NOT_NAMED:
+        return f"approved by {approval.approver} at {when}{note}"
+    return (
+        f"approved by: {NOT_NAMED} (at {when}){note}: the approval gave no name and its signal "
+        'no identity; approve with input {"approver": "your name"}, or with python -m starter '
+        "approve, to be named"
+    )
 
 
 def note_of(approval: Approval) -> str:

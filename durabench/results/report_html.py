@@ -8,24 +8,26 @@ from collections.abc import Container
 from urllib.parse import quote
 
 from durabench.models.results import AttemptResult, RunResult
+from durabench.models.run import NOT_NAMED
 from durabench.models.scorecard import PairedComparison, Scorecard
 from durabench.results.cost_report import cost_lines, cost_table
 from durabench.results.html_policy import CSP_META
 from durabench.results.report import (
+    approval_line,
     cell_text,
     comparison_lines,
     forgeable_note,
     headline,
     left_out,
-    note_of,
     signal_names,
     totals_table,
 )
 from durabench.results.run_versions import version_lines
+from durabench.results.story import result_story
 from durabench.settings.paths import TRAJECTORY
 from durabench.text_safety import visible_controls
 
-__all__ = ["headline_html", "render_html"]
+__all__ = ["headline_html", "render_html", "story_html"]
 
 
 def escape(text: str) -> str:
@@ -37,7 +39,7 @@ _CSS = """
 body { font: 14px/1.45 system-ui, sans-serif; margin: 2rem auto; max-width: 70rem; }
 body { color: #1d2330; padding: 0 1rem; } h1 { font-size: 1.5rem; overflow-wrap: anywhere; }
 .scroll { overflow-x: auto; max-width: 100%; } svg { max-width: 100%; height: auto; }
-td { overflow-wrap: anywhere; min-width: 3rem; } .headline { font-size: 1.05rem; }
+td { overflow-wrap: break-word; } .headline { font-size: 1.05rem; }
 h2 { font-size: 1.15rem; margin-top: 2rem; border-bottom: 1px solid #dde; }
 table { border-collapse: collapse; margin: .5rem 0; }
 th, td { border: 1px solid #dde; padding: .25rem .6rem; text-align: left; vertical-align: top; }
@@ -218,21 +220,30 @@ def _approval(result: RunResult) -> list[str]:
     """Who approved the run, and when, as ``report.md`` says it."""
     if result.approval is None:
         return []
-    when = result.approval.approved_at.isoformat() if result.approval.approved_at else "?"
-    note = escape(note_of(result.approval))
-    return [f'<p id="approval">approved by {escape(result.approval.approver)} at {when}{note}</p>']
+    said = escape(approval_line(result.approval))
+    warn = ' class="warn"' if result.approval.approver == NOT_NAMED else ""
+    return [f'<p id="approval"{warn}>{said}</p>']
+
+
+def _with_code(text: str) -> str:
+    """``text`` as HTML, its commands (in backticks, as ``report.md`` marks them) as code."""
+    return re.sub(r"`([^`]+)`", r"<code>\1</code>", escape(text))
+
+
+def story_html(result: RunResult) -> str:
+    """The result in a sentence (:func:`result_story`), the first thing a page of the run says."""
+    return f'<p id="result" class="headline"><b>{_with_code(result_story(result))}</b></p>'
 
 
 def headline_html(result: RunResult) -> str:
     """The report's plain sentence when infrastructure decided what was measured, or ``""``.
 
-    Its command (in backticks, as ``report.md`` marks it) is set as code.
+    Not repeated when it is the result's own sentence (every pair excluded).
     """
     said = headline(result)
-    if not said:
+    if not said or said == result_story(result):
         return ""
-    text = re.sub(r"`([^`]+)`", r"<code>\1</code>", escape(said))
-    return f'<p id="headline" class="headline warn">{text}</p>'
+    return f'<p id="headline" class="headline warn">{_with_code(said)}</p>'
 
 
 def render_html(
@@ -251,6 +262,7 @@ def render_html(
         f"<!doctype html><html lang=en><head><meta charset=utf-8>{CSP_META}",
         f"<title>{escape(title)}</title>",
         f"<style>{_CSS}</style></head><body><h1>{escape(title)}</h1>",
+        story_html(result),
         f"<p>suite <b>{escape(req.suite)}</b> · agent <b>{escape(req.agent.name)}</b> · model "
         f"<b>{escape(req.agent.model)}</b> · {escape(req.config_mode)} ({lanes})"
         f" · category {escape(req.category)}</p>",
@@ -277,10 +289,11 @@ def render_html(
         [escape(e.task_id), escape(e.lane), str(e.attempt), escape(e.exit_class), escape(e.reason)]
         for e in card.excluded_attempts
     ]
-    parts += [
-        "<h2>Excluded attempts</h2>",
-        _table("excluded", ["task", "lane", "attempt", "class", "why"], excluded),
-    ]
+    if excluded:  # a clean run has none: no header over an empty table
+        parts += [
+            "<h2>Excluded attempts</h2>",
+            _table("excluded", ["task", "lane", "attempt", "class", "why"], excluded),
+        ]
     left = [
         [escape(t), escape(lane), str(n), escape(note)] for t, lane, n, note in left_out(result)
     ]

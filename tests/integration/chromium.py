@@ -22,7 +22,9 @@ import pytest
 __all__ = [
     "LAYOUT_PROBE",
     "dump_dom",
+    "in_view",
     "in_view_probe",
+    "keep",
     "page_text_when",
     "png_size",
     "probed",
@@ -54,17 +56,31 @@ addEventListener("load", () => {
         out.push("clipped label: " + t.textContent);
     }
   }
+  for (const cell of document.querySelectorAll("td, th")) {
+    const walk = document.createTreeWalker(cell, NodeFilter.SHOW_TEXT);
+    for (let node = walk.nextNode(); node; node = walk.nextNode()) {
+      for (const word of node.textContent.matchAll(/[^\\s-]+/g)) {
+        const range = document.createRange();
+        range.setStart(node, word.index);
+        range.setEnd(node, word.index + word[0].length);
+        const tops = new Set([...range.getClientRects()].map((r) => Math.round(r.top)));
+        if (tops.size > 1) out.push("word broken in a cell: " + word[0]);
+      }
+    }
+  }
+  for (const table of document.querySelectorAll("table"))
+    if (!table.querySelector("tbody tr")) out.push("table with a header and no rows: " + table.id);
   const pre = document.createElement("pre");
   pre.id = "layout-probe";
   pre.textContent = out.length ? out.join("\\n") : "layout ok";
   document.body.append(pre);
 });
 </script>"""
-"""A script that reports a page wider than the window and SVG text outside its SVG."""
+"""A script that reports a page wider than the window, SVG text outside its SVG, a word
+broken across lines inside a table cell ("baselin/e") and a table with no rows."""
 
 
-_IN_VIEW = """<script>
-addEventListener("load", () => {
+_IN_VIEW = """
   const out = [];
   for (const needle of NEEDLES) {
     const holders = [...document.body.querySelectorAll("*")].filter(
@@ -78,12 +94,7 @@ addEventListener("load", () => {
     });
     out.push((seen ? "in view: " : "not in view: ") + needle);
   }
-  const pre = document.createElement("pre");
-  pre.id = "in-view-probe";
-  pre.textContent = out.join("\\n");
-  document.body.append(pre);
-});
-</script>"""
+"""
 
 
 def in_view_probe(needles: list[str]) -> str:
@@ -92,7 +103,25 @@ def in_view_probe(needles: list[str]) -> str:
     Loaded at the size of a screenshot, it tells whether the screenshot shows the text:
     visible (not hidden, not transparent) and not below the fold or past an edge.
     """
-    return _IN_VIEW.replace("NEEDLES", json.dumps(needles))
+    found = _IN_VIEW.replace("NEEDLES", json.dumps(needles))
+    return (
+        f'<script>addEventListener("load", () => {{{found}'
+        'const pre = document.createElement("pre"); pre.id = "in-view-probe";'
+        'pre.textContent = out.join("\\n"); document.body.append(pre);});</script>'
+    )
+
+
+def in_view(needles: list[str]) -> str:
+    """:func:`in_view_probe` as a ``then`` script of :func:`page_text_when`: its lines."""
+    return _IN_VIEW.replace("NEEDLES", json.dumps(needles)) + 'return out.join("\\n");'
+
+
+def keep(shot: Path, name: str) -> None:
+    """Copy ``shot`` as ``name`` into ``$DURABENCH_SCREENSHOTS`` when set (for the docs)."""
+    where = os.environ.get("DURABENCH_SCREENSHOTS")
+    if where:
+        Path(where).mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(shot, Path(where) / name)
 
 
 def _chromium(profile: Path, *args: str) -> str:
@@ -148,6 +177,7 @@ def page_text_when(
     height: int = 1800,
     timeout_s: float = 60.0,
     then: str = "",
+    scale: float = 1.0,
 ) -> str:
     """The page's visible text once it holds every one of ``wants``; a PNG of it in ``shot``.
 
@@ -155,6 +185,7 @@ def page_text_when(
     driven over its DevTools pipe, the text read until it is complete, then the screenshot
     taken. ``then``: a script run after the screenshot, as a person's clicks would be (an
     async function's body; what it returns is appended to the text after a form feed).
+    ``scale``: the screenshot's size against the window's (smaller files for the docs).
     Fails the test naming what never appeared.
     """
     exe = shutil.which("chromium") or shutil.which("chromium-browser")
@@ -180,8 +211,8 @@ def page_text_when(
         os.close(from_child)
         devtools = _DevTools(from_us, to_us)
         try:
-            text = devtools.text_when(url, wants, timeout_s)
-            shot.write_bytes(devtools.screenshot())
+            text = devtools.text_when(url, wants, timeout_s, (width, height))
+            shot.write_bytes(devtools.screenshot(width, height, scale))
             if then:
                 text += "\f" + devtools.evaluate(f"(async () => {{{then}}})()")
             devtools.call("Browser.close")
@@ -223,11 +254,20 @@ class _DevTools:
         raw, _, self.buffer = self.buffer.partition(b"\0")
         return dict(json.loads(raw))
 
-    def text_when(self, url: str, wants: list[str], timeout_s: float) -> str:
-        target = self.call("Target.createTarget", url=url)["targetId"]
+    def text_when(self, url: str, wants: list[str], timeout_s: float, size: tuple[int, int]) -> str:
+        """The page's text once it holds ``wants``, in a viewport of exactly ``size``.
+
+        The window's own size leaves the page less room than it says (its frame takes
+        some): the viewport is set, so the screenshot and what is "in view" are the same.
+        """
+        target = self.call("Target.createTarget", url="about:blank")["targetId"]
         self.session = self.call("Target.attachToTarget", targetId=target, flatten=True)[
             "sessionId"
         ]
+        width, height = size
+        metrics = {"width": width, "height": height, "deviceScaleFactor": 1, "mobile": False}
+        self.call("Emulation.setDeviceMetricsOverride", **metrics)
+        self.call("Page.navigate", url=url)
         deadline = time.monotonic() + timeout_s
         text = ""
         while time.monotonic() < deadline:
@@ -250,5 +290,7 @@ class _DevTools:
             pytest.fail(f"the page's script failed: {found['exceptionDetails']}")
         return str(found.get("result", {}).get("value", ""))
 
-    def screenshot(self) -> bytes:
-        return base64.b64decode(self.call("Page.captureScreenshot", format="png")["data"])
+    def screenshot(self, width: int, height: int, scale: float) -> bytes:
+        clip = {"x": 0, "y": 0, "width": width, "height": height, "scale": scale}
+        shot = self.call("Page.captureScreenshot", format="png", clip=clip)
+        return base64.b64decode(shot["data"])

@@ -14,7 +14,15 @@ from pathlib import Path
 import pytest
 
 from durabench.results.viewer import ViewerSite
-from tests.integration.chromium import dump_dom, in_view_probe, png_size, probed, screenshot
+from tests.integration.chromium import (
+    dump_dom,
+    in_view_probe,
+    keep,
+    page_text_when,
+    png_size,
+    probed,
+    screenshot,
+)
 from tests.unit.viewer_run import write_run
 
 pytestmark = pytest.mark.browser
@@ -64,7 +72,8 @@ def test_viewer_shows_a_run_and_an_attempt_in_a_browser(viewer: str, tmp_path: P
     assert "&lt;script&gt;alert" in dom and "<img" not in dom  # the agent's markup is text
 
     shown = {
-        "run": (viewer, ["replay", "ann at 2026-01-01", "1.00 | 0.50"]),  # plan, scores
+        # the result's sentence first, then plan and scores
+        "run": (viewer, [STORY, "replay", "ann at 2026-01-01", "1.00 | 0.50"]),
         "attempt": (attempt, ["step 2 · agent", "pytest -q tests", "3 passed"]),  # a step
     }
     for name, (url, needles) in shown.items():
@@ -72,6 +81,14 @@ def test_viewer_shows_a_run_and_an_attempt_in_a_browser(viewer: str, tmp_path: P
         assert png_size(data) == (SHOT["width"], SHOT["height"])
         assert len(data) > 40_000, name  # a blank page compresses to a few KB
         assert in_screenshot(tmp_path, url, needles) == [f"in view: {n}" for n in needles]
+    shot = tmp_path / "viewer-run.png"  # the first window, for docs/watching.md
+    page_text_when(tmp_path, viewer, shot, [STORY], width=1024, height=800, scale=0.75)
+    assert png_size(shot.read_bytes()) == (768, 600)
+    keep(shot, "viewer-run.png")
+
+
+STORY = "Paired difference (sourcegraph_full − baseline): +0.167, 95% CI [-0.500, +1.000]"
+"""The hand-worked run's result, as the viewer opens with it (test_result_story.py)."""
 
 
 SHOT = {"width": 1024, "height": 1400}

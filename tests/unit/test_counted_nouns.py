@@ -32,7 +32,7 @@ NEVER_ONE = {
     ("durabench/results/store/keys.py", "NAME_MAX"): "a constant cap",
     ("durabench/accounts/file.py", "_MIN_SECRET"): "a constant minimum",
     ("durabench/results/report.py", "c.resamples"): "bootstrap resamples: thousands",
-    ("durabench/results/report.py", "total"): "'k of N pairs were excluded': k < N, so N >= 2",
+    ("durabench/results/story.py", "total"): "'k of N pairs (were) excluded': k < N, so N >= 2",
     ("starter/tasks.py", "len(task_dirs)"): "'k of N tasks': the noun goes with N, k >= 1 < N",
     ("activities/sandbox.py", "self.capacity.limit"): "'running its N attempts': a full host",
     ("durabench/planning/plan.py", "request.rerun"): "'no <which> tasks': a kind of task",

@@ -11,9 +11,16 @@ from durabench.models.agent import AgentSpec
 from durabench.models.pair import ArmProgress
 from durabench.models.run import PlanSummary, RunRequest
 from durabench.models.suite_run import ProgressOutput
-from durabench.planning.rows import plan_rows
+from durabench.planning.rows import plan_rows, request_rows
 from starter.console import plan_table
-from workflows.run_details import current_details, markdown_table, pair_details
+from workflows.run_details import (
+    current_details,
+    markdown_rows,
+    pair_details,
+    request_details,
+    start_story,
+    start_summary,
+)
 
 PLAN = PlanSummary(
     request=RunRequest(run_id="r1", suite="pytorch", agent=AgentSpec(model="m-1")),
@@ -25,12 +32,44 @@ PLAN = PlanSummary(
 )
 
 
-def test_the_markdown_table_keeps_each_value_in_its_cell_and_marks_alerts() -> None:
-    table = markdown_table(plan_rows(PLAN))
-    assert "| tasks | 4 |" in table
-    assert "| warning | ⚠ **the agent leaves no answer \\| nothing to grade** |" in table
-    cells = [len(re.findall(r"(?<!\\)\|", line)) for line in table.splitlines()]
-    assert set(cells) == {3}  # two cells a row: no value's own "|" opens a third
+def _shown(markdown: str) -> str:
+    """Roughly what a Markdown renderer shows: emphasis marks and escapes out."""
+    return re.sub(r"\\(.)", r"\1", markdown.replace("**", ""))
+
+
+def test_every_label_is_followed_by_its_value_after_a_colon() -> None:
+    """No renderer can run a label into its value ("approval timeout86400 s"): each row of
+    every details text is ``label: value`` on a line of its own."""
+    rows = [*plan_rows(PLAN), *request_rows(PLAN.request)]
+    waiting = ProgressOutput(run_id="r1", phase="awaiting_approval")
+    texts = {
+        "rows": markdown_rows(rows),
+        "static details, planned": request_details(PLAN.request, PLAN),
+        "static details, as asked": request_details(PLAN.request),
+        "current details": current_details(waiting, PLAN),
+    }
+    for name, text in texts.items():
+        shown = _shown(text)
+        assert "|" not in text.replace("\\|", ""), (name, text)  # no table anywhere
+        for row in plan_rows(PLAN) if "as asked" not in name else request_rows(PLAN.request):
+            assert f"{row.key}: {row.value}" in shown, (name, row)
+    alert = "- ⚠ **warning: the agent leaves no answer \\| nothing to grade**"
+    assert alert in markdown_rows(plan_rows(PLAN)).splitlines()  # its own "|" escaped
+
+
+def test_the_story_says_what_it_costs_and_how_to_approve_with_a_name() -> None:
+    story = start_story(PLAN.request, PLAN)
+    assert (
+        story[0]
+        == "pytorch · oracle · m-1 · paired: 4 tasks × 2 lanes (baseline, sourcegraph_full)"
+    )
+    assert story[1].startswith("agent time: at most 1.50 agent-hours (8 agent sessions")
+    assert story[2] == "nothing starts until a person approves: python -m starter approve r1"
+    assert '{"approver": "your name"}' in story[3]
+    assert start_summary(PLAN.request, PLAN).startswith(f"{story[0]}; {story[1]}; {story[2]}")
+    unplanned = start_story(PLAN.request, None)
+    assert unplanned[0] == "pytorch · oracle · m-1 · paired"
+    assert "python -m starter status r1" in unplanned[1]
 
 
 def test_the_terminal_and_the_web_ui_show_the_same_plan() -> None:

@@ -7,6 +7,7 @@ faked), and runs in this event loop while the CLI runs beside it.
 from __future__ import annotations
 
 import asyncio
+import getpass
 import uuid
 
 from temporalio.client import Client
@@ -61,11 +62,14 @@ async def test_approve_without_a_worker_says_to_start_one(settings: Settings) ->
     """No worker polls the run's queue: each update ends with the hint instead of hanging."""
     request = RunRequest(run_id=f"r-{uuid.uuid4().hex[:6]}", suite="pytorch")
     await run_main(request, detach=True, settings=settings)
-    for verb, more in (("approve", []), ("set-parallel", ["3"])):
-        proc = await starter_async(settings, verb, request.run_id, *more, timeout=60)
-        error = one_error(proc)
-        assert f"no worker answers for run {request.run_id}" in error
-        assert "start one with `python worker.py`" in error
+    proc = await starter_async(settings, "set-parallel", request.run_id, "3", timeout=60)
+    error = one_error(proc)
+    assert f"no worker answers for run {request.run_id}" in error
+    assert "start one with `python worker.py`" in error
+    # Not planned yet (an approval before the plan is ignored): the route that plans it.
+    error = one_error(await starter_async(settings, "approve", request.run_id, timeout=60))
+    assert f"no worker runs for run {request.run_id}: run it here with " in error
+    assert f"`python -m starter resume {request.run_id}`: it makes the plan" in error
     # A rejection needs no answer: the run's status says it is not approved.
     proc = await starter_async(settings, "reject", request.run_id, "--reason", "no", timeout=60)
     assert proc.returncode == 0, proc.stderr
@@ -124,7 +128,8 @@ async def test_hints_work_as_printed_on_any_server(settings: Settings) -> None:
     assert proc.returncode == 0, proc.stderr
     signal = (
         f"temporal workflow signal --address {settings.temporal_address} "
-        f"--workflow-id run/{run_id} --name approve --input '{{}}'"
+        f"--workflow-id run/{run_id} --name approve "
+        f'--input \'{{"approver": "{getpass.getuser()}"}}\''  # a name: the approver is recorded
     )
     assert any(signal in line for line in proc.stdout.splitlines()), proc.stdout
     assert f"{ui}/namespaces/default/workflows/run%2F{run_id}" in proc.stdout

@@ -22,6 +22,7 @@ from temporalio.contrib.pydantic import pydantic_data_converter
 from durabench.models.agent import AgentSpec
 from durabench.models.run import RunRequest
 from durabench.settings.paths import RunPaths
+from durabench.text_safety import md_escape
 from runtime.embedded import temporal_cli
 from starter.approve import approve_main
 from starter.control import pause_main
@@ -66,16 +67,18 @@ async def _planned(disk: Disk, **request: Any) -> tuple[RunRequest, Handle]:
 async def test_the_run_shows_what_was_asked_its_plan_and_how_to_approve(disk: Disk) -> None:
     req, handle = await _planned(disk, suite="pytorch", agent=AgentSpec(model="m-1"))
     desc = await handle.describe()
-    assert await desc.static_summary() == "pytorch · oracle · m-1"
+    summary = await desc.static_summary()  # detached: the plan is a worker's to make
+    assert summary is not None and summary.startswith("pytorch · oracle · m-1 · paired; ")
+    assert f"python -m starter approve {req.run_id}" in summary
     asked = await desc.static_details()
     assert asked is not None
-    assert "| model | m-1 |" in asked and "| suite | pytorch |" in asked
-    assert "| config mode | paired |" in asked
+    assert "- model: m-1" in asked and "- suite: pytorch" in asked
+    assert "- config mode: paired" in asked
 
     await until(lambda: _says(handle, "waiting for approval"), "the run asks for approval")
     now = await current_details(handle)
     assert "send signal `approve`" in now and f"python -m starter approve {req.run_id}" in now
-    assert "| tasks | 4 |" in now and "| agent-hours (upper bound) |" in now
+    assert "- tasks: 4" in now and "- agent-hours (upper bound): " in now
     assert await attribute(handle, RUN_STATUS) == "awaiting_approval"
 
     await approve_main(req.run_id, "ann", client=disk.client)
@@ -242,6 +245,9 @@ async def test_a_waiting_run_shows_its_plan_and_approval_in_history_and_names_it
     assert outcome.approved_by == "alice" and outcome.measured
     assert "baseline: mean reward 1" in outcome.headline, outcome.headline
     report = RunPaths.for_run(disk.settings.runs_dir, req.run_id).report_md.read_text()
+    # The Web UI's result and the report open with one sentence: the paired difference too.
+    assert "Paired difference (sourcegraph_full − baseline): +0.000" in outcome.headline
+    assert report.splitlines()[2] == f"**{md_escape(outcome.headline)}**"
     assert "approved by alice" in report
     assert "approved by alice" in await current_details(handle)
     audit = await starter_async(disk.settings, "audit", req.run_id)  # run.json and history agree

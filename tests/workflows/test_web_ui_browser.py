@@ -9,6 +9,7 @@ screenshots stay in the test's directory.
 from __future__ import annotations
 
 import asyncio
+import re
 import uuid
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
@@ -25,9 +26,10 @@ from durabench.models.run import RunRequest
 from durabench.settings.values import Settings
 from runtime.client import connect_when_ready
 from runtime.embedded import wait_for_port
-from starter.run import main as run_main
+from starter.run import preview_plan, start
 from tests.conftest import dev_server, free_port
-from tests.integration.chromium import page_text_when, png_size
+from tests.integration.chromium import in_view, keep, page_text_when
+from tests.workflows.fakes import Recorder
 from tests.workflows.harness import disk_worker, has_event, until
 from workflows import SuiteRunWorkflow, run_workflow_id
 
@@ -82,55 +84,125 @@ async def ui_server(tmp_path: Path) -> AsyncIterator[UiServer]:
         yield UiServer(f"127.0.0.1:{port}", f"http://127.0.0.1:{ui_port}", client)
 
 
-async def test_the_web_ui_shows_a_waiting_and_a_finished_run_with_no_worker(
+OPEN_DETAILS = """
+const sleep = ms => new Promise(done => setTimeout(done, ms));
+[...document.querySelectorAll("a, button, [role=tab]")]
+  .find(e => (e.innerText || "").trim() === "User Metadata").click();
+let text = "";
+for (let i = 0; i < 100 && !text.includes("agent-hours (upper bound)"); i++) {
+  await sleep(100);
+  const frames = [...document.querySelectorAll("iframe")].map(
+    f => { try { return f.contentDocument.body.innerText; } catch (e) { return "?" + e; } });
+  text = document.querySelector("main").innerText + "\\n" + frames.join("\\n");
+}
+return text;
+"""
+"""Open the User Metadata tab; its text, the Markdown frames' too, once the plan shows."""
+
+FIRST_VIEW = {"width": 1280, "height": 800}
+"""A laptop's window: what the run's page shows before any scroll or click."""
+
+DOCS_SCALE = 0.75
+"""The screenshots' size against the window: docs/watching.md shows them, kept small."""
+
+RUN_TOGETHER = re.compile(r"(approval timeout|tasks|agent-hours \(upper bound\)|model)(\d|m-)")
+"""A label drawn against its value, as a Markdown table's cells were ("approval timeout86400 s")."""
+
+
+def _shown_first(text: str, needles: list[str]) -> None:
+    """Each needle is drawn wholly inside the first window (the ``in_view`` lines)."""
+    lines = text.rpartition("\f")[2].splitlines()
+    assert lines == [f"in view: {n}" for n in needles], lines
+
+
+async def test_the_web_ui_tells_the_story_at_waiting_running_and_ended(
     ui_server: UiServer, settings: Settings, tmp_path: Path
 ) -> None:
+    """The run started as ``starter run`` starts it (the plan made here first); no worker
+    runs while the waiting and ended pages are read; the run is approved from the page."""
     settings = settings.model_copy(update={"temporal_address": ui_server.address})
     client, run_id = ui_server.client, f"r-{uuid.uuid4().hex[:6]}"
     request = RunRequest(run_id=run_id, suite="pytorch", agent=AgentSpec(model="m-1"))
     handle = client.get_workflow_handle_for(SuiteRunWorkflow.run, run_workflow_id(run_id))
+    plan = preview_plan(request, settings)
+    assert plan is not None and plan.task_count == 4
     async with disk_worker(client, settings):
-        await run_main(request, detach=True, client=client, settings=settings)
+        await start(client, settings, request, plan=plan)
         await until(lambda: _phase_is(handle, "awaiting_approval"), "the run waits")
     page = f"{ui_server.ui}/namespaces/default/workflows/{quote(handle.id, safe='')}"
 
+    story = [  # what it will do, what it costs, how to approve: in the first window
+        "4 tasks × 2 lanes (baseline, sourcegraph_full)",
+        f"agent time: at most {plan.estimated_agent_hours:.2f} agent-hours",
+        f"nothing starts until a person approves: python -m starter approve {run_id}",
+        "More Actions → Send a Signal → approve",
+    ]
     waiting = await asyncio.to_thread(
         page_text_when,
         tmp_path,
         page,
-        tmp_path / "waiting.png",
-        [
-            "plan_run • pytorch · oracle · m-1",  # the plan activity's summary
-            "waiting for approval",  # the approval timer's summary
-            f"python -m starter approve {run_id}",
-            f"temporal workflow signal --workflow-id run/{run_id} --name approve",
-            'Send a Signal, approve, input {"approver": "your name"}',
-            "tasks: 4",
-            "config mode: paired (baseline, sourcegraph_full)",
-        ],
-        then=SEND_APPROVE,
+        tmp_path / "web-ui-waiting.png",
+        [*story, "waiting for approval: 4 tasks × 2 lanes", "plan_run • pytorch · oracle · m-1"],
+        then=in_view(story),
+        scale=DOCS_SCALE,
+        **FIRST_VIEW,
     )
-    assert "token budget: " in waiting and waiting.endswith("\fsent")
+    _shown_first(waiting, story)
+    assert not RUN_TOGETHER.search(waiting), RUN_TOGETHER.search(waiting)
+    keep(tmp_path / "web-ui-waiting.png", "web-ui-waiting.png")
+    details = await asyncio.to_thread(
+        page_text_when, tmp_path, page, tmp_path / "details.png", story, then=OPEN_DETAILS
+    )
+    shown = details.rpartition("\f")[2]  # the static details, rendered from Markdown
+    assert f"python -m starter reject {run_id} --reason why" in shown  # not "–reason"
+    assert '{"approver": "your name"}' in shown  # straight quotes: it can be typed as read
+    assert "tasks: 4" in shown and not RUN_TOGETHER.search(shown), shown
+    sent = await asyncio.to_thread(
+        page_text_when, tmp_path, page, tmp_path / "sent.png", story, then=SEND_APPROVE
+    )
+    assert sent.endswith("\fsent")
     await until(lambda: has_event(handle, SIGNALED), "the Web UI's approve signal is in history")
-    assert png_size((tmp_path / "waiting.png").read_bytes())[0] == 1280
 
-    async with disk_worker(client, settings):
+    rec = Recorder(queue=settings.task_queue, task_ids=[], runs_dir=settings.runs_dir)
+    rec.agent_gate = asyncio.Event()  # the agents run until the running page is read
+    async with disk_worker(client, settings, rec):
+        await until(lambda: _agents_run(rec), "agents run")
+        running = await asyncio.to_thread(
+            page_text_when,
+            tmp_path,
+            page,
+            tmp_path / "web-ui-running.png",
+            [*story, "tensor-gelu-001: baseline vs sourcegraph_full"],
+            then=in_view(story),
+            scale=DOCS_SCALE,
+            **FIRST_VIEW,
+        )
+        _shown_first(running, story)
+        keep(tmp_path / "web-ui-running.png", "web-ui-running.png")
+        rec.agent_gate.set()
         await handle.result()
 
-    finished = await asyncio.to_thread(
+    result = [
+        "baseline: mean reward 1 (4/4 passed)",
+        "Paired difference (sourcegraph_full − baseline): +0.000",
+        '"approved_by": "not named"',  # the dev server's UI sends no identity: said so
+    ]
+    ended = await asyncio.to_thread(
         page_text_when,
         tmp_path,
         page,
-        tmp_path / "finished.png",
-        [
-            '"measured": true',
-            "baseline: mean reward 1 (4/4 passed)",
-            # The dev server's UI (no sign-in) sends no identity: the record says so.
-            '"approved_by": "unknown (the approve signal carried no identity)"',
-        ],
+        tmp_path / "web-ui-ended.png",
+        result,
+        then=in_view(result),
+        scale=DOCS_SCALE,
+        **FIRST_VIEW,
     )
-    assert '"mean_reward": 1' in finished
-    assert png_size((tmp_path / "finished.png").read_bytes())[0] == 1280
+    _shown_first(ended, result)
+    keep(tmp_path / "web-ui-ended.png", "web-ui-ended.png")
+
+
+async def _agents_run(rec: Recorder) -> bool:
+    return rec.in_agent > 0
 
 
 async def _phase_is(handle: WorkflowHandle[Any, Any], phase: str) -> bool:

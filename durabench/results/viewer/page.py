@@ -30,7 +30,7 @@ h1 { font-size: 1.4rem; overflow-wrap: anywhere; } h2 { font-size: 1.1rem; margi
   border-bottom: 1px solid #dde; } h3 { font-size: 1rem; margin: .2rem 0; }
 .scroll { overflow-x: auto; } table { border-collapse: collapse; margin: .5rem 0; }
 th, td { border: 1px solid #dde; padding: .25rem .6rem; text-align: left; vertical-align: top;
-  overflow-wrap: anywhere; } th { background: #f3f4f8; overflow-wrap: normal; }
+  overflow-wrap: break-word; } th { background: #f3f4f8; }
 pre { background: #f6f7f9; border: 1px solid #e3e5ea; padding: .5rem; overflow-x: auto;
   white-space: pre-wrap; overflow-wrap: anywhere; max-height: 40rem; overflow-y: auto; }
 .step { border: 1px solid #dde; border-radius: 6px; padding: .5rem .8rem; margin: .8rem 0; }

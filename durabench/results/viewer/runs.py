@@ -17,7 +17,7 @@ from durabench.models.suite_run import RecordRunInput
 from durabench.results.cost_report import cost_lines, cost_table
 from durabench.results.files import build_results, load_results
 from durabench.results.report import cell_text, comparison_lines, note_of, totals_table
-from durabench.results.report_html import headline_html
+from durabench.results.report_html import headline_html, story_html
 from durabench.results.viewer.page import esc, href, page, table
 from durabench.settings.paths import RunPaths
 from durabench.wording import rounded
@@ -176,7 +176,7 @@ def run_page(paths: RunPaths) -> str:
         ConfigError: no such run.
     """
     result, run_id = run_result(paths), paths.root.name
-    body = [headline_html(result), *_plan(result), *_scorecard(result, run_id)]
+    body = [story_html(result), headline_html(result), *_plan(result), *_scorecard(result, run_id)]
     body += ["<h2>Attempts</h2>", _attempts_table(run_id, list(result.attempts))]
     if paths.report_html.is_file():
         body.append(f'<p><a href="{href("runs", run_id)}report.html">report.html</a></p>')
