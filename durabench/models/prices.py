@@ -12,10 +12,13 @@ from typing import Annotated, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
 
-__all__ = ["MAX_PRICE", "CountedTokens", "Price", "PriceTable"]
+__all__ = ["MAX_PRICE", "UNVERIFIED", "CountedTokens", "Price", "PriceTable"]
 
 MAX_PRICE = 100_000.0
 """More USD per million tokens than any model costs: past it, a price is a typo."""
+
+UNVERIFIED = "unverified"
+"""How a price's source begins when no published source could confirm it: the plan says so."""
 
 _MILLION = 1_000_000
 
@@ -59,9 +62,15 @@ class Price(BaseModel):
     """Input tokens written to the prompt cache (Anthropic's five-minute writes; OpenAI
     and Gemini charge none and their answers count none)."""
     source: str = Field(min_length=1)
-    """Where the price was read: the provider's pricing page, or a contract."""
+    """Where the price was read: a pricing page, a price record, a contract; or, beginning
+    ``unverified``, why it could not be checked and where to check it."""
     as_of: date
-    """The day it was read there."""
+    """The day it was read (or found uncheckable) there."""
+
+    @property
+    def unverified(self) -> bool:
+        """No published source confirmed this price (its source says so)."""
+        return self.source.startswith(UNVERIFIED)
 
     def cost_usd(self, usage: CountedTokens) -> float:
         """What ``usage`` costs at this price, in USD."""

@@ -34,7 +34,7 @@ from durabench.models.run import MAX_NAMED_TASKS, Counterpart, RunPlan, RunReque
 from durabench.models.task import TaskSpec
 from durabench.planning.cli_choice import CliChoice, choose_cli, other_versions, rerun_options
 from durabench.planning.worker_checks import check_as_workers_will
-from durabench.prices import PRICES_FILE, load_prices
+from durabench.prices import PRICES_FILE, SOURCES, load_prices
 from durabench.results.earlier_runs import counterparts, read_plan, rerun_task_ids, versions_ran
 from durabench.service.datasets import dataset_dir, read_dataset_file, write_text_tasks
 from durabench.service.wire_v1 import V1DatasetTask
@@ -316,7 +316,7 @@ def make_plan(
 
 
 def _run_prices(agent: Agent, model: str, settings: Settings) -> tuple[PriceTable, tuple[str, ...]]:
-    """The prices the run is costed with, and a warning when its model has none.
+    """The prices the run is costed with, and a warning if its model's is unverified or none.
 
     Read once, on the planning worker, and kept with the run: every attempt is costed
     alike on any host, and the audit recomputes the cost with the same prices.
@@ -324,7 +324,14 @@ def _run_prices(agent: Agent, model: str, settings: Settings) -> tuple[PriceTabl
     if agent.model_api is None:
         return PriceTable(), ()
     prices = load_prices(settings.home).only(agent.model_api, model)
-    if prices.prices:
+    price = prices.price(agent.model_api, model)
+    if price is not None and price.unverified:
+        return prices, (
+            f"model {model}'s price ({agent.model_api}) is unverified: no published "
+            f"source confirmed it; check it at {SOURCES[agent.model_api]} and write it in "
+            f"{settings.home / PRICES_FILE} (see docs/results.md)",
+        )
+    if price is not None:
         return prices, ()
     return prices, (
         f"model {model} has no price ({agent.model_api}): its cost will be reported as "

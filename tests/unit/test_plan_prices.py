@@ -11,6 +11,7 @@ from durabench.agents.llm_ids import ALLOW_UNKNOWN_MODEL_ENV
 from durabench.models.agent import AgentSpec
 from durabench.models.run import RunRequest
 from durabench.planning.plan import make_plan
+from durabench.prices import SOURCES
 from durabench.settings.values import Settings
 
 
@@ -29,7 +30,7 @@ def test_the_plan_records_the_published_price_of_its_model(tmp_path: Path) -> No
         1.25,
     )
     assert list(plan.prices.prices) == ["anthropic"]  # only the run's own model is kept
-    assert not any("no price" in w for w in plan.warnings)
+    assert not any("no price" in w or "unverified" in w for w in plan.warnings)
 
 
 def test_the_homes_prices_file_is_what_the_run_records(tmp_path: Path) -> None:
@@ -59,3 +60,21 @@ def test_an_agent_without_a_model_api_records_no_price_and_no_warning(tmp_path: 
     plan = make_plan(_request("oracle", "none"), Settings(home=tmp_path))
     assert plan.prices.prices == {}
     assert not any("no price" in w for w in plan.warnings)
+
+
+def test_an_unverified_builtin_price_is_said_in_the_plan(tmp_path: Path) -> None:
+    plan = make_plan(_request("codex-cli", "gpt-5-codex-mini"), Settings(home=tmp_path))
+    assert plan.prices.price("openai", "gpt-5-codex-mini") is not None  # costed, but
+    (warning,) = [w for w in plan.warnings if "unverified" in w]
+    assert "gpt-5-codex-mini" in warning
+    assert SOURCES["openai"] in warning  # where to check it
+    assert str(tmp_path / "prices.toml") in warning  # where to write what was found
+
+
+def test_a_price_the_team_sets_is_not_called_unverified(tmp_path: Path) -> None:
+    (tmp_path / "prices.toml").write_text(
+        '[openai."gpt-5-codex-mini"]\ninput = 0.25\noutput = 2.0\ncache_read = 0.025\n'
+        'cache_write = 0.0\nsource = "our contract"\nas_of = 2026-10-01\n'
+    )
+    plan = make_plan(_request("codex-cli", "gpt-5-codex-mini"), Settings(home=tmp_path))
+    assert not any("unverified" in w for w in plan.warnings)

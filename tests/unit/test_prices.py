@@ -1,7 +1,7 @@
 """Prices: the built-in table, a team's ``prices.toml`` over it, and what tokens cost.
 
-Costs are stated by hand from the providers' pages (USD per million tokens), never
-recomputed with the code under test.
+Costs are stated by hand from the prices the sources show (USD per million tokens; the
+sources are listed in docs/results.md, Prices), never recomputed with the code under test.
 """
 
 from __future__ import annotations
@@ -53,6 +53,12 @@ HAND_COSTS = [
     ("gemini", "gemini-2.5-pro", 200_000, 30_000, 800_000, 0, 0.65),
     # gemini-2.5-flash: $0.30, $2.50, $0.03
     ("gemini", "gemini-2.5-flash", M, M, M, 0, 2.83),
+    # gemini-2.5-flash-lite: $0.10, $0.40, $0.01
+    ("gemini", "gemini-2.5-flash-lite", M, M, M, 0, 0.51),
+    # Haiku 3.5: $0.80 + $4 + $0.08 + $1 (its five-minute write)
+    ("anthropic", "claude-3-5-haiku-latest", M, M, M, M, 5.88),
+    # codex-mini-latest: $1.50 in, $0.375 cached, $6 out
+    ("openai", "codex-mini-latest", M, M, M, 0, 7.875),
 ]
 
 
@@ -77,12 +83,49 @@ def test_every_known_model_has_a_published_price() -> None:
     assert unpriced == []
 
 
-def test_every_builtin_price_names_its_page_and_day() -> None:
-    for provider, models in BUILTIN_PRICES.items():
-        for price in models.values():
-            assert price.source == SOURCES[provider]
-            assert price.source.startswith("https://")
-            assert price.as_of == READ_ON
+# The rows no stored published source could confirm (docs/results.md, Prices, names them).
+UNVERIFIED_ROWS = {("openai", "gpt-5-codex-mini")}
+
+_RESULTS_DOC = Path(__file__).parents[2] / "docs" / "results.md"
+
+
+def _rows() -> list[tuple[str, str, Price]]:
+    return [(p, m, price) for p, models in BUILTIN_PRICES.items() for m, price in models.items()]
+
+
+def test_every_builtin_price_names_a_source_and_the_day_it_was_checked() -> None:
+    for _, _, price in _rows():
+        assert price.source.strip()
+        assert price.as_of == READ_ON
+
+
+def test_only_the_rows_listed_here_are_unverified_and_they_say_so() -> None:
+    unverified = {(p, m) for p, m, price in _rows() if price.unverified}
+    assert unverified == UNVERIFIED_ROWS
+    for provider, model in UNVERIFIED_ROWS:
+        source = BUILTIN_PRICES[provider][model].source
+        assert source.startswith("unverified: ")
+        assert SOURCES[provider] in source  # where to check it
+
+
+def test_no_checked_row_claims_a_source_the_docs_do_not_list() -> None:
+    """A row that says where it was checked names a stored source docs/results.md lists;
+    a row that could not be checked is named there as unverified."""
+    doc = _RESULTS_DOC.read_text(encoding="utf-8")
+    for _, model, price in _rows():
+        if price.unverified:
+            assert f"`{model}`" in doc
+            continue
+        url = price.source.split()[0]
+        assert url.startswith("https://"), price.source
+        assert url in doc, f"{model}: {url} is not among the sources docs/results.md lists"
+
+
+def test_a_price_is_unverified_only_when_its_source_says_so() -> None:
+    price = BUILTIN_PRICES["anthropic"]["claude-sonnet-4-5"]
+    assert not price.unverified
+    assert price.model_copy(update={"source": "unverified: remembered"}).unverified
+    assert not price.model_copy(update={"source": "our contract (verified)"}).unverified
 
 
 def test_an_unknown_model_is_unpriced_never_zero() -> None:
