@@ -64,7 +64,7 @@ def build_workers(
     # Stable across restarts: a restarted worker picks up its attempts' container phases.
     host_queue = f"{settings.task_queue}/host/{settings.host_id}"
     identity = identity or worker_identity(settings.host_id)
-    sandbox = SandboxActivities(settings, host_queue, deployment)
+    sandbox = SandboxActivities(settings, host_queue, deployment, client)
     plan, results = PlanActivities(settings, client), ResultActivities(settings)
     service = ServiceActivities(settings)
     accounts = AccountActivities(client, settings)

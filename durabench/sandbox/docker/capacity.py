@@ -12,6 +12,10 @@ counted from two sources, so a restarted worker neither forgets nor double-count
   :data:`_CLAIM_TTL_S` unless its provision begins here (its reply may have been lost, and
   the attempt claimed another host), then after :data:`_RESERVATION_TTL_S` (the build).
 
+A remote backend's sandboxes are not on this host's daemon (which it may not have): its
+host counts reservations alone (``client`` ``None``), each held from the claim until the
+sandbox is removed, renewed for another :data:`_RESERVATION_TTL_S` when the sandbox starts.
+
 Both are keyed by the attempt (run, task, lane, attempt number), not by its container:
 an attempt that moved here from a lost host claims once, whatever its placement.
 """
@@ -55,7 +59,7 @@ class HostCapacity:
 
     def __init__(
         self,
-        client: docker.DockerClient,
+        client: docker.DockerClient | None,
         host_id: str,
         limit: int,
         state_file: Path,
@@ -69,6 +73,8 @@ class HostCapacity:
         self._lock = threading.Lock()
 
     def _containers(self) -> set[str]:
+        if self._client is None:  # a remote backend's: its reservations are its claims
+            return set()
         found = listed_containers(self._client, f"{HOST_LABEL}={self.host_id}")
         return {attempt_key(c.get("Labels") or {}) for c in found}
 
@@ -112,15 +118,21 @@ class HostCapacity:
             self._save(reserved)
 
     def provisioned(self, key: str) -> None:
-        """The attempt's container exists: it now counts as a container, not a reservation."""
+        """The attempt's container exists: it now counts as a container, not a reservation.
+
+        A remote sandbox is not counted from a daemon: its reservation is renewed instead.
+        """
+        if self._client is None:
+            self.arrived(key)
+            return
+        self.release(key)
+
+    def release(self, key: str) -> None:
+        """The attempt's container is gone (or never came): its claim ends."""
         with self._lock:
             reserved = self._load()
             if reserved.pop(key, None) is not None:
                 self._save(reserved)
-
-    def release(self, key: str) -> None:
-        """The attempt's container is gone (or never came): its claim ends."""
-        self.provisioned(key)
 
 
 @sandbox_admission("docker")
