@@ -144,6 +144,7 @@ class PlanActivities:
             "host_id": self.settings.host_id,
             "host_sandboxes": self.settings.max_sandboxes,
             "sandbox": self.settings.sandbox,
+            "sandbox_quota": self.settings.sandbox_quota,
             "sandbox_limits": sandbox_limits(self.settings),
         }
         plan = make_plan(request, self.settings, listed).model_copy(update=accounts | host)

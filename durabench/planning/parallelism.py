@@ -45,7 +45,7 @@ USABLE_STATES: tuple[AccountState, ...] = ("ready", "token-low", "busy")
 
 _WAIT = {
     "accounts": "arms past it wait for an account slot",
-    "sandboxes": "attempts past it wait for a host with room",
+    "sandboxes": "attempts past it wait for a sandbox slot (the quota holds across every host)",
     "rate limits": "sessions past it may be rate-limited (infra_rate_limit, retried)",
 }
 
