@@ -57,6 +57,11 @@ __all__ = ["DaytonaSandbox"]
 _DEFAULT_DISK_GB = 10
 _CREATE_TIMEOUT_S = 1800
 """A whole repository's image may take a while to build the first time."""
+CREATE_ENDPOINTS = (
+    "POST /api/sandbox or, for a build, GET /api/object-storage/push-access (where the "
+    "files a Dockerfile copies are uploaded)"
+)
+"""What a create asks of the API: a 404 to it is an endpoint missing."""
 _ENDED = {"stopped", "error", "build_failed"}
 """Daytona's states of a sandbox that runs nothing any more (but exists)."""
 
@@ -129,6 +134,7 @@ class DaytonaSandbox(Sandbox):
                 f"creating {self.spec.name}",
                 self.options,
                 lambda: client.create(params, timeout=_CREATE_TIMEOUT_S),
+                endpoints=CREATE_ENDPOINTS,
             )
         except NameTaken:
             return None

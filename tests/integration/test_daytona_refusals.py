@@ -1,0 +1,59 @@
+"""A Daytona API that refuses deterministically is not retried, and says what to do.
+
+Against an API without object storage (``GET /api/object-storage/push-access`` answered
+404) a create used to fail "Daytona has no such sandbox" and be retried as a missing
+sandbox, attempt after attempt.
+"""
+
+from __future__ import annotations
+
+import shutil
+import uuid
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+
+from activities.backends import remote_image
+from durabench.errors import NON_RETRYABLE
+from durabench.sandbox import SandboxSpec
+from durabench.settings.values import Settings
+from durabench.tasks import load_suite
+from tests.integration.daytona_fixtures import daytona_options_for
+
+pytestmark = pytest.mark.docker
+daytona = pytest.importorskip("durabench.sandbox.daytona")
+
+PUSH_ACCESS = "/api/object-storage/push-access"
+
+
+@pytest.fixture
+async def closing() -> AsyncIterator[None]:
+    yield
+    await daytona.close_clients()
+
+
+async def test_a_missing_endpoint_is_refused_once_naming_it(
+    standin: object, settings: Settings, tmp_path: Path, closing: None
+) -> None:
+    """push-access 404: one request, a non-retryable error naming the endpoint and a fix."""
+    bundled = load_suite("pytorch")[0]
+    task_dir = tmp_path / bundled.task_id
+    shutil.copytree(bundled.task_dir, task_dir)
+    (task_dir / "environment" / "tinytensor" / "nonce.txt").write_text(uuid.uuid4().hex)
+    task = bundled.model_copy(update={"task_dir": str(task_dir)})
+    on_daytona = settings.model_copy(update={"sandbox": "daytona"})
+    prepared = remote_image(on_daytona, task, "Dockerfile", None, tmp_path / "log")
+    spec = SandboxSpec(name=f"durabench-404-{uuid.uuid4().hex[:8]}", image=prepared.image)
+    standin.fail("GET", PUSH_ACCESS, [404] * 10)  # type: ignore[attr-defined]
+    before = len(standin.traffic)  # type: ignore[attr-defined]
+    try:
+        with pytest.raises(NON_RETRYABLE) as refused:
+            await daytona.DaytonaSandbox(spec, daytona_options_for(standin)).start()  # type: ignore[arg-type]
+    finally:
+        standin._faults.clear()  # type: ignore[attr-defined]
+    message = str(refused.value)
+    assert "no such sandbox" not in message
+    assert "404" in message and "--sandbox docker" in message
+    asked = [r for m, r in standin.traffic[before:] if r == PUSH_ACCESS]  # type: ignore[attr-defined]
+    assert len(asked) == 1  # asked once: a refusal is not retried
