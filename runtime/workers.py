@@ -159,7 +159,8 @@ async def main() -> None:
     """Connect (starting the embedded server if needed) and work until SIGINT/SIGTERM."""
     configure_logging("info")
     settings = load_settings()
-    docker_client().close()  # fail now, with the fix, rather than in every attempt
+    if settings.sandbox == "docker":  # fail now, with the fix, rather than in every attempt
+        docker_client().close()
     open_store(settings).check()  # and the results store, before an attempt is paid for
     client = await connect(settings)
     stop = asyncio.Event()

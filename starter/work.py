@@ -21,9 +21,10 @@ def worker() -> None:
     It polls the shared task queue (DURABENCH_TASK_QUEUE) and this host's own queue, and
     admits at most DURABENCH_MAX_SANDBOXES attempts at once (default: by memory, a sandbox
     per quarter of its memory limit) and DURABENCH_MAX_VERIFIERS verifiers. It needs a
-    Docker daemon, and uses the Temporal of TEMPORAL_ADDRESS or the temporal CLI's profile,
-    or starts the embedded server. Stopped, it lets activities finish briefly;
-    agent sessions keep running in their containers for the next worker to re-attach.
+    Docker daemon unless DURABENCH_SANDBOX=daytona, and uses the Temporal of
+    TEMPORAL_ADDRESS or the temporal CLI's profile, or starts the embedded server.
+    Stopped, it lets activities finish briefly; agent sessions keep running in their
+    containers for the next worker to re-attach.
     """
     from runtime.workers import main  # the worker's module: loaded only for a worker
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -13,7 +13,13 @@ if TYPE_CHECKING:
     from durabench.sandbox.daytona import DaytonaOptions
     from tests.daytona_standin import DaytonaStandIn
 
-__all__ = ["ENDPOINTS_FILE", "daytona_options_for", "record_endpoints", "standin"]
+__all__ = [
+    "ENDPOINTS_FILE",
+    "daytona_clients_closed",
+    "daytona_options_for",
+    "record_endpoints",
+    "standin",
+]
 
 ENDPOINTS_FILE = Path(__file__).resolve().parents[2] / "docs" / "daytona-endpoints.txt"
 """The endpoints the SDK called in the paired run, as the stand-in saw them."""
@@ -72,3 +78,12 @@ def standin(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DaytonaStandIn
         finally:
             server.stop()
             mp.undo()
+
+
+@pytest.fixture
+async def daytona_clients_closed() -> AsyncIterator[None]:
+    """Close the SDK clients this test's loop made, once it ends."""
+    yield
+    from durabench.sandbox.daytona import close_clients
+
+    await close_clients()

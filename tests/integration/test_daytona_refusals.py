@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import shutil
 import uuid
-from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
@@ -31,14 +30,8 @@ daytona = pytest.importorskip("durabench.sandbox.daytona")
 PUSH_ACCESS = "/api/object-storage/push-access"
 
 
-@pytest.fixture
-async def closing() -> AsyncIterator[None]:
-    yield
-    await daytona.close_clients()
-
-
 async def test_a_missing_endpoint_is_refused_once_naming_it(
-    standin: object, settings: Settings, tmp_path: Path, closing: None
+    standin: object, settings: Settings, tmp_path: Path, daytona_clients_closed: None
 ) -> None:
     """push-access 404: one request, a non-retryable error naming the endpoint and a fix."""
     bundled = load_suite("pytorch")[0]
@@ -84,7 +77,7 @@ async def test_the_plan_checks_the_backend_before_approval(
     standin: object,
     settings: Settings,
     monkeypatch: pytest.MonkeyPatch,
-    closing: None,
+    daytona_clients_closed: None,
     fault: tuple[str, str, int],
     named: str,
 ) -> None:
@@ -104,7 +97,10 @@ async def test_the_plan_checks_the_backend_before_approval(
 
 
 async def test_a_daytona_that_answers_passes_the_preflight(
-    standin: object, settings: Settings, monkeypatch: pytest.MonkeyPatch, closing: None
+    standin: object,
+    settings: Settings,
+    monkeypatch: pytest.MonkeyPatch,
+    daytona_clients_closed: None,
 ) -> None:
     monkeypatch.setenv("DAYTONA_API_URL", standin.url)  # type: ignore[attr-defined]
     acts, request = _plan_on_daytona(settings)
