@@ -17,11 +17,19 @@ from temporalio.exceptions import ApplicationError, ApplicationErrorCategory
 
 from activities.backends import remote
 from activities.sandbox_slots import DeploymentSlots, deployment_full
+from durabench.agents import agent_class
+from durabench.models.attempt import AttemptRef
 from durabench.sandbox import shared_docker_client
-from durabench.sandbox.docker.capacity import HostCapacity
-from durabench.settings.values import Settings
+from durabench.sandbox.docker.capacity import HostCapacity, memory_rule
+from durabench.settings.values import Settings, host_memory_mib
 
-__all__ = ["HostAdmission"]
+__all__ = ["HostAdmission", "floor_mib"]
+
+
+def floor_mib(ref: AttemptRef, settings: Settings) -> float:
+    """The attempt's agent's working set: its sandbox counts at this at least."""
+    known = agent_class(ref.agent.name).working_set_mb
+    return settings.sandbox_memory_mb / 4 if known is None else float(known)
 
 
 class HostAdmission:
@@ -41,11 +49,14 @@ class HostAdmission:
             daemon: docker.DockerClient | None = None
             if not remote(self.settings):
                 daemon = shared_docker_client()
-            self._capacity = HostCapacity(daemon, host, limit, state)
+            memory = memory_rule(self.settings, host_memory_mib()) if daemon else None
+            self._capacity = HostCapacity(daemon, host, limit, state, memory=memory)
         return self._capacity
 
-    async def claim(self, key: str) -> None:
+    async def claim(self, key: str, floor_mib: float | None = None) -> None:
         """Admit attempt ``key``: a deployment slot (if a quota is set), then this host.
+
+        ``floor_mib``: its agent's working set, what its sandbox counts at, at least.
 
         Raises:
             ApplicationError: ``DeploymentFull`` or ``HostFull`` (retryable, benign): the
@@ -55,12 +66,13 @@ class HostAdmission:
         answer = await self.slots.take(key, host)
         if answer is not None and not answer.granted:
             raise deployment_full(answer)
-        if not await asyncio.to_thread(self.capacity.claim, key):
+        if not await asyncio.to_thread(self.capacity.claim, key, floor_mib):
             if answer is not None:
                 await self.slots.give_back(key, host)
             raise ApplicationError(
-                f"host {host} is running its {self.capacity.limit} attempts "
-                "(DURABENCH_MAX_SANDBOXES); another host or a later try takes it",
+                f"host {host} has no room for another attempt (its memory as measured, "
+                f"or DURABENCH_MAX_SANDBOXES {self.capacity.limit}); another host or a "
+                "later try takes it",
                 type="HostFull",
                 category=ApplicationErrorCategory.BENIGN,
             )

@@ -32,6 +32,7 @@ from durabench.planning.plan import make_plan
 from durabench.planning.worker_checks import check_as_workers_will
 from durabench.results.files import atomic_write
 from durabench.results.store import open_store, pull, pulled, push
+from durabench.sandbox.docker.capacity import host_admits
 from durabench.service import ServiceClient, ServiceTarget, V1DatasetTask, check_service
 from durabench.settings.paths import RunPaths
 from durabench.settings.values import Settings
@@ -144,7 +145,7 @@ class PlanActivities:
     ) -> RunPlan:
         host = {
             "host_id": self.settings.host_id,
-            "host_sandboxes": self.settings.max_sandboxes,
+            "host_sandboxes": host_admits(self.settings),
             "sandbox": self.settings.sandbox,
             "sandbox_quota": self.settings.sandbox_quota,
             "sandbox_limits": sandbox_limits(self.settings),

@@ -27,7 +27,7 @@ from activities.backends import gateway_url_for_sandboxes, make_sandbox, remote,
 from activities.boundary import KnownSecrets, scrubbed
 from activities.grant_lease import renewing
 from activities.heartbeat import AGENT_BEAT_S, heartbeating
-from activities.host_admission import HostAdmission
+from activities.host_admission import HostAdmission, floor_mib
 from activities.run_cancel import unless_run_cancelled
 from durabench.attempt import (
     AgentLogs,
@@ -75,9 +75,9 @@ from durabench.sandbox import (
     shared_docker_client,
 )
 from durabench.sandbox.docker.capacity import (
+    FLOOR_LABEL,
     HOST_LABEL,
     PLACEMENT_LABEL,
-    HostCapacity,
     attempt_key,
 )
 from durabench.sandbox.docker.cleanup import DEPLOYMENT_LABEL
@@ -155,11 +155,6 @@ class SandboxActivities:
         """This process's Docker client, shared with its sandboxes."""
         return shared_docker_client()
 
-    @property
-    def capacity(self) -> HostCapacity:
-        """This host's count of attempts."""
-        return self.admission.capacity
-
     def _attempt_dir(self, ref: AttemptRef) -> Path:
         run = RunPaths.for_run(self.settings.runs_dir, ref.run_id)
         path = run.attempt(ref.task.task_id, ref.lane, ref.attempt)
@@ -185,6 +180,7 @@ class SandboxActivities:
                 **ref.labels,
                 HOST_LABEL: self.settings.host_id,
                 PLACEMENT_LABEL: str(ref.placement),
+                FLOOR_LABEL: f"{floor_mib(ref, self.settings):g}",
                 DEPLOYMENT_LABEL: self.deployment,
             },
             network=self.settings.gateway_network if setup.agent.needs_network else "none",
@@ -222,7 +218,7 @@ class SandboxActivities:
         A full host or deployment refuses with a retryable error: the retry goes to
         whichever worker polls next, so the attempt lands on a host with room, or waits.
         """
-        await self.admission.claim(attempt_key(ref.labels))
+        await self.admission.claim(attempt_key(ref.labels), floor_mib(ref, self.settings))
         return HostClaim(
             host_id=self.settings.host_id,
             queue=self.host_queue,
@@ -283,7 +279,9 @@ class SandboxActivities:
         was removed, the gateway (which also makes it) has not started yet.
         """
         setup, _ = check_attempt_inputs(ref, self.settings, os.environ)
-        await asyncio.to_thread(self.capacity.arrived, attempt_key(ref.labels))  # builds may last
+        await asyncio.to_thread(
+            self.admission.capacity.arrived, attempt_key(ref.labels)
+        )  # builds may last
         async with heartbeating(f"image of {ref.task.task_id} for {ref.lane}"):
             image = await self._image(ref, setup)
         ready_at = _now()
@@ -303,7 +301,7 @@ class SandboxActivities:
             except asyncio.CancelledError:
                 await self._undo_provision(ref, provisioning)
                 raise
-            await asyncio.to_thread(self.capacity.provisioned, attempt_key(ref.labels))
+            await asyncio.to_thread(self.admission.capacity.provisioned, attempt_key(ref.labels))
         log.debug("container started", container=ref.container_name, **ref.labels)
         return out.model_copy(update={"image": image, "image_ready_at": ready_at})
 

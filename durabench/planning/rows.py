@@ -130,7 +130,7 @@ def containers_at_once(plan: PlanSummary) -> str:
     if host is not None and host < asked:
         return (
             f"at most {host} at once (host {plan.host_id} admits {host}: "
-            "DURABENCH_MAX_SANDBOXES, default by memory; "
+            "DURABENCH_MAX_SANDBOXES, and by memory as measured; "
             f"parallel {plan.parallel} asks for {asked}, which more worker hosts give)"
         )
     if plan.sandbox != "docker" and quota is None:
