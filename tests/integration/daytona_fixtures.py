@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import AsyncIterator, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -19,6 +20,7 @@ __all__ = [
     "daytona_options_for",
     "record_endpoints",
     "standin",
+    "standin_serving",
 ]
 
 ENDPOINTS_FILE = Path(__file__).resolve().parents[2] / "docs" / "daytona-endpoints.txt"
@@ -44,24 +46,21 @@ def daytona_options_for(standin: DaytonaStandIn) -> DaytonaOptions:
     return DaytonaOptions(api_url=standin.url, target="local", backoff_s=0.05)
 
 
-@pytest.fixture(scope="session")
-def standin(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DaytonaStandIn]:
-    """One stand-in per session, its key in the environment the SDK reads.
+@contextmanager
+def standin_serving(tls_dir: Path) -> Iterator[DaytonaStandIn]:
+    """The stand-in serving; ``DAYTONA_API_KEY`` must be set to its key to reach it.
 
     Its build contexts go to a moto S3 server over TLS on loopback, whose test CA this
     thread trusts (:mod:`tests.tls_trust`): the SDK's uploader accepts nothing less.
     """
-    pytest.importorskip("daytona", reason="the daytona extra is not installed")
     import boto3
 
-    from tests.daytona_standin import API_KEY, BUCKET, DaytonaStandIn, ImageBuilds
+    from tests.daytona_standin import BUCKET, DaytonaStandIn, ImageBuilds
     from tests.s3_server import s3_tls_server
     from tests.tls_trust import loopback_cert, trust_in_this_thread
 
-    ca, cert, key = loopback_cert(tmp_path_factory.mktemp("daytona-tls"))
+    ca, cert, key = loopback_cert(tls_dir)
     trust_in_this_thread(ca)
-    mp = pytest.MonkeyPatch()
-    mp.setenv("DAYTONA_API_KEY", API_KEY)
     with s3_tls_server(cert, key) as s3_url:
         boto3.client(
             "s3",
@@ -77,7 +76,21 @@ def standin(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DaytonaStandIn
             yield server
         finally:
             server.stop()
-            mp.undo()
+
+
+@pytest.fixture(scope="session")
+def standin(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DaytonaStandIn]:
+    """One stand-in per session, its key in the environment the SDK reads."""
+    pytest.importorskip("daytona", reason="the daytona extra is not installed")
+    from tests.daytona_standin import API_KEY
+
+    mp = pytest.MonkeyPatch()
+    mp.setenv("DAYTONA_API_KEY", API_KEY)
+    try:
+        with standin_serving(tmp_path_factory.mktemp("daytona-tls")) as server:
+            yield server
+    finally:
+        mp.undo()
 
 
 @pytest.fixture
