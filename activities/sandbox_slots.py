@@ -18,6 +18,7 @@ from temporalio.service import RPCError, RPCStatusCode
 
 from durabench.logs import get_logger
 from durabench.models.sandbox_slots import (
+    FULL,
     GIVE_BACK,
     SLOTS_WORKFLOW,
     TAKE,
@@ -48,6 +49,14 @@ def deployment_full(answer: SlotAnswer) -> ApplicationError:
         type="DeploymentFull",
         category=ApplicationErrorCategory.BENIGN,
     )
+
+
+class _Full(Exception):
+    """The ``take`` update was rejected: every slot is held."""
+
+    def __init__(self, held: int) -> None:
+        super().__init__(f"{held} held")
+        self.held = held
 
 
 class DeploymentSlots:
@@ -97,12 +106,15 @@ class DeploymentSlots:
         )
         req = TakeSlot(holder=holder, limit=self.quota)
         try:
+            try:
+                return await self._update(TAKE, req, SlotAnswer)
+            except RPCError as exc:
+                if exc.status != RPCStatusCode.NOT_FOUND:
+                    raise
+            await self._start()  # the first claim of the deployment (or after a terminate)
             return await self._update(TAKE, req, SlotAnswer)
-        except RPCError as exc:
-            if exc.status != RPCStatusCode.NOT_FOUND:
-                raise
-        await self._start()  # the first claim of the deployment (or after a terminate)
-        return await self._update(TAKE, req, SlotAnswer)
+        except _Full as full:
+            return SlotAnswer(granted=False, held=full.held, limit=self.quota)
 
     async def give_back(self, key: str, host: str) -> None:
         """The attempt's sandbox on ``host`` is gone; a slots workflow that is gone holds none."""
@@ -124,6 +136,9 @@ class DeploymentSlots:
                 f"the sandbox slots workflow did not answer {name} in {_ANSWER_S:.0f} s"
             ) from None
         except WorkflowUpdateFailedError as exc:
-            raise ApplicationError(
-                f"the sandbox slots workflow refused {name}: {exc.cause}"
-            ) from None
+            cause = exc.cause
+            if isinstance(cause, ApplicationError) and cause.type == FULL:
+                held = cause.details[0] if cause.details else 0
+                raise _Full(int(held) if isinstance(held, int) else 0) from None
+            refused = f"the sandbox slots workflow refused {name}: {cause}"
+            raise ApplicationError(refused) from None

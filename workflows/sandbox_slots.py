@@ -17,9 +17,11 @@ from __future__ import annotations
 from datetime import timedelta
 
 from temporalio import workflow
+from temporalio.exceptions import ApplicationError
 
 with workflow.unsafe.imports_passed_through():
     from durabench.models.sandbox_slots import (
+        FULL,
         GIVE_BACK,
         HELD,
         SLOTS_WORKFLOW,
@@ -92,6 +94,18 @@ class SandboxSlotsWorkflow:
         """
         self.updates += 1
         return self.slots.take(req)
+
+    @take.validator
+    def _room(self, req: TakeSlot) -> None:
+        # A full deployment refuses here: a rejected update writes no history, and the
+        # attempts past the quota ask again every few seconds until a slot frees.
+        if not self.slots.has_room(req):
+            raise ApplicationError(
+                f"{self.slots.held} of {req.limit} sandbox slots held",
+                self.slots.held,
+                type=FULL,
+                non_retryable=True,
+            )
 
     @workflow.update(name=GIVE_BACK)
     def give_back(self, req: GiveBackSlot) -> None:

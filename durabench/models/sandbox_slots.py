@@ -11,6 +11,7 @@ from __future__ import annotations
 from pydantic import BaseModel, ConfigDict, Field
 
 __all__ = [
+    "FULL",
     "GIVE_BACK",
     "HELD",
     "SLOTS_WORKFLOW",
@@ -27,6 +28,8 @@ SLOTS_WORKFLOW = "SandboxSlotsWorkflow"
 TAKE = "take"
 GIVE_BACK = "give_back"
 HELD = "held"
+FULL = "DeploymentFull"
+"""Type of the ``take`` update's rejection: every slot is held."""
 
 
 def slots_workflow_id(task_queue: str) -> str:

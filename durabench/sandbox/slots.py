@@ -33,11 +33,16 @@ class SandboxSlots:
         """Slots held now."""
         return len(self.state.holders)
 
+    def has_room(self, req: TakeSlot) -> bool:
+        """Whether ``req.holder`` holds a slot already or fewer than the limit are held."""
+        holders = self.state.holders
+        return req.holder.key in holders or len(holders) < req.limit
+
     def take(self, req: TakeSlot) -> SlotAnswer:
-        """Grant ``req.holder`` a slot if it holds one already or fewer than the limit are held."""
+        """Grant ``req.holder`` a slot if :meth:`has_room`."""
         holders = self.state.holders
         key = req.holder.key
-        granted = key in holders or len(holders) < req.limit
+        granted = self.has_room(req)
         if granted:
             holders[key] = req.holder
         return SlotAnswer(granted=granted, held=len(holders), limit=req.limit)

@@ -10,6 +10,7 @@ import os
 import uuid
 from pathlib import Path
 
+from temporalio.api.enums.v1 import EventType
 from temporalio.client import Client
 from temporalio.testing import ActivityEnvironment
 from temporalio.worker import Worker
@@ -56,6 +57,12 @@ async def test_the_quota_holds_across_claims_and_an_ended_holder_s_slot_is_recla
         assert not (await env.run(slots.take, "run/t3/baseline/1", "host-a")).granted  # type: ignore[union-attr]
         await env.run(slots.give_back, "run/t1/baseline/1", "host-b")
         assert (await env.run(slots.take, "run/t3/baseline/1", "host-a")).granted  # type: ignore[union-attr]
+
+        # A refused take is rejected by the validator: it leaves no event. Accepted: the
+        # four takes granted and the two give-backs.
+        accepted = EventType.EVENT_TYPE_WORKFLOW_EXECUTION_UPDATE_ACCEPTED
+        events = [e.event_type async for e in handle.fetch_history_events()]
+        assert events.count(accepted) == 6
 
         # Every holder here is the ActivityEnvironment's made-up workflow, which never ran:
         # the reaper finds it gone and frees every slot.
