@@ -67,7 +67,7 @@ class HostAdmission:
         if answer is not None and not answer.granted:
             raise deployment_full(answer)
         if not await asyncio.to_thread(self.capacity.claim, key, floor_mib):
-            if answer is not None:
+            if answer is not None and not answer.already:  # taken for this claim only
                 await self.slots.give_back(key, host)
             raise ApplicationError(
                 f"host {host} has no room for another attempt (its memory as measured, "

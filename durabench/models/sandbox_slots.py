@@ -65,6 +65,8 @@ class SlotAnswer(BaseModel):
     granted: bool
     held: int
     limit: int
+    already: bool = False
+    """The attempt held its slot before this take (a retried claim, or one after a move)."""
 
 
 class GiveBackSlot(BaseModel):

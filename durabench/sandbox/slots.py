@@ -42,10 +42,10 @@ class SandboxSlots:
         """Grant ``req.holder`` a slot if :meth:`has_room`."""
         holders = self.state.holders
         key = req.holder.key
-        granted = self.has_room(req)
+        granted, already = self.has_room(req), key in holders
         if granted:
             holders[key] = req.holder
-        return SlotAnswer(granted=granted, held=len(holders), limit=req.limit)
+        return SlotAnswer(granted=granted, held=len(holders), limit=req.limit, already=already)
 
     def give_back(self, req: GiveBackSlot) -> SlotHolder | None:
         """End the slot of ``req.key`` if ``req.host`` holds it; the slot ended, if any."""

@@ -32,6 +32,7 @@ def test_never_more_held_than_the_limit(limit: int, ops: list[tuple[str, str, st
         if op == "take":
             answer = slots.take(TakeSlot(holder=_holder(key, host), limit=limit))
             assert answer.granted == (key in before or len(before) < limit)
+            assert answer.already == (key in before)
             assert (slots.state.holders.get(key) == _holder(key, host)) == answer.granted
         elif op == "give_back":
             ended = slots.give_back(GiveBackSlot(key=key, host=host))
