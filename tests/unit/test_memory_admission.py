@@ -27,6 +27,9 @@ def test_the_budget_of_this_lab_s_host_worked_by_hand() -> None:
     assert fits(budget, [replay] * 128, replay) and not fits(budget, [replay] * 129, replay)
     cli = HeldMemory(measured_mib=None, floor_mib=1024)
     assert fits(budget, [cli] * 16, cli) and not fits(budget, [cli] * 17, cli)
+    assert fits(MemoryBudget(usable_mib=0, growth_mib=128), [], cli)  # an empty host: one
+    many = MemoryBudget.of(65536, 6553.6, 16, 4096, 128)  # 32 CPUs: 16 verifiers' room
+    assert many.usable_mib == 29491.2  # capped at half of 58,982.4, not 65,536 of it
     grown = HeldMemory(measured_mib=1500, floor_mib=1024)  # past its floor: measured + growth
     assert counted_mib(grown, 128) == 1628
 
@@ -52,9 +55,11 @@ def test_never_admits_past_host_memory_less_reserves(
 ) -> None:
     """Each step measures the admitted sandboxes anew (they grow or shrink) and a newcomer
     of some floor asks: it is admitted exactly when everything counted, it included, stays
-    within the host's memory less the reserve and the verifiers' room."""
+    within the host's memory less the reserve and the verifiers' room (at most half of
+    what the reserve leaves); a host holding nothing admits one."""
     budget = MemoryBudget.of(host, reserve, verifiers, limit, growth)
-    ceiling = host - reserve - verifiers * limit
+    left = max(0.0, host - reserve)
+    ceiling = left - min(verifiers * limit, left / 2)  # the verifiers' room: half at most
     admitted: list[float] = []  # floors
     for floor, readings in steps:
         held = [
@@ -69,7 +74,11 @@ def test_never_admits_past_host_memory_less_reserves(
         )
         newcomer = max(floor, growth)
         admit = fits(budget, held, HeldMemory(None, floor))
-        assert admit == (counted + newcomer <= max(0.0, ceiling))
+        if not held:  # an empty host admits one: its own memory limit caps it
+            assert admit
+        else:
+            assert admit == (counted + newcomer <= ceiling)
+            if admit:
+                assert counted + newcomer <= host - reserve
         if admit:
-            assert counted + newcomer <= host - reserve - verifiers * limit
             admitted.append(floor)

@@ -40,9 +40,14 @@ class MemoryBudget(NamedTuple):
         sandbox_limit_mib: float,
         growth_mib: float,
     ) -> MemoryBudget:
-        """The budget of a host of ``host_mib`` keeping its reserves."""
-        usable = host_mib - reserve_mib - verifiers * sandbox_limit_mib
-        return cls(usable_mib=max(0.0, usable), growth_mib=growth_mib)
+        """The budget of a host of ``host_mib`` keeping its reserves.
+
+        The verifiers' room is at most half of what the host's reserve leaves: on a host
+        of many CPUs (many verifiers) it would otherwise leave agents nothing.
+        """
+        left = max(0.0, host_mib - reserve_mib)
+        verifying = min(verifiers * sandbox_limit_mib, left / 2)
+        return cls(usable_mib=left - verifying, growth_mib=growth_mib)
 
 
 class HeldMemory(NamedTuple):
@@ -62,6 +67,12 @@ def counted_mib(held: HeldMemory, growth_mib: float) -> float:
 
 
 def fits(budget: MemoryBudget, held: Iterable[HeldMemory], newcomer: HeldMemory) -> bool:
-    """Whether ``newcomer`` fits beside ``held`` within the budget."""
-    total = sum(counted_mib(h, budget.growth_mib) for h in held)
-    return total + counted_mib(newcomer, budget.growth_mib) <= budget.usable_mib
+    """Whether ``newcomer`` fits beside ``held`` within the budget.
+
+    A host that holds nothing admits one whatever it counts at (its own memory limit
+    caps it): else a small host would admit nothing, ever, and its attempts wait forever.
+    """
+    counted = [counted_mib(h, budget.growth_mib) for h in held]
+    if not counted:
+        return True
+    return sum(counted) + counted_mib(newcomer, budget.growth_mib) <= budget.usable_mib
