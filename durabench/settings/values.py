@@ -244,10 +244,10 @@ class Settings(BaseSettings):
     """``DURABENCH_SANDBOX_LOGS_MB``: size of each sandbox's ``/logs`` (a tmpfs, counted in
     its memory limit), so logs cannot fill the host's disk."""
     sandbox_quota: int | None = Field(default=None, ge=1)
-    """``DURABENCH_SANDBOX_QUOTA``: sandboxes the sandbox backend admits at once in all,
-    across every host: a remote service's quota, or a Docker fleet's total where its hosts
-    admit different numbers. Unset: each backend's own count (Docker: the hosts polling,
-    each admitting this host's ``DURABENCH_MAX_SANDBOXES``). Proposes ``--parallel``."""
+    """``DURABENCH_SANDBOX_QUOTA``: sandboxes at once in all, across every worker and host
+    of the deployment, enforced (a slot per attempt, counted by one workflow): a remote
+    service's quota, or a Docker fleet's total. Proposes ``--parallel``. Unset: no total;
+    each Docker host admits by its memory, and a remote backend by ``--parallel`` alone."""
     model_rate_limits: dict[str, ModelRateLimit] = Field(default_factory=dict)
     """``DURABENCH_MODEL_RATE_LIMITS``: the team's rate limits by model id, as JSON
     (``{"claude-sonnet-4-5": {"rpm": 4000, "tpm": 2000000}}``), over the known ones
