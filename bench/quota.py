@@ -37,7 +37,6 @@ from temporalio.client import Client
 from durabench.models.agent import AgentSpec
 from durabench.models.run import RunRequest
 from durabench.settings.values import Settings
-from starter.run import main as run_main
 
 
 def parse() -> argparse.Namespace:
@@ -75,10 +74,14 @@ async def timed_run(
         parallel=args.parallel,
         infra_retries=0,
     )
+    from tests.integration.runs import finished_run  # starts and approves, worker in-process
+
     began = time.monotonic()
-    outcome = await run_main(request, yes=True, client=client, settings=settings)
-    took = time.monotonic() - began
-    return took, outcome.status if outcome is not None else "no outcome"
+    try:
+        await finished_run(request, client, settings)
+    except AssertionError as exc:  # it ended, not completed
+        return time.monotonic() - began, f"not completed: {exc}"
+    return time.monotonic() - began, "completed"
 
 
 async def main() -> None:
