@@ -268,11 +268,15 @@ class DaytonaSandbox(Sandbox):
         parents = sorted({str(PurePosixPath(u.destination).parent) for u in uploads})
         await self._run("mkdir -p " + " ".join(shlex.quote(p) for p in parents))
         sb = await self._handle()
-        await call(
-            f"uploading files to {self.spec.name}",
-            self.options,
-            lambda: sb.fs.upload_files(uploads),
-        )
+        try:
+            await call(
+                f"uploading files to {self.spec.name}",
+                self.options,
+                lambda: sb.fs.upload_files(uploads),
+            )
+        except SandboxMissing:
+            self._sandbox = None
+            raise _gone(self.spec.name) from None
         scripts = [u.destination for u in uploads if _is_script(u.source)]
         if scripts:
             await self._run("chmod 0755 " + " ".join(shlex.quote(p) for p in scripts))
