@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+import shutil
+import uuid
 from collections.abc import AsyncIterator, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -12,12 +14,14 @@ import pytest
 
 if TYPE_CHECKING:
     from durabench.sandbox.daytona import DaytonaOptions
+    from durabench.settings.values import Settings
     from tests.daytona_standin import DaytonaStandIn
 
 __all__ = [
     "ENDPOINTS_FILE",
     "daytona_clients_closed",
     "daytona_options_for",
+    "built_task_image",
     "record_endpoints",
     "standin",
     "standin_serving",
@@ -37,6 +41,21 @@ def record_endpoints(standin: DaytonaStandIn, path: Path) -> None:
         return
     seen = sorted(set(standin.traffic))
     path.write_text("".join(f"{method} {route}\n" for method, route in seen))
+
+
+def built_task_image(settings: Settings, tmp_path: Path) -> str:
+    """A task image Daytona builds from uploaded files (so push-access is asked), of new
+    content (a nonce file), so no earlier build is reused."""
+    from activities.backends import remote_image
+    from durabench.tasks import load_suite
+
+    bundled = load_suite("pytorch")[0]
+    task_dir = tmp_path / bundled.task_id
+    shutil.copytree(bundled.task_dir, task_dir)
+    (task_dir / "environment" / "tinytensor" / "nonce.txt").write_text(uuid.uuid4().hex)
+    task = bundled.model_copy(update={"task_dir": str(task_dir)})
+    on_daytona = settings.model_copy(update={"sandbox": "daytona"})
+    return remote_image(on_daytona, task, "Dockerfile", None, tmp_path / "log").image
 
 
 def daytona_options_for(standin: DaytonaStandIn) -> DaytonaOptions:

@@ -10,7 +10,6 @@ call raises ``SandboxGone``).
 
 from __future__ import annotations
 
-import shutil
 import uuid
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -18,12 +17,10 @@ from typing import Any
 
 import pytest
 
-from activities.backends import remote_image
 from durabench.errors import NON_RETRYABLE, SandboxGone, SandboxRefused
 from durabench.sandbox import SandboxSpec
 from durabench.settings.values import Settings
-from durabench.tasks import load_suite
-from tests.integration.daytona_fixtures import daytona_options_for
+from tests.integration.daytona_fixtures import built_task_image, daytona_options_for
 
 pytestmark = pytest.mark.docker
 daytona = pytest.importorskip("durabench.sandbox.daytona")
@@ -62,17 +59,6 @@ def test_every_recorded_endpoint_is_enumerated() -> None:
     assert {e for e, _ in EXPECTED} == endpoints
 
 
-def _built_image(settings: Settings, tmp_path: Path) -> str:
-    """A task image Daytona builds from uploaded files (so push-access is asked)."""
-    bundled = load_suite("pytorch")[0]
-    task_dir = tmp_path / bundled.task_id
-    shutil.copytree(bundled.task_dir, task_dir)
-    (task_dir / "environment" / "tinytensor" / "nonce.txt").write_text(uuid.uuid4().hex)
-    task = bundled.model_copy(update={"task_dir": str(task_dir)})
-    on_daytona = settings.model_copy(update={"sandbox": "daytona"})
-    return remote_image(on_daytona, task, "Dockerfile", None, tmp_path / "log").image
-
-
 async def _outcome(run: Callable[[], Awaitable[Any]]) -> object:
     try:
         await run()
@@ -92,7 +78,7 @@ async def test_each_endpoint_and_answer(
 ) -> None:
     opts = daytona_options_for(standin)
     method, route = endpoint.split(" ")
-    image = _built_image(settings, tmp_path) if "push-access" in route else settings.base_image
+    image = built_task_image(settings, tmp_path) if "push-access" in route else settings.base_image
     spec = SandboxSpec(
         name=f"durabench-ep-{uuid.uuid4().hex[:8]}",
         image=image,

@@ -7,7 +7,6 @@ sandbox, attempt after attempt.
 
 from __future__ import annotations
 
-import shutil
 import uuid
 from pathlib import Path
 
@@ -15,14 +14,12 @@ import pytest
 from temporalio.exceptions import ApplicationError
 from temporalio.testing import ActivityEnvironment
 
-from activities.backends import remote_image
 from activities.plan import PlanActivities
 from durabench.errors import NON_RETRYABLE
 from durabench.models.run import RunRequest
 from durabench.sandbox import SandboxSpec
 from durabench.settings.values import Settings
-from durabench.tasks import load_suite
-from tests.integration.daytona_fixtures import daytona_options_for
+from tests.integration.daytona_fixtures import built_task_image, daytona_options_for
 
 pytestmark = pytest.mark.docker
 daytona = pytest.importorskip("durabench.sandbox.daytona")
@@ -34,14 +31,8 @@ async def test_a_missing_endpoint_is_refused_once_naming_it(
     standin: object, settings: Settings, tmp_path: Path, daytona_clients_closed: None
 ) -> None:
     """push-access 404: one request, a non-retryable error naming the endpoint and a fix."""
-    bundled = load_suite("pytorch")[0]
-    task_dir = tmp_path / bundled.task_id
-    shutil.copytree(bundled.task_dir, task_dir)
-    (task_dir / "environment" / "tinytensor" / "nonce.txt").write_text(uuid.uuid4().hex)
-    task = bundled.model_copy(update={"task_dir": str(task_dir)})
-    on_daytona = settings.model_copy(update={"sandbox": "daytona"})
-    prepared = remote_image(on_daytona, task, "Dockerfile", None, tmp_path / "log")
-    spec = SandboxSpec(name=f"durabench-404-{uuid.uuid4().hex[:8]}", image=prepared.image)
+    image = built_task_image(settings, tmp_path)
+    spec = SandboxSpec(name=f"durabench-404-{uuid.uuid4().hex[:8]}", image=image)
     standin.fail("GET", PUSH_ACCESS, [404] * 10)  # type: ignore[attr-defined]
     before = len(standin.traffic)  # type: ignore[attr-defined]
     try:
