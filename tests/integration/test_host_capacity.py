@@ -132,3 +132,25 @@ def test_a_host_admits_by_the_memory_its_containers_hold(tmp_path: Path) -> None
         for found in client.containers.list(all=True, filters={"label": f"{HOST_LABEL}={host}"}):
             found.remove(force=True)
         client.close()
+
+
+def test_reservations_count_at_their_agents_floor(tmp_path: Path) -> None:
+    """Attempts admitted, their images still building: each counts at its own floor, or
+    the growth allowance if more (100 MiB to hand out, 10 of growth)."""
+    client = docker.from_env()
+    host = f"floor-{uuid.uuid4().hex[:8]}"
+    rule = MemoryRule(MemoryBudget(usable_mib=100, growth_mib=10), default_floor_mib=1000)
+    a, b, c = (attempt_key(_labels(t)) for t in "abc")
+    try:
+        capacity = HostCapacity(client, host, 10, tmp_path / "r.json", memory=rule)
+        assert capacity.claim(a, 60)  # an empty host admits one
+        assert not capacity.claim(b, 50)  # 60 + 50 = 110
+        assert capacity.claim(b, 30)  # 60 + 30 = 90
+        assert not capacity.claim(c, 11)  # 90 + 11 = 101
+        assert capacity.claim(c, 0)  # 90 + the growth allowance 10 = 100
+        capacity.release(a)
+        capacity.release(c)
+        assert not capacity.claim(c)  # no floor named: the default, 30 + 1000
+        assert capacity.claim(c, 70)  # 30 + 70 = 100
+    finally:
+        client.close()

@@ -142,12 +142,16 @@ class HostCapacity:
         return out
 
     def _fits(
-        self, containers: dict[str, HeldMemory], reserved: dict[str, float], key: str
+        self,
+        containers: dict[str, HeldMemory],
+        reserved: dict[str, float],
+        key: str,
+        floor_mib: float | None,
     ) -> bool:
         if self.memory is None:
             return True
         waiting = [HeldMemory(None, self._floor(k)) for k in reserved if k not in containers]
-        newcomer = HeldMemory(None, self._floor(key))
+        newcomer = HeldMemory(None, self._floor(key) if floor_mib is None else floor_mib)
         return fits(self.memory.budget, [*containers.values(), *waiting], newcomer)
 
     def _load(self) -> dict[str, float]:
@@ -173,16 +177,16 @@ class HostCapacity:
         ``floor_mib``: its agent's working set (``None``: the default floor).
         Idempotent: an attempt that already holds a claim is admitted again.
         """
-        if floor_mib is not None:
-            self._floors[key] = floor_mib
         containers = self._containers()
         with self._lock:
             reserved = self._load()
             holders = set(containers) | set(reserved)
             if key not in holders and (
-                len(holders) >= self.limit or not self._fits(containers, reserved, key)
+                len(holders) >= self.limit or not self._fits(containers, reserved, key, floor_mib)
             ):
                 return False
+            if floor_mib is not None:  # kept while it holds its claim (no label yet)
+                self._floors[key] = floor_mib
             reserved[key] = max(reserved.get(key, 0.0), self._clock() + _CLAIM_TTL_S)
             self._save(reserved)
             return True
