@@ -28,11 +28,13 @@ from durabench.models.accounts import AccountHealth
 from durabench.models.room import RoomState
 from durabench.models.run import NOT_NAMED, Approval, PlanSummary, RunPlan, RunRequest
 from durabench.models.suite_run import PlanPage, PlanPageInput, RecordRunInput
+from durabench.planning.backend_check import check_backend
 from durabench.planning.parallelism import USABLE_STATES, with_parallelism
 from durabench.planning.plan import make_plan
 from durabench.planning.worker_checks import check_as_workers_will
 from durabench.results.files import atomic_write
 from durabench.results.store import open_store, pull, pulled, push
+from durabench.sandbox.docker.capacity import host_admits
 from durabench.service import ServiceClient, ServiceTarget, V1DatasetTask, check_service
 from durabench.settings.paths import RunPaths
 from durabench.settings.values import Settings
@@ -82,6 +84,7 @@ class PlanActivities:
             # counterparts may have been made on other hosts: every run's plan and results
             await asyncio.to_thread(open_store(self.settings).pull_index, self.settings.runs_dir)
         plan = await asyncio.to_thread(self._plan, request, listed, accounts)
+        await asyncio.to_thread(check_backend, self.settings)  # before anything is approved
         plan = with_parallelism(plan, lines, hosts, self.settings, self.settings.sandbox, rooms)
         if plan.request.service is not None:  # as planned: with a dataset file's name
             async with ServiceClient.for_target(plan.request.service) as client:
@@ -149,8 +152,9 @@ class PlanActivities:
     ) -> RunPlan:
         host = {
             "host_id": self.settings.host_id,
-            "host_sandboxes": self.settings.max_sandboxes,
+            "host_sandboxes": host_admits(self.settings),
             "sandbox": self.settings.sandbox,
+            "sandbox_quota": self.settings.sandbox_quota,
             "sandbox_limits": sandbox_limits(self.settings),
             "worker_lock": lock_digest(),
         }

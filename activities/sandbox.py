@@ -20,12 +20,14 @@ from typing import Any
 
 import docker
 from temporalio import activity
-from temporalio.exceptions import ApplicationError, ApplicationErrorCategory
+from temporalio.client import Client
+from temporalio.exceptions import ApplicationError
 
 from activities.backends import gateway_url_for_sandboxes, make_sandbox, remote, remote_image
 from activities.boundary import KnownSecrets, scrubbed
 from activities.grant_lease import renewing
 from activities.heartbeat import AGENT_BEAT_S, heartbeating
+from activities.host_admission import HostAdmission, floor_mib
 from activities.run_cancel import unless_run_cancelled
 from durabench.attempt import (
     AgentLogs,
@@ -73,9 +75,9 @@ from durabench.sandbox import (
     shared_docker_client,
 )
 from durabench.sandbox.docker.capacity import (
+    FLOOR_LABEL,
     HOST_LABEL,
     PLACEMENT_LABEL,
-    HostCapacity,
     attempt_key,
 )
 from durabench.sandbox.docker.cleanup import DEPLOYMENT_LABEL
@@ -129,11 +131,17 @@ def _spare_before_verifying(ref: AttemptRef) -> float:
 class SandboxActivities:
     """Container phases; built in ``worker.py`` with its settings and host task queue."""
 
-    def __init__(self, settings: Settings, host_queue: str, deployment: str = "") -> None:
+    def __init__(
+        self,
+        settings: Settings,
+        host_queue: str,
+        deployment: str = "",
+        client: Client | None = None,
+    ) -> None:
         self.settings = settings
         self.host_queue = host_queue
         self.deployment = deployment
-        self._capacity: HostCapacity | None = None
+        self.admission = HostAdmission(settings, client)  # the quota too, with a client
         self.verify_slots = VerifySlots(settings.max_verifiers)
         self.secrets = KnownSecrets(settings.accounts_file)
         self._limits = AttemptLimits.of(
@@ -146,15 +154,6 @@ class SandboxActivities:
     def client(self) -> docker.DockerClient:
         """This process's Docker client, shared with its sandboxes."""
         return shared_docker_client()
-
-    @property
-    def capacity(self) -> HostCapacity:
-        """This host's admission of attempts."""
-        if self._capacity is None:
-            host, limit = self.settings.host_id, self.settings.max_sandboxes
-            state = self.settings.home / "hosts" / f"{host}.reservations.json"
-            self._capacity = HostCapacity(self.client, host, limit, state)
-        return self._capacity
 
     def _attempt_dir(self, ref: AttemptRef) -> Path:
         run = RunPaths.for_run(self.settings.runs_dir, ref.run_id)
@@ -181,6 +180,7 @@ class SandboxActivities:
                 **ref.labels,
                 HOST_LABEL: self.settings.host_id,
                 PLACEMENT_LABEL: str(ref.placement),
+                FLOOR_LABEL: f"{floor_mib(ref, self.settings):g}",
                 DEPLOYMENT_LABEL: self.deployment,
             },
             network=self.settings.gateway_network if setup.agent.needs_network else "none",
@@ -213,18 +213,12 @@ class SandboxActivities:
     @activity.defn(name="claim_host")
     @scrubbed
     async def claim_host(self, ref: AttemptRef) -> HostClaim:
-        """Admit the attempt to this host if it has room; its container work comes here.
+        """Admit the attempt to this host if it and the deployment have room.
 
-        A full host refuses with a retryable error: the retry goes to whichever worker
-        polls next, so the attempt lands on a host with room, or waits for one.
+        A full host or deployment refuses with a retryable error: the retry goes to
+        whichever worker polls next, so the attempt lands on a host with room, or waits.
         """
-        if not await asyncio.to_thread(self.capacity.claim, attempt_key(ref.labels)):
-            raise ApplicationError(
-                f"host {self.settings.host_id} is running its {self.capacity.limit} "
-                "attempts (DURABENCH_MAX_SANDBOXES); another host or a later try takes it",
-                type="HostFull",
-                category=ApplicationErrorCategory.BENIGN,
-            )
+        await self.admission.claim(attempt_key(ref.labels), floor_mib(ref, self.settings))
         return HostClaim(
             host_id=self.settings.host_id,
             queue=self.host_queue,
@@ -285,7 +279,9 @@ class SandboxActivities:
         was removed, the gateway (which also makes it) has not started yet.
         """
         setup, _ = check_attempt_inputs(ref, self.settings, os.environ)
-        await asyncio.to_thread(self.capacity.arrived, attempt_key(ref.labels))  # builds may last
+        await asyncio.to_thread(
+            self.admission.capacity.arrived, attempt_key(ref.labels)
+        )  # builds may last
         async with heartbeating(f"image of {ref.task.task_id} for {ref.lane}"):
             image = await self._image(ref, setup)
         ready_at = _now()
@@ -305,7 +301,7 @@ class SandboxActivities:
             except asyncio.CancelledError:
                 await self._undo_provision(ref, provisioning)
                 raise
-            await asyncio.to_thread(self.capacity.provisioned, attempt_key(ref.labels))
+            await asyncio.to_thread(self.admission.capacity.provisioned, attempt_key(ref.labels))
         log.debug("container started", container=ref.container_name, **ref.labels)
         return out.model_copy(update={"image": image, "image_ready_at": ready_at})
 
@@ -427,7 +423,7 @@ class SandboxActivities:
         """Remove the container, revoke its gateway key, end its claim on this host."""
         await remove_sandbox(self._named(ref))
         self.gateway.store.revoke(ref.container_name)
-        await asyncio.to_thread(self.capacity.release, attempt_key(ref.labels))
+        await self.admission.release(attempt_key(ref.labels))
         log.debug("container removed", container=ref.container_name, **ref.labels)
 
     @activity.defn(name="finish_sandbox")

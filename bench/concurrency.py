@@ -78,6 +78,7 @@ from temporalio.client import Client
 
 from durabench.models import RunResult
 from durabench.models.agent import AgentSpec
+from durabench.sandbox.docker.capacity import host_admits
 from durabench.settings.values import Settings
 from durabench.tasks import load_suite
 
@@ -199,8 +200,8 @@ def print_cpu(cpu: Cpu, took: float, n: int, parallel: int, cores: int) -> float
 def print_timed(args: argparse.Namespace, timed: Timed, guard: LoadGuard, admits: int) -> None:
     """Everything the timed run says, then the guarded ratio line.
 
-    ``admits``: the sandboxes the worker runs at once; the floor's waves are that wide
-    when ``--parallel`` is wider.
+    ``admits``: the most sandboxes the worker runs at once; the floor's waves are as wide
+    as the most agents that ran at once (memory admission decides below ``admits``).
     """
     cores = guard.cores
     waves = math.ceil(args.n / args.parallel)
@@ -218,7 +219,8 @@ def print_timed(args: argparse.Namespace, timed: Timed, guard: LoadGuard, admits
         return
     print(f"        most agents at once: {most_at_once(timed.result, 'run_agent')}")
     print(f"        phase medians (s): {phase_medians(timed.result)}")
-    width = min(args.parallel, admits)  # a wave is as wide as admission lets it be
+    at_once = most_at_once(timed.result, "run_agent")
+    width = max(1, min(args.parallel, admits, at_once))  # as wide as admission let it be
     waves = math.ceil(args.n / width)
     floor = waves * (args.wait + per * width / cores)
     over = (timed.took - waves * args.wait) / waves
@@ -257,10 +259,13 @@ async def main() -> None:
     print(f"agents: {args.n} (one lane), parallel: {args.parallel}, each waits {args.wait:g} s")
     root = Path(tempfile.mkdtemp(prefix="durabench-bench-conc-"))
     guard = LoadGuard(os.cpu_count() or 1, tries=args.tries)
-    admits = Settings.from_env().max_sandboxes  # what the worker reads from the same env
-    print(f"the worker admits {admits} sandboxes at once (DURABENCH_MAX_SANDBOXES or its default)")
-    if admits < args.parallel:
-        print(f"        --parallel {args.parallel} is above it: at most {admits} agents at once")
+    env = Settings.from_env()  # what the worker reads from the same env
+    admits = env.max_sandboxes
+    print(
+        f"the worker admits by memory, measured (replay sandboxes count what they hold + "
+        f"{env.sandbox_growth_mb} MiB), at most {admits} (DURABENCH_MAX_SANDBOXES); "
+        f"{host_admits(env)} at {env.sandbox_memory_mb // 4} MiB a sandbox"
+    )
     async with dev_server() as client:
         settings = worker_settings(client, root, args.image, "conc")
         write_suite(settings.home, args.n)

@@ -16,6 +16,7 @@ Every error a user can cause says what was wrong and what to do. Third-party err
     │   ├── DockerUnavailable       no Docker daemon answers
     │   ├── FileTooLarge            a file in the sandbox is over what the worker reads
     │   ├── SandboxGone             the sandbox was removed or stopped: no session in it runs
+    │   ├── SandboxRefused          the sandbox service refused a request no retry changes
     │   └── ImageBuildError         a task image did not build (log kept)
     ├── AgentError
     │   ├── AgentTimeout            the agent ran past its time limit
@@ -52,6 +53,7 @@ __all__ = [
     "RewardParseError",
     "SandboxError",
     "SandboxGone",
+    "SandboxRefused",
     "ServiceAuthError",
     "ServiceError",
     "ServiceProtocolError",
@@ -118,6 +120,14 @@ class FileTooLarge(SandboxError):
 
 class DockerUnavailable(SandboxError):
     """No Docker daemon answers."""
+
+
+class SandboxRefused(SandboxError):
+    """The sandbox service refused a request deterministically: asking again gets the same.
+
+    An endpoint it lacks, a request it will not take: not retried; the message names
+    what was refused and what to do.
+    """
 
 
 class SandboxGone(SandboxError):
@@ -211,6 +221,7 @@ NON_RETRYABLE: tuple[type[DurabenchError], ...] = (
     TaskFormatError,
     ImageBuildError,
     SandboxGone,
+    SandboxRefused,
     AgentTimeout,
     AgentLost,
     RewardFileMissing,

@@ -19,7 +19,7 @@ from docker.errors import DockerException
 from temporalio.client import Client, WorkflowExecutionStatus, WorkflowQueryFailedError
 from temporalio.service import RPCError, RPCStatusCode
 
-from durabench.errors import DurabenchError
+from durabench.errors import DockerUnavailable, DurabenchError
 from durabench.logs import get_logger
 from durabench.sandbox import docker_client
 from durabench.sandbox.docker.cleanup import LabelledContainer, list_containers, remove_container
@@ -107,6 +107,23 @@ async def remove_remote_orphans(
     return out
 
 
+async def _sweep_local(client: Client, host: str, optional: bool) -> None:
+    """This host's orphaned containers; with ``optional`` (Daytona) only if Docker answers."""
+    try:
+        docker = docker_client()
+    except DockerUnavailable:
+        if optional:  # a Daytona-only worker has no daemon, and made no container
+            return
+        raise
+    try:
+        swept = await remove_orphans(client, docker, host=host)
+    finally:
+        docker.close()
+    for container, orphan in swept:
+        if orphan:
+            log.info("removed orphaned container", container=container.name)
+
+
 async def sweep_every(
     client: Client,
     host: str,
@@ -127,14 +144,7 @@ async def sweep_every(
                 for sandbox, orphan in await remove_remote_orphans(client, remote_deployment):
                     if orphan:
                         log.info("removed orphaned sandbox", sandbox=sandbox.name)
-            docker = docker_client()
-            try:
-                swept = await remove_orphans(client, docker, host=host)
-            finally:
-                docker.close()
-            for container, orphan in swept:
-                if orphan:
-                    log.info("removed orphaned container", container=container.name)
+            await _sweep_local(client, host, optional=remote_deployment is not None)
         except (DurabenchError, RPCError, DockerException) as exc:
             log.warning("sweeping orphaned containers failed", error=str(exc))
         with contextlib.suppress(TimeoutError):

@@ -64,7 +64,7 @@ def build_workers(
     # Stable across restarts: a restarted worker picks up its attempts' container phases.
     host_queue = f"{settings.task_queue}/host/{settings.host_id}"
     identity = identity or worker_identity(settings.host_id)
-    sandbox = SandboxActivities(settings, host_queue, deployment)
+    sandbox = SandboxActivities(settings, host_queue, deployment, client)
     plan, results = PlanActivities(settings, client), ResultActivities(settings)
     service = ServiceActivities(settings)
     accounts = AccountActivities(client, settings)
@@ -159,7 +159,8 @@ async def main() -> None:
     """Connect (starting the embedded server if needed) and work until SIGINT/SIGTERM."""
     configure_logging("info")
     settings = load_settings()
-    docker_client().close()  # fail now, with the fix, rather than in every attempt
+    if settings.sandbox == "docker":  # fail now, with the fix, rather than in every attempt
+        docker_client().close()
     open_store(settings).check()  # and the results store, before an attempt is paid for
     client = await connect(settings)
     stop = asyncio.Event()

@@ -76,6 +76,11 @@ RECORDINGS = (
         ("account_pool_update_count",),
     ),
     Recording(
+        f"{WF}/test_sandbox_slots.py"
+        "::test_the_quota_holds_across_claims_and_an_ended_holder_s_slot_is_reclaimed",
+        ("sandbox_slots",),
+    ),
+    Recording(
         f"{WF}/test_web_ui.py::test_a_run_refused_at_plan_time_says_failed",
         ("suite_run_refused",),
     ),

@@ -44,7 +44,7 @@ async def resume_main(
         ConfigError: the run has ended (nothing to resume).
     """
     settings = settings or load_settings()
-    if not detach:
+    if not detach and settings.sandbox == "docker":  # a Daytona worker needs no daemon
         docker_client().close()
     client = client or await connect(settings)
     handle = client.get_workflow_handle_for(SuiteRunWorkflow.run, run_workflow_id(run_id))

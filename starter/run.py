@@ -149,8 +149,8 @@ async def main(
     open_store(settings).check()  # where results go: reachable, or refused with the fix
     if yes:
         request = request.model_copy(update={"approved_by": f"{getpass.getuser()} (--yes)"})
-    if not detach:  # the in-process worker builds from the base image: here, or refused now
-        check_base_image(settings.base_image, settings.home / CONFIG_FILE)
+    if not detach and settings.sandbox == "docker":  # its worker builds from the base image
+        check_base_image(settings.base_image, settings.home / CONFIG_FILE)  # here, or refused now
     client = client or await connect(settings)
     plan = None if detach else await asyncio.to_thread(preview_plan, request, settings)
     handle, resumed = await start(client, settings, request, resume=resume, plan=plan)

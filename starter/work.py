@@ -19,11 +19,12 @@ def worker() -> None:
     """Run a worker here until Ctrl-C or SIGTERM: it carries runs started with --detach.
 
     It polls the shared task queue (DURABENCH_TASK_QUEUE) and this host's own queue, and
-    admits at most DURABENCH_MAX_SANDBOXES attempts at once (default: by memory, a sandbox
-    per quarter of its memory limit) and DURABENCH_MAX_VERIFIERS verifiers. It needs a
-    Docker daemon, and uses the Temporal of TEMPORAL_ADDRESS or the temporal CLI's profile,
-    or starts the embedded server. Stopped, it lets activities finish briefly;
-    agent sessions keep running in their containers for the next worker to re-attach.
+    admits attempts by memory, measured (each sandbox at what it holds and may grow by,
+    within DURABENCH_MAX_SANDBOXES) and DURABENCH_MAX_VERIFIERS verifiers. It needs a
+    Docker daemon unless DURABENCH_SANDBOX=daytona, and uses the Temporal of
+    TEMPORAL_ADDRESS or the temporal CLI's profile, or starts the embedded server.
+    Stopped, it lets activities finish briefly; agent sessions keep running in their
+    containers for the next worker to re-attach.
     """
     check_install()  # before runtime is imported: it may be another package's
     from runtime.workers import main  # the worker's module: loaded only for a worker

@@ -74,6 +74,8 @@ class DaytonaStandIn:
     """Where build contexts go, and the images built from them."""
     create_requests: list[CreateSandbox] = field(default_factory=list)
     """Every create's body, as the SDK sent it."""
+    most_at_once: int = 0
+    """The most sandboxes that existed at once: what a quota must bound."""
     _boxes: dict[str, _Box] = field(default_factory=dict)
     _faults: list[_Fault] = field(default_factory=list)
     _lock: threading.Lock = field(default_factory=threading.Lock)
@@ -98,6 +100,11 @@ class DaytonaStandIn:
         """Sandbox name to container name, of the sandboxes that exist now."""
         with self._lock:
             return {b.dto.name: b.container for b in self._boxes.values()}
+
+    def reset_most_at_once(self) -> None:
+        """Count :attr:`most_at_once` from the sandboxes that exist now (a test's start)."""
+        with self._lock:
+            self.most_at_once = len(self._boxes)
 
     def containers(self) -> list[str]:
         """Names of the containers the stand-in runs now."""
@@ -252,6 +259,7 @@ class DaytonaStandIn:
         with self._lock:
             self._boxes[sid] = _Box(dto, container)
             self.creates += 1
+            self.most_at_once = max(self.most_at_once, len(self._boxes))
         return dto
 
     def dto(self, box: _Box) -> SandboxDto:

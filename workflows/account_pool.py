@@ -40,6 +40,7 @@ with workflow.unsafe.imports_passed_through():
         VanishedInput,
     )
 
+from workflows.long_lived import history_long
 from workflows.policies import RETRY, SHORT
 
 __all__ = ["AccountPoolWorkflow", "pool_workflow_id", "vanished"]
@@ -85,11 +86,8 @@ class AccountPoolWorkflow:
         workflow.continue_as_new(self.pool.state)
 
     def _history_long(self) -> bool:
-        info = workflow.info()
-        limit = self.pool.state.max_history_events
-        if self.updates >= self.pool.state.max_updates:
-            return True
-        return info.is_continue_as_new_suggested() or info.get_current_history_length() >= limit
+        state = self.pool.state
+        return history_long(self.updates, state.max_updates, state.max_history_events)
 
     async def _reap(self) -> None:
         holders = tuple(sorted({(x.holder_workflow_id, x.holder_run_id) for x in self.pool.leases}))

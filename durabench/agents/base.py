@@ -110,6 +110,10 @@ class Agent(ABC):
     auxiliary_models: ClassVar[tuple[str, ...]] = ()
     """Models the agent asks for on its own besides the requested one (side work such as
     titles and summaries). The gateway serves these too and refuses every other model."""
+    working_set_mb: ClassVar[int | None] = None
+    """What the agent's processes grow to in its sandbox, in MiB: a host's memory admission
+    counts the sandbox at this at least, before it has grown (``None``: not known, a
+    quarter of the sandbox's memory limit; 0: what it is measured to hold)."""
     gives_final_message: ClassVar[bool] = False
     """Whether the agent ends with a final message: the answer a service grades unless
     ``--response-file`` names a file (oracle and nop leave none)."""

@@ -16,6 +16,8 @@ __all__ = ["NopAgent"]
 class NopAgent(Agent):
     """Does nothing and exits 0."""
 
+    working_set_mb = 0
+
     def run_commands(self, ctx: AgentContext) -> list[ExecInput]:
         """A single ``true``."""
         return [ExecInput(command="true")]

@@ -147,6 +147,7 @@ class ReplayAgent(Agent):
 
     uses_mcp = True
     gives_final_message = True
+    working_set_mb = 0  # shell scripts that wait and print: it holds what it is measured at
 
     def __init__(self, options: Mapping[str, str] | None = None) -> None:
         super().__init__(options)

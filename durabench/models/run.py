@@ -173,6 +173,9 @@ class PlanSummary(BaseModel):
     what bounds the containers running at once; ``None`` in older plans."""
     sandbox: str = "docker"
     """The sandbox backend the planning worker runs attempts on (``DURABENCH_SANDBOX``)."""
+    sandbox_quota: int | None = None
+    """``DURABENCH_SANDBOX_QUOTA``: sandboxes at once across every host, enforced by the
+    deployment's slots workflow; ``None``: not set (or an older plan)."""
     sandbox_limits: str = ""
     """Each sandbox's limits on that backend, in words; empty in older plans."""
     cli_version: str | None = None

@@ -52,7 +52,7 @@ USABLE_STATES: tuple[AccountState, ...] = ("ready", "token-low", "busy")
 
 _WAIT = {
     "accounts": "arms past it wait for an account slot",
-    "sandboxes": "attempts past it wait for a host with room",
+    "sandboxes": "attempts past it wait for a sandbox slot (the quota holds across every host)",
     "rate limits": "on accounts, sessions past it wait for the API to say there is room",
 }
 

@@ -123,19 +123,32 @@ def _fewer_tasks(plan: PlanSummary) -> str:
 
 
 def containers_at_once(plan: PlanSummary) -> str:
-    """Containers at once: what ``parallel`` asks for, fewer where the tasks or host are fewer.
+    """Containers at once: what ``parallel`` asks for, or fewer where a limit admits fewer.
 
-    Never more than the run's containers: slots beyond the tasks stay empty.
+    Two limits are enforced: the deployment's quota (across every host) and, on Docker,
+    each host's own admission. A remote backend's host holds no sandbox, so only the
+    quota bounds it.
     """
     asked = min(plan.parallel, plan.task_count) * len(plan.lanes)
-    host = plan.host_sandboxes
-    if host is None or host >= asked:
-        return f"at most {asked} at once"
-    return (
-        f"at most {host} at once (host {plan.host_id} admits {host}: DURABENCH_MAX_SANDBOXES, "
-        "default by memory, a sandbox per quarter of its memory limit; "
-        f"the run asks for {asked}, which more worker hosts give)"
-    )
+    quota = plan.sandbox_quota
+    host = plan.host_sandboxes if plan.sandbox == "docker" else None
+    if quota is not None and quota < asked and (host is None or quota <= host):
+        return (
+            f"at most {quota} at once (DURABENCH_SANDBOX_QUOTA {quota}, enforced across "
+            f"every worker host; the run asks for {asked})"
+        )
+    if host is not None and host < asked:
+        return (
+            f"at most {host} at once (host {plan.host_id} admits {host}: "
+            "DURABENCH_MAX_SANDBOXES, and by memory as measured; "
+            f"the run asks for {asked}, which more worker hosts give)"
+        )
+    if plan.sandbox != "docker" and quota is None:
+        return (
+            f"at most {asked} at once ({plan.sandbox}: no quota set; "
+            "DURABENCH_SANDBOX_QUOTA bounds it)"
+        )
+    return f"at most {asked} at once"
 
 
 def _retries(req: RunRequest) -> str:

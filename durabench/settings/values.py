@@ -36,33 +36,41 @@ from durabench.settings.sources import (
     dotenv_value,
 )
 
-__all__ = ["DEFAULT_BASE_IMAGE", "Settings", "default_max_sandboxes", "default_max_verifiers"]
+__all__ = [
+    "DEFAULT_BASE_IMAGE",
+    "Settings",
+    "default_max_sandboxes",
+    "default_max_verifiers",
+    "host_memory_mib",
+]
 
 DEFAULT_BASE_IMAGE = "python:3.12-slim"
 
 
-_WORKING_SET_SHARE = 4
-"""A sandbox counts at 1/4 of its memory limit: the limit is a ceiling Docker does not
-reserve, and an agent waiting on a model API stays far below it."""
+_SMALLEST_SANDBOX_MIB = 64
+"""The least a sandbox is taken to hold, for the default count: memory admission decides
+(:mod:`durabench.sandbox.docker.memory_admission`); the count only bounds the worker's
+concurrent activities."""
 
 
-def _host_memory_mib() -> float | None:
+def host_memory_mib() -> float | None:
+    """This host's physical memory in MiB; ``None`` where it cannot be read."""
     try:
         return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**20
     except (ValueError, OSError, AttributeError):
         return None
 
 
-def default_max_sandboxes(sandbox_memory_mb: int, host_memory_mib: float | None = None) -> int:
-    """Sandboxes a host admits by default: by memory and the sandbox limit, not by CPUs.
+def default_max_sandboxes(host_memory: float | None = None) -> int:
+    """Sandboxes a host runs at once at most, by default: a count memory never reaches.
 
-    Agents mostly wait on a model API, so a host of 2 CPUs can hold many of them; what runs
-    out is memory. Each sandbox counts at a quarter of its memory limit, at least one.
+    What a host admits is decided by memory, measured (each sandbox at what it holds and
+    may grow by); this count is only its ceiling, a sandbox per 64 MiB, at least one.
     """
-    mem = host_memory_mib if host_memory_mib is not None else _host_memory_mib()
+    mem = host_memory if host_memory is not None else host_memory_mib()
     if mem is None:
         return max(1, os.cpu_count() or 1)
-    return max(1, int(mem * _WORKING_SET_SHARE // sandbox_memory_mb))
+    return max(1, int(mem // _SMALLEST_SANDBOX_MIB))
 
 
 def default_max_verifiers(sandbox_cpus: float, host_cpus: int | None = None) -> int:
@@ -179,13 +187,18 @@ class Settings(BaseSettings):
     sandbox_pids: int = Field(default=1024, gt=0)
     """``DURABENCH_SANDBOX_PIDS``: processes and threads each sandbox may hold at once, so a
     fork bomb stays inside it."""
-    max_sandboxes: int = Field(
-        default_factory=lambda data: default_max_sandboxes(data.get("sandbox_memory_mb", 4096)),
-        ge=1,
-    )
-    """``DURABENCH_MAX_SANDBOXES``: attempts this worker host runs at once, across every run
-    (default: by memory, one per quarter of ``DURABENCH_SANDBOX_MEMORY_MB``, as agents mostly
-    wait on a model; not by CPU count)."""
+    max_sandboxes: int = Field(default_factory=default_max_sandboxes, ge=1)
+    """``DURABENCH_MAX_SANDBOXES``: attempts this worker host runs at once at most, across
+    every run. Within it the host admits by memory, measured: each sandbox at what its
+    cgroup holds plus ``DURABENCH_SANDBOX_GROWTH_MB``, never below its agent's working set,
+    within the host's memory less ``DURABENCH_HOST_RESERVE_MB`` and room for its
+    verifiers (default: a sandbox per 64 MiB of memory, a ceiling memory decides below)."""
+    host_reserve_mb: int | None = Field(default=None, ge=0)
+    """``DURABENCH_HOST_RESERVE_MB``: memory admission never hands out, kept for the host,
+    the worker and its gateway (default: a tenth of the host's memory, at least 1024)."""
+    sandbox_growth_mb: int = Field(default=128, ge=0)
+    """``DURABENCH_SANDBOX_GROWTH_MB``: what a running sandbox is taken to grow by over what
+    its cgroup holds when admission measures it."""
     max_verifiers: int = Field(
         default_factory=lambda data: default_max_verifiers(data.get("sandbox_cpus", 2.0)),
         ge=1,
@@ -231,10 +244,10 @@ class Settings(BaseSettings):
     """``DURABENCH_SANDBOX_LOGS_MB``: size of each sandbox's ``/logs`` (a tmpfs, counted in
     its memory limit), so logs cannot fill the host's disk."""
     sandbox_quota: int | None = Field(default=None, ge=1)
-    """``DURABENCH_SANDBOX_QUOTA``: sandboxes the sandbox backend admits at once in all,
-    across every host: a remote service's quota, or a Docker fleet's total where its hosts
-    admit different numbers. Unset: each backend's own count (Docker: the hosts polling,
-    each admitting this host's ``DURABENCH_MAX_SANDBOXES``). Proposes ``--parallel``."""
+    """``DURABENCH_SANDBOX_QUOTA``: sandboxes at once in all, across every worker and host
+    of the deployment, enforced (a slot per attempt, counted by one workflow): a remote
+    service's quota, or a Docker fleet's total. Proposes ``--parallel``. Unset: no total;
+    each Docker host admits by its memory, and a remote backend by ``--parallel`` alone."""
     model_rate_limits: dict[str, ModelRateLimit] = Field(default_factory=dict)
     """``DURABENCH_MODEL_RATE_LIMITS``: the team's rate limits by model id, as JSON
     (``{"claude-sonnet-4-5": {"rpm": 4000, "tpm": 2000000}}``), over the known ones

@@ -10,7 +10,10 @@ import pytest
 
 from durabench.settings.values import Settings
 from durabench.tasks import load_suite
-from tests.integration.daytona_fixtures import standin  # noqa: F401 - a fixture
+from tests.integration.daytona_fixtures import (  # noqa: F401 - fixtures
+    daytona_clients_closed,
+    standin,
+)
 from tests.integration.real_sessions import TASK
 
 

@@ -136,7 +136,7 @@ def test_parallel_given_overrides_and_warns_for_each_bound_it_passes() -> None:
     warnings = over_bound_warnings(chosen)
     assert len(warnings) == 2
     assert warnings[0].startswith("--parallel 5 is more than the accounts allow (4 pairs")
-    assert "wait for a host with room" in warnings[1]
+    assert "wait for a sandbox slot" in warnings[1]
     assert over_bound_warnings(choose_parallel(_bounds(4, 3, 10), asked=3)) == ()
 
 
@@ -186,3 +186,25 @@ def test_the_plan_says_which_sandbox_backend_runs_and_its_limits() -> None:
     summary = _summary(2, None).model_copy(update={"sandbox": "daytona", "sandbox_limits": limits})
     rows = {r.key: r.value for r in plan_rows(summary)}
     assert rows["sandboxes"] == f"daytona: {limits}"
+
+
+def test_the_containers_row_names_the_bound_the_backend_enforces() -> None:
+    """A remote backend has no host memory: its containers are bounded by the quota alone.
+
+    50 pairs ask for 100 sandboxes; quota 3 allows 3 at once on Daytona, however many the
+    planning host would admit of its own (23 here); on Docker the least of the two holds.
+    """
+    asked = _summary(50, None).model_copy(update={"host_id": "h1", "host_sandboxes": 23})
+    daytona = asked.model_copy(update={"sandbox": "daytona", "sandbox_quota": 3})
+    assert containers_at_once(daytona) == (
+        "at most 3 at once (DURABENCH_SANDBOX_QUOTA 3, enforced across every worker host; "
+        "parallel 50 asks for 100)"
+    )
+    unbounded = asked.model_copy(update={"sandbox": "daytona"})
+    assert containers_at_once(unbounded) == (
+        "at most 100 at once (daytona: no quota set; DURABENCH_SANDBOX_QUOTA bounds it)"
+    )
+    docker = asked.model_copy(update={"sandbox_quota": 40})
+    assert containers_at_once(docker).startswith("at most 23 at once (host h1 admits 23:")
+    docker_quota = asked.model_copy(update={"sandbox_quota": 5})
+    assert containers_at_once(docker_quota).startswith("at most 5 at once (DURABENCH_SANDBOX_QUOTA")

@@ -71,26 +71,25 @@ def test_sandbox_limits_and_accounts_come_from_the_environment(
 
 
 def test_default_sandboxes_follow_memory_not_cpus() -> None:
-    """Agents mostly wait on a model API: a host admits by memory, not by its CPU count.
+    """Agents mostly wait on a model API: the count is a ceiling by memory, not by CPUs.
 
-    A sandbox's memory limit is a ceiling Docker does not reserve; the default counts each
-    sandbox at a quarter of it, so 23.5 GiB and 4 GiB sandboxes admit 23 on any CPU count.
+    A sandbox per 64 MiB: 23.5 GiB gives 376 (24,064 ÷ 64); memory admission, measured,
+    decides below it.
     """
-    assert default_max_sandboxes(4096, host_memory_mib=24064) == 23
-    assert default_max_sandboxes(8192, host_memory_mib=24064) == 11  # bigger sandboxes, fewer
-    assert default_max_sandboxes(4096, host_memory_mib=512) == 1  # always at least one
+    assert default_max_sandboxes(host_memory=24064) == 376
+    assert default_max_sandboxes(host_memory=32) == 1  # always at least one
 
 
-def test_the_default_follows_the_sandbox_memory_setting(
+def test_the_default_count_is_not_the_sandbox_memory_limit(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    """The memory limit is a ceiling Docker does not reserve: it no longer sets the count."""
     monkeypatch.setenv("DURABENCH_HOME", str(tmp_path))
     monkeypatch.setenv("DURABENCH_SANDBOX_MEMORY_MB", "1024")
     small = Settings.from_env().max_sandboxes
     monkeypatch.setenv("DURABENCH_SANDBOX_MEMORY_MB", "8192")
     large = Settings.from_env().max_sandboxes
-    assert (small, large) == (default_max_sandboxes(1024), default_max_sandboxes(8192))
-    assert small > large >= 1
+    assert small == large == default_max_sandboxes()
 
 
 def test_the_gateway_settings_are_read_and_checked(

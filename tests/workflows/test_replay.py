@@ -41,4 +41,5 @@ def test_every_workflow_and_its_paths_have_a_recorded_history() -> None:
         "agent_run_host_failover",
         "account_pool",
         "account_pool_update_count",  # the pool continuing as new
+        "sandbox_slots",  # the deployment's sandbox quota: takes, give-backs, a reap
     }

@@ -22,7 +22,7 @@ from daytona.common.errors import (
 )
 from pydantic import BaseModel, ConfigDict, Field
 
-from durabench.errors import ConfigError, SandboxError
+from durabench.errors import ConfigError, SandboxError, SandboxRefused
 from durabench.settings.values import Settings
 
 __all__ = [
@@ -117,41 +117,80 @@ async def close_clients() -> None:
 
 
 _MAX_PAUSE_S = 30.0
+_REFUSED = frozenset({400, 403, 405, 410, 413, 422, 501})
+"""Statuses a repeat gets again: the request, or the API, must change."""
+_SANDBOX_GONE = frozenset({404, 410})
+"""Statuses that say a call addressing a sandbox found none."""
 
 
 def _retryable(exc: DaytonaError) -> bool:
     status = getattr(exc, "status_code", None)
     if isinstance(exc, DaytonaRateLimitError) or status == 429:
         return True
-    return status is None or status >= 500 or status == 408
+    return status is None or (status >= 500 and status not in _REFUSED) or status == 408
 
 
-async def call(what: str, options: DaytonaOptions, make: Callable[[], Awaitable[T]]) -> T:
+def _refused(what: str, status: int, exc: DaytonaError, endpoints: str | None) -> SandboxRefused:
+    """A deterministic refusal, saying what was refused and what to do."""
+    if status == 404:
+        asked = endpoints or "the endpoint"
+        return SandboxRefused(
+            f"{what}: Daytona answered 404 to {asked} ({exc}): this Daytona API lacks an "
+            "endpoint durabench needs. Check DAYTONA_API_URL names a Daytona API with that "
+            "feature (builds need its object storage), or run with --sandbox docker"
+        )
+    if status == 403:
+        return SandboxRefused(
+            f"{what}: Daytona refused it, 403 ({exc}): DAYTONA_API_KEY lacks the permission "
+            "(sandboxes: write; builds: object storage); give the key it, or run with "
+            "--sandbox docker"
+        )
+    return SandboxRefused(
+        f"{what}: Daytona refused the request, {status} ({exc}); asking again gets the same "
+        "answer: fix what it names (limits, image, DAYTONA_TARGET), or run with --sandbox docker"
+    )
+
+
+async def call(
+    what: str,
+    options: DaytonaOptions,
+    make: Callable[[], Awaitable[T]],
+    *,
+    endpoints: str | None = None,
+) -> T:
     """``await make()``, retried while Daytona is busy or failing, errors translated.
 
     ``make`` must be safe to repeat: creation is, as it names its sandbox and a
     second create of the name is refused (the caller then finds the first).
+    ``endpoints``: what the call asks of the API when it addresses no existing sandbox
+    (a create, a listing); a 404 there is an endpoint missing, not a sandbox.
 
     Raises:
-        SandboxMissing: Daytona has no such sandbox.
-        ConfigError: Daytona refused the key.
+        SandboxMissing: Daytona has no such sandbox (404 or 410 to a call addressing one).
+        NameTaken: a sandbox of that name exists (409).
+        ConfigError: Daytona refused the key (401).
+        SandboxRefused: a refusal no retry changes (400, 403, 405, 413, 422, 501, and
+            404/410 to a call that addresses no sandbox): raised at once.
         SandboxError: Daytona failed, and went on failing past the retries.
     """
     pause = options.backoff_s
     for left in range(options.retries, -1, -1):
         try:
             return await make()
-        except DaytonaNotFoundError as exc:
-            raise SandboxMissing(f"{what}: Daytona has no such sandbox ({exc})") from exc
         except DaytonaAuthenticationError as exc:
             raise ConfigError(
                 f"{what}: Daytona refused DAYTONA_API_KEY ({exc}); set a valid key"
             ) from exc
         except DaytonaError as exc:
-            if getattr(exc, "status_code", None) == 409:
+            status = getattr(exc, "status_code", None)
+            if isinstance(exc, DaytonaNotFoundError) and status is None:
+                status = 404
+            if status == 409:
                 raise NameTaken(f"{what}: the name is taken ({exc})") from exc
-            if getattr(exc, "status_code", None) == 404:
+            if status in _SANDBOX_GONE and endpoints is None:
                 raise SandboxMissing(f"{what}: Daytona has no such sandbox ({exc})") from exc
+            if status in _REFUSED or status == 404:
+                raise _refused(what, status, exc, endpoints) from exc
             if not _retryable(exc) or left == 0:
                 raise SandboxError(f"{what}: Daytona failed: {exc}") from exc
         except (TimeoutError, OSError) as exc:

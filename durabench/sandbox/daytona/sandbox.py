@@ -57,6 +57,11 @@ __all__ = ["DaytonaSandbox"]
 _DEFAULT_DISK_GB = 10
 _CREATE_TIMEOUT_S = 1800
 """A whole repository's image may take a while to build the first time."""
+CREATE_ENDPOINTS = (
+    "POST /api/sandbox or, for a build, GET /api/object-storage/push-access (where the "
+    "files a Dockerfile copies are uploaded)"
+)
+"""What a create asks of the API: a 404 to it is an endpoint missing."""
 _ENDED = {"stopped", "error", "build_failed"}
 """Daytona's states of a sandbox that runs nothing any more (but exists)."""
 
@@ -129,6 +134,7 @@ class DaytonaSandbox(Sandbox):
                 f"creating {self.spec.name}",
                 self.options,
                 lambda: client.create(params, timeout=_CREATE_TIMEOUT_S),
+                endpoints=CREATE_ENDPOINTS,
             )
         except NameTaken:
             return None
@@ -262,11 +268,15 @@ class DaytonaSandbox(Sandbox):
         parents = sorted({str(PurePosixPath(u.destination).parent) for u in uploads})
         await self._run("mkdir -p " + " ".join(shlex.quote(p) for p in parents))
         sb = await self._handle()
-        await call(
-            f"uploading files to {self.spec.name}",
-            self.options,
-            lambda: sb.fs.upload_files(uploads),
-        )
+        try:
+            await call(
+                f"uploading files to {self.spec.name}",
+                self.options,
+                lambda: sb.fs.upload_files(uploads),
+            )
+        except SandboxMissing:
+            self._sandbox = None
+            raise _gone(self.spec.name) from None
         scripts = [u.destination for u in uploads if _is_script(u.source)]
         if scripts:
             await self._run("chmod 0755 " + " ".join(shlex.quote(p) for p in scripts))

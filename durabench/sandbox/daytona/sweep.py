@@ -38,7 +38,7 @@ async def listed_sandboxes(options: DaytonaOptions, deployment: str) -> list[Lab
             out.append(labelled(sb.name, _state_of(sb), labels))
         return sorted(out)
 
-    return await call("listing sandboxes", options, every)
+    return await call("listing sandboxes", options, every, endpoints="GET /api/sandbox")
 
 
 async def remove_sandboxes(options: DaytonaOptions, names: list[str]) -> None:

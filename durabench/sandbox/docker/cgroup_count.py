@@ -22,7 +22,7 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
-__all__ = ["cgroup_tasks", "local_daemon"]
+__all__ = ["cgroup_memory_mib", "cgroup_tasks", "local_daemon"]
 
 CGROUP_ROOT = Path("/sys/fs/cgroup")
 """Where the host's cgroup tree is mounted (tests point it elsewhere)."""
@@ -39,9 +39,11 @@ def local_daemon(base_url: str) -> bool:
     return base_url == _LOCAL_BASE_URL
 
 
-def _candidates(container_id: str, attrs: Mapping[str, Any]) -> Iterator[Path]:
+def _candidates(
+    container_id: str, attrs: Mapping[str, Any], controller: str = "pids"
+) -> Iterator[Path]:
     parent = str((attrs.get("HostConfig") or {}).get("CgroupParent") or "").strip("/")
-    for base in (CGROUP_ROOT / "pids", CGROUP_ROOT):  # cgroup v1, then the unified v2
+    for base in (CGROUP_ROOT / controller, CGROUP_ROOT):  # cgroup v1, then the unified v2
         for under in (parent,) if parent else _DEFAULT_PARENTS:
             yield base / under / container_id
             yield base / under / f"docker-{container_id}.scope"
@@ -59,4 +61,25 @@ def cgroup_tasks(container_id: str, attrs: Mapping[str, Any]) -> int | None:
             return int((directory / "pids.current").read_text().strip())
         except (OSError, ValueError):
             continue
+    return None
+
+
+_MEMORY_FILES = ("memory.current", "memory.usage_in_bytes")
+"""cgroup v2's, then v1's count of the memory the cgroup holds (page cache included)."""
+
+
+def cgroup_memory_mib(container_id: str, attrs: Mapping[str, Any]) -> float | None:
+    """The memory the container's cgroup holds, in MiB, as the kernel charges it.
+
+    The very counter its memory limit is enforced on. ``None`` when its cgroup is not
+    found or not readable here.
+    """
+    if len(container_id) != 64 or not all(c in "0123456789abcdef" for c in container_id):
+        return None
+    for directory in _candidates(container_id, attrs, "memory"):
+        for name in _MEMORY_FILES:
+            try:
+                return int((directory / name).read_text().strip()) / 2**20
+            except (OSError, ValueError):
+                continue
     return None
