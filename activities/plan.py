@@ -7,7 +7,7 @@ tasks a page at a time, so a 10,000-task suite costs no more history than a smal
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import UTC
 from functools import lru_cache
 from pathlib import Path
@@ -50,9 +50,21 @@ def _read_plan(path: Path, mtime_ns: int) -> RunPlan:
 class PlanActivities:
     """Planning; built in ``worker.py`` with the worker's settings."""
 
-    def __init__(self, settings: Settings, client: Client | None = None) -> None:
+    def __init__(
+        self,
+        settings: Settings,
+        client: Client | None = None,
+        *,
+        backend_check: Callable[[Settings], None] = check_backend,
+    ) -> None:
+        """Planning with the worker's settings and, where it has one, its client.
+
+        ``backend_check``: the sandbox backend's preflight, made before anything is
+        approved; the unit tier, which has no backend, plans without it.
+        """
         self.settings = settings
         self.client = client
+        self.backend_check = backend_check
         self.secrets = KnownSecrets(settings.accounts_file)
 
     @activity.defn(name="plan_run")
@@ -84,7 +96,7 @@ class PlanActivities:
             # counterparts may have been made on other hosts: every run's plan and results
             await asyncio.to_thread(open_store(self.settings).pull_index, self.settings.runs_dir)
         plan = await asyncio.to_thread(self._plan, request, listed, accounts)
-        await asyncio.to_thread(check_backend, self.settings)  # before anything is approved
+        await asyncio.to_thread(self.backend_check, self.settings)  # before any approval
         plan = with_parallelism(plan, lines, hosts, self.settings, self.settings.sandbox, rooms)
         if plan.request.service is not None:  # as planned: with a dataset file's name
             async with ServiceClient.for_target(plan.request.service) as client:

@@ -17,7 +17,7 @@ import pytest
 from temporalio.exceptions import ApplicationError
 from temporalio.testing import ActivityEnvironment
 
-from activities import PlanActivities, SandboxActivities
+from activities import SandboxActivities
 from durabench.agents import CliAgent, get_agent
 from durabench.attempt.inputs import (
     check_attempt_inputs,
@@ -33,6 +33,7 @@ from durabench.models.run import RunRequest, TaskRef
 from durabench.planning.plan import make_plan
 from durabench.settings.values import Settings
 from durabench.tasks import BUILTIN_SUITES_DIR
+from tests.unit_plan import unit_plan_activities
 
 TASK = "tensor-gelu-001"
 BUILTIN = BUILTIN_SUITES_DIR / "pytorch" / TASK
@@ -246,9 +247,9 @@ async def test_a_plan_with_tasks_outside_the_roots_is_refused_until_a_root_is_ad
     env = ActivityEnvironment()
     to_roots = "add the directory that holds it to DURABENCH_TASK_ROOTS"
     with pytest.raises(ApplicationError, match=to_roots):
-        await env.run(PlanActivities(settings).plan_run, request)
+        await env.run(unit_plan_activities(settings).plan_run, request)
     added = settings.model_copy(update={"task_roots": (checkout,)})
-    summary = await env.run(PlanActivities(added).plan_run, request)
+    summary = await env.run(unit_plan_activities(added).plan_run, request)
     assert summary.task_count == 1
 
 

@@ -14,12 +14,12 @@ import pytest
 from temporalio.exceptions import ApplicationError
 from temporalio.testing import ActivityEnvironment
 
-from activities import PlanActivities
 from durabench.errors import ConfigError
 from durabench.models.agent import AgentSpec
 from durabench.models.run import RunRequest
 from durabench.planning.plan import check_request
 from durabench.settings.values import Settings
+from tests.unit_plan import unit_plan_activities
 
 
 def _request(tmp_path: Path, marker_dir: Path) -> RunRequest:
@@ -34,12 +34,12 @@ async def test_the_workers_plan_refuses_a_mount_outside_the_mounts_root(tmp_path
     settings = Settings(home=tmp_path / "home")
     outside = _request(tmp_path, tmp_path / "markers")
     with pytest.raises(ApplicationError, match="mount host directory") as err:
-        await ActivityEnvironment().run(PlanActivities(settings).plan_run, outside)
+        await ActivityEnvironment().run(unit_plan_activities(settings).plan_run, outside)
     assert (err.value.type, err.value.non_retryable) == ("ConfigError", True)
     assert "DURABENCH_HOME/mounts/" in str(err.value)
 
     inside = _request(tmp_path, settings.home / "mounts" / "markers")
-    summary = await ActivityEnvironment().run(PlanActivities(settings).plan_run, inside)
+    summary = await ActivityEnvironment().run(unit_plan_activities(settings).plan_run, inside)
     assert summary.task_count > 0
 
 

@@ -11,7 +11,6 @@ from pathlib import Path
 
 from temporalio.testing import ActivityEnvironment
 
-from activities.plan import PlanActivities
 from durabench.models.agent import AgentSpec
 from durabench.models.audit import AuditReport
 from durabench.models.results import AttemptResult, RunResult
@@ -26,6 +25,7 @@ from durabench.settings.values import Settings
 from durabench.tasks import load_suite
 from tests.s3_server import s3_endpoint_fixture, s3_url_fixture  # noqa: F401 (fixtures)
 from tests.unit.results_set import ATTEMPTS, EXCLUDED, LANES, TASKS, hand_result
+from tests.unit_plan import unit_plan_activities
 
 M1 = AgentSpec(model="m-1")
 
@@ -64,7 +64,7 @@ async def test_a_gap_fill_on_another_host_finds_counterparts_in_the_store(
     pulled(other, "b")  # as `publish`'s audit does
     fill = RunRequest(run_id="fill", suite="pytorch", agent=M1, config_mode="full_only")
 
-    await ActivityEnvironment().run(PlanActivities(other).plan_run, fill)
+    await ActivityEnvironment().run(unit_plan_activities(other).plan_run, fill)
 
     plan = RunPlan.model_validate_json(RunPaths.for_run(other.runs_dir, "fill").plan.read_text())
     assert plan.counterparts and {c.run_id for c in plan.counterparts} == {"old"}

@@ -16,7 +16,6 @@ from rich.console import Console
 from temporalio.exceptions import ApplicationError
 from temporalio.testing import ActivityEnvironment
 
-from activities.plan import PlanActivities
 from durabench.errors import ServiceAuthError
 from durabench.models.benchmark_service import ServiceRetry, ServiceTarget
 from durabench.models.run import PlanSummary, RunRequest
@@ -24,6 +23,7 @@ from durabench.settings.paths import RunPaths
 from durabench.settings.values import Settings
 from starter.console import plan_table
 from tests.service_server import SCHEMA, ServiceServer
+from tests.unit_plan import unit_plan_activities
 
 KEY = "vals-plan-key-77c1d0"
 BEARER = "bench-plan-key-1e93aa"
@@ -48,7 +48,7 @@ def tasks_file(tmp_path: Path) -> Path:
 
 async def _plan(tmp_path: Path, **request: Any) -> PlanSummary:
     settings = Settings(home=tmp_path / "home")
-    acts = PlanActivities(settings)
+    acts = unit_plan_activities(settings)
     data = RunRequest(run_id="r1", suite="", **request)
     summary: PlanSummary = await ActivityEnvironment().run(acts.plan_run, data)
     return summary
