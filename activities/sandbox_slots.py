@@ -30,6 +30,7 @@ from durabench.models.sandbox_slots import (
     slots_workflow_id,
 )
 from durabench.settings.values import Settings
+from durabench.wording import counted
 
 __all__ = ["DeploymentSlots", "deployment_full"]
 
@@ -44,7 +45,7 @@ _ANSWER_S = 10.0
 def deployment_full(answer: SlotAnswer) -> ApplicationError:
     """The retryable refusal of a claim while the deployment holds its quota."""
     return ApplicationError(
-        f"the deployment holds its {answer.limit} sandboxes (DURABENCH_SANDBOX_QUOTA, "
+        f"the deployment holds its {counted(answer.limit, 'sandbox')} (DURABENCH_SANDBOX_QUOTA, "
         f"{answer.held} held across every host); the attempt waits for one to end",
         type="DeploymentFull",
         category=ApplicationErrorCategory.BENIGN,

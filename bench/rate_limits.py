@@ -49,6 +49,7 @@ from durabench.gateway import GatewayLimits, Grant, ModelGateway
 from durabench.gateway.room_book import read_rooms
 from durabench.models.accounts import LeaseRequest, PoolAccount, PoolState, ReleaseRequest
 from durabench.models.parallelism import ModelRateLimit
+from durabench.numerals import read_int
 from durabench.planning.parallelism import rate_limit_bound
 from tests.model_upstream import ModelUpstream, Received, Reply, anthropic_stream
 
@@ -184,7 +185,8 @@ async def _session(
                     if tries == args.cli_retries:
                         return True
                     after = answer.headers.get("retry-after", "")
-                    wait = float(after) if after.isdigit() else 2.0**tries
+                    seconds = read_int(after)
+                    wait = float(seconds) if seconds is not None else 2.0**tries
                     await asyncio.sleep(min(wait, 60.0))
                 await asyncio.sleep(args.think)
     finally:

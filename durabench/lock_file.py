@@ -10,13 +10,11 @@ has it beside the packages.
 from __future__ import annotations
 
 import hashlib
-import os
 from pathlib import Path
 
-__all__ = ["LOCK_FILE_ENV", "LOCK_NAME", "lock_digest", "lock_file"]
+from durabench.settings.environment import lock_file_named
 
-LOCK_FILE_ENV = "DURABENCH_LOCK_FILE"
-"""Where the lock the packages were installed from is (the Dockerfile sets it)."""
+__all__ = ["LOCK_NAME", "lock_digest", "lock_file"]
 
 LOCK_NAME = "requirements.lock"
 """The lock's name at the top of the repository (made by ``scripts/lock.sh``)."""
@@ -24,8 +22,7 @@ LOCK_NAME = "requirements.lock"
 
 def lock_file() -> Path | None:
     """The lock of this install: ``DURABENCH_LOCK_FILE``, else the checkout's; ``None``."""
-    named = os.environ.get(LOCK_FILE_ENV)
-    path = Path(named) if named else Path(__file__).resolve().parents[1] / LOCK_NAME
+    path = lock_file_named() or Path(__file__).resolve().parents[1] / LOCK_NAME
     return path if path.is_file() else None
 
 

@@ -1,7 +1,8 @@
 """The ``DURABENCH_*`` variables read apart from :class:`~durabench.settings.values.Settings`.
 
 Each is read where loading every setting would be wrong: the log level before anything
-can log a setting's error, the team's config registry and the unknown-model permission by
+can log a setting's error, the install's lock file (a fact of the install, not a
+setting), the team's config registry and the unknown-model permission by
 domain code that takes no settings object, and the gateway's spec once, by the child it
 was handed to. They are read here so every ``DURABENCH_*`` name is read in one package
 (a test holds it) and documented on the settings page.
@@ -15,10 +16,12 @@ from pathlib import Path
 __all__ = [
     "ALLOW_UNKNOWN_MODEL_ENV",
     "GATEWAY_SPEC_ENV",
+    "LOCK_FILE_ENV",
     "LOG_LEVEL_ENV",
     "REGISTRY_ENV",
     "allow_unknown_models",
     "config_registry_file",
+    "lock_file_named",
     "log_level",
     "pass_to_workers",
     "take_gateway_spec",
@@ -29,6 +32,7 @@ LOG_LEVEL_ENV = "DURABENCH_LOG_LEVEL"
 REGISTRY_ENV = "DURABENCH_CONFIG_REGISTRY"
 ALLOW_UNKNOWN_MODEL_ENV = "DURABENCH_ALLOW_UNKNOWN_MODEL"
 GATEWAY_SPEC_ENV = "DURABENCH_GATEWAY_SPEC"
+LOCK_FILE_ENV = "DURABENCH_LOCK_FILE"
 
 
 def log_level(default: str) -> str:
@@ -40,6 +44,15 @@ def config_registry_file() -> Path | None:
     """The team's config registry (``DURABENCH_CONFIG_REGISTRY``), if one is named."""
     named = os.environ.get(REGISTRY_ENV)
     return Path(named).expanduser() if named else None
+
+
+def lock_file_named() -> Path | None:
+    """The lock this install's packages came from (``DURABENCH_LOCK_FILE``), or ``None``.
+
+    The worker image names it; a checkout has it beside the packages.
+    """
+    named = os.environ.get(LOCK_FILE_ENV)
+    return Path(named) if named else None
 
 
 def unknown_models_allowed() -> bool:

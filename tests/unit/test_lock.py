@@ -17,7 +17,8 @@ from packaging.markers import Marker
 from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 
-from durabench.lock_file import LOCK_FILE_ENV, lock_digest, lock_file
+from durabench.lock_file import lock_digest, lock_file
+from durabench.settings.environment import LOCK_FILE_ENV
 
 REPO = Path(__file__).resolve().parents[2]
 PROJECT = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]

@@ -191,14 +191,16 @@ def test_the_plan_says_which_sandbox_backend_runs_and_its_limits() -> None:
 def test_the_containers_row_names_the_bound_the_backend_enforces() -> None:
     """A remote backend has no host memory: its containers are bounded by the quota alone.
 
-    50 pairs ask for 100 sandboxes; quota 3 allows 3 at once on Daytona, however many the
-    planning host would admit of its own (23 here); on Docker the least of the two holds.
+    50 pairs (of 60 tasks) ask for 100 sandboxes; quota 3 allows 3 at once on Daytona,
+    however many the planning host would admit of its own (23 here); on Docker the least
+    of the two holds.
     """
-    asked = _summary(50, None).model_copy(update={"host_id": "h1", "host_sandboxes": 23})
+    fields = {"host_id": "h1", "host_sandboxes": 23, "task_count": 60}
+    asked = _summary(50, None).model_copy(update=fields)
     daytona = asked.model_copy(update={"sandbox": "daytona", "sandbox_quota": 3})
     assert containers_at_once(daytona) == (
         "at most 3 at once (DURABENCH_SANDBOX_QUOTA 3, enforced across every worker host; "
-        "parallel 50 asks for 100)"
+        "the run asks for 100)"
     )
     unbounded = asked.model_copy(update={"sandbox": "daytona"})
     assert containers_at_once(unbounded) == (

@@ -251,6 +251,6 @@ def docker_admission(facts: AdmissionFacts) -> Admission:
 def _not_cpus(facts: AdmissionFacts) -> str:
     """Why more sandboxes than CPUs is no contradiction: what the CPUs bound instead."""
     return (
-        "; not CPUs: agents mostly wait on the model; verifiers, CPU-bound, run "
+        "; by memory, not CPUs: agents mostly wait on the model; verifiers, CPU-bound, run "
         f"at most {facts.settings.max_verifiers} at once per host, DURABENCH_MAX_VERIFIERS"
     )
