@@ -13,6 +13,7 @@ PACKAGES = [
     "durabench.configs",
     "durabench.gateway",
     "durabench.models",
+    "durabench.prices",
     "durabench.results.store",
     "durabench.results.viewer",
     "durabench.sandbox",

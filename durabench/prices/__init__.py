@@ -1,0 +1,22 @@
+"""What a run costs: model prices (a built-in table and a team's ``prices.toml``).
+
+The gateway meters every token an attempt uses, by kind; a price turns them into USD. A
+model with no price is unpriced (``None``), never priced as zero.
+"""
+
+from durabench.models.prices import MAX_PRICE, CountedTokens, Price, PriceTable
+from durabench.prices.builtin import BUILTIN_PRICES, READ_ON, SOURCES
+from durabench.prices.file import PRICES_FILE, builtin_table, load_prices
+
+__all__ = [
+    "BUILTIN_PRICES",
+    "MAX_PRICE",
+    "PRICES_FILE",
+    "READ_ON",
+    "SOURCES",
+    "CountedTokens",
+    "Price",
+    "PriceTable",
+    "builtin_table",
+    "load_prices",
+]
