@@ -25,7 +25,7 @@ from durabench.results.store import open_store
 from durabench.settings.environment import pass_to_workers
 from durabench.settings.values import Settings
 from runtime.client import connect, deployment_of
-from runtime.sweep import SWEEP_PERIOD_S, sweep_every
+from runtime.spend_broker import host_upkeep
 from runtime.temporal_profile import load_settings
 from runtime.workers import run_workers, start_host, stopped
 from starter.console import approval_hint, console, plan_table, result_tables, shown, ui_url
@@ -171,8 +171,7 @@ async def work_on(
         workers = asyncio.create_task(run_workers(built, stop))
         # As python worker.py does: leftovers of this host (a crash, a cancel) are removed.
         remote = deployment if settings.sandbox == "daytona" else None
-        sweep = sweep_every(client, settings.host_id, SWEEP_PERIOD_S, stop, remote)
-        sweeper = asyncio.create_task(sweep)
+        sweeper = asyncio.create_task(host_upkeep(client, settings, stop, remote))
         try:
             return await _follow(client, handle, settings, yes=yes)
         finally:

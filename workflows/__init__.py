@@ -14,6 +14,7 @@ if TYPE_CHECKING:
     from workflows.agent_run import AgentRunWorkflow
     from workflows.ids import attempt_workflow_id, pair_workflow_id, run_workflow_id
     from workflows.paired_task import PairedTaskWorkflow
+    from workflows.run_spend import RunSpendWorkflow
     from workflows.suite_run import SuiteRunWorkflow
 
     WORKFLOWS: tuple[type, ...]
@@ -23,6 +24,7 @@ __all__ = [
     "AccountPoolWorkflow",
     "AgentRunWorkflow",
     "PairedTaskWorkflow",
+    "RunSpendWorkflow",
     "SuiteRunWorkflow",
     "attempt_workflow_id",
     "pair_workflow_id",
@@ -35,6 +37,7 @@ _HOMES = {
     "pool_workflow_id": "workflows.account_pool",
     "AgentRunWorkflow": "workflows.agent_run",
     "PairedTaskWorkflow": "workflows.paired_task",
+    "RunSpendWorkflow": "workflows.run_spend",
     "attempt_workflow_id": "workflows.ids",
     "pair_workflow_id": "workflows.ids",
     "SuiteRunWorkflow": "workflows.suite_run",
@@ -56,6 +59,7 @@ def __getattr__(name: str) -> Any:
                 "PairedTaskWorkflow",
                 "AgentRunWorkflow",
                 "AccountPoolWorkflow",
+                "RunSpendWorkflow",
             )
         )
     if name not in _HOMES:

@@ -12,7 +12,7 @@ from durabench.spend.book import (
     usd,
 )
 from durabench.spend.purse import Held, Hold, Purse, SpendFiles, Used
-from durabench.spend.terms import Rates, SpendTerms, cost_micros, worst_micros
+from durabench.spend.terms import SpendTerms, cost_micros, worst_micros
 
 __all__ = [
     "MICROS",
@@ -23,7 +23,6 @@ __all__ = [
     "PairAnswer",
     "PairAsk",
     "Purse",
-    "Rates",
     "SpendBook",
     "SpendFiles",
     "SpendState",

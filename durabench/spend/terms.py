@@ -9,20 +9,11 @@ from __future__ import annotations
 
 import math
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict
 
-__all__ = ["Rates", "SpendTerms", "cost_micros", "worst_micros"]
+from durabench.models.prices import Price
 
-
-class Rates(BaseModel):
-    """USD per million tokens of each kind (equal to micro-dollars per token)."""
-
-    model_config = ConfigDict(frozen=True)
-
-    input: float = Field(ge=0)
-    output: float = Field(ge=0)
-    cache_read: float = Field(ge=0)
-    cache_write: float = Field(ge=0)
+__all__ = ["SpendTerms", "cost_micros", "worst_micros"]
 
 
 class SpendTerms(BaseModel):
@@ -34,11 +25,11 @@ class SpendTerms(BaseModel):
     """The run whose cap the attempt's requests are reserved against."""
     task_id: str
     """The pair the spending is counted to (the run starts pairs by what they spend)."""
-    rates: Rates | None
+    rates: Price | None
     """The model's prices; ``None``: it has none, and a capped run cannot pay for it."""
 
 
-def cost_micros(rates: Rates, input: int, output: int, cache_read: int, cache_write: int) -> int:
+def cost_micros(rates: Price, input: int, output: int, cache_read: int, cache_write: int) -> int:
     """What the tokens cost, in micro-dollars, rounded up."""
     total = (
         input * rates.input
@@ -49,7 +40,7 @@ def cost_micros(rates: Rates, input: int, output: int, cache_read: int, cache_wr
     return math.ceil(round(total, 3))
 
 
-def worst_micros(rates: Rates, input_tokens: int, output_tokens: int) -> int:
+def worst_micros(rates: Price, input_tokens: int, output_tokens: int) -> int:
     """The most a request can cost: its input at the dearest input rate, its output cap.
 
     Input may be written to the cache, which costs more than plain input; it is priced
