@@ -13,11 +13,16 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from pathlib import Path
 
 from activities.heartbeat import periodically
 from durabench.gateway import GrantStore
+from durabench.models.attempt import AttemptRef
+from durabench.models.config import ModelApi
+from durabench.prices import load_prices
+from durabench.spend import SpendTerms
 
-__all__ = ["RENEW_EVERY_S", "renewing"]
+__all__ = ["RENEW_EVERY_S", "renewing", "spend_terms"]
 
 RENEW_EVERY_S = 10.0
 """How often a running agent phase renews its grant (leases last minutes)."""
@@ -34,3 +39,16 @@ async def renewing(
 
     async with periodically(renew, every_s):
         yield
+
+
+def spend_terms(home: Path, ref: AttemptRef, provider: ModelApi | None) -> SpendTerms | None:
+    """What the gateway charges a capped run's attempt with: its run, pair and price.
+
+    The price is the model's in this host's table (``prices.toml`` over the built-in
+    one); every request of the attempt is priced at it, its CLI's auxiliary models too
+    (they cost less: the cap is kept on the safe side). ``None``: the run has no cap.
+    """
+    if not ref.spend_capped:
+        return None
+    price = load_prices(home).price(provider, ref.agent.model) if provider else None
+    return SpendTerms(run_id=ref.run_id, task_id=ref.task.task_id, rates=price)

@@ -24,7 +24,7 @@ from temporalio.exceptions import ApplicationError, ApplicationErrorCategory
 
 from activities.backends import gateway_url_for_sandboxes, make_sandbox, remote, remote_image
 from activities.boundary import KnownSecrets, scrubbed
-from activities.grant_lease import renewing
+from activities.grant_lease import renewing, spend_terms
 from activities.heartbeat import AGENT_BEAT_S, heartbeating
 from activities.run_cancel import unless_run_cancelled
 from durabench.attempt import (
@@ -361,6 +361,7 @@ class SandboxActivities:
             account=ref.account,
             ledger=str(self._attempt_dir(ref) / _LEDGER),
             budget_tokens=ref.budget_tokens,
+            spend=spend_terms(self.settings.home, ref, provider),
             mcp=mcp if mcp is not None and mcp.url_env and agent.uses_mcp else None,
             lease_sec=self.settings.host_timeout_sec + _LEASE_SLACK_S,
         )

@@ -166,6 +166,7 @@ class PairedTaskWorkflow:
                 agent=pair.agent,
                 service=pair.service,
                 budget_tokens=pair.budget_tokens,
+                spend_capped=pair.spend_capped,
             )
             self._set_arm(ArmProgress(lane=lane, attempt=attempt, state="running"))
             if pair.accounts:

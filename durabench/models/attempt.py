@@ -52,6 +52,8 @@ class AttemptRef(BaseModel):
     """The service that grades the attempt instead of the local verifier."""
     budget_tokens: int | None = None
     """Tokens the attempt may use, enforced by the model gateway; ``None``: no budget."""
+    spend_capped: bool = False
+    """The run has a spend cap: the gateway reserves the attempt's requests against it."""
     account: str | None = None
     """The account whose secret the agent gets (leased by the pair), or ``None`` for the
     worker's own environment."""

@@ -63,6 +63,8 @@ class PairInput(BaseModel):
     lease_poll_sec: float = 15.0
     """While every slot of the agent's accounts is in use, how often an arm asks again."""
     budget_tokens: int | None = None
+    spend_capped: bool = False
+    """The run has a spend cap: its attempts' requests are reserved against it."""
     """Tokens one attempt may use (the run's ``--budget``); ``None``: no budget."""
     paused: bool = False
     """The run was paused when it started the pair (no retry starts until ``resume``)."""

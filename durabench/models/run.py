@@ -64,6 +64,9 @@ class RunRequest(BaseModel):
     budget_tokens: int | None = Field(default=None, gt=0)
     """Tokens (input, output, cache) one attempt may use, enforced by the model gateway
     (``--budget``); past it the attempt ends as ``model_budget``. ``None``: no budget."""
+    max_spend_usd: float | None = Field(default=None, gt=0)
+    """The most the run may spend on model tokens, over every host (``--max-spend``);
+    ``None``: no cap."""
     lease_poll_sec: float = Field(default=15.0, gt=0)
     """While every slot of the agent's accounts is in use, how often a waiting arm asks
     the account pool again (jittered)."""
