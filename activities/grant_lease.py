@@ -13,13 +13,11 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from pathlib import Path
 
 from activities.heartbeat import periodically
 from durabench.gateway import GrantStore
 from durabench.models.attempt import AttemptRef
 from durabench.models.config import ModelApi
-from durabench.prices import load_prices
 from durabench.spend import SpendTerms
 
 __all__ = ["RENEW_EVERY_S", "renewing", "spend_terms"]
@@ -41,14 +39,14 @@ async def renewing(
         yield
 
 
-def spend_terms(home: Path, ref: AttemptRef, provider: ModelApi | None) -> SpendTerms | None:
+def spend_terms(ref: AttemptRef, provider: ModelApi | None) -> SpendTerms | None:
     """What the gateway charges a capped run's attempt with: its run, pair and price.
 
-    The price is the model's in this host's table (``prices.toml`` over the built-in
-    one); every request of the attempt is priced at it, its CLI's auxiliary models too
-    (they cost less: the cap is kept on the safe side). ``None``: the run has no cap.
+    The price is the model's in the run's prices (its plan's); every request of the
+    attempt is priced at it, its CLI's auxiliary models too (they cost less: the cap is
+    kept on the safe side). ``None``: the run has no cap.
     """
     if not ref.spend_capped:
         return None
-    price = load_prices(home).price(provider, ref.agent.model) if provider else None
+    price = ref.prices.price(provider, ref.agent.model) if provider else None
     return SpendTerms(run_id=ref.run_id, task_id=ref.task.task_id, rates=price)

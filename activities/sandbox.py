@@ -361,7 +361,7 @@ class SandboxActivities:
             account=ref.account,
             ledger=str(self._attempt_dir(ref) / _LEDGER),
             budget_tokens=ref.budget_tokens,
-            spend=spend_terms(self.settings.home, ref, provider),
+            spend=spend_terms(ref, provider),
             mcp=mcp if mcp is not None and mcp.url_env and agent.uses_mcp else None,
             lease_sec=self.settings.host_timeout_sec + _LEASE_SLACK_S,
         )

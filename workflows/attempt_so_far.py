@@ -47,6 +47,8 @@ _VERDICT_FIELDS = {
     "served_model",
     "tokens",
     "cost_usd",
+    "cli_cost_usd",
+    "unpriced_model",
     "signals",
     "last_message",
     "classifier_version",

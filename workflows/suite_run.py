@@ -423,20 +423,7 @@ class SuiteRunWorkflow:
 
     async def _start_pair(self, plan: PlanSummary, task: TaskRef) -> None:
         req = plan.request
-        pair = PairInput(
-            run_id=req.run_id,
-            task=task,
-            lanes=plan.lanes,
-            agent=req.agent,
-            infra_retries=req.infra_retries,
-            infra_backoff_sec=req.infra_backoff_sec,
-            service=req.service,
-            accounts=plan.account_slots is not None,
-            lease_poll_sec=req.lease_poll_sec,
-            budget_tokens=req.budget_tokens,
-            paused=self._paused,
-            control_seq=self._control_seq,
-        )
+        pair = PairInput.of_plan(plan, task, paused=self._paused, control_seq=self._control_seq)
         self._running.add(task.task_id)
         self._show()
         try:

@@ -397,6 +397,7 @@ class Attempt:
                 metered=metered,
                 model_via_gateway=self.agent.model_api is not None or recorded is not None,
                 budget_tokens=self.ref.budget_tokens,
+                prices=self.ref.prices,
                 expects_change=self.task.category != TEXT_CATEGORY,
             ),
             None,

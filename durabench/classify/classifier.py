@@ -31,7 +31,8 @@ model's. Rules, in order, each with its evidence:
    No file changed [worker]: ``model_no_code``; the build failed [worker]:
    ``model_build_failure``. Otherwise ``completed``.
 
-Served model and tokens come from the ledger when the attempt has one.
+Served model, tokens and cost come from the ledger when the attempt has one: the cost is
+its metered tokens at the run's prices, the CLI's own figure only a cross-check.
 """
 
 from __future__ import annotations
@@ -46,7 +47,6 @@ from durabench.agents.transcript import TranscriptFacts
 from durabench.classify.mcp_report import mcp_mismatch
 from durabench.classify.metered import (
     api_end,
-    cost_checked,
     metered_mcp,
     metered_mismatch,
     model_answered,
@@ -56,6 +56,7 @@ from durabench.classify.metered import (
 )
 from durabench.classify.table import PatternGroup, PatternTable, load_table
 from durabench.models.verdict import ClassifyInput, ExitClass, MeteredUsage, Signals, Verdict
+from durabench.prices.cost import cli_cost_note, metered_cost
 
 __all__ = ["classify", "parse_transcript", "served_model_matches"]
 
@@ -229,6 +230,20 @@ def _signals(
     )
 
 
+def _cost(data: ClassifyInput, cli: float | None) -> tuple[float | None, str, str]:
+    """The attempt's cost, the model that left it unpriced, and a note on the CLI's figure.
+
+    Metered traffic is costed at the run's prices, whatever the CLI printed; without a
+    gateway (a replay with no ledger) the CLI's figure is all there is.
+    """
+    if not data.model_via_gateway and (data.metered is None or data.metered.requests == 0):
+        return cli, "", ""
+    cost = metered_cost(data.metered, data.prices)
+    if cost.usd is not None and not data.prices.prices:  # no traffic, and no price either
+        return None, data.requested_model or "the run's model", ""
+    return cost.usd, cost.unpriced, cli_cost_note(cost.usd, cli)
+
+
 def classify(
     data: ClassifyInput, table: PatternTable | None = None, facts: TranscriptFacts | None = None
 ) -> Verdict:
@@ -245,15 +260,17 @@ def classify(
     if m is not None:
         served = m.served_models[0] if m.served_models else None
         reason += "" if served else served_note(m)
-    disagrees = token_note(facts.tokens, m)
+    cost, unpriced, cost_note = _cost(data, facts.cost_usd)
     return Verdict(
         exit_class=exit_class,
-        reason=reason + (f"{disagrees}, so its cost is not taken" if disagrees else ""),
+        reason=reason + token_note(facts.tokens, m) + cost_note,
         served_model=served,
         tokens=m.tokens if m else facts.tokens,
         metered=m,
         reward_cap=0.0 if over_budget(data) else None,
-        cost_usd=facts.cost_usd if cost_checked(facts.tokens, m) else None,
+        cost_usd=cost,
+        cli_cost_usd=facts.cost_usd,
+        unpriced_model=unpriced,
         last_message=facts.last_message,
         signals=_signals(table, facts.last_message, data.files_changed, data.expects_change),
         classifier_version=table.version,

@@ -32,7 +32,6 @@ from durabench.models.verdict import ClassifyInput, ExitClass, MeteredUsage, Tok
 __all__ = [
     "HARNESS_REFUSALS",
     "api_end",
-    "cost_checked",
     "metered_mcp",
     "metered_mismatch",
     "model_answered",
@@ -224,14 +223,3 @@ def token_note(transcript: TokenUsage, metered: MeteredUsage | None) -> str:
     if said == seen or said == 0:
         return ""
     return f"; the transcript reports {said:,} tokens, the gateway metered {seen:,}"
-
-
-def cost_checked(transcript: TokenUsage, metered: MeteredUsage | None) -> bool:
-    """Whether the CLI's own cost may be taken: its tokens are the gateway's, or unmetered.
-
-    A transcript that reports no tokens agrees with nothing: the cost beside them is the
-    agent's word alone, unchecked, and is not taken when the gateway metered the attempt.
-    """
-    if metered is None or metered.requests == 0:
-        return True
-    return 0 < transcript.total == metered.tokens.total

@@ -22,7 +22,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from durabench.agents.llm_ids import served_model_matches
 from durabench.gateway.mcp_answer import HEALTH_METHODS
 from durabench.gateway.meter import ResponseUsage
-from durabench.models.verdict import MeteredUsage, TokenUsage
+from durabench.models.verdict import MeteredUsage, ModelTokens, TokenUsage
 
 __all__ = [
     "CANCELLED",
@@ -137,6 +137,7 @@ def read_ledger(path: Path) -> MeteredUsage | None:
     entries = [e for e in entries if e.provider != "mcp"]
     answered = [e for e in entries if e.refused not in POLICY_REFUSALS]
     tokens = Counter[str]()
+    by_model: dict[tuple[str, str], Counter[str]] = {}
     served = Counter[str]()
     asked = Counter(e.asked_model for e in entries if e.asked_model)
     substituted = next(
@@ -150,12 +151,15 @@ def read_ledger(path: Path) -> MeteredUsage | None:
         "",
     )
     for e in entries:
-        tokens.update(
-            input=e.usage.input,
-            output=e.usage.output,
-            cache_read=e.usage.cache_read,
-            cache_write=e.usage.cache_write,
-        )
+        counted = {
+            "input": e.usage.input,
+            "output": e.usage.output,
+            "cache_read": e.usage.cache_read,
+            "cache_write": e.usage.cache_write,
+        }
+        tokens.update(counted)
+        model = by_model.setdefault((e.provider, e.asked_model or e.usage.model), Counter())
+        model.update(counted)
         if e.usage.model:
             served[e.usage.model] += e.usage.output or 1
     api = [e for e in answered if not e.refused]
@@ -165,6 +169,10 @@ def read_ledger(path: Path) -> MeteredUsage | None:
     return MeteredUsage(
         requests=len(entries),
         tokens=TokenUsage(**tokens),
+        by_model=tuple(
+            ModelTokens(provider=provider, model=model, tokens=TokenUsage(**counted))
+            for (provider, model), counted in by_model.items()
+        ),
         served_models=tuple(m for m, _ in served.most_common()),
         rate_limited=sum(e.status == 429 for e in api),
         overloaded=sum(e.status == 529 or e.usage.error == "overloaded_error" for e in api),

@@ -11,10 +11,11 @@ import hashlib
 import re
 from datetime import datetime
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 from durabench.models.agent import AgentSpec
 from durabench.models.benchmark_service import ServiceTarget
+from durabench.models.prices import PriceTable
 from durabench.models.run import TaskRef
 from durabench.models.verdict import Verdict
 
@@ -52,8 +53,14 @@ class AttemptRef(BaseModel):
     """The service that grades the attempt instead of the local verifier."""
     budget_tokens: int | None = None
     """Tokens the attempt may use, enforced by the model gateway; ``None``: no budget."""
+<<<<<<< HEAD
     spend_capped: bool = False
     """The run has a spend cap: the gateway reserves the attempt's requests against it."""
+=======
+    prices: PriceTable = Field(default_factory=PriceTable)
+    """The prices the run is costed with (its plan's): the attempt's metered tokens at
+    these are its ``cost_usd``."""
+>>>>>>> i49-cost
     account: str | None = None
     """The account whose secret the agent gets (leased by the pair), or ``None`` for the
     worker's own environment."""

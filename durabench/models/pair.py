@@ -17,12 +17,13 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from durabench.models.agent import AgentSpec
 from durabench.models.benchmark_service import ServiceTarget
+from durabench.models.prices import PriceTable
 from durabench.models.results import PairResult
-from durabench.models.run import TaskRef
+from durabench.models.run import PlanSummary, TaskRef
 
 __all__ = [
     "PAIR_ENDED",
@@ -66,10 +67,35 @@ class PairInput(BaseModel):
     spend_capped: bool = False
     """The run has a spend cap: its attempts' requests are reserved against it."""
     """Tokens one attempt may use (the run's ``--budget``); ``None``: no budget."""
+    prices: PriceTable = Field(default_factory=PriceTable)
+    """The prices the run is costed with (its plan's)."""
     paused: bool = False
     """The run was paused when it started the pair (no retry starts until ``resume``)."""
     control_seq: int = 0
     """The run's count of pauses and resumes then (orders the signals the pair gets)."""
+
+    @classmethod
+    def of_plan(
+        cls, plan: PlanSummary, task: TaskRef, *, paused: bool, control_seq: int
+    ) -> PairInput:
+        """The pair of ``task`` in the run ``plan`` describes."""
+        req = plan.request
+        return cls(
+            run_id=req.run_id,
+            task=task,
+            lanes=plan.lanes,
+            agent=req.agent,
+            infra_retries=req.infra_retries,
+            infra_backoff_sec=req.infra_backoff_sec,
+            service=req.service,
+            accounts=plan.account_slots is not None,
+            lease_poll_sec=req.lease_poll_sec,
+            budget_tokens=req.budget_tokens,
+            spend_capped=req.max_spend_usd is not None,
+            prices=plan.prices,
+            paused=paused,
+            control_seq=control_seq,
+        )
 
 
 class PairDone(BaseModel):

@@ -74,7 +74,14 @@ class AttemptResult(BaseModel):
     tokens: TokenUsage = Field(default_factory=TokenUsage)
     """Tokens used."""
     cost_usd: float | None = None
-    """Cost the agent reported."""
+    """What the attempt cost in USD: the gateway's metered tokens at the run's prices
+    (``run.json``'s plan); ``None`` when unpriced (``unpriced_model``) or, without a
+    gateway, when the agent reported no cost."""
+    cli_cost_usd: float | None = None
+    """The cost the agent CLI printed, if it did: a cross-check, never the figure used
+    (the reason names a difference)."""
+    unpriced_model: str = ""
+    """A model the attempt used tokens of that the run's prices do not cover."""
     signals: Signals = Field(default_factory=Signals)
     """What the agent's last message says about its work."""
     last_message: str = ""

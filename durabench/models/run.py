@@ -10,6 +10,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 from durabench.models.agent import AgentSpec, flat_agent_fields
 from durabench.models.benchmark_service import ServiceTarget
 from durabench.models.parallelism import Parallelism
+from durabench.models.prices import PriceTable
 
 __all__ = [
     "DEFAULT_PARALLEL",
@@ -183,6 +184,10 @@ class PlanSummary(BaseModel):
     parallelism: Parallelism | None = None
     """The parallel slots and how they were derived; ``None`` in older plans, whose
     request holds the number."""
+    prices: PriceTable = Field(default_factory=PriceTable)
+    """The price of the run's model as the planning worker read it (built in, or its
+    ``prices.toml``): every attempt is costed at it, and the audit recomputes with it.
+    Empty: the model is unpriced (its cost is reported so, never as 0)."""
 
     @property
     def parallel(self) -> int:

@@ -7,11 +7,14 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from durabench.models.prices import PriceTable
+
 __all__ = [
     "INFRA_CLASSES",
     "ClassifyInput",
     "ExitClass",
     "MeteredUsage",
+    "ModelTokens",
     "Signals",
     "TokenUsage",
     "TranscriptFormat",
@@ -70,6 +73,19 @@ class TokenUsage(BaseModel):
         return self.input + self.output + self.cache_read + self.cache_write
 
 
+class ModelTokens(BaseModel):
+    """The tokens the API reported for one model of one provider: what a price applies to."""
+
+    model_config = ConfigDict(frozen=True)
+
+    provider: str
+    """The API that answered (``anthropic``, ``openai``, ``gemini``)."""
+    model: str
+    """The model the requests named (else the one that answered; ``""``: neither said)."""
+    tokens: TokenUsage = Field(default_factory=TokenUsage)
+    """Tokens of each kind, summed over those requests."""
+
+
 class MeteredUsage(BaseModel):
     """An attempt's model traffic as the gateway saw it: the meter of record.
 
@@ -83,6 +99,8 @@ class MeteredUsage(BaseModel):
     """Requests the agent sent through the gateway."""
     tokens: TokenUsage = Field(default_factory=TokenUsage)
     """Tokens the API reported, summed over every response."""
+    by_model: tuple[ModelTokens, ...] = ()
+    """The same tokens by provider and model, as they are priced."""
     served_models: tuple[str, ...] = ()
     """Models that answered, most output first."""
     rate_limited: int = 0
@@ -190,6 +208,8 @@ class ClassifyInput(BaseModel):
     answered, and ``None`` means no request reached it."""
     budget_tokens: int | None = None
     """The attempt's token budget (``--budget``), if any: work past it is not scored."""
+    prices: PriceTable = Field(default_factory=PriceTable)
+    """The prices the run is costed with: the metered tokens at these are its cost."""
 
 
 class Verdict(BaseModel):
@@ -211,7 +231,14 @@ class Verdict(BaseModel):
     """The most the attempt may score: ``0.0`` when the gateway metered more tokens than its
     budget (work past the budget is not the benchmark's), else ``None``."""
     cost_usd: float | None = None
-    """Cost the agent reported, if it reports one."""
+    """What the attempt cost in USD: the gateway's metered tokens at the run's prices (the
+    meter of record); ``None`` when a model it used has no price (``unpriced_model``), or,
+    for an agent whose model traffic no gateway carries, the CLI's figure if it gave one."""
+    cli_cost_usd: float | None = None
+    """The cost the agent CLI printed, if it did: the agent's word, kept as a cross-check
+    (the reason names a difference from ``cost_usd``)."""
+    unpriced_model: str = ""
+    """A model the gateway metered tokens of that no price covers; ``""`` when priced."""
     metered: MeteredUsage | None = None
     """The gateway's meter, when the attempt's traffic went through it: ``tokens`` and
     ``served_model`` are then its figures, not the transcript's."""

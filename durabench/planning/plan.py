@@ -29,10 +29,12 @@ from durabench.agents.llm_ids import check_known_model, check_model_name
 from durabench.configs import get_config, missing_mcp_env
 from durabench.errors import ConfigError
 from durabench.ids import check_id
+from durabench.models.prices import PriceTable
 from durabench.models.run import MAX_NAMED_TASKS, Counterpart, RunPlan, RunRequest, TaskRef
 from durabench.models.task import TaskSpec
 from durabench.planning.cli_choice import CliChoice, choose_cli, other_versions, rerun_options
 from durabench.planning.worker_checks import check_as_workers_will
+from durabench.prices import PRICES_FILE, load_prices
 from durabench.results.earlier_runs import counterparts, read_plan, rerun_task_ids, versions_ran
 from durabench.service.datasets import dataset_dir, read_dataset_file, write_text_tasks
 from durabench.service.wire_v1 import V1DatasetTask
@@ -271,6 +273,7 @@ def make_plan(
     for spec in specs:
         agent.check_task(spec)
     pairs, unpaired, passed_over = _counterparts(request, specs, settings, cli)
+    prices, unpriced = _run_prices(agent, request.agent.model, settings)
     request = _with_dataset_name(request)
     multiplier = settings.timeout_multiplier
     tasks = tuple(
@@ -301,12 +304,31 @@ def make_plan(
             *_answer_warnings(request, agent),
             *_left_out(cli, request),
             *([passed_over] if passed_over else []),
+            *unpriced,
         ),
+        prices=prices,
         selection_file=selection,
         **_forgeable(specs),
         counterparts=pairs,
         cli_version=cli.version,
         cli_version_note=cli.note,
+    )
+
+
+def _run_prices(agent: Agent, model: str, settings: Settings) -> tuple[PriceTable, tuple[str, ...]]:
+    """The prices the run is costed with, and a warning when its model has none.
+
+    Read once, on the planning worker, and kept with the run: every attempt is costed
+    alike on any host, and the audit recomputes the cost with the same prices.
+    """
+    if agent.model_api is None:
+        return PriceTable(), ()
+    prices = load_prices(settings.home).only(agent.model_api, model)
+    if prices.prices:
+        return prices, ()
+    return prices, (
+        f"model {model} has no price ({agent.model_api}): its cost will be reported as "
+        f"unpriced, never as 0; add it to {settings.home / PRICES_FILE} (see docs/results.md)",
     )
 
 

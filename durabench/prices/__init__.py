@@ -6,17 +6,22 @@ model with no price is unpriced (``None``), never priced as zero.
 
 from durabench.models.prices import MAX_PRICE, CountedTokens, Price, PriceTable
 from durabench.prices.builtin import BUILTIN_PRICES, READ_ON, SOURCES
+from durabench.prices.cost import CLI_COST_TOLERANCE, MeteredCost, cli_cost_note, metered_cost
 from durabench.prices.file import PRICES_FILE, builtin_table, load_prices
 
 __all__ = [
     "BUILTIN_PRICES",
+    "CLI_COST_TOLERANCE",
     "MAX_PRICE",
     "PRICES_FILE",
     "READ_ON",
     "SOURCES",
     "CountedTokens",
+    "MeteredCost",
     "Price",
     "PriceTable",
     "builtin_table",
+    "cli_cost_note",
     "load_prices",
+    "metered_cost",
 ]

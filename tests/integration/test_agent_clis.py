@@ -298,6 +298,9 @@ async def test_a_run_budget_ends_the_attempt_as_the_models_when_spent(
     (attempt,) = result.attempts
     assert attempt.exit_class == "model_budget", attempt.reason
     assert len(upstream.received) == 3  # 341, 682, 1,023 tokens: the fourth was refused
+    # Its cost is the metered tokens at the price the plan recorded: claude-haiku-4-5 at $1
+    # a million in and $5 out, 3 x 321 in = 0.000963 and 3 x 20 out = 0.0003.
+    assert attempt.cost_usd == pytest.approx(0.001263)
     assert attempt.tokens.input + attempt.tokens.output == 1023
 
 
@@ -354,4 +357,6 @@ async def test_a_rewritten_transcript_changes_nothing_that_is_counted(
     assert "asked the API only for claude-opus-4-1" in attempt.reason
     assert upstream.received == []  # the gateway refused the other model: no key spent
     assert (attempt.tokens.input, attempt.tokens.output) == (0, 0)  # what the API sent
-    assert attempt.cost_usd is None  # the transcript's figure is not believed
+    # The cost is the meter's: nothing reached the API, so nothing was paid; the
+    # transcript's figure is kept only beside it.
+    assert (attempt.cost_usd, attempt.cli_cost_usd) == (0.0, 0.000001)
