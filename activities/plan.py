@@ -26,6 +26,7 @@ from durabench.errors import AccountError, DurabenchError, ServiceAuthError, non
 from durabench.models.accounts import AccountHealth
 from durabench.models.run import Approval, PlanSummary, RunPlan, RunRequest
 from durabench.models.suite_run import PlanPage, PlanPageInput, RecordRunInput
+from durabench.planning.cost_estimate import with_cost
 from durabench.planning.parallelism import USABLE_STATES, with_parallelism
 from durabench.planning.plan import make_plan
 from durabench.planning.worker_checks import check_as_workers_will
@@ -81,6 +82,7 @@ class PlanActivities:
             await asyncio.to_thread(open_store(self.settings).pull_index, self.settings.runs_dir)
         plan = await asyncio.to_thread(self._plan, request, listed, accounts)
         plan = with_parallelism(plan, lines, hosts, self.settings, self.settings.sandbox)
+        plan = await asyncio.to_thread(with_cost, plan, self.settings.runs_dir)
         if plan.request.service is not None:  # as planned: with a dataset file's name
             async with ServiceClient.for_target(plan.request.service) as client:
                 await check_service(client, plan.request.service, request.run_id)
