@@ -25,6 +25,7 @@ from activities import (
     ResultActivities,
     SandboxActivities,
     ServiceActivities,
+    SpendActivities,
 )
 from durabench.gateway import ModelGateway
 from durabench.logs import configure_logging, get_logger
@@ -69,6 +70,7 @@ def build_workers(
     service = ServiceActivities(settings)
     accounts = AccountActivities(client, settings)
     pairs = PairActivities(client, settings)
+    spend = SpendActivities(client)
     shared = Worker(
         client,
         task_queue=settings.task_queue,
@@ -90,6 +92,7 @@ def build_workers(
             accounts.release_account,
             accounts.vanished_holders,
             pairs.await_pairs,
+            spend.start_pairs,
         ],
     )
     host = Worker(

@@ -53,6 +53,8 @@ RunHandle = WorkflowHandle[SuiteRunWorkflow, RunOutcome]
 NOTHING_MEASURED_EXIT = 3
 """Exit status of a run that completed with every pair excluded: nothing was measured
 (1 is an error, 2 a usage error)."""
+SPEND_CAP_EXIT = 3
+"""Exit status of a run that ended cleanly at its spend cap, with pairs not run."""
 
 
 @click.command()
@@ -83,10 +85,21 @@ def run(yes: bool, detach: bool, resume: bool, sandbox: str | None, **options: A
     outcome = run_async(main)(request, yes=yes, detach=detach, resume=resume)
     if outcome is not None and outcome.status != "completed":
         raise Refusal(f"run {request.run_id} {outcome.status}: {outcome.reason}")
+    if outcome is not None and outcome.not_run:  # the cap was reached: a clean end, and a hint
+        click.echo(f"Error: {plain(spend_cap_reached(outcome))}", err=True)
+        raise click.exceptions.Exit(SPEND_CAP_EXIT)
     said = nothing_measured(outcome)
     if said is not None:
         click.echo(f"Error: {plain(said)}", err=True)
         raise click.exceptions.Exit(NOTHING_MEASURED_EXIT)
+
+
+def spend_cap_reached(outcome: RunOutcome) -> str:
+    """What the terminal says when the spend cap left pairs unstarted."""
+    return (
+        f"the spend cap was reached: {outcome.not_run} pair(s) not run (listed in "
+        f"{outcome.report_path}); to run them with a higher cap: {outcome.continue_command}"
+    )
 
 
 def nothing_measured(outcome: RunOutcome | None) -> str | None:

@@ -10,11 +10,12 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 from durabench.models.audit import Manifest
 from durabench.models.results import LaneSummary
 from durabench.models.run import Approval, PlanSummary, RunRequest, TaskRef
+from durabench.spend.book import SpendCarried
 
 __all__ = [
     "CarriedState",
@@ -56,6 +57,8 @@ class CarriedState(BaseModel):
     """Parallel slots as last set (``None``: as planned)."""
     ended_abnormally: tuple[str, ...] = ()
     """Task ids of pairs that closed without saying how they ended (terminated, timed out)."""
+    spend: SpendCarried = Field(default_factory=SpendCarried)
+    """The run's side of its spend cap (:mod:`workflows.spend_gate`)."""
 
 
 class SuiteRunInput(BaseModel):
@@ -139,6 +142,10 @@ class RunOutcome(BaseModel):
     """The Markdown report."""
     lanes: tuple[LaneSummary, ...] = ()
     """Totals per lane."""
+    not_run: int = 0
+    """Pairs the run's spend cap left unstarted (listed in the report)."""
+    continue_command: str = ""
+    """The command that runs them with a higher cap (empty: none left)."""
 
 
 class RecordRunInput(BaseModel):
@@ -196,6 +203,10 @@ class ReportOutput(BaseModel):
     """The Markdown report."""
     lanes: tuple[LaneSummary, ...]
     """Totals per lane."""
+    not_run: int = 0
+    """Pairs the run's spend cap left unstarted."""
+    continue_command: str = ""
+    """The command that runs them with a higher cap (empty: none left)."""
     manifest: Manifest | None = None
     """The run's own files beside ``tasks/`` as this call left them: recorded in history
     so ``starter audit`` finds any later change; ``None`` from workers before manifests."""

@@ -36,7 +36,9 @@ __all__ = [
     "PairAnswer",
     "PairAsk",
     "SpendBook",
+    "SpendCarried",
     "SpendState",
+    "StartPairsInput",
     "micros",
     "usd",
 ]
@@ -200,3 +202,23 @@ class SpendBook:
             spent=self.spent(),
             left=max(0, self.state.cap - self.committed()),
         )
+
+
+class StartPairsInput(BaseModel):
+    """Input of the ``start_pairs`` activity: the run's ask of its book."""
+
+    model_config = ConfigDict(frozen=True)
+
+    run_id: str
+    ask: PairAsk
+
+
+class SpendCarried(BaseModel):
+    """The run's side of its cap, carried across continue-as-new."""
+
+    model_config = ConfigDict(frozen=True)
+
+    ended: tuple[str, ...] = ()
+    """Pairs that ended since the run last asked its book."""
+    stopped: bool = False
+    """The cap was reached: no pair starts any more."""
