@@ -5,7 +5,8 @@ from __future__ import annotations
 from temporalio import activity
 from temporalio.client import Client
 
-from activities.boundary import scrubbed
+from activities.boundary import KnownSecrets, scrubbed
+from durabench.settings.values import Settings
 from durabench.spend import PairAnswer, StartPairsInput
 from durabench.spend.wire import START_PAIRS, spend_workflow_id
 
@@ -15,9 +16,10 @@ __all__ = ["SpendActivities"]
 class SpendActivities:
     """Built in the worker with its client."""
 
-    def __init__(self, client: Client) -> None:
+    def __init__(self, client: Client, settings: Settings) -> None:
         """Talk to the deployment through ``client``."""
         self.client = client
+        self.secrets = KnownSecrets(settings.accounts_file)
 
     @activity.defn(name="start_pairs")
     @scrubbed

@@ -70,7 +70,7 @@ def build_workers(
     service = ServiceActivities(settings)
     accounts = AccountActivities(client, settings)
     pairs = PairActivities(client, settings)
-    spend = SpendActivities(client)
+    spend = SpendActivities(client, settings)
     shared = Worker(
         client,
         task_queue=settings.task_queue,

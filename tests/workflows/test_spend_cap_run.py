@@ -1,0 +1,135 @@
+"""A capped run through the real workflows, plan and report: whole pairs, then a clean stop.
+
+The plan prices ``claude-haiku-4-5`` at $1 per million tokens of every kind
+(``prices.toml``); with no earlier run, a session's high end is the stated default of
+100k + 30k + 3M + 150k = 3.28M tokens: $3.28, so a pair is expected to cost $6.56. Each
+session here spends $3.00, reported to the run's book as a host's broker reports it (the
+sandbox is faked, so the test stands in for the gateway's meter). Cap $15, parallel 2,
+the four ``pytorch`` tasks:
+
+* t1 and t2 start (0 + 6.56 + 6.56 = 13.12 <= 15);
+* while one of them runs and the other has ended at $6.00, a third would bring it to
+  6.00 + 6.56 + 6.56 = 19.12: it waits; once both ended at $6.00 each, 12.00 + 6.56 =
+  18.56 > 15 and nothing runs: the cap is reached;
+* the two pairs left are not run, listed in the report with the command that goes on;
+  every pair that ran ran both lanes; the book's spending is $12.00, within the cap.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections import defaultdict
+from pathlib import Path
+
+import pytest
+from temporalio import activity
+from temporalio.client import Client
+from temporalio.worker import Worker
+
+from activities import PlanActivities, ResultActivities, SpendActivities
+from durabench.models.agent import AgentSpec
+from durabench.models.attempt import AgentRunOutput, AttemptRef
+from durabench.models.run import RunRequest
+from durabench.settings.paths import RunPaths
+from durabench.settings.values import Settings
+from durabench.spend import BlockAnswer, HostReport, SpendState
+from durabench.spend.wire import REPORT, spend_workflow_id
+from starter.approve import approve_main
+from starter.run import main as run_main
+from tests.workflows.fakes import Recorder
+from tests.workflows.harness import until
+from workflows import WORKFLOWS, SuiteRunWorkflow, run_workflow_id
+from workflows.run_spend import RunSpendWorkflow
+
+PRICES = """
+[anthropic.claude-haiku-4-5]
+input = 1.0
+output = 1.0
+cache_read = 1.0
+cache_write = 1.0
+source = "test"
+as_of = 2026-11-01
+"""
+SESSION_COST = 3_000_000
+"""Micro-dollars each session spends: $3.00."""
+
+
+async def test_a_capped_run_runs_whole_pairs_and_stops_cleanly_at_its_cap(
+    client: Client, settings: Settings, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-test-key-not-used")
+    settings.home.mkdir(parents=True, exist_ok=True)
+    (settings.home / "prices.toml").write_text(PRICES)
+    rec = Recorder(queue=settings.task_queue, task_ids=[], runs_dir=settings.runs_dir)
+    fakes = {a.__name__: a for a in rec.sandbox_activities()}
+    spent: dict[str, int] = defaultdict(int)
+    capped: list[bool] = []
+
+    @activity.defn(name="run_agent")
+    async def run_agent(ref: AttemptRef) -> AgentRunOutput:
+        """The fake session, and its spending as the host's broker reports it."""
+        out: AgentRunOutput = await fakes["run_agent"](ref)
+        capped.append(ref.spend_capped)
+        spent[ref.task.task_id] += SESSION_COST
+        book = client.get_workflow_handle(spend_workflow_id(ref.run_id))
+        report = HostReport(host="h", held=sum(spent.values()), spent=dict(spent))
+        await book.execute_update(REPORT, report, result_type=BlockAnswer)
+        return out
+
+    plan, results = PlanActivities(settings, client), ResultActivities(settings)
+    sandbox = [a for name, a in fakes.items() if name != "run_agent"]
+    req = RunRequest(
+        run_id=f"capped-{uuid.uuid4().hex[:6]}",
+        suite="pytorch",
+        agent=AgentSpec(name="claude-code", model="claude-haiku-4-5"),
+        parallel=2,
+        infra_backoff_sec=0.1,
+        max_spend_usd=15.0,
+    )
+    async with Worker(
+        client,
+        task_queue=settings.task_queue,
+        workflows=list(WORKFLOWS),
+        activities=[
+            plan.plan_run,
+            plan.plan_page,
+            plan.record_run,
+            results.record_attempt,
+            results.write_report,
+            SpendActivities(client, settings).start_pairs,
+            run_agent,
+            *sandbox,
+        ],
+    ):
+        await run_main(req, detach=True, client=client, settings=settings)
+        handle = client.get_workflow_handle_for(SuiteRunWorkflow.run, run_workflow_id(req.run_id))
+
+        async def planned() -> bool:
+            if (await handle.describe()).close_time is not None:
+                await handle.result()  # raises: planning failed
+            return await handle.query(SuiteRunWorkflow.plan) is not None
+
+        await until(planned, "the run made its plan")
+        the_plan = await handle.query(SuiteRunWorkflow.plan)
+        assert the_plan is not None and the_plan.cost is not None
+        assert the_plan.cost.session_high_usd == pytest.approx(3.28)
+        await approve_main(req.run_id, "ann", client=client, cost=the_plan.cost.restated())
+        outcome = await handle.result()
+        book = client.get_workflow_handle_for(RunSpendWorkflow.run, spend_workflow_id(req.run_id))
+        state: SpendState = await book.result()  # closed by the run as it reported
+
+    assert outcome.status == "completed" and outcome.not_run == 2
+    assert f"--rerun infra --from {req.run_id}" in outcome.continue_command
+    assert "--max-spend 30.00" in outcome.continue_command
+    ran = {task for task, _lane, _n in rec.sessions}
+    assert len(ran) == 2 and all(capped)
+    for task in ran:  # never half a pair
+        assert {lane for t, lane, _n in rec.sessions if t == task} == {
+            "baseline",
+            "sourcegraph_full",
+        }
+    assert sum(sum(by_task.values()) for by_task in state.spent.values()) == 12_000_000
+    report = RunPaths.for_run(settings.runs_dir, req.run_id).report_md.read_text()
+    assert "## Not run: spend cap" in report
+    assert report.count(": not run: spend cap") == 2
+    assert not any(f"- {t}: not run" in report for t in ran)
