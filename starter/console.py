@@ -24,6 +24,7 @@ from durabench.models.suite_run import ProgressOutput
 from durabench.planning.rows import plan_rows
 from durabench.results.report import cell_text, comparison_lines, headline, service_score
 from durabench.settings.values import Settings
+from durabench.spend.projection import spend_line
 from durabench.text_safety import one_line
 
 __all__ = [
@@ -154,7 +155,9 @@ def progress_line(p: ProgressOutput) -> str:
         excluded += f" (ended without finishing: {', '.join(p.ended_abnormally)})"
     done = f"{p.done}/{p.total} pairs done{excluded}"
     phase = f"{p.phase} (paused)" if p.paused else p.phase
-    return shown(f"{phase}: {done}; attempts: {classes}; in flight: {running}")
+    cost = spend_line(p.spend, p.done, p.total)
+    cost = f"; {cost}" if cost else ""
+    return shown(f"{phase}: {done}; attempts: {classes}; in flight: {running}{cost}")
 
 
 def result_tables(result: RunResult) -> list[Table | str]:

@@ -11,6 +11,7 @@ from datetime import datetime
 
 from durabench.models.pair import PairProgress
 from durabench.models.suite_run import ProgressOutput
+from durabench.spend.projection import spend_line
 
 __all__ = ["ProgressLines"]
 
@@ -53,8 +54,10 @@ def _finished(last: ProgressOutput | None, p: ProgressOutput) -> list[str]:
     gone = sorted(set(last.running if last else ()) - set(p.running))
     classes = ", ".join(f"{k} {v}" for k, v in sorted(p.by_class.items()))
     excluded = f", {p.excluded} excluded" if p.excluded else ""
+    cost = spend_line(p.spend, p.done, p.total)
+    cost = f"; {cost}" if cost else ""
     return [
         f"{gone[i] if i < len(gone) else 'a pair'} done: {before + i + 1}/{p.total} pairs"
-        f"{excluded}; attempts: {classes}"
+        f"{excluded}; attempts: {classes}{cost}"
         for i in range(p.done - before)
     ]

@@ -14,8 +14,16 @@ from temporalio.workflow import ParentClosePolicy
 
 with workflow.unsafe.imports_passed_through():
     from activities import SpendActivities
+    from durabench.models.pair import PairDone
     from durabench.models.run import PlanSummary, TaskRef
-    from durabench.spend import PairAsk, SpendCarried, SpendState, StartPairsInput, micros
+    from durabench.spend import (
+        PairAsk,
+        SpendCarried,
+        SpendProgress,
+        SpendState,
+        StartPairsInput,
+        micros,
+    )
     from durabench.spend.wire import spend_workflow_id
 
 from workflows.policies import RETRY, SHORT
@@ -36,12 +44,18 @@ class RunSpend:
         self.run_id = run_id
         self.ended = list(carried.ended)
         self.stopped = carried.stopped
+        self.spent_usd = carried.spent_usd
         self.blocked_at: int | None = None
         """Pairs in flight when the book last refused one: ask again once fewer run."""
 
     def carry(self) -> SpendCarried:
         """What the next workflow run needs."""
-        return SpendCarried(ended=tuple(self.ended), stopped=self.stopped)
+        return SpendCarried(ended=tuple(self.ended), stopped=self.stopped, spent_usd=self.spent_usd)
+
+    def progress(self, plan: PlanSummary | None) -> SpendProgress:
+        """What the run has spent, and its cap, for its progress."""
+        cap = plan.request.max_spend_usd if plan is not None else None
+        return SpendProgress(spent_usd=self.spent_usd, cap_usd=cap, stopped=self.stopped)
 
     async def open(self, plan: PlanSummary) -> None:
         """Start the run's book (a capped run, once approved)."""
@@ -58,10 +72,11 @@ class RunSpend:
             parent_close_policy=ParentClosePolicy.ABANDON,
         )
 
-    def pair_ended(self, plan: PlanSummary | None, task_id: str) -> None:
-        """A pair closed: the book counts what it spent from the next ask on."""
+    def pair_ended(self, plan: PlanSummary | None, done: PairDone) -> None:
+        """A pair closed: its cost counts; the book counts what it spent from the next ask."""
+        self.spent_usd += done.cost_usd
         if plan is not None and plan.request.max_spend_usd is not None:
-            self.ended.append(task_id)
+            self.ended.append(done.task_id)
             self.blocked_at = None
 
     def may_ask(self, running: int) -> bool:

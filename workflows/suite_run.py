@@ -164,7 +164,7 @@ class SuiteRunWorkflow:
         self._done += int(not done.cancelled)
         self._by_class.update(done.by_class)
         self._excluded += int(done.excluded)
-        self._spend.pair_ended(self._plan, done.task_id)
+        self._spend.pair_ended(self._plan, done)
         if done.unexplained:
             workflow.logger.error("pair %s ended unexplained: %s", done.task_id, done.unexplained)
             self._ended_abnormally.append(done.task_id)
@@ -238,6 +238,7 @@ class SuiteRunWorkflow:
             paused=self._paused,
             parallel=self._parallel,
             ended_abnormally=tuple(self._ended_abnormally),
+            spend=self._spend.progress(self._plan),
         )
 
     def _set_phase(self, phase: RunPhase, status: str | None = None) -> None:

@@ -110,6 +110,8 @@ class PairDone(BaseModel):
     """Whether the pair is excluded."""
     cancelled: bool = False
     """The pair was cancelled (with its run); its containers are gone."""
+    cost_usd: float = 0.0
+    """What its attempts cost, metered (an unpriced attempt adds nothing)."""
     unexplained: str = ""
     """How a pair that could not say how it ended closed (terminated, timed out, failed
     without :data:`PAIR_ENDED`): it is excluded, and the run names it."""
@@ -155,7 +157,10 @@ def pair_end(
     """
     if result is not None:
         by_class = Counter(a.exit_class for a in result.attempts)
-        return PairDone(task_id=task_id, by_class=dict(by_class), excluded=result.excluded)
+        cost = sum(a.cost_usd or 0.0 for a in result.attempts)
+        return PairDone(
+            task_id=task_id, by_class=dict(by_class), excluded=result.excluded, cost_usd=cost
+        )
     if cancelled:
         return PairDone(task_id=task_id, by_class={}, cancelled=True)
     if error_type == PAIR_ENDED and details:

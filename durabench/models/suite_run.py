@@ -15,7 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from durabench.models.audit import Manifest
 from durabench.models.results import LaneSummary
 from durabench.models.run import Approval, PlanSummary, RunRequest, TaskRef
-from durabench.spend.book import SpendCarried
+from durabench.spend.book import SpendCarried, SpendProgress
 
 __all__ = [
     "CarriedState",
@@ -114,6 +114,8 @@ class ProgressOutput(BaseModel):
     ended_abnormally: tuple[str, ...] = ()
     """Task ids of pairs that closed without saying how they ended (terminated, reset away):
     counted done and excluded."""
+    spend: SpendProgress = Field(default_factory=SpendProgress)
+    """What the run has spent, and its cap."""
 
 
 class RunOutcome(BaseModel):

@@ -37,6 +37,7 @@ __all__ = [
     "PairAsk",
     "SpendBook",
     "SpendCarried",
+    "SpendProgress",
     "SpendState",
     "StartPairsInput",
     "micros",
@@ -220,5 +221,20 @@ class SpendCarried(BaseModel):
 
     ended: tuple[str, ...] = ()
     """Pairs that ended since the run last asked its book."""
+    stopped: bool = False
+    """The cap was reached: no pair starts any more."""
+    spent_usd: float = 0.0
+    """What the pairs that ended cost, metered."""
+
+
+class SpendProgress(BaseModel):
+    """A run's spending as its progress shows it."""
+
+    model_config = ConfigDict(frozen=True)
+
+    spent_usd: float = 0.0
+    """What the pairs that ended cost, metered."""
+    cap_usd: float | None = None
+    """The run's spend cap; ``None``: none."""
     stopped: bool = False
     """The cap was reached: no pair starts any more."""
