@@ -38,6 +38,7 @@ from starter.approve import approve_main
 from starter.run import main as run_main
 from tests.workflows.fakes import Recorder
 from tests.workflows.harness import until
+from tests.workflows.recording import record
 from workflows import WORKFLOWS, SuiteRunWorkflow, run_workflow_id
 from workflows.run_spend import RunSpendWorkflow
 
@@ -117,6 +118,13 @@ async def test_a_capped_run_runs_whole_pairs_and_stops_cleanly_at_its_cap(
         outcome = await handle.result()
         book = client.get_workflow_handle_for(RunSpendWorkflow.run, spend_workflow_id(req.run_id))
         state: SpendState = await book.result()  # closed by the run as it reported
+        await record(
+            client,
+            {
+                "suite_run_capped": run_workflow_id(req.run_id),
+                "run_spend": spend_workflow_id(req.run_id),
+            },
+        )
 
     assert outcome.status == "completed" and outcome.not_run == 2
     assert f"--rerun infra --from {req.run_id}" in outcome.continue_command
