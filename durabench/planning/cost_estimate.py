@@ -34,6 +34,7 @@ __all__ = [
 
 DEFAULT_LOW = TokenUsage(input=20_000, output=5_000, cache_read=300_000, cache_write=30_000)
 """A short coding-agent session, when no earlier run says better."""
+NO_MODEL = "the agent calls no model"
 DEFAULT_HIGH = TokenUsage(input=100_000, output=30_000, cache_read=3_000_000, cache_write=150_000)
 """A long one (tens of turns over a large repository)."""
 
@@ -121,6 +122,11 @@ def with_cost(plan: RunPlan, runs_dir: Path) -> RunPlan:
     req = plan.request
     price = next((p for models in plan.prices.prices.values() for p in models.values()), None)
     sessions = plan.task_count * len(plan.lanes)
+    if req.agent.model == "none":  # an agent that calls no model (the oracle): no token cost
+        free = CostEstimate(
+            sessions=sessions, low_usd=0.0, high_usd=0.0, session_high_usd=0.0, basis=NO_MODEL
+        )
+        return plan.model_copy(update={"cost": free})
     cost = estimate_cost(sessions, price, earlier_sessions(runs_dir, req), req.agent.model)
     warnings = plan.warnings
     if req.max_spend_usd is not None:

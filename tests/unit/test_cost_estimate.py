@@ -116,3 +116,14 @@ def test_a_cap_needs_a_price_and_is_shown_beside_the_expected_cost(tmp_path: Pat
     assert {r.key: r.alert for r in cost_rows(_plan(None, PriceTable()).summary())} == {
         "spend cap": False
     }
+
+
+def test_an_agent_that_calls_no_model_costs_nothing_and_is_not_unpriced(tmp_path: Path) -> None:
+    """The oracle's plan (model ``none``): $0.00 to $0.00, no alert."""
+    plan = _plan(None, PriceTable())
+    plan = plan.model_copy(
+        update={"request": plan.request.model_copy(update={"agent": AgentSpec(name="oracle")})}
+    )
+    cost = with_cost(plan, tmp_path).cost
+    assert cost is not None and cost.line() == "$0.00 to $0.00 (the agent calls no model)"
+    assert not any(r.alert for r in cost_rows(with_cost(plan, tmp_path).summary()))
