@@ -9,6 +9,8 @@ the pairs left listed as not run. An uncapped run passes through untouched.
 
 from __future__ import annotations
 
+import asyncio
+
 from temporalio import workflow
 from temporalio.workflow import ParentClosePolicy
 
@@ -26,6 +28,7 @@ with workflow.unsafe.imports_passed_through():
     )
     from durabench.spend.wire import spend_workflow_id
 
+from workflows.cancel_check import cancel_requested, despite_cancel
 from workflows.policies import RETRY, SHORT
 from workflows.run_spend import RunSpendWorkflow
 
@@ -106,6 +109,15 @@ class RunSpend:
             self.blocked_at = running + len(allowed)
             self.stopped = self.blocked_at == 0
         return allowed
+
+    async def run_ended(self, plan: PlanSummary | None, err: BaseException) -> None:
+        """The run failed or was cancelled: its book is closed all the same.
+
+        Not when the worker only let go of the run (an eviction cancels its tasks too):
+        the run goes on elsewhere, and its book with it.
+        """
+        if cancel_requested() or not isinstance(err, asyncio.CancelledError):
+            await despite_cancel(self.close(plan))
 
     async def close(self, plan: PlanSummary | None) -> None:
         """The run reports: its book is final."""

@@ -269,6 +269,7 @@ class SuiteRunWorkflow:
             cancelled |= workflow.cancellation_reason() is not None
             self._note = "the run was cancelled" if cancelled else ended_by(err)
             self._set_phase("cancelled" if cancelled else "failed")
+            await self._spend.run_ended(self._plan, err)
             raise
 
     async def _run(self, data: SuiteRunInput) -> RunOutcome:

@@ -17,9 +17,12 @@ the four ``pytorch`` tasks:
 
 from __future__ import annotations
 
+import asyncio
 import uuid
 from collections import defaultdict
-from pathlib import Path
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
 
 import pytest
 from temporalio import activity
@@ -37,7 +40,7 @@ from durabench.spend.wire import REPORT, spend_workflow_id
 from starter.approve import approve_main
 from starter.run import main as run_main
 from tests.workflows.fakes import Recorder
-from tests.workflows.harness import until
+from tests.workflows.harness import RunHandle, until
 from tests.workflows.recording import record
 from workflows import WORKFLOWS, SuiteRunWorkflow, run_workflow_id
 from workflows.run_spend import RunSpendWorkflow
@@ -55,55 +58,50 @@ SESSION_COST = 3_000_000
 """Micro-dollars each session spends: $3.00."""
 
 
-async def test_a_capped_run_runs_whole_pairs_and_stops_cleanly_at_its_cap(
-    client: Client, settings: Settings, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-test-key-not-used")
-    settings.home.mkdir(parents=True, exist_ok=True)
-    (settings.home / "prices.toml").write_text(PRICES)
-    rec = Recorder(queue=settings.task_queue, task_ids=[], runs_dir=settings.runs_dir)
-    fakes = {a.__name__: a for a in rec.sandbox_activities()}
-    spent: dict[str, int] = defaultdict(int)
-    capped: list[bool] = []
+@dataclass
+class _Capped:
+    """A worker with the real workflows, plan, report and spend activities; sandbox faked."""
 
-    @activity.defn(name="run_agent")
-    async def run_agent(ref: AttemptRef) -> AgentRunOutput:
-        """The fake session, and its spending as the host's broker reports it."""
-        out: AgentRunOutput = await fakes["run_agent"](ref)
-        capped.append(ref.spend_capped)
-        spent[ref.task.task_id] += SESSION_COST
-        book = client.get_workflow_handle(spend_workflow_id(ref.run_id))
-        report = HostReport(host="h", held=sum(spent.values()), spent=dict(spent))
-        await book.execute_update(REPORT, report, result_type=BlockAnswer)
-        return out
+    client: Client
+    settings: Settings
+    rec: Recorder
+    spent: dict[str, int] = field(default_factory=lambda: defaultdict(int))
+    capped: list[bool] = field(default_factory=list)
 
-    plan, results = PlanActivities(settings, client), ResultActivities(settings)
-    sandbox = [a for name, a in fakes.items() if name != "run_agent"]
-    req = RunRequest(
-        run_id=f"capped-{uuid.uuid4().hex[:6]}",
-        suite="pytorch",
-        agent=AgentSpec(name="claude-code", model="claude-haiku-4-5"),
-        parallel=2,
-        infra_backoff_sec=0.1,
-        max_spend_usd=15.0,
-    )
-    async with Worker(
-        client,
-        task_queue=settings.task_queue,
-        workflows=list(WORKFLOWS),
-        activities=[
+    def activities(self) -> list[Callable[..., Any]]:
+        fakes = {a.__name__: a for a in self.rec.sandbox_activities()}
+
+        @activity.defn(name="run_agent")
+        async def run_agent(ref: AttemptRef) -> AgentRunOutput:
+            """The fake session, and its spending as the host's broker reports it."""
+            out: AgentRunOutput = await fakes["run_agent"](ref)
+            self.capped.append(ref.spend_capped)
+            self.spent[ref.task.task_id] += SESSION_COST
+            book = self.client.get_workflow_handle(spend_workflow_id(ref.run_id))
+            spent = dict(self.spent)
+            report = HostReport(host="h", held=sum(spent.values()), spent=spent)
+            await book.execute_update(REPORT, report, result_type=BlockAnswer)
+            return out
+
+        plan = PlanActivities(self.settings, self.client)
+        results = ResultActivities(self.settings)
+        return [
             plan.plan_run,
             plan.plan_page,
             plan.record_run,
             results.record_attempt,
             results.write_report,
-            SpendActivities(client, settings).start_pairs,
+            SpendActivities(self.client, self.settings).start_pairs,
             run_agent,
-            *sandbox,
-        ],
-    ):
-        await run_main(req, detach=True, client=client, settings=settings)
-        handle = client.get_workflow_handle_for(SuiteRunWorkflow.run, run_workflow_id(req.run_id))
+            *(a for name, a in fakes.items() if name != "run_agent"),
+        ]
+
+    async def approved(self, req: RunRequest) -> RunHandle:
+        """Start ``req`` as ``starter run --detach`` does; approve it at its price."""
+        await run_main(req, detach=True, client=self.client, settings=self.settings)
+        handle = self.client.get_workflow_handle_for(
+            SuiteRunWorkflow.run, run_workflow_id(req.run_id)
+        )
 
         async def planned() -> bool:
             if (await handle.describe()).close_time is not None:
@@ -114,7 +112,42 @@ async def test_a_capped_run_runs_whole_pairs_and_stops_cleanly_at_its_cap(
         the_plan = await handle.query(SuiteRunWorkflow.plan)
         assert the_plan is not None and the_plan.cost is not None
         assert the_plan.cost.session_high_usd == pytest.approx(3.28)
-        await approve_main(req.run_id, "ann", client=client, cost=the_plan.cost.restated())
+        await approve_main(req.run_id, "ann", client=self.client, cost=the_plan.cost.restated())
+        return handle
+
+
+@pytest.fixture
+def capped(client: Client, settings: Settings, monkeypatch: pytest.MonkeyPatch) -> _Capped:
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-test-key-not-used")
+    settings.home.mkdir(parents=True, exist_ok=True)
+    (settings.home / "prices.toml").write_text(PRICES)
+    rec = Recorder(queue=settings.task_queue, task_ids=[], runs_dir=settings.runs_dir)
+    return _Capped(client, settings, rec)
+
+
+def _request(cap: float) -> RunRequest:
+    return RunRequest(
+        run_id=f"capped-{uuid.uuid4().hex[:6]}",
+        suite="pytorch",
+        agent=AgentSpec(name="claude-code", model="claude-haiku-4-5"),
+        parallel=2,
+        infra_backoff_sec=0.1,
+        max_spend_usd=cap,
+    )
+
+
+async def test_a_capped_run_runs_whole_pairs_and_stops_cleanly_at_its_cap(
+    capped: _Capped, client: Client, settings: Settings
+) -> None:
+    req = _request(15.0)
+    rec = capped.rec
+    async with Worker(
+        client,
+        task_queue=settings.task_queue,
+        workflows=list(WORKFLOWS),
+        activities=capped.activities(),
+    ):
+        handle = await capped.approved(req)
         outcome = await handle.result()
         book = client.get_workflow_handle_for(RunSpendWorkflow.run, spend_workflow_id(req.run_id))
         state: SpendState = await book.result()  # closed by the run as it reported
@@ -130,7 +163,7 @@ async def test_a_capped_run_runs_whole_pairs_and_stops_cleanly_at_its_cap(
     assert f"--rerun infra --from {req.run_id}" in outcome.continue_command
     assert "--max-spend 30.00" in outcome.continue_command
     ran = {task for task, _lane, _n in rec.sessions}
-    assert len(ran) == 2 and all(capped)
+    assert len(ran) == 2 and all(capped.capped)
     for task in ran:  # never half a pair
         assert {lane for t, lane, _n in rec.sessions if t == task} == {
             "baseline",
@@ -141,3 +174,23 @@ async def test_a_capped_run_runs_whole_pairs_and_stops_cleanly_at_its_cap(
     assert "## Not run: spend cap" in report
     assert report.count(": not run: spend cap") == 2
     assert not any(f"- {t}: not run" in report for t in ran)
+
+
+async def test_a_cancelled_capped_run_closes_its_book(
+    capped: _Capped, client: Client, settings: Settings
+) -> None:
+    """The book is a workflow of its own: a run cancelled mid-pair must not leave it open."""
+    capped.rec.agent_gate = asyncio.Event()  # sessions run until the test lets them end
+    req = _request(100.0)
+    async with Worker(
+        client,
+        task_queue=settings.task_queue,
+        workflows=list(WORKFLOWS),
+        activities=capped.activities(),
+    ):
+        handle = await capped.approved(req)
+        await until(lambda: capped.rec.in_agent > 0, "a session runs")
+        await handle.cancel()
+        capped.rec.agent_gate.set()  # the sessions end; the run ends cancelled
+        book = client.get_workflow_handle_for(RunSpendWorkflow.run, spend_workflow_id(req.run_id))
+        await book.result()  # it ends: closed by the cancelled run
