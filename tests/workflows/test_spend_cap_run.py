@@ -96,6 +96,15 @@ class _Capped:
             *(a for name, a in fakes.items() if name != "run_agent"),
         ]
 
+    def worker(self) -> Worker:
+        """The worker of the real workflows and these activities, on the test's queue."""
+        return Worker(
+            self.client,
+            task_queue=self.settings.task_queue,
+            workflows=list(WORKFLOWS),
+            activities=self.activities(),
+        )
+
     async def approved(self, req: RunRequest) -> RunHandle:
         """Start ``req`` as ``starter run --detach`` does; approve it at its price."""
         await run_main(req, detach=True, client=self.client, settings=self.settings)
@@ -141,12 +150,7 @@ async def test_a_capped_run_runs_whole_pairs_and_stops_cleanly_at_its_cap(
 ) -> None:
     req = _request(15.0)
     rec = capped.rec
-    async with Worker(
-        client,
-        task_queue=settings.task_queue,
-        workflows=list(WORKFLOWS),
-        activities=capped.activities(),
-    ):
+    async with capped.worker():
         handle = await capped.approved(req)
         outcome = await handle.result()
         book = client.get_workflow_handle_for(RunSpendWorkflow.run, spend_workflow_id(req.run_id))
@@ -182,12 +186,7 @@ async def test_a_cancelled_capped_run_closes_its_book(
     """The book is a workflow of its own: a run cancelled mid-pair must not leave it open."""
     capped.rec.agent_gate = asyncio.Event()  # sessions run until the test lets them end
     req = _request(100.0)
-    async with Worker(
-        client,
-        task_queue=settings.task_queue,
-        workflows=list(WORKFLOWS),
-        activities=capped.activities(),
-    ):
+    async with capped.worker():
         handle = await capped.approved(req)
         await until(lambda: capped.rec.in_agent > 0, "a session runs")
         await handle.cancel()
