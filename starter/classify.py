@@ -11,7 +11,9 @@ from durabench.agents.transcript import read_events
 from durabench.classify import classify as classify_attempt
 from durabench.gateway import read_ledger
 from durabench.models.verdict import ClassifyInput, TranscriptFormat
+from durabench.prices import PriceTable, load_prices
 from durabench.settings.numbers import MAX_NUMBER
+from durabench.settings.values import Settings
 from starter.console import console, shown
 from starter.options import float_range, int_range
 
@@ -30,7 +32,8 @@ __all__ = ["classify"]
 @click.option(
     "--ledger",
     type=click.Path(exists=True, dir_okay=False, path_type=Path),
-    help="The attempt's gateway ledger (gateway.jsonl): what the model API answered. "
+    help="The attempt's gateway ledger (gateway.jsonl): what the model API answered, and "
+    "its tokens, costed at today's prices (built in and DURABENCH_HOME/prices.toml). "
     "Without it no class is infra: the transcript alone is the agent's word.",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print the verdict as JSON.")
@@ -60,6 +63,7 @@ def classify(
             build_failed=build_failed,
             metered=read_ledger(ledger) if ledger else None,
             model_via_gateway=ledger is not None,
+            prices=load_prices(Settings.from_env().home) if ledger else PriceTable(),
         )
     )
     if as_json:
@@ -67,6 +71,7 @@ def classify(
         return
     signals = [name for name, on in verdict.signals.model_dump().items() if on]
     cost = "-" if verdict.cost_usd is None else f"${verdict.cost_usd:.4f}"
+    cost = f"unpriced ({verdict.unpriced_model})" if verdict.unpriced_model else cost
     console.print(f"[bold]{verdict.exit_class}[/]: {shown(verdict.reason)}")
     console.print(
         shown(

@@ -22,6 +22,7 @@ from durabench.models.results import RunResult
 from durabench.models.run import PlanSummary
 from durabench.models.suite_run import ProgressOutput
 from durabench.planning.rows import plan_rows
+from durabench.results.cost_report import cost_cell, cost_lines
 from durabench.results.report import cell_text, comparison_lines, headline, service_score
 from durabench.settings.values import Settings
 from durabench.spend.projection import spend_line
@@ -187,6 +188,8 @@ def result_tables(result: RunResult) -> list[Table | str]:
         out += [shown(service_score(result, lane)) for lane in result.plan.lanes]
     if card.comparison is not None:
         out += [shown(line[2:]) for line in comparison_lines(card.comparison)]
+    if card.cost is not None:
+        out += [shown(line[2:]) for line in cost_lines(card.cost, result.attempts)]
     totals = Table(title="Tokens and cost")
     for col in ("lane", "attempts", "input", "output", "cost (USD)"):
         totals.add_column(col)
@@ -196,7 +199,7 @@ def result_tables(result: RunResult) -> list[Table | str]:
             str(tot.attempts),
             f"{tot.input_tokens:,}",
             f"{tot.output_tokens:,}",
-            f"{tot.cost_usd:.2f}",
+            cost_cell(tot),
         )
     out.append(totals)
     out += [

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections import defaultdict
 from collections.abc import Iterable, Mapping
 from pathlib import Path
@@ -13,6 +14,7 @@ from durabench.models.audit import AuditCheck, Finding
 from durabench.models.results import AttemptResult
 from durabench.models.run import RunPlan
 from durabench.models.verdict import MeteredUsage
+from durabench.prices import attempt_cost
 
 __all__ = ["check_attempts", "check_pairs"]
 
@@ -102,6 +104,7 @@ def _attempt(
     plan: RunPlan, a: AttemptResult, metered: MeteredUsage | None
 ) -> list[tuple[AuditCheck, str]]:
     out: list[tuple[AuditCheck, str]] = [("served_model", m) for m in _model(plan, a, metered)]
+    out += [("cost", m) for m in _cost(plan, a, metered)]
     if a.exit_class == "completed" and a.reward is None and not a.verifier_error:
         why = "completed without a verifier result: no reward and no verifier error recorded"
         out.append(("exit_class", why))
@@ -111,6 +114,36 @@ def _attempt(
         why = "result.json records no durabench version: it was written before versions were "
         out.append(("versions", why + "recorded, or not by a worker"))
     return out
+
+
+PRICES_RECORDED = 4
+"""The plan schema from which a run records its prices: older runs' costs are not checked."""
+
+
+def _cost(plan: RunPlan, a: AttemptResult, metered: MeteredUsage | None) -> list[str]:
+    """The attempt's cost against its kept ledger at the prices its run recorded.
+
+    The classifier's rule (:func:`~durabench.prices.attempt_cost`) with the plan's prices,
+    not today's table: a cost edited after the run, or one the ledger cannot give, is named.
+    """
+    if metered is None or plan.schema_version < PRICES_RECORDED:
+        return []
+    expected = attempt_cost(metered, plan.prices, a.model)
+    said = "none" if a.cost_usd is None else f"${a.cost_usd:.6f}"
+    if expected.usd is None:
+        if a.cost_usd is None:
+            return []
+        return [
+            f"result.json says its cost is {said}, but the run's prices (plan.json) have none "
+            f"for {expected.unpriced}, which its gateway ledger shows it used: the cost was "
+            "written after the run"
+        ]
+    if a.cost_usd is not None and math.isclose(a.cost_usd, expected.usd, rel_tol=1e-9):
+        return []
+    return [
+        f"result.json says its cost is {said}, but its gateway ledger's tokens at the run's "
+        f"prices (plan.json) cost ${expected.usd:.6f}: the cost was edited"
+    ]
 
 
 def _model(plan: RunPlan, a: AttemptResult, metered: MeteredUsage | None) -> list[str]:

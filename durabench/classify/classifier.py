@@ -56,7 +56,7 @@ from durabench.classify.metered import (
 )
 from durabench.classify.table import PatternGroup, PatternTable, load_table
 from durabench.models.verdict import ClassifyInput, ExitClass, MeteredUsage, Signals, Verdict
-from durabench.prices.cost import cli_cost_note, metered_cost
+from durabench.prices.cost import attempt_cost, cli_cost_note, unmetered_note
 
 __all__ = ["classify", "parse_transcript", "served_model_matches"]
 
@@ -238,10 +238,8 @@ def _cost(data: ClassifyInput, cli: float | None) -> tuple[float | None, str, st
     """
     if not data.model_via_gateway and (data.metered is None or data.metered.requests == 0):
         return cli, "", ""
-    cost = metered_cost(data.metered, data.prices)
-    if cost.usd is not None and not data.prices.prices:  # no traffic, and no price either
-        return None, data.requested_model or "the run's model", ""
-    return cost.usd, cost.unpriced, cli_cost_note(cost.usd, cli)
+    cost = attempt_cost(data.metered, data.prices, data.requested_model)
+    return cost.usd, cost.unpriced, unmetered_note(data.metered) + cli_cost_note(cost.usd, cli)
 
 
 def classify(

@@ -20,6 +20,7 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from durabench.agents.llm_ids import served_model_matches
+from durabench.gateway.allowlist import ROUTES
 from durabench.gateway.mcp_answer import HEALTH_METHODS
 from durabench.gateway.meter import ResponseUsage
 from durabench.models.verdict import MeteredUsage, ModelTokens, TokenUsage
@@ -128,6 +129,22 @@ def read_entries(path: Path) -> list[LedgerEntry]:
     return entries
 
 
+def _billed(entry: LedgerEntry) -> bool:
+    """Whether ``entry`` is a request to an endpoint a model answers with tokens."""
+    routes = ROUTES.get(entry.provider, ())  # type: ignore[call-overload]
+    return any(r.priced and r.pattern.fullmatch(entry.path) for r in routes)
+
+
+def _kinds(usage: ResponseUsage) -> dict[str, int]:
+    """The tokens of each kind an answer reported."""
+    return {
+        "input": usage.input,
+        "output": usage.output,
+        "cache_read": usage.cache_read,
+        "cache_write": usage.cache_write,
+    }
+
+
 def read_ledger(path: Path) -> MeteredUsage | None:
     """The attempt's totals, or ``None`` when no request went through the gateway."""
     entries = read_entries(path)
@@ -151,12 +168,7 @@ def read_ledger(path: Path) -> MeteredUsage | None:
         "",
     )
     for e in entries:
-        counted = {
-            "input": e.usage.input,
-            "output": e.usage.output,
-            "cache_read": e.usage.cache_read,
-            "cache_write": e.usage.cache_write,
-        }
+        counted = _kinds(e.usage)
         tokens.update(counted)
         model = by_model.setdefault((e.provider, e.asked_model or e.usage.model), Counter())
         model.update(counted)
@@ -169,6 +181,13 @@ def read_ledger(path: Path) -> MeteredUsage | None:
     return MeteredUsage(
         requests=len(entries),
         tokens=TokenUsage(**tokens),
+        unmetered=sum(
+            not e.refused
+            and 200 <= e.status < 300
+            and _billed(e)
+            and not any(_kinds(e.usage).values())
+            for e in entries
+        ),
         by_model=tuple(
             ModelTokens(provider=provider, model=model, tokens=TokenUsage(**counted))
             for (provider, model), counted in by_model.items()

@@ -3,7 +3,7 @@
 ``run`` (request, plan, approval), ``suite_run``, ``pair`` and ``attempt`` (each
 workflow's messages), ``agent`` (which agent, model and options), ``results``,
 ``verdict``, ``scorecard``, ``audit``, ``accounts``, ``config``, ``service``, ``task``,
-``parallelism``.
+``parallelism``, ``prices`` (what a model's tokens cost).
 Code imports from the concept module; the names are re-exported here for callers that
 predate the split. "Model" here means a data model: LLM model ids are
 :mod:`durabench.agents.llm_ids`, the service's HTTP shapes :mod:`durabench.service.wire`.

@@ -115,7 +115,7 @@ class Ledger(BaseModel):
 
 
 AuditCheck = Literal[
-    "pairs", "ledger", "served_model", "exit_class", "results", "versions", "names"
+    "pairs", "ledger", "served_model", "cost", "exit_class", "results", "versions", "names"
 ]
 """The audit's checks, named in each finding."""
 

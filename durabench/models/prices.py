@@ -15,7 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field
 __all__ = ["MAX_PRICE", "CountedTokens", "Price", "PriceTable"]
 
 MAX_PRICE = 100_000.0
-"""USD per million tokens no model costs (a typo's price, or a price in cents)."""
+"""More USD per million tokens than any model costs: past it, a price is a typo."""
 
 _MILLION = 1_000_000
 

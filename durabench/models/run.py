@@ -133,10 +133,10 @@ class PlanSummary(BaseModel):
 
     model_config = ConfigDict(frozen=True)
 
-    schema_version: int = 3
+    schema_version: int = 4
     """Format version (2: the task list lives in ``plan.json``, read in pages; 3: the
     parallel slots may be derived, ``request.parallel`` then null and ``parallelism``
-    holding the number)."""
+    holding the number; 4: the run's prices are recorded in ``prices``)."""
     request: RunRequest
     """What was asked."""
     lanes: tuple[str, ...]

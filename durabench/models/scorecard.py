@@ -4,7 +4,16 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict
 
-__all__ = ["Cell", "ExcludedAttempt", "PairedComparison", "Scorecard", "TaskDelta", "Totals"]
+__all__ = [
+    "Cell",
+    "CostComparison",
+    "ExcludedAttempt",
+    "PairedComparison",
+    "Scorecard",
+    "TaskCost",
+    "TaskDelta",
+    "Totals",
+]
 
 
 class Cell(BaseModel):
@@ -105,10 +114,75 @@ class Totals(BaseModel):
     output_tokens: int
     cache_read_tokens: int
     """Cached input tokens."""
+    cache_write_tokens: int = 0
+    """Input tokens written to the prompt cache."""
     cost_usd: float
-    """Reported cost."""
+    """Cost of the attempts that have one (metered tokens at the run's prices)."""
     cost_unreported: int
-    """Attempts whose agent reported no cost."""
+    """Attempts with no cost and no unpriced model: no gateway metered them and their
+    agent printed none."""
+    cost_unpriced: int = 0
+    """Attempts that used a model the run's prices do not cover: not in ``cost_usd``."""
+
+
+class TaskCost(BaseModel):
+    """What one task cost in each lane, per attempt that counts, and the difference."""
+
+    model_config = ConfigDict(frozen=True)
+
+    task_id: str
+    baseline_usd: float | None
+    """Mean cost of the baseline's attempts that count; ``None``: one is unpriced."""
+    full_usd: float | None
+    """The same in the MCP lane."""
+    delta_usd: float | None
+    """``full_usd - baseline_usd``; ``None`` when either is unpriced."""
+    baseline_tokens: float
+    """Mean tokens (every kind) of the baseline's attempts that count."""
+    full_tokens: float
+    """The same in the MCP lane."""
+    delta_tokens: float
+    """``full_tokens - baseline_tokens``."""
+
+
+class CostComparison(BaseModel):
+    """What the MCP lane costs against the baseline, over the pairs the reward compares.
+
+    The same pairs, attempts and bootstrap as :class:`PairedComparison`: a cost and a
+    reward difference are read side by side. Infra attempts cost too; they are in the
+    lane totals, not here (they measure the infrastructure, not the lane).
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    baseline_lane: str
+    full_lane: str
+    tasks: tuple[TaskCost, ...]
+    """Per task, over the pairs the reward compares."""
+    priced_pairs: int
+    """Pairs whose both arms are priced: the cost difference is over these."""
+    unpriced_pairs: int
+    """Pairs left out of the cost difference because an arm is unpriced."""
+    mean_baseline_usd: float | None
+    """Mean baseline cost per task, over the priced pairs."""
+    mean_full_usd: float | None
+    """Mean MCP-lane cost per task, over the priced pairs."""
+    mean_delta_usd: float | None
+    """Mean per-task cost difference (MCP − baseline); ``None``: no priced pair."""
+    ci_low_usd: float | None
+    """Lower bound of its paired bootstrap 95% CI."""
+    ci_high_usd: float | None
+    """Upper bound."""
+    mean_delta_tokens: float | None
+    """Mean per-task token difference over every compared pair; ``None``: none."""
+    ci_low_tokens: float | None
+    """Lower bound of its paired bootstrap 95% CI."""
+    ci_high_tokens: float | None
+    """Upper bound."""
+    resamples: int
+    """Bootstrap resamples (the reward's)."""
+    seed: int
+    """Bootstrap seed (the reward's)."""
 
 
 class Scorecard(BaseModel):
@@ -124,3 +198,5 @@ class Scorecard(BaseModel):
     """The paired comparison; ``None`` for single-lane runs."""
     totals: tuple[Totals, ...]
     """Per lane, then ``all``."""
+    cost: CostComparison | None = None
+    """The cost and token difference between the lanes; ``None`` for single-lane runs."""

@@ -101,6 +101,9 @@ class MeteredUsage(BaseModel):
     """Tokens the API reported, summed over every response."""
     by_model: tuple[ModelTokens, ...] = ()
     """The same tokens by provider and model, as they are priced."""
+    unmetered: int = 0
+    """Successful answers of a billed endpoint that reported no usage (a chat stream
+    without its usage chunk): the API bills them, the meter could not count them."""
     served_models: tuple[str, ...] = ()
     """Models that answered, most output first."""
     rate_limited: int = 0

@@ -6,7 +6,13 @@ model with no price is unpriced (``None``), never priced as zero.
 
 from durabench.models.prices import MAX_PRICE, CountedTokens, Price, PriceTable
 from durabench.prices.builtin import BUILTIN_PRICES, READ_ON, SOURCES
-from durabench.prices.cost import CLI_COST_TOLERANCE, MeteredCost, cli_cost_note, metered_cost
+from durabench.prices.cost import (
+    CLI_COST_TOLERANCE,
+    MeteredCost,
+    attempt_cost,
+    cli_cost_note,
+    metered_cost,
+)
 from durabench.prices.file import PRICES_FILE, builtin_table, load_prices
 
 __all__ = [
@@ -20,6 +26,7 @@ __all__ = [
     "MeteredCost",
     "Price",
     "PriceTable",
+    "attempt_cost",
     "builtin_table",
     "cli_cost_note",
     "load_prices",

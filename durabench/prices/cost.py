@@ -13,7 +13,14 @@ from typing import NamedTuple
 from durabench.models.prices import PriceTable
 from durabench.models.verdict import MeteredUsage
 
-__all__ = ["CLI_COST_TOLERANCE", "MeteredCost", "cli_cost_note", "metered_cost"]
+__all__ = [
+    "CLI_COST_TOLERANCE",
+    "MeteredCost",
+    "attempt_cost",
+    "cli_cost_note",
+    "metered_cost",
+    "unmetered_note",
+]
 
 CLI_COST_TOLERANCE = (0.01, 0.05)
 """A CLI's own cost that differs from the metered one by more than both this many USD
@@ -40,6 +47,29 @@ def metered_cost(metered: MeteredUsage | None, prices: PriceTable) -> MeteredCos
             return MeteredCost(None, used.model or f"a {used.provider} model it did not name")
         usd += price.cost_usd(used.tokens)
     return MeteredCost(usd, "")
+
+
+def attempt_cost(metered: MeteredUsage | None, prices: PriceTable, model: str) -> MeteredCost:
+    """The cost of record of an attempt whose model traffic the gateway carries.
+
+    Its metered tokens at the run's ``prices``; when the run has no price at all (its
+    ``model`` is unpriced) the cost is unknown even with no tokens, so an unpriced run
+    never shows $0 beside its priced attempts. The classifier and the audit both ask this.
+    """
+    cost = metered_cost(metered, prices)
+    if cost.usd is not None and not prices.prices:
+        return MeteredCost(None, model or "the run's model")
+    return cost
+
+
+def unmetered_note(metered: MeteredUsage | None) -> str:
+    """``"; n answer(s) ... reported no usage"`` when some billed answers went uncounted."""
+    if metered is None or not metered.unmetered:
+        return ""
+    return (
+        f"; {metered.unmetered} answer(s) the API bills reported no usage: the cost counts "
+        "only the tokens metered, and is that much short"
+    )
 
 
 def cli_cost_note(metered_usd: float | None, cli_usd: float | None) -> str:

@@ -51,7 +51,13 @@ class DashboardEntry(BaseModel):
     excluded_pairs: int
     """Pairs not scored."""
     cost_usd: float
-    """Total cost of the run."""
+    """Total cost of the run's priced attempts."""
+    cost_unpriced: int = 0
+    """Attempts whose model had no price: not in ``cost_usd`` (never counted as $0)."""
+    cost_delta_usd: float | None = None
+    """MCP minus baseline cost per task, over the priced pairs the reward compares."""
+    cost_ci: tuple[float, float] | None = None
+    """Its 95% paired bootstrap CI."""
     cli_versions: dict[str, tuple[str, ...]] = {}
     """The agent CLI versions each lane ran (empty: no CLI, or entries from before)."""
     agent_images: dict[str, tuple[str, ...]] = {}
@@ -97,6 +103,7 @@ def entry_of(result: RunResult) -> DashboardEntry:
     req, card = result.plan.request, result.scorecard
     comp = card.comparison if card else None
     ci = (comp.ci_low, comp.ci_high) if comp and comp.ci_low is not None else None
+    cost = card.cost if card else None
     return DashboardEntry(
         run_id=req.run_id,
         suite=req.suite,
@@ -110,6 +117,11 @@ def entry_of(result: RunResult) -> DashboardEntry:
         mcnemar_p=comp.mcnemar_p if comp else None,
         excluded_pairs=len(result.excluded),
         cost_usd=card.totals[-1].cost_usd if card else 0.0,
+        cost_unpriced=card.totals[-1].cost_unpriced if card else 0,
+        cost_delta_usd=cost.mean_delta_usd if cost else None,
+        cost_ci=(cost.ci_low_usd, cost.ci_high_usd)
+        if cost and cost.ci_low_usd is not None and cost.ci_high_usd is not None
+        else None,
         cli_versions=lane_cli_versions(result.attempts, result.plan.lanes),
         agent_images=lane_images(result.attempts, result.plan.lanes),
         mixed_cli_versions=tuple(mixed_pairs(result.attempts)),

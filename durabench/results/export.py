@@ -4,7 +4,8 @@ Rows are flat: a nested field becomes dotted columns (``tokens.input``,
 ``signals.claims_complete``), each phase's duration a ``seconds.<phase>`` column, and a
 list stays a list (JSON text in CSV). A pair row has each lane's Best, Mean and attempt
 counts as ``<lane>.best``..., the agent CLI versions it ran as ``<lane>.cli_versions``,
-and the paired difference of the means as ``delta``.
+and the paired difference of the means as ``delta``, of the cost as ``cost_delta_usd`` and
+of the tokens as ``token_delta``.
 
 CSV is opened in spreadsheets, and a text cell an agent wrote (a final message, a reason)
 could be a formula a spreadsheet runs: a text cell starting with ``=``, ``+``, ``-``,
@@ -60,6 +61,7 @@ def pair_rows(result: RunResult) -> list[Row]:
     card = result.scorecard
     cells = {(c.task_id, c.lane): c for c in card.cells} if card else {}
     deltas = {d.task_id: d.delta for d in card.comparison.tasks} if card and card.comparison else {}
+    costs = {c.task_id: c for c in card.cost.tasks} if card and card.cost else {}
     rows = []
     for task in result.plan.tasks:
         tid = task.task_id
@@ -78,6 +80,9 @@ def pair_rows(result: RunResult) -> list[Row]:
         for lane, versions in lane_cli_versions(mine, result.plan.lanes).items():
             row[f"{lane}.cli_versions"] = list(versions)
         row["delta"] = deltas.get(tid)
+        cost = costs.get(tid)  # null: not compared, or an arm unpriced
+        row["cost_delta_usd"] = cost.delta_usd if cost else None
+        row["token_delta"] = cost.delta_tokens if cost else None
         rows.append(row)
     return rows
 

@@ -12,6 +12,7 @@ from collections.abc import Iterable, Mapping
 
 from durabench.models.results import AttemptResult, LaneSummary, RunResult
 from durabench.models.scorecard import Cell, PairedComparison, Scorecard
+from durabench.results.cost_report import cost_cell, cost_lines, cost_table
 from durabench.results.not_run import not_run_lines
 from durabench.results.run_versions import version_lines
 from durabench.text_safety import md_code, md_escape
@@ -212,7 +213,8 @@ def _header(result: RunResult) -> list[str]:
 
 def totals_table(card: Scorecard) -> tuple[list[str], list[list[str]]]:
     """The tokens-and-cost table, header and rows as plain text: both reports render it."""
-    header = ["lane", "attempts", "input tokens", "output tokens", "cache read", "cost (USD)"]
+    header = ["lane", "attempts", "input tokens", "output tokens", "cache read", "cache write"]
+    header.append("cost (USD)")
     rows = [
         [
             t.lane,
@@ -220,18 +222,28 @@ def totals_table(card: Scorecard) -> tuple[list[str], list[list[str]]]:
             f"{t.input_tokens:,}",
             f"{t.output_tokens:,}",
             f"{t.cache_read_tokens:,}",
-            f"{t.cost_usd:.2f}"
-            + (f" ({t.cost_unreported} unreported)" if t.cost_unreported else ""),
+            f"{t.cache_write_tokens:,}",
+            cost_cell(t),
         ]
         for t in card.totals
     ]
     return header, rows
 
 
-def _totals(card: Scorecard) -> list[str]:
-    header, rows = totals_table(card)
-    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+def _md_table(header: list[str], rows: list[list[str]]) -> list[str]:
+    lines = ["| " + " | ".join(md_escape(cell) for cell in header) + " |"]
+    lines.append("|" + "---|" * len(header))
     return lines + ["| " + " | ".join(md_escape(cell) for cell in row) + " |" for row in rows]
+
+
+def _cost(result: RunResult, card: Scorecard) -> list[str]:
+    """The cost difference between the lanes, and per pair."""
+    c = card.cost
+    if c is None:
+        return []
+    lines = ["", f"## Cost: {c.full_lane} − {c.baseline_lane}", ""]
+    lines += cost_lines(c, result.attempts)  # numbers and lane names only, as comparison_lines
+    return [*lines, "", *_md_table(*cost_table(c))] if c.tasks else lines
 
 
 def _messages(result: RunResult) -> list[str]:
@@ -266,7 +278,9 @@ def render_markdown(result: RunResult, card: Scorecard) -> str:
                 f"| {md_escape(d.task_id)} | {d.baseline:.2f} | {d.full:.2f} | {d.delta:+.2f} |"
                 for d in c.tasks
             ]
-    lines += ["", "## Tokens and cost (every attempt, infra included)", "", *_totals(card)]
+    lines += _cost(result, card)
+    lines += ["", "## Tokens and cost (every attempt, infra included)", ""]
+    lines += _md_table(*totals_table(card))
     lines += ["", "## Last messages", "", *_messages(result)]
     false = [a for a in result.attempts if a.signals.false_completion]
     if false:

@@ -9,6 +9,7 @@ from urllib.parse import quote
 
 from durabench.models.results import AttemptResult, RunResult
 from durabench.models.scorecard import PairedComparison, Scorecard
+from durabench.results.cost_report import cost_lines, cost_table
 from durabench.results.html_policy import CSP_META
 from durabench.results.report import (
     cell_text,
@@ -141,6 +142,20 @@ def _table(table_id: str, header: list[str], rows: list[list[str]], row_class: s
     )
 
 
+def _cost(result: RunResult, card: Scorecard) -> list[str]:
+    """The cost difference between the lanes, and per pair (:mod:`.cost_report`)."""
+    c = card.cost
+    if c is None:
+        return []
+    parts = [f"<h2>Cost: {escape(c.full_lane)} − {escape(c.baseline_lane)}</h2>", "<ul>"]
+    parts += [f"<li>{escape(line[2:])}</li>" for line in cost_lines(c, result.attempts)]
+    parts.append("</ul>")
+    if c.tasks:
+        header, rows = cost_table(c)
+        parts.append(_table("cost", header, [[escape(cell) for cell in row] for row in rows]))
+    return parts
+
+
 def _cells_table(result: RunResult, card: Scorecard) -> str:
     cells = {(c.task_id, c.lane): c for c in card.cells}
     rows, notes = [], []
@@ -251,6 +266,7 @@ def render_html(
         parts += [_delta(c), "<ul>"]
         parts += [f"<li>{escape(line[2:])}</li>" for line in comparison_lines(c)]
         parts += ["</ul>"]
+    parts += _cost(result, card)
     header, rows = totals_table(card)
     totals = [[escape(cell) for cell in row] for row in rows]
     parts += ["<h2>Tokens and cost</h2>", _table("totals", header, totals)]

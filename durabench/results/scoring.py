@@ -18,6 +18,7 @@ from durabench.models.scorecard import (
     TaskDelta,
     Totals,
 )
+from durabench.results.cost_scoring import cost_comparison
 from durabench.results.stats import (
     BOOTSTRAP_RESAMPLES,
     BOOTSTRAP_SEED,
@@ -133,8 +134,10 @@ def _totals(lane: str, attempts: Sequence[AttemptResult]) -> Totals:
         input_tokens=sum(a.tokens.input for a in attempts),
         output_tokens=sum(a.tokens.output for a in attempts),
         cache_read_tokens=sum(a.tokens.cache_read for a in attempts),
+        cache_write_tokens=sum(a.tokens.cache_write for a in attempts),
         cost_usd=sum(a.cost_usd or 0.0 for a in attempts),
-        cost_unreported=sum(1 for a in attempts if a.cost_usd is None),
+        cost_unreported=sum(1 for a in attempts if a.cost_usd is None and not a.unpriced_model),
+        cost_unpriced=sum(1 for a in attempts if a.cost_usd is None and a.unpriced_model),
     )
 
 
@@ -163,4 +166,5 @@ def compute_scorecard(
         excluded_attempts=_excluded_attempts(attempts),
         comparison=comparison,
         totals=(*totals, _totals("all", list(attempts))),
+        cost=cost_comparison(attempts, by_cell, comparison) if comparison else None,
     )

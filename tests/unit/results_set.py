@@ -34,6 +34,10 @@ Lanes (excluded pair t4 left out; pass = reward 1.0):
   3/5 = 0.6, 3 passed (with t4's 1.0 it would be 6, 4/6 = 0.667, 4).
 - full: 7 attempts; scored t1 1.0, t2 1.0, t3 0.0: 3 scored, mean 2/3, 2 passed.
 
+Cost (the compared pairs t1, t2, t3; each attempt that counts costs $0.50 and 1,100
+tokens, t3 baseline's two as well): $0.50 a task in each lane, every difference $0 and 0
+tokens, so both means and both intervals are 0.
+
 Totals: baseline 6 attempts, 6,000 / 600 tokens, 6 x $0.50 = $3.00, none unreported;
 full 7 attempts, 7,000 / 700, 6 x $0.50 = $3.00, 1 unreported; all 13, 13,000 / 1,300,
 $6.00, 1 unreported.
@@ -49,9 +53,11 @@ from durabench.models.results import AttemptResult, LaneSummary, RunResult
 from durabench.models.run import Approval, RunPlan, RunRequest, TaskRef
 from durabench.models.scorecard import (
     Cell,
+    CostComparison,
     ExcludedAttempt,
     PairedComparison,
     Scorecard,
+    TaskCost,
     TaskDelta,
     Totals,
 )
@@ -273,6 +279,34 @@ SCORECARD = Scorecard(
             cost_usd=6.0,
             cost_unreported=1,
         ),
+    ),
+    cost=CostComparison(
+        baseline_lane=BASE,
+        full_lane=FULL,
+        tasks=tuple(
+            TaskCost(
+                task_id=t,
+                baseline_usd=0.5,
+                full_usd=0.5,
+                delta_usd=0.0,
+                baseline_tokens=1_100.0,
+                full_tokens=1_100.0,
+                delta_tokens=0.0,
+            )
+            for t in ("t1", "t2", "t3")
+        ),
+        priced_pairs=3,
+        unpriced_pairs=0,
+        mean_baseline_usd=0.5,
+        mean_full_usd=0.5,
+        mean_delta_usd=0.0,
+        ci_low_usd=0.0,
+        ci_high_usd=0.0,
+        mean_delta_tokens=0.0,
+        ci_low_tokens=0.0,
+        ci_high_tokens=0.0,
+        resamples=10_000,
+        seed=20_251_125,
     ),
 )
 """The scorecard, cell by cell, worked out in the module docstring."""

@@ -237,3 +237,26 @@ def test_without_a_gateway_the_clis_figure_is_all_there_is() -> None:
     )
     verdict = classify(data)
     assert (verdict.cost_usd, verdict.cli_cost_usd) == (0.5, 0.5)
+
+
+async def test_a_billed_answer_that_reported_no_usage_is_said_not_priced_as_nothing(
+    tmp_path: Path,
+) -> None:
+    """A chat stream without ``stream_options.include_usage`` reports no usage: the API
+    bills it, the meter cannot count it. The cost holds what was metered and says so."""
+
+    def script(received: Received) -> Reply:
+        if received.body.get("stream"):  # no usage chunk
+            chunk = {"id": "c", "model": "gpt-5-codex", "choices": [{"finish_reason": "stop"}]}
+            return Reply(events=[chunk], headers={"content-type": "text/event-stream"})
+        return _openai(received)
+
+    requests = [
+        ("/openai/v1/chat/completions", {"model": "gpt-5-codex", "stream": True}),
+        ("/openai/v1/chat/completions", {"model": "gpt-5-codex"}),
+    ]
+    metered = await _metered(tmp_path, "openai", script, "gpt-5-codex", requests)
+    assert metered.unmetered == 1
+    verdict = _verdict(metered, "gpt-5-codex", builtin_table().only("openai", "gpt-5-codex"))
+    assert verdict.cost_usd == pytest.approx(0.01)  # the chat completion's, worked above
+    assert "1 answer(s) the API bills reported no usage" in verdict.reason

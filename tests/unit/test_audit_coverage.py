@@ -140,6 +140,17 @@ def _plan(change: Callable[[Any], None]) -> Callable[[RunPaths], None]:
     return lambda paths: edit_json(paths.plan, change)
 
 
+_CHEAP = {
+    "input": 0.0,
+    "output": 0.0,
+    "cache_read": 0.0,
+    "cache_write": 0.0,
+    "source": "an edit after the run",
+    "as_of": "2026-01-01",
+}
+"""A price written into a run's plan after the run, to make its costs look smaller."""
+
+
 def _drop_task(d: Any) -> None:
     d["tasks"] = d["tasks"][:-1]
     d["task_count"] -= 1
@@ -198,6 +209,10 @@ EDITS: dict[str, tuple[str, Callable[[RunPaths], None]]] = {
         _plan(lambda d: d.update(lanes=["sourcegraph_full", "baseline"])),
     ),
     "plan.json model": ("plan.json", _plan(lambda d: d["request"]["agent"].update(model="m2"))),
+    "plan.json prices": (
+        "plan.json",
+        _plan(lambda d: d["prices"]["prices"].update(anthropic={"m": _CHEAP})),
+    ),
     "plan.json category": ("plan.json", _plan(lambda d: d["request"].update(category="official"))),
     "plan.json service": ("plan.json", _plan(lambda d: d["request"].update(service=None))),
     "run.json approver": (
@@ -257,7 +272,13 @@ def test_every_edit_of_what_feeds_a_published_number_is_named(tmp_path: Path, ed
 
 
 @pytest.mark.parametrize(
-    ("field", "value"), [("mean_delta", 0.9), ("cost_usd", 0.01), ("lanes", {"baseline": 1.0})]
+    ("field", "value"),
+    [
+        ("mean_delta", 0.9),
+        ("cost_usd", 0.01),
+        ("cost_delta_usd", -0.5),
+        ("lanes", {"baseline": 1.0}),
+    ],
 )
 def test_every_edit_of_the_dashboard_entry_is_named(tmp_path: Path, field: str, value: Any) -> None:
     run = write_run(tmp_path, service=True)

@@ -107,12 +107,14 @@ def test_only_keeps_the_runs_model_under_its_own_id() -> None:
 
 # --- the property: linear and monotone in each kind, zero tokens cost zero ---
 
+_usd = st.integers(0, 10_000_000).map(lambda hundredths_of_cents: hundredths_of_cents / 10_000)
+"""A price as published: up to $1,000 a million, to a hundredth of a cent."""
 _prices = st.builds(
     Price,
-    input=st.floats(0, 1_000),
-    output=st.floats(0, 1_000),
-    cache_read=st.floats(0, 1_000),
-    cache_write=st.floats(0, 1_000),
+    input=_usd,
+    output=_usd,
+    cache_read=_usd,
+    cache_write=_usd,
     source=st.just("a contract"),
     as_of=st.just(date(2026, 1, 1)),
 ) | st.sampled_from([p for models in BUILTIN_PRICES.values() for p in models.values()])
@@ -150,8 +152,9 @@ def test_more_tokens_of_a_kind_never_cost_less(
 ) -> None:
     grown = usage.model_copy(update={kind: getattr(usage, kind) + more})
     assert price.cost_usd(grown) >= price.cost_usd(usage)
-    if getattr(price, kind) > 0:
-        assert price.cost_usd(grown) > price.cost_usd(usage)
+    if getattr(price, kind) > 0:  # a million more cost at least a hundredth of a cent more
+        million = usage.model_copy(update={kind: getattr(usage, kind) + 1_000_000})
+        assert price.cost_usd(million) > price.cost_usd(usage)
 
 
 # --- prices.toml ---

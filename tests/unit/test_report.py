@@ -81,7 +81,7 @@ def test_markdown_shows_everything() -> None:
     )
     assert "mean difference (sourcegraph_full − baseline): +0.167, 95% CI [-0.500, +1.000]" in md
     assert "10,000 resamples, seed" in md and "McNemar exact p = 1" in md
-    assert "| all | 13 | 13,000 | 1,300 | 0 | 6.00 (1 unreported) |" in md
+    assert "| all | 13 | 13,000 | 1,300 | 0 | 0 | 6.00 (1 unreported) |" in md
     assert "⚠ claims_complete, false_completion | Fixed! |" in md
     assert "⚠ 1 false completion(s)" in md
     assert "- t4 / sourcegraph_full / attempt 2: infra_usage_cap: infra_usage_cap reason" in md
@@ -183,7 +183,7 @@ def test_both_reports_render_the_same_totals_table_unreported_cost_included() ->
     result = hand_result()
     assert result.scorecard is not None
     header, rows = totals_table(result.scorecard)
-    assert rows[-1] == ["all", "13", "13,000", "1,300", "0", "6.00 (1 unreported)"]
+    assert rows[-1] == ["all", "13", "13,000", "1,300", "0", "0", "6.00 (1 unreported)"]
     md = render_markdown(result, result.scorecard)
     html = render_html(result, result.scorecard)
     assert "| " + " | ".join(header) + " |" in md

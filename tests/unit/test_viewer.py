@@ -34,6 +34,9 @@ def test_index_lists_the_run_and_the_run_page_shows_plan_headline_and_scores(
     assert '<table id="scores">' in run and "1.00 | 0.50" in run  # t3's baseline
     assert 'href="/runs/hand/tasks/t3/sourcegraph_full/attempt-1/"' in run
     assert "infra_rate_limit reason" in run
+    # every attempt that counts costs $0.50 in the hand set: no difference in cost
+    assert '<ul id="cost"><li>the sourcegraph_full lane costs +$0.00 per task' in run
+    assert '<table id="cost-per-pair">' in run
 
 
 def test_attempt_page_shows_trajectory_verifier_ledger_and_why(site: ViewerSite) -> None:

@@ -26,6 +26,13 @@ _LEDGER_BYTES = 1_000_000
 """The end of the ledger shown: its last few thousand requests (a line is a few hundred bytes)."""
 
 
+def _cost(a: AttemptResult) -> str:
+    """The attempt's cost of record: metered, or unpriced (never $0), or not reported."""
+    if a.cost_usd is not None:
+        return f"${a.cost_usd:.4f}"
+    return f"unpriced ({a.unpriced_model} has no price)" if a.unpriced_model else "-"
+
+
 def _summary(a: AttemptResult) -> str:
     css = "infra" if a.infra else a.exit_class
     facts = [
@@ -40,8 +47,10 @@ def _summary(a: AttemptResult) -> str:
             "tokens",
             f"in {a.tokens.input:,}, out {a.tokens.output:,}, cached {a.tokens.cache_read:,}",
         ),
-        ("cost", "-" if a.cost_usd is None else f"${a.cost_usd:.2f}"),
+        ("cost", _cost(a)),
     ]
+    if a.cli_cost_usd is not None:
+        facts.append(("cost the CLI printed", f"${a.cli_cost_usd:.4f} (a cross-check only)"))
     if a.verifier_error:
         facts.append(("verifier error", a.verifier_error))
     if a.build_failed:

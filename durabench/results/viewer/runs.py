@@ -14,6 +14,7 @@ from durabench.errors import ConfigError
 from durabench.models.results import AttemptResult, RunResult
 from durabench.models.run import Approval, RunPlan
 from durabench.models.suite_run import RecordRunInput
+from durabench.results.cost_report import cost_lines, cost_table
 from durabench.results.files import build_results, load_results
 from durabench.results.report import cell_text, comparison_lines, totals_table
 from durabench.results.report_html import headline_html
@@ -122,6 +123,13 @@ def _scorecard(result: RunResult, run_id: str) -> list[str]:
     if card.comparison is not None:
         lines = "".join(f"<li>{esc(line[2:])}</li>" for line in comparison_lines(card.comparison))
         out.append(f'<ul id="comparison">{lines}</ul>')
+    if card.cost is not None:
+        lines = "".join(
+            f"<li>{esc(line[2:])}</li>" for line in cost_lines(card.cost, result.attempts)
+        )
+        out.append(f'<ul id="cost">{lines}</ul>')
+        cost_header, costs = cost_table(card.cost)
+        out += [table("cost-per-pair", cost_header, ([esc(c) for c in row] for row in costs))]
     totals_header, totals = totals_table(card)
     out += [table("totals", totals_header, ([esc(c) for c in row] for row in totals))]
     return out
