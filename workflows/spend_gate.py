@@ -45,7 +45,7 @@ class RunSpend:
         """The run ``run_id``'s, as carried into this workflow run."""
         carried = carried or SpendCarried()
         self.run_id = run_id
-        self.ended = list(carried.ended)
+        self.ended = dict(carried.ended)
         self.stopped = carried.stopped
         self.spent_usd = carried.spent_usd
         self.blocked_at: int | None = None
@@ -53,7 +53,7 @@ class RunSpend:
 
     def carry(self) -> SpendCarried:
         """What the next workflow run needs."""
-        return SpendCarried(ended=tuple(self.ended), stopped=self.stopped, spent_usd=self.spent_usd)
+        return SpendCarried(ended=dict(self.ended), stopped=self.stopped, spent_usd=self.spent_usd)
 
     def progress(self, plan: PlanSummary | None) -> SpendProgress:
         """What the run has spent, and its cap, for its progress."""
@@ -79,7 +79,7 @@ class RunSpend:
         """A pair closed: its cost counts; the book counts what it spent from the next ask."""
         self.spent_usd += done.cost_usd
         if plan is not None and plan.request.max_spend_usd is not None:
-            self.ended.append(done.task_id)
+            self.ended[done.task_id] = micros(done.cost_usd)
             self.blocked_at = None
 
     def may_ask(self, running: int) -> bool:
@@ -94,7 +94,7 @@ class RunSpend:
         ask = PairAsk(
             tasks=tuple(t.task_id for t in batch),
             expected=micros(2 * (high or 0.0)),
-            ended=tuple(self.ended),
+            ended=dict(self.ended),
         )
         answer = await workflow.execute_activity_method(
             SpendActivities.start_pairs,
@@ -103,7 +103,7 @@ class RunSpend:
             retry_policy=RETRY,
             summary=f"may {len(batch)} pair(s) start under the spend cap?",
         )
-        self.ended = []
+        self.ended = {}
         allowed = batch[: len(answer.started)]
         if len(allowed) < len(batch):
             self.blocked_at = running + len(allowed)

@@ -95,8 +95,10 @@ class PairAsk(BaseModel):
     """Pairs that would start, in order."""
     expected: int = Field(ge=0)
     """Micro-dollars each pair is expected to cost (both lanes, the plan's high end)."""
-    ended: tuple[str, ...] = ()
-    """Pairs that ended since the last ask: they count what they spent from now on."""
+    ended: dict[str, int] = Field(default_factory=dict)
+    """Pairs that ended since the last ask, with what their attempts' ledgers say they cost
+    (micro-dollars): they count that, or what the hosts reported, the larger, from now on
+    (a host's last report may come after the pair's end)."""
 
 
 class PairAnswer(BaseModel):
@@ -125,6 +127,8 @@ class SpendState(BaseModel):
     """Micro-dollars each host has charged, by task."""
     running: dict[str, int] = Field(default_factory=dict)
     """Pairs started and not known to have ended, with their expected cost."""
+    metered: dict[str, int] = Field(default_factory=dict)
+    """Pairs that ended, with what their attempts' ledgers say they cost."""
 
 
 class SpendBook:
@@ -140,7 +144,7 @@ class SpendBook:
 
     def spent(self) -> int:
         """Micro-dollars charged by all hosts together."""
-        return sum(sum(by_task.values()) for by_task in self.state.spent.values())
+        return sum(self.spent_by_task().values())
 
     def spent_by_task(self) -> dict[str, int]:
         """Micro-dollars charged per task, over every host."""
@@ -148,6 +152,8 @@ class SpendBook:
         for by_task in self.state.spent.values():
             for task, amount in by_task.items():
                 out[task] = out.get(task, 0) + amount
+        for task, amount in self.state.metered.items():
+            out[task] = max(out.get(task, 0), amount)
         return out
 
     def report(self, report: HostReport) -> BlockAnswer:
@@ -189,8 +195,9 @@ class SpendBook:
 
         A pair asked for again (the run's answer was lost) keeps its place.
         """
-        for task in ask.ended:
+        for task, amount in ask.ended.items():
             self.state.running.pop(task, None)
+            self.state.metered[task] = max(self.state.metered.get(task, 0), amount)
         started: list[str] = []
         for task in ask.tasks:
             if task not in self.state.running:
@@ -219,8 +226,8 @@ class SpendCarried(BaseModel):
 
     model_config = ConfigDict(frozen=True)
 
-    ended: tuple[str, ...] = ()
-    """Pairs that ended since the run last asked its book."""
+    ended: dict[str, int] = Field(default_factory=dict)
+    """Pairs that ended since the run last asked its book, with their metered cost."""
     stopped: bool = False
     """The cap was reached: no pair starts any more."""
     spent_usd: float = 0.0

@@ -153,9 +153,9 @@ def test_a_pair_starts_only_when_its_expectation_fits_beside_every_other() -> No
     answer = book.start_pairs(PairAsk(tasks=("t1", "t2", "t3", "t4"), expected=300))
     assert answer.started == ("t1", "t2", "t3")
     book.report(HostReport(host="a", held=600, spent={"t1": 100, "t2": 400}))
-    assert book.start_pairs(PairAsk(tasks=("t4",), expected=300, ended=("t1",))).started == ()
+    assert book.start_pairs(PairAsk(tasks=("t4",), expected=300, ended={"t1": 100})).started == ()
     book.report(HostReport(host="a", held=600, spent={"t1": 100, "t2": 400, "t3": 50}))
-    answer = book.start_pairs(PairAsk(tasks=("t4",), expected=300, ended=("t2", "t3")))
+    answer = book.start_pairs(PairAsk(tasks=("t4",), expected=300, ended={"t2": 400, "t3": 50}))
     assert answer.started == ("t4",)
     assert (answer.spent, answer.left) == (550, 150)
 
@@ -166,3 +166,15 @@ def test_a_pair_asked_for_again_keeps_its_place() -> None:
     book.start_pairs(PairAsk(tasks=("t1",), expected=300))
     assert book.start_pairs(PairAsk(tasks=("t1",), expected=300)).started == ("t1",)
     assert book.committed() == 300
+
+
+def test_an_ended_pair_counts_its_metered_cost_before_its_host_reports_it() -> None:
+    """Cap 1,000, pairs expected at 300: t1 ended having cost 600 by its ledgers, and no
+    host has reported it yet. Counting 0 for it would start t3 beside t2 (0 + 300 + 300);
+    counting its 600 does not (600 + 300 + 300 = 1,200)."""
+    book = SpendBook(SpendState(cap=1_000, block=100))
+    book.start_pairs(PairAsk(tasks=("t1", "t2"), expected=300))
+    answer = book.start_pairs(PairAsk(tasks=("t3",), expected=300, ended={"t1": 600}))
+    assert answer.started == () and answer.spent == 600
+    book.report(HostReport(host="a", held=700, spent={"t1": 550}))
+    assert book.spent_by_task() == {"t1": 600}  # the larger of the two

@@ -27,7 +27,7 @@ from temporalio.worker import Worker
 
 from durabench.gateway.ledger import read_entries
 from durabench.models.prices import Price
-from durabench.spend import SpendState, SpendTerms
+from durabench.spend import PairAsk, SpendState, SpendTerms
 from durabench.spend.wire import spend_workflow_id
 from runtime.spend_broker import tend_spend_every
 from tests.gateway_rig import GatewayRig, gateway_rig
@@ -77,6 +77,16 @@ async def _session(rig: GatewayRig, run_id: str, task: str, attempt: str) -> lis
             break
     rig.store.revoke(attempt)
     return statuses
+
+
+def _pair_cost(task: str, *rigs: GatewayRig) -> int:
+    """What a pair's lanes cost by their ledgers, priced by hand."""
+    return sum(
+        e.usage.input * 3 + e.usage.output * 15
+        for rig in rigs
+        for ledger in rig.ledger.parent.glob(f"attempt-{task}-*.jsonl")
+        for e in read_entries(ledger)
+    )
 
 
 def _metered(rig: GatewayRig) -> tuple[int, int]:
@@ -135,3 +145,97 @@ async def test_two_hosts_never_spend_past_the_run_s_cap(client: Client, tmp_path
         state = await book.result()
     by_host = {h: sum(t.values()) for h, t in state.spent.items()}
     assert by_host == {"host-a": spent_a, "host-b": spent_b}
+
+
+PAIR_EXPECTED = 80_000
+"""$0.08 a pair: what the plan would expect (each lane asks 6 answers, $0.036)."""
+ANSWERS = 6
+
+
+async def _lane(rig: GatewayRig, run_id: str, task: str, lane: str) -> int:
+    """One lane's session of ``ANSWERS`` requests; how many were answered."""
+    attempt = f"attempt-{task}-{lane}"
+    token = rig.grant(
+        attempt=attempt,
+        model=MODEL,
+        ledger=str(rig.ledger.parent / f"{attempt}.jsonl"),
+        spend=SpendTerms(run_id=run_id, task_id=task, rates=PRICE).model_dump(),
+    )
+    answered = 0
+    for _ in range(ANSWERS):
+        answer = await rig.send("POST", "/anthropic/v1/messages", token, content=_body())
+        if answer.status_code != 200:
+            break
+        answered += 1
+    rig.store.revoke(attempt)
+    return answered
+
+
+async def test_pairs_start_whole_across_two_hosts_and_the_rest_are_not_run(
+    client: Client, tmp_path: Path
+) -> None:
+    """Each pair's baseline lane runs on host A, its MCP lane on host B, at once.
+
+    The run's rule, as the run applies it: pairs start when the book affords them (two at
+    a time here), the rest wait for a pair to end, and once none runs and none fits the
+    run stops. Every pair that started ran both lanes; the spend of both hosts stays
+    within the cap plus one request's worst case; the pairs left are named.
+    """
+    run_id = f"pairs-{uuid.uuid4().hex[:6]}"
+    queue = f"spend-{uuid.uuid4().hex[:6]}"
+    tasks = [f"task-{i}" for i in range(8)]
+    stop = asyncio.Event()
+    async with (
+        Worker(client, task_queue=queue, workflows=[RunSpendWorkflow]),
+        gateway_rig(tmp_path / "host-a", _answer) as a,
+        gateway_rig(tmp_path / "host-b", _answer) as b,
+    ):
+        book = await client.start_workflow(
+            RunSpendWorkflow.run,
+            SpendState(cap=CAP, block=BLOCK),
+            id=spend_workflow_id(run_id),
+            task_queue=queue,
+        )
+        brokers = [
+            asyncio.create_task(tend_spend_every(client, rig.store.root, host, stop, every=0.05))
+            for host, rig in (("host-a", a), ("host-b", b))
+        ]
+        lanes: dict[str, tuple[int, int]] = {}
+        pending, ended = list(tasks), dict[str, int]()
+        running: dict[str, asyncio.Task[tuple[int, int]]] = {}
+
+        async def pair(task: str) -> tuple[int, int]:
+            got = await asyncio.gather(
+                _lane(a, run_id, task, "base"), _lane(b, run_id, task, "mcp")
+            )
+            return got[0], got[1]
+
+        try:
+            while pending:
+                ask = PairAsk(tasks=tuple(pending[:2]), expected=PAIR_EXPECTED, ended=ended)
+                answer = await book.execute_update(RunSpendWorkflow.start_pairs, ask)
+                ended = {}
+                for task in answer.started:
+                    running[task] = asyncio.create_task(pair(task))
+                    pending.remove(task)
+                if len(answer.started) < len(ask.tasks) and not running:
+                    break  # the cap is reached: the rest are not run
+                if running:
+                    done, _ = await asyncio.wait(
+                        running.values(), return_when=asyncio.FIRST_COMPLETED
+                    )
+                    for task in [t for t, job in running.items() if job in done]:
+                        lanes[task] = running.pop(task).result()
+                        ended[task] = _pair_cost(task, a, b)  # as its attempts' results say
+            for task, job in running.items():
+                lanes[task] = await job
+        finally:
+            stop.set()
+            await asyncio.gather(*brokers)
+            await book.signal(RunSpendWorkflow.close)
+    spent = _metered(a)[0] + _metered(b)[0]
+    assert spent <= CAP + WORST, f"spent {spent} of a cap of {CAP}"
+    assert pending, "the cap left pairs not run"
+    assert set(lanes) | set(pending) == set(tasks)
+    for task, (base, mcp) in lanes.items():  # never half a pair
+        assert base > 0 and mcp > 0, f"{task} ran {base} baseline and {mcp} MCP answers"
