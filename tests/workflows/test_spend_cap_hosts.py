@@ -19,10 +19,13 @@ from __future__ import annotations
 import asyncio
 import json
 import uuid
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from datetime import date
 from pathlib import Path
+from typing import Any
 
-from temporalio.client import Client
+from temporalio.client import Client, WorkflowHandle
 from temporalio.worker import Worker
 
 from durabench.gateway.ledger import read_entries
@@ -99,8 +102,11 @@ def _metered(rig: GatewayRig) -> tuple[int, int]:
     return cost, refused
 
 
-async def test_two_hosts_never_spend_past_the_run_s_cap(client: Client, tmp_path: Path) -> None:
-    run_id = f"capped-{uuid.uuid4().hex[:6]}"
+@asynccontextmanager
+async def _two_hosts(
+    client: Client, tmp_path: Path, run_id: str
+) -> AsyncIterator[tuple[GatewayRig, GatewayRig, WorkflowHandle[Any, SpendState]]]:
+    """Two hosts' gateways and brokers, and the run's book on a real Temporal server."""
     queue = f"spend-{uuid.uuid4().hex[:6]}"
     stop = asyncio.Event()
     async with (
@@ -119,29 +125,37 @@ async def test_two_hosts_never_spend_past_the_run_s_cap(client: Client, tmp_path
             for host, rig in (("host-a", a), ("host-b", b))
         ]
         try:
-            sessions = [
-                _session(rig, run_id, f"task-{i}", f"attempt-{host}-{i}")
-                for host, rig in (("a", a), ("b", b))
-                for i in range(SESSIONS_PER_HOST)
-            ]
-            await asyncio.gather(*sessions)
-            spent_a, refused_a = _metered(a)
-            spent_b, refused_b = _metered(b)
-            spent = spent_a + spent_b
-            assert spent <= CAP + WORST, f"spent {spent} of a cap of {CAP}"
-            assert spent >= CAP - 2 * (BLOCK + WORST) * 2, "blocks went unused"
-            assert spent_a > 0 and spent_b > 0
-            assert refused_a + refused_b == 2 * SESSIONS_PER_HOST
-
-            async def returned() -> bool:
-                state = await book.query(RunSpendWorkflow.snapshot)
-                return sum(state.held.values()) == spent
-
-            await until(returned, "every block given back but what was spent")
+            yield a, b, book
         finally:
             stop.set()
             await asyncio.gather(*brokers)
-            await book.signal(RunSpendWorkflow.close)
+            if (await book.describe()).close_time is None:
+                await book.signal(RunSpendWorkflow.close)
+
+
+async def test_two_hosts_never_spend_past_the_run_s_cap(client: Client, tmp_path: Path) -> None:
+    run_id = f"capped-{uuid.uuid4().hex[:6]}"
+    async with _two_hosts(client, tmp_path, run_id) as (a, b, book):
+        sessions = [
+            _session(rig, run_id, f"task-{i}", f"attempt-{host}-{i}")
+            for host, rig in (("a", a), ("b", b))
+            for i in range(SESSIONS_PER_HOST)
+        ]
+        await asyncio.gather(*sessions)
+        spent_a, refused_a = _metered(a)
+        spent_b, refused_b = _metered(b)
+        spent = spent_a + spent_b
+        assert spent <= CAP + WORST, f"spent {spent} of a cap of {CAP}"
+        assert spent >= CAP - 2 * (BLOCK + WORST) * 2, "blocks went unused"
+        assert spent_a > 0 and spent_b > 0
+        assert refused_a + refused_b == 2 * SESSIONS_PER_HOST
+
+        async def returned() -> bool:
+            state = await book.query(RunSpendWorkflow.snapshot)
+            return sum(state.held.values()) == spent
+
+        await until(returned, "every block given back but what was spent")
+        await book.signal(RunSpendWorkflow.close)
         state = await book.result()
     by_host = {h: sum(t.values()) for h, t in state.spent.items()}
     assert by_host == {"host-a": spent_a, "host-b": spent_b}
@@ -182,24 +196,8 @@ async def test_pairs_start_whole_across_two_hosts_and_the_rest_are_not_run(
     within the cap plus one request's worst case; the pairs left are named.
     """
     run_id = f"pairs-{uuid.uuid4().hex[:6]}"
-    queue = f"spend-{uuid.uuid4().hex[:6]}"
     tasks = [f"task-{i}" for i in range(8)]
-    stop = asyncio.Event()
-    async with (
-        Worker(client, task_queue=queue, workflows=[RunSpendWorkflow]),
-        gateway_rig(tmp_path / "host-a", _answer) as a,
-        gateway_rig(tmp_path / "host-b", _answer) as b,
-    ):
-        book = await client.start_workflow(
-            RunSpendWorkflow.run,
-            SpendState(cap=CAP, block=BLOCK),
-            id=spend_workflow_id(run_id),
-            task_queue=queue,
-        )
-        brokers = [
-            asyncio.create_task(tend_spend_every(client, rig.store.root, host, stop, every=0.05))
-            for host, rig in (("host-a", a), ("host-b", b))
-        ]
+    async with _two_hosts(client, tmp_path, run_id) as (a, b, book):
         lanes: dict[str, tuple[int, int]] = {}
         pending, ended = list(tasks), dict[str, int]()
         running: dict[str, asyncio.Task[tuple[int, int]]] = {}
@@ -210,29 +208,22 @@ async def test_pairs_start_whole_across_two_hosts_and_the_rest_are_not_run(
             )
             return got[0], got[1]
 
-        try:
-            while pending:
-                ask = PairAsk(tasks=tuple(pending[:2]), expected=PAIR_EXPECTED, ended=ended)
-                answer = await book.execute_update(RunSpendWorkflow.start_pairs, ask)
-                ended = {}
-                for task in answer.started:
-                    running[task] = asyncio.create_task(pair(task))
-                    pending.remove(task)
-                if len(answer.started) < len(ask.tasks) and not running:
-                    break  # the cap is reached: the rest are not run
-                if running:
-                    done, _ = await asyncio.wait(
-                        running.values(), return_when=asyncio.FIRST_COMPLETED
-                    )
-                    for task in [t for t, job in running.items() if job in done]:
-                        lanes[task] = running.pop(task).result()
-                        ended[task] = _pair_cost(task, a, b)  # as its attempts' results say
-            for task, job in running.items():
-                lanes[task] = await job
-        finally:
-            stop.set()
-            await asyncio.gather(*brokers)
-            await book.signal(RunSpendWorkflow.close)
+        while pending:
+            ask = PairAsk(tasks=tuple(pending[:2]), expected=PAIR_EXPECTED, ended=ended)
+            answer = await book.execute_update(RunSpendWorkflow.start_pairs, ask)
+            ended = {}
+            for task in answer.started:
+                running[task] = asyncio.create_task(pair(task))
+                pending.remove(task)
+            if len(answer.started) < len(ask.tasks) and not running:
+                break  # the cap is reached: the rest are not run
+            if running:
+                done, _ = await asyncio.wait(running.values(), return_when=asyncio.FIRST_COMPLETED)
+                for task in [t for t, job in running.items() if job in done]:
+                    lanes[task] = running.pop(task).result()
+                    ended[task] = _pair_cost(task, a, b)  # as its attempts' results say
+        for task, job in running.items():
+            lanes[task] = await job
     spent = _metered(a)[0] + _metered(b)[0]
     assert spent <= CAP + WORST, f"spent {spent} of a cap of {CAP}"
     assert pending, "the cap left pairs not run"
