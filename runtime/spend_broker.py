@@ -35,7 +35,8 @@ async def tend_spend_every(
     """Tend the purses under ``root`` (the gateway's store) until ``stop``."""
     tended, ended = Tended(), set[str]()
     while not stop.is_set():
-        live = {g.spend.run_id for g in GrantStore(root).live() if g.spend is not None}
+        grants = await asyncio.to_thread(GrantStore(root).live)
+        live = {g.spend.run_id for g in grants if g.spend is not None}
         for directory in SpendFiles.runs(root):
             files = SpendFiles.at(directory)
             if files is None or files.run_id in ended:

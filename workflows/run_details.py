@@ -26,7 +26,7 @@ from workflows.search_attributes import suite_of
 
 _ASKED = (
     *("model", "suite", "selection", "agent", "config mode", "tasks", "parallel slots"),
-    *("token budget", "agent-hours (upper bound)", "rerun of"),
+    *("token budget", "agent-hours (upper bound)", "expected cost", "spend cap", "rerun of"),
 )
 """The plan rows the approval timer's summary repeats (and every alert)."""
 
