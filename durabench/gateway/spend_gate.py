@@ -98,6 +98,7 @@ class SpendGate:
                 reserved=purse.reserved,
                 want=want,
                 asked=asked,
+                seen=purse.held,
             )
         )
 

@@ -80,6 +80,8 @@ async def _tend(files: SpendFiles, host: str, live: bool, ask: Ask, tended: Tend
     held, used = files.held(), files.used()
     spent = sum(used.spent.values())
     report = HostReport(host=host, held=held.held, spent=used.spent)
+    if used.want > 0 and held.held > used.seen:
+        return  # the gateway has not yet taken the last block: its want predates it
     if used.want > 0:
         answer = await ask(report.model_copy(update={"want": used.want}))
         refused = used.asked if answer.exhausted else held.refused

@@ -52,6 +52,9 @@ class Used(BaseModel):
     """Micro-dollars the waiting requests need beyond the block (0: none waits)."""
     asked: int = 0
     """Requests that have waited for a block, counted: the number of the latest ask."""
+    seen: int = 0
+    """The block (``Held.held``) the gateway had read when it wrote this: a larger block
+    since then is one it has not used yet, and ``want`` is not yet reckoned against it."""
 
 
 class SpendFiles:

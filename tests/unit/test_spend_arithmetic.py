@@ -26,6 +26,7 @@ from durabench.spend import (
     SpendBook,
     SpendFiles,
     SpendState,
+    Used,
 )
 from durabench.spend.broker import Tended, tend
 
@@ -51,7 +52,11 @@ class _Host:
         used = self.files.used()
         self.files.write_used(
             used.model_copy(
-                update={"spent": dict(self.purse.spent), "reserved": self.purse.reserved}
+                update={
+                    "spent": dict(self.purse.spent),
+                    "reserved": self.purse.reserved,
+                    "seen": self.purse.held,
+                }
             )
         )
 
@@ -178,3 +183,24 @@ def test_an_ended_pair_counts_its_metered_cost_before_its_host_reports_it() -> N
     assert answer.started == () and answer.spent == 600
     book.report(HostReport(host="a", held=700, spent={"t1": 550}))
     assert book.spent_by_task() == {"t1": 600}  # the larger of the two
+
+
+def test_the_broker_asks_for_a_waiting_request_once_per_block(tmp_path: Path) -> None:
+    """A request waits for 50: the broker asks, and writes the 300 granted. Until the
+    gateway has read that block, its old want is not asked for again."""
+    book = SpendBook(SpendState(cap=1_000, block=300))
+    asked: list[HostReport] = []
+
+    async def ask(report: HostReport) -> BlockAnswer:
+        asked.append(report)
+        return book.report(report)
+
+    files, tended = SpendFiles(tmp_path, RUN), Tended()
+    files.write_used(Used(run_id=RUN, want=50, asked=1))
+    asyncio.run(tend(files, "a", True, ask, tended))
+    assert files.held().held == 300 and [r.want for r in asked] == [50]
+    asyncio.run(tend(files, "a", True, ask, tended))  # the gateway has not read it yet
+    assert [r.want for r in asked] == [50] and book.held() == 300
+    files.write_used(Used(run_id=RUN, want=400, asked=2, seen=300))  # it has, and wants more
+    asyncio.run(tend(files, "a", True, ask, tended))
+    assert files.held().held == 700 and [r.want for r in asked] == [50, 400]
