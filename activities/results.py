@@ -13,7 +13,7 @@ from durabench.models.audit import AttemptDigest
 from durabench.models.results import AttemptResult
 from durabench.models.suite_run import ReportInput, ReportOutput
 from durabench.results.files import atomic_write, build_results, write_reports
-from durabench.results.not_run import continue_command, not_run
+from durabench.results.not_run import continue_command, cut_by_cap, not_run
 from durabench.results.store import pull, pulled, push
 from durabench.settings.paths import RunPaths
 from durabench.settings.values import Settings
@@ -64,7 +64,7 @@ class ResultActivities:
         result = build_results(paths, data.approval, self.settings.pass_threshold)
         write_reports(paths, result)
         push(self.settings, paths, paths.results, paths.report_md, paths.report_html)
-        left = not_run(result)
+        left = not_run(result) + cut_by_cap(result)
         return ReportOutput(
             results_dir=str(paths.root),
             report_path=str(paths.report_md),

@@ -97,7 +97,7 @@ def run(yes: bool, detach: bool, resume: bool, sandbox: str | None, **options: A
 def spend_cap_reached(outcome: RunOutcome) -> str:
     """What the terminal says when the spend cap left pairs unstarted."""
     return (
-        f"the spend cap was reached: {outcome.not_run} pair(s) not run (listed in "
+        f"the spend cap was reached: {outcome.not_run} pair(s) not run or cut short (listed in "
         f"{outcome.report_path}); to run them with a higher cap: {outcome.continue_command}"
     )
 

@@ -145,7 +145,7 @@ class RunOutcome(BaseModel):
     lanes: tuple[LaneSummary, ...] = ()
     """Totals per lane."""
     not_run: int = 0
-    """Pairs the run's spend cap left unstarted (listed in the report)."""
+    """Pairs the run's spend cap left unstarted or cut short (listed in the report)."""
     continue_command: str = ""
     """The command that runs them with a higher cap (empty: none left)."""
 
@@ -206,7 +206,7 @@ class ReportOutput(BaseModel):
     lanes: tuple[LaneSummary, ...]
     """Totals per lane."""
     not_run: int = 0
-    """Pairs the run's spend cap left unstarted."""
+    """Pairs the run's spend cap left unstarted or cut short."""
     continue_command: str = ""
     """The command that runs them with a higher cap (empty: none left)."""
     manifest: Manifest | None = None

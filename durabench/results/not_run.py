@@ -14,7 +14,7 @@ from durabench.models.results import RunResult
 from durabench.models.run import RunRequest
 from durabench.text_safety import md_escape
 
-__all__ = ["continue_command", "not_run", "not_run_lines"]
+__all__ = ["continue_command", "cut_by_cap", "not_run", "not_run_lines"]
 
 
 def not_run(result: RunResult) -> list[str]:
@@ -23,6 +23,12 @@ def not_run(result: RunResult) -> list[str]:
         return []
     attempted = {a.task_id for a in result.attempts}
     return [t.task_id for t in result.plan.tasks if t.task_id not in attempted]
+
+
+def cut_by_cap(result: RunResult) -> list[str]:
+    """Tasks of which a lane was stopped by the cap mid-session (``infra_spend_cap``)."""
+    cut = {a.task_id for a in result.attempts if a.exit_class == "infra_spend_cap"}
+    return [t.task_id for t in result.plan.tasks if t.task_id in cut]
 
 
 def continue_command(request: RunRequest) -> str:
@@ -36,18 +42,19 @@ def continue_command(request: RunRequest) -> str:
 
 def not_run_lines(result: RunResult) -> list[str]:
     """The report's section of pairs not run (none: nothing to say)."""
-    left = not_run(result)
-    if not left:
+    left, cut = not_run(result), cut_by_cap(result)
+    if not left and not cut:
         return []
     cap = result.plan.request.max_spend_usd or 0.0
     return [
         "",
         "## Not run: spend cap",
         "",
-        f"{len(left)} pair(s) were not started: the run's spend cap (${cap:,.2f}) could not "
-        "pay for both lanes of another pair. To run them with a higher cap:",
+        f"{len(left)} pair(s) were not started and {len(cut)} cut short: the run's spend cap "
+        f"(${cap:,.2f}) could not pay for more. To run them with a higher cap:",
         "",
         f"    {continue_command(result.plan.request)}",
         "",
         *(f"- {md_escape(task)}: not run: spend cap" for task in left),
+        *(f"- {md_escape(task)}: cut short by the spend cap (excluded)" for task in cut),
     ]
