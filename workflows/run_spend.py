@@ -20,6 +20,7 @@ with workflow.unsafe.imports_passed_through():
         SpendBook,
         SpendState,
     )
+    from durabench.spend.projection import book_details
     from durabench.spend.wire import CLOSE, REPORT, SNAPSHOT, SPEND_WORKFLOW, START_PAIRS
 
 __all__ = ["MAX_UPDATES", "RunSpendWorkflow"]
@@ -56,13 +57,21 @@ class RunSpendWorkflow:
     def report(self, report: HostReport) -> BlockAnswer:
         """A host's holding and spending; a block when it asks and the cap covers it."""
         self.updates += 1
-        return self.book.report(report)
+        answer = self.book.report(report)
+        self._show()
+        return answer
 
     @workflow.update(name=START_PAIRS)
     def start_pairs(self, ask: PairAsk) -> PairAnswer:
         """Which of the asked pairs may start now (a prefix)."""
         self.updates += 1
-        return self.book.start_pairs(ask)
+        answer = self.book.start_pairs(ask)
+        self._show()
+        return answer
+
+    def _show(self) -> None:
+        """The book in the Web UI's current details: the cap, what is spent and held where."""
+        workflow.set_current_details(book_details(self.book))
 
     @workflow.signal(name=CLOSE)
     def close(self) -> None:

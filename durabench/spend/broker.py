@@ -85,8 +85,10 @@ async def _tend(files: SpendFiles, host: str, live: bool, ask: Ask, tended: Tend
     if used.want > 0:
         answer = await ask(report.model_copy(update={"want": used.want}))
         refused = used.asked if answer.exhausted else held.refused
-        files.write_held(Held(run_id=files.run_id, held=answer.held, refused=refused))
-        tended.reported[files.run_id] = report.model_copy(update={"held": answer.held})
+        # A refusal changes nothing the gateway may spend: only a grant is written as one.
+        new = answer.held if answer.granted else held.held
+        files.write_held(Held(run_id=files.run_id, held=new, refused=refused))
+        tended.reported[files.run_id] = report.model_copy(update={"held": new})
         return
     if not live and used.reserved == 0 and held.held > spent:
         files.write_held(Held(run_id=files.run_id, held=spent, refused=held.refused))

@@ -7,9 +7,9 @@ rate; beside a cap, the cap is named, and once it is reached the line says so.
 
 from __future__ import annotations
 
-from durabench.spend.book import SpendProgress
+from durabench.spend.book import SpendBook, SpendProgress, usd
 
-__all__ = ["spend_line"]
+__all__ = ["book_details", "spend_line"]
 
 
 def spend_line(spend: SpendProgress, done: int, total: int) -> str | None:
@@ -27,3 +27,14 @@ def spend_line(spend: SpendProgress, done: int, total: int) -> str | None:
     if spend.stopped:
         said += "; the spend cap is reached: no pair starts"
     return said
+
+
+def book_details(book: SpendBook) -> str:
+    """A run's book in the Web UI: the cap, spent, held per host, the pairs it holds for."""
+    state = book.state
+    hosts = ", ".join(f"{h} ${usd(n):,.2f}" for h, n in sorted(state.held.items())) or "none"
+    return (
+        f"**spend cap** ${usd(state.cap):,.2f}: spent ${usd(book.spent()):,.2f}; "
+        f"held by hosts: {hosts}; pairs running: {len(state.running)}; "
+        f"left for new pairs: ${usd(max(0, state.cap - book.committed())):,.2f}"
+    )

@@ -33,8 +33,13 @@ def _answer(received: Received) -> Reply:
     )
 
 
+PROMPT = {"role": "user", "content": "x" * 3_300}
+"""A prompt the API counts as 1,000 input tokens: its bytes / 3 bound them from above."""
+
+
 def _body() -> bytes:
-    return json.dumps({"model": MODEL, "max_tokens": 300, "stream": True, "messages": []}).encode()
+    doc = {"model": MODEL, "max_tokens": 300, "stream": True, "messages": [PROMPT]}
+    return json.dumps(doc).encode()
 
 
 WORST = len(_body()) // 3 * 3.75 + 300 * 15
@@ -50,7 +55,7 @@ async def test_a_request_within_the_block_goes_and_is_charged_its_metered_cost(
         assert first.status_code == 200
         used = SpendFiles(rig.store.root, "run-1").used()
         assert (used.spent, used.reserved) == ({"t1": 6_000}, 0)
-        # 4,000 left does not cover a worst case of ~4,600: with a short wait and no
+        # 4,000 left does not cover a worst case of ~8,600: with a short wait and no
         # broker to bring more, the request is refused, and never reaches the API.
         rig.app.spend.wait_s = 0.2
         second = await rig.send("POST", "/anthropic/v1/messages", token, content=_body())

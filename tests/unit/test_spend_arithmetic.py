@@ -19,6 +19,7 @@ from hypothesis import strategies as st
 
 from durabench.spend import (
     BlockAnswer,
+    Held,
     Hold,
     HostReport,
     PairAsk,
@@ -204,3 +205,23 @@ def test_the_broker_asks_for_a_waiting_request_once_per_block(tmp_path: Path) ->
     files.write_used(Used(run_id=RUN, want=400, asked=2, seen=300))  # it has, and wants more
     asyncio.run(tend(files, "a", True, ask, tended))
     assert files.held().held == 700 and [r.want for r in asked] == [50, 400]
+
+
+def test_a_refused_ask_leaves_the_block_as_the_gateway_last_read_it(tmp_path: Path) -> None:
+    """The API charged past a reservation: spent 1,200 of a 1,000 block. The book (cap
+    1,000) refuses more; the host's block stays 1,000 as written, so the gateway's next
+    want is asked for again (a block raised to 1,200 by the refusal would look like a
+    grant the gateway has not read, and its want would never be asked for)."""
+    book = SpendBook(SpendState(cap=1_000, block=300))
+
+    async def ask(report: HostReport) -> BlockAnswer:
+        return book.report(report)
+
+    files, tended = SpendFiles(tmp_path, RUN), Tended()
+    files.write_held(Held(run_id=RUN, held=1_000))
+    files.write_used(Used(run_id=RUN, spent={"t": 1_200}, want=100, asked=1, seen=1_000))
+    asyncio.run(tend(files, "a", True, ask, tended))
+    assert (files.held().held, files.held().refused) == (1_000, 1)
+    files.write_used(Used(run_id=RUN, spent={"t": 1_200}, want=100, asked=2, seen=1_000))
+    asyncio.run(tend(files, "a", True, ask, tended))
+    assert files.held().refused == 2, "the second want was asked for, and refused"

@@ -59,3 +59,17 @@ def test_the_terminal_the_log_the_web_ui_and_status_all_show_it() -> None:
     lines = ProgressLines()
     lines.lines(_progress(2, 3.0, 12.0), [], NOW)
     assert any(said in line for line in lines.lines(p, [], NOW))
+
+
+def test_the_book_shows_its_cap_spending_and_holdings_in_the_web_ui() -> None:
+    """Cap $10; host a holds $3 and spent $1 on t1 (running, expected $4): $4 committed."""
+    from durabench.spend import HostReport, PairAsk, SpendBook, SpendState
+    from durabench.spend.projection import book_details
+
+    book = SpendBook(SpendState(cap=10_000_000, block=1_000_000))
+    book.start_pairs(PairAsk(tasks=("t1",), expected=4_000_000))
+    book.report(HostReport(host="a", held=3_000_000, spent={"t1": 1_000_000}))
+    assert book_details(book) == (
+        "**spend cap** $10.00: spent $1.00; held by hosts: a $3.00; pairs running: 1; "
+        "left for new pairs: $6.00"
+    )
