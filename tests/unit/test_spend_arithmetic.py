@@ -2,10 +2,11 @@
 
 Hypothesis drives any sequence of requests reserved and settled on several hosts, with the
 real purses, the real files, the real broker and the real book in between (the book
-answered in memory, an answer sometimes lost on the way back). Whatever the order: the
-hosts never spend past the cap (a request is charged at most its reservation), and once
-nothing is in flight and no attempt is live, every block is back in the book but what
-was spent.
+answered in memory, an answer sometimes lost on the way back), and answers charged from
+nothing up to half again their reservation. Whatever the order: the hosts never spend past
+the cap by more than what the API charged beyond the reserved worst cases (nothing, when
+the worst case bounds the answer, as it does for a real API), and once nothing is in
+flight and no attempt is live, every block is back in the book but what was spent.
 """
 
 from __future__ import annotations
@@ -36,7 +37,7 @@ RUN = "run-1"
 
 op = st.one_of(
     st.tuples(st.just("reserve"), st.sampled_from(HOSTS), st.integers(1, 400)),
-    st.tuples(st.just("settle"), st.integers(0, 30), st.integers(0, 100)),
+    st.tuples(st.just("settle"), st.integers(0, 30), st.integers(0, 150)),
     st.tuples(st.just("tend"), st.sampled_from(HOSTS), st.booleans()),
 )
 
@@ -66,6 +67,7 @@ def _run(ops: list[tuple[object, ...]], root: Path, cap: int, block: int) -> Non
     book = SpendBook(SpendState(cap=cap, block=block))
     hosts = {name: _Host(root, name) for name in HOSTS}
     holds: list[tuple[_Host, Hold]] = []
+    over = 0
     lost = [False]
 
     async def ask(report: HostReport) -> BlockAnswer:
@@ -97,18 +99,20 @@ def _run(ops: list[tuple[object, ...]], root: Path, cap: int, block: int) -> Non
                 holds.append((host, hold))
         elif step[0] == "settle" and holds:
             host, hold = holds.pop(int(str(step[1])) % len(holds))
-            host.purse.settle(hold, hold.amount * int(str(step[2])) // 100)
+            charged = hold.amount * int(str(step[2])) // 100
+            over += max(0, charged - hold.amount)  # the API charged past the worst case
+            host.purse.settle(hold, charged)
         elif step[0] == "tend":
             asyncio.run(tend_host(hosts[str(step[1])], bool(step[2])))
         spent = sum(sum(h.purse.spent.values()) + h.purse.reserved for h in hosts.values())
-        assert spent <= cap, f"hosts spent and hold {spent} of a cap of {cap}"
+        assert spent <= cap + over, f"hosts spent and hold {spent} of a cap of {cap}"
     for host, hold in holds:
         host.purse.settle(hold, hold.amount)
     for host in hosts.values():  # the run's attempts are gone: leftovers go back
         asyncio.run(tend_host(host, False))
         asyncio.run(tend_host(host, False))
     spent = sum(sum(h.purse.spent.values()) for h in hosts.values())
-    assert spent <= cap
+    assert spent <= cap + over
     assert book.held() == spent, "every block is back in the book but what was spent"
     assert book.spent() == spent
 
