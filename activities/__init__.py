@@ -6,6 +6,7 @@ from activities.pair_ends import PairActivities
 from activities.plan import PlanActivities
 from activities.results import ResultActivities
 from activities.sandbox import SandboxActivities
+from activities.spend_book import SpendActivities
 
 __all__ = [
     "AccountActivities",
@@ -14,4 +15,5 @@ __all__ = [
     "ResultActivities",
     "SandboxActivities",
     "ServiceActivities",
+    "SpendActivities",
 ]

@@ -16,8 +16,11 @@ from contextlib import asynccontextmanager
 
 from activities.heartbeat import periodically
 from durabench.gateway import GrantStore
+from durabench.models.attempt import AttemptRef
+from durabench.models.config import ModelApi
+from durabench.spend import SpendTerms
 
-__all__ = ["RENEW_EVERY_S", "renewing"]
+__all__ = ["RENEW_EVERY_S", "renewing", "spend_terms"]
 
 RENEW_EVERY_S = 10.0
 """How often a running agent phase renews its grant (leases last minutes)."""
@@ -34,3 +37,16 @@ async def renewing(
 
     async with periodically(renew, every_s):
         yield
+
+
+def spend_terms(ref: AttemptRef, provider: ModelApi | None) -> SpendTerms | None:
+    """What the gateway charges a capped run's attempt with: its run, pair and price.
+
+    The price is the model's in the run's prices (its plan's); every request of the
+    attempt is priced at it, its CLI's auxiliary models too (they cost less: the cap is
+    kept on the safe side). ``None``: the run has no cap.
+    """
+    if not ref.spend_capped:
+        return None
+    price = ref.prices.price(provider, ref.agent.model) if provider else None
+    return SpendTerms(run_id=ref.run_id, task_id=ref.task.task_id, rates=price)

@@ -29,6 +29,7 @@ from durabench.models.room import RoomState
 from durabench.models.run import NOT_NAMED, Approval, PlanSummary, RunPlan, RunRequest
 from durabench.models.suite_run import PlanPage, PlanPageInput, RecordRunInput
 from durabench.planning.backend_check import check_backend
+from durabench.planning.cost_estimate import with_cost
 from durabench.planning.parallelism import USABLE_STATES, with_parallelism
 from durabench.planning.plan import make_plan
 from durabench.planning.worker_checks import check_as_workers_will
@@ -98,6 +99,7 @@ class PlanActivities:
         plan = await asyncio.to_thread(self._plan, request, listed, accounts)
         await asyncio.to_thread(self.backend_check, self.settings)  # before any approval
         plan = with_parallelism(plan, lines, hosts, self.settings, self.settings.sandbox, rooms)
+        plan = await asyncio.to_thread(with_cost, plan, self.settings.runs_dir)
         if plan.request.service is not None:  # as planned: with a dataset file's name
             async with ServiceClient.for_target(plan.request.service) as client:
                 await check_service(client, plan.request.service, request.run_id)

@@ -14,6 +14,7 @@ from durabench.models.audit import AttemptDigest
 from durabench.models.results import AttemptResult, RunResult
 from durabench.models.suite_run import ReportInput, ReportOutput
 from durabench.results.files import atomic_write, build_results, write_reports
+from durabench.results.not_run import continue_command, cut_by_cap, not_run
 from durabench.results.store import pull, pulled, push
 from durabench.results.story import result_story
 from durabench.settings.paths import RunPaths
@@ -85,10 +86,13 @@ class ResultActivities:
             result=_in_a_line(result),
             report=str(paths.report_md),
         )
+        left = not_run(result) + cut_by_cap(result)
         return ReportOutput(
             results_dir=str(paths.root),
             report_path=str(paths.report_md),
             lanes=result.lanes,
             story=result_story(result),
+            not_run=len(left),
+            continue_command=continue_command(result.plan.request) if left else "",
             manifest=manifest_of(paths.root, deep=False),
         )

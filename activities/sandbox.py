@@ -25,7 +25,7 @@ from temporalio.exceptions import ApplicationError
 
 from activities.backends import gateway_url_for_sandboxes, make_sandbox, remote, remote_image
 from activities.boundary import KnownSecrets, scrubbed
-from activities.grant_lease import renewing
+from activities.grant_lease import renewing, spend_terms
 from activities.heartbeat import AGENT_BEAT_S, heartbeating
 from activities.host_admission import HostAdmission, floor_mib
 from activities.run_cancel import unless_run_cancelled
@@ -357,6 +357,7 @@ class SandboxActivities:
             account=ref.account,
             ledger=str(self._attempt_dir(ref) / _LEDGER),
             budget_tokens=ref.budget_tokens,
+            spend=spend_terms(ref, provider),
             mcp=mcp if mcp is not None and mcp.url_env and agent.uses_mcp else None,
             lease_sec=self.settings.host_timeout_sec + _LEASE_SLACK_S,
         )

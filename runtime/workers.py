@@ -25,6 +25,7 @@ from activities import (
     ResultActivities,
     SandboxActivities,
     ServiceActivities,
+    SpendActivities,
 )
 from durabench.gateway import ModelGateway
 from durabench.logs import configure_logging, get_logger
@@ -33,7 +34,7 @@ from durabench.sandbox import docker_client
 from durabench.settings.values import Settings
 from runtime.client import connect, deployment_of
 from runtime.orphans import end_orphaned_attempts, worker_identity
-from runtime.sweep import SWEEP_PERIOD_S, sweep_every
+from runtime.spend_broker import host_upkeep
 from runtime.temporal_profile import load_settings
 from runtime.workflow_runner import workflow_runner
 from workflows import WORKFLOWS
@@ -69,6 +70,7 @@ def build_workers(
     service = ServiceActivities(settings)
     accounts = AccountActivities(client, settings)
     pairs = PairActivities(client, settings)
+    spend = SpendActivities(client, settings)
     shared = Worker(
         client,
         task_queue=settings.task_queue,
@@ -90,6 +92,7 @@ def build_workers(
             accounts.release_account,
             accounts.vanished_holders,
             pairs.await_pairs,
+            spend.start_pairs,
         ],
     )
     host = Worker(
@@ -177,9 +180,7 @@ async def main() -> None:
         max_sandboxes=settings.max_sandboxes,
     )
     remote = deployment if settings.sandbox == "daytona" else None
-    sweeper = asyncio.create_task(
-        sweep_every(client, settings.host_id, SWEEP_PERIOD_S, stop, remote)
-    )
+    sweeper = asyncio.create_task(host_upkeep(client, settings, stop, remote))
     running = asyncio.create_task(run_workers(workers, stop))
     told = asyncio.create_task(stop.wait())
     try:

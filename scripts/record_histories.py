@@ -89,6 +89,11 @@ RECORDINGS = (
         ("suite_run_ui", "paired_task_ui", "agent_run_outcome"),
     ),
     Recording(
+        f"{WF}/test_spend_cap_run.py"
+        "::test_a_capped_run_runs_whole_pairs_and_stops_cleanly_at_its_cap",
+        ("suite_run_capped", "run_spend"),
+    ),
+    Recording(
         "tests/integration/test_two_workers.py"
         "::test_sticky_hosts_hold_their_limits_and_a_dead_host_s_attempts_move",
         ("agent_run_host_failover",),

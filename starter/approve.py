@@ -183,10 +183,11 @@ async def _awaits_approval(handle: WorkflowHandle[Any, RunOutcome]) -> bool:
     default=None,
     help="Restate the category.",
 )
+@click.option("--cost", default=None, help="Restate the expected cost (12.40-48.00, or unpriced).")
 def approve(run_id: str, approver: str, note: str, **restated: Any) -> None:
     """Approve a run's plan so its pairs start.
 
-    Restate any of the five parameters (model, suite, config mode, parallel, category) to
+    Restate any of the six parameters (model, suite, config mode, parallel, category, cost) to
     make sure you approve what you mean: a value that differs from the plan is refused.
     """
     run_async(approve_main)(run_id, approver, note, **restated)

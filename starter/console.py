@@ -28,6 +28,7 @@ from durabench.results.cost_report import cost_cell, cost_lines
 from durabench.results.report import cell_text, comparison_lines, headline, service_score
 from durabench.results.story import result_story
 from durabench.settings.values import Settings
+from durabench.spend.projection import spend_line
 from durabench.text_safety import one_line
 
 __all__ = [
@@ -167,7 +168,9 @@ def progress_line(p: ProgressOutput) -> str:
     phase = f"{p.phase} (paused)" if p.paused else p.phase
     approved = f"; approved by {p.approved_by}" if p.approved_by else ""
     approved += f" (note: {p.approval_note})" if p.approved_by and p.approval_note else ""
-    return shown(f"{phase}: {done}; attempts: {classes}; in flight: {running}{approved}")
+    cost = spend_line(p.spend, p.done, p.total)
+    cost = f"; {cost}" if cost else ""
+    return shown(f"{phase}: {done}; attempts: {classes}; in flight: {running}{cost}{approved}")
 
 
 def result_tables(result: RunResult) -> list[Table | str]:

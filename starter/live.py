@@ -19,6 +19,7 @@ from temporalio.service import RPCError, RPCStatusCode
 
 from durabench.models.pair import PairProgress
 from durabench.models.suite_run import ProgressOutput, RunOutcome
+from durabench.spend.projection import spend_line
 from starter.console import console, shown
 from starter.progress_lines import AFTER_PAIRS, ProgressLines
 from starter.queries import pair_progress, run_progress
@@ -88,7 +89,9 @@ def progress_view(p: ProgressOutput, pairs: list[PairProgress], now: datetime) -
     retrying = f"; {backoffs} arm(s) backing off before a retry" if backoffs else ""
     waiting = sum(1 for pair in pairs for a in pair.arms if a.state == "waiting_account")
     retrying += f"; {waiting} arm(s) waiting for an account slot" if waiting else ""
-    return Group(head, f"attempts: {classes}{retrying}", table)
+    cost = spend_line(p.spend, p.done, p.total)
+    said = [shown(f"cost: {cost}")] if cost else []
+    return Group(head, f"attempts: {classes}{retrying}", *said, table)
 
 
 def _server_went_away(result: asyncio.Task[RunOutcome]) -> bool:

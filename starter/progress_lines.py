@@ -11,6 +11,7 @@ from datetime import datetime
 
 from durabench.models.pair import PairProgress
 from durabench.models.suite_run import ProgressOutput
+from durabench.spend.projection import spend_line
 from durabench.wording import counted
 
 __all__ = ["AFTER_PAIRS", "ProgressLines"]
@@ -65,9 +66,11 @@ def _finished(last: ProgressOutput | None, p: ProgressOutput) -> list[str]:
     gone = sorted(set(last.running if last else ()) - set(p.running))
     classes = ", ".join(f"{k} {v}" for k, v in sorted(p.by_class.items()))
     excluded = f", {p.excluded} excluded" if p.excluded else ""
+    cost = spend_line(p.spend, p.done, p.total)
+    cost = f"; {cost}" if cost else ""
     lines = [
         f"{gone[i] if i < len(gone) else 'a pair'} done: {before + i + 1}/{p.total} pairs"
         for i in range(p.done - before)
     ]
-    lines[-1] += f"{excluded}; attempts: {classes}"
+    lines[-1] += f"{excluded}; attempts: {classes}{cost}"
     return lines

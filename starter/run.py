@@ -26,7 +26,7 @@ from durabench.settings.environment import pass_to_workers
 from durabench.settings.sources import CONFIG_FILE
 from durabench.settings.values import Settings
 from runtime.client import connect, deployment_of
-from runtime.sweep import SWEEP_PERIOD_S, sweep_every
+from runtime.spend_broker import host_upkeep
 from runtime.temporal_profile import load_settings
 from runtime.workers import run_workers, start_host, stopped
 from starter.console import approval_hint, console, plan_table, result_tables, shown, ui_url
@@ -56,6 +56,8 @@ RunHandle = WorkflowHandle[SuiteRunWorkflow, RunOutcome]
 NOTHING_MEASURED_EXIT = 3
 """Exit status of a run that completed with every pair excluded: nothing was measured
 (1 is an error, 2 a usage error)."""
+SPEND_CAP_EXIT = 3
+"""Exit status of a run that ended cleanly at its spend cap, with pairs not run."""
 
 
 @click.command()
@@ -104,10 +106,21 @@ def run(
     outcome = run_async(main)(request, yes=yes, detach=detach, resume=resume)
     if outcome is not None and outcome.status != "completed":
         raise Refusal(f"run {request.run_id} {outcome.status}: {outcome.reason}")
+    if outcome is not None and outcome.not_run:  # the cap was reached: a clean end, and a hint
+        click.echo(f"Error: {plain(spend_cap_reached(outcome))}", err=True)
+        raise click.exceptions.Exit(SPEND_CAP_EXIT)
     said = nothing_measured(outcome)
     if said is not None:
         click.echo(f"Error: {plain(said)}", err=True)
         raise click.exceptions.Exit(NOTHING_MEASURED_EXIT)
+
+
+def spend_cap_reached(outcome: RunOutcome) -> str:
+    """What the terminal says when the spend cap left pairs unstarted."""
+    return (
+        f"the spend cap was reached: {outcome.not_run} pair(s) not run or cut short (listed in "
+        f"{outcome.report_path}); to run them with a higher cap: {outcome.continue_command}"
+    )
 
 
 def nothing_measured(outcome: RunOutcome | None) -> str | None:
@@ -193,8 +206,7 @@ async def work_on(
         workers = asyncio.create_task(run_workers(built, stop))
         # As python worker.py does: leftovers of this host (a crash, a cancel) are removed.
         remote = deployment if settings.sandbox == "daytona" else None
-        sweep = sweep_every(client, settings.host_id, SWEEP_PERIOD_S, stop, remote)
-        sweeper = asyncio.create_task(sweep)
+        sweeper = asyncio.create_task(host_upkeep(client, settings, stop, remote))
         try:
             return await _follow(client, handle, settings, yes=yes)
         finally:

@@ -210,6 +210,14 @@ def policy_options(f: FC) -> FC:
                 "gateway [DURABENCH_BUDGET_TOKENS, none].",
             ),
             click.option(
+                "--max-spend",
+                type=float_range(min=0, min_open=True),
+                default=None,
+                metavar="USD",
+                help="The most the run may spend on model tokens, on every host together; "
+                "pairs past it are not run [DURABENCH_MAX_SPEND_USD, none].",
+            ),
+            click.option(
                 "--approval-timeout",
                 type=float_range(min=0, min_open=True),
                 default=None,

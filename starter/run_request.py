@@ -59,6 +59,7 @@ class RunOptions:
     infra_retries: int | None = None
     infra_backoff: float | None = None
     budget: int | None = None
+    max_spend: float | None = None
     approval_timeout: float | None = None
     service_url: str | None = None
     service_api: ServiceApi = "legacy"
@@ -191,6 +192,7 @@ def build_request(
         infra_backoff_sec=_or(options.infra_backoff, settings.infra_backoff_sec),
         approval_timeout_sec=options.approval_timeout or settings.approval_timeout_sec,
         budget_tokens=_or(options.budget, settings.gateway_budget_tokens),
+        max_spend_usd=_or(options.max_spend, settings.max_spend_usd),
     )
 
 

@@ -14,6 +14,7 @@ if TYPE_CHECKING:
     from workflows.agent_run import AgentRunWorkflow
     from workflows.ids import attempt_workflow_id, pair_workflow_id, run_workflow_id
     from workflows.paired_task import PairedTaskWorkflow
+    from workflows.run_spend import RunSpendWorkflow
     from workflows.sandbox_slots import SandboxSlotsWorkflow
     from workflows.suite_run import SuiteRunWorkflow
 
@@ -25,6 +26,7 @@ __all__ = [
     "AgentRunWorkflow",
     "PairedTaskWorkflow",
     "SandboxSlotsWorkflow",
+    "RunSpendWorkflow",
     "SuiteRunWorkflow",
     "attempt_workflow_id",
     "pair_workflow_id",
@@ -38,6 +40,7 @@ _HOMES = {
     "AgentRunWorkflow": "workflows.agent_run",
     "PairedTaskWorkflow": "workflows.paired_task",
     "SandboxSlotsWorkflow": "workflows.sandbox_slots",
+    "RunSpendWorkflow": "workflows.run_spend",
     "attempt_workflow_id": "workflows.ids",
     "pair_workflow_id": "workflows.ids",
     "SuiteRunWorkflow": "workflows.suite_run",
@@ -60,6 +63,7 @@ def __getattr__(name: str) -> Any:
                 "AgentRunWorkflow",
                 "AccountPoolWorkflow",
                 "SandboxSlotsWorkflow",
+                "RunSpendWorkflow",
             )
         )
     if name not in _HOMES:

@@ -15,7 +15,7 @@ from typing import TypeVar
 
 from temporalio import workflow
 
-__all__ = ["despite_cancel", "stop_if_cancelled"]
+__all__ = ["cancel_requested", "despite_cancel", "stop_if_cancelled"]
 
 T = TypeVar("T")
 
@@ -46,3 +46,14 @@ async def despite_cancel(step: Awaitable[T]) -> T:
         if task.cancelled():  # the step itself was cancelled (the worker let go of it)
             raise
         return await task
+
+
+def cancel_requested() -> bool:
+    """Whether the workflow itself was cancelled, however the cancel reached it.
+
+    What decides is the workflow's own cancel request, not the error: a cancel that
+    lands while an activity runs arrives as that activity's error, and a worker that
+    evicts the run from its cache cancels its tasks with ``asyncio.CancelledError``
+    too (the run goes on elsewhere: its pairs must not be cancelled).
+    """
+    return workflow.cancellation_reason() is not None

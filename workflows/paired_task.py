@@ -168,6 +168,7 @@ class PairedTaskWorkflow:
                 agent=pair.agent,
                 service=pair.service,
                 budget_tokens=pair.budget_tokens,
+                spend_capped=pair.spend_capped,
                 prices=pair.prices,
             )
             self._set_arm(ArmProgress(lane=lane, attempt=attempt, state="running"))

@@ -19,6 +19,7 @@ with workflow.unsafe.imports_passed_through():
     from durabench.models.run import PlanSummary, RunRequest
     from durabench.models.suite_run import ProgressOutput
     from durabench.planning.rows import PlanRow, plan_rows, request_rows
+    from durabench.spend.projection import spend_line
     from durabench.text_safety import md_escape
     from durabench.wording import counted
 
@@ -26,7 +27,7 @@ from workflows.search_attributes import suite_of
 
 _ASKED = (
     *("model", "suite", "selection", "agent", "config mode", "tasks", "parallel slots"),
-    *("token budget", "agent-hours (upper bound)", "rerun of"),
+    *("token budget", "agent-hours (upper bound)", "expected cost", "spend cap", "rerun of"),
 )
 """The plan rows the approval timer's summary repeats (and every alert)."""
 
@@ -195,9 +196,10 @@ def _counts(p: ProgressOutput) -> str:
     excluded = f", {p.excluded} excluded" if p.excluded else ""
     approved = f"approved by {p.approved_by}; " if p.approved_by else ""
     running = ", ".join(p.running) or "-"
+    cost = spend_line(p.spend, p.done, p.total)
     return (
         f"{approved}{p.done}/{p.total} pairs done{excluded}; attempts: {classes}; "
-        f"in flight: {running}; parallel {p.parallel}"
+        f"in flight: {running}; parallel {p.parallel}" + (f"; {cost}" if cost else "")
     )
 
 

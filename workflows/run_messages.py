@@ -11,10 +11,10 @@ from __future__ import annotations
 from temporalio import workflow
 
 with workflow.unsafe.imports_passed_through():
-    from durabench.models.run import Approval, PlanSummary, Rejection
+    from durabench.models.run import Approval, Control, PlanSummary, Rejection
     from durabench.planning.approval import approval_mismatches
 
-__all__ = ["SIGNALS", "refusal"]
+__all__ = ["SIGNALS", "refusal", "who"]
 
 SIGNALS = {
     "approve": (
@@ -60,3 +60,9 @@ def refusal(
             f"`python -m starter status {run_id}`, or reject the run and plan the one you meant"
         )
     return ""
+
+
+def who(control: Control | None) -> tuple[str, str]:
+    """Who sent a pause or resume, and why (``no reason given``)."""
+    control = control or Control()
+    return control.by, control.reason or "no reason given"

@@ -43,7 +43,7 @@ with workflow.unsafe.imports_passed_through():
     )
     from durabench.planning.approval import approval_mismatches, approval_progress
 
-from workflows.cancel_check import stop_if_cancelled
+from workflows.cancel_check import cancel_requested, stop_if_cancelled
 from workflows.ids import pair_workflow_id, run_workflow_id
 from workflows.pair_control import cancel_pairs, service_scores, tell_pairs
 from workflows.pair_ends import (
@@ -62,8 +62,9 @@ from workflows.run_details import (
     page_summary,
     plan_summary,
 )
-from workflows.run_messages import SIGNALS, refusal
+from workflows.run_messages import SIGNALS, refusal, who
 from workflows.search_attributes import RUN_STATUS, for_plan
+from workflows.spend_gate import RunSpend
 
 __all__ = ["PAGE_SIZE", "SuiteRunWorkflow", "run_workflow_id"]
 
@@ -86,6 +87,7 @@ class SuiteRunWorkflow:
         self._by_class: Counter[str] = Counter()
         self._excluded = 0
         self._run_id = data.request.run_id
+        self._spend = RunSpend(self._run_id, data.carried.spend if data.carried else None)
         self._paused = False
         self._control_seq = 0
         self._parallel = data.request.parallel or 0  # 0: the plan derives it
@@ -161,6 +163,7 @@ class SuiteRunWorkflow:
         self._done += int(not done.cancelled)
         self._by_class.update(done.by_class)
         self._excluded += int(done.excluded)
+        self._spend.pair_ended(self._plan, done)
         if done.unexplained:
             workflow.logger.error("pair %s ended unexplained: %s", done.task_id, done.unexplained)
             self._ended_abnormally.append(done.task_id)
@@ -171,8 +174,8 @@ class SuiteRunWorkflow:
         """No new pair or attempt starts until ``resume``; running attempts finish."""
         if not self._paused:
             self._paused = True
-            workflow.logger.info("paused by %s: %s", *_who(control))
-            self._note = "{}: {}".format(*_who(control))
+            workflow.logger.info("paused by %s: %s", *who(control))
+            self._note = "{}: {}".format(*who(control))
             self._show()
             self._control_seq += 1
             await tell_pairs(self._run_id, self._running, "pause", self._control_seq)
@@ -182,7 +185,7 @@ class SuiteRunWorkflow:
         """Undo ``pause``."""
         if self._paused:
             self._paused = False
-            workflow.logger.info("resumed by %s: %s", *_who(control))
+            workflow.logger.info("resumed by %s: %s", *who(control))
             self._show()
             self._control_seq += 1
             await tell_pairs(self._run_id, self._running, "resume", self._control_seq)
@@ -233,6 +236,7 @@ class SuiteRunWorkflow:
             paused=self._paused,
             parallel=self._parallel,
             ended_abnormally=tuple(self._ended_abnormally),
+            spend=self._spend.progress(self._plan),
         )
 
     def _set_phase(self, phase: RunPhase, status: str | None = None) -> None:
@@ -263,6 +267,7 @@ class SuiteRunWorkflow:
             cancelled |= workflow.cancellation_reason() is not None
             self._note = "the run was cancelled" if cancelled else ended_by(err)
             self._set_phase("cancelled" if cancelled else "failed")
+            await self._spend.run_ended(self._plan, err)
             raise
 
     async def _run(self, data: SuiteRunInput) -> RunOutcome:
@@ -286,21 +291,10 @@ class SuiteRunWorkflow:
             await workflow.wait_condition(lambda: not self._running or self._watches.failed)
             self._watches.raise_if_failed(self._run_id, self._running)
         except (Exception, asyncio.CancelledError):
-            if self._cancel_requested():
+            if cancel_requested():
                 await cancel_pairs(self._run_id, lambda: self._running)
             raise
         return await self._report()
-
-    @staticmethod
-    def _cancel_requested() -> bool:
-        """Whether the run itself was cancelled, however the cancel reached it.
-
-        What decides is the workflow's own cancel request, not the error: a cancel that
-        lands while an activity runs arrives as that activity's error, and a worker that
-        evicts the run from its cache cancels its tasks with ``asyncio.CancelledError``
-        too (the run goes on elsewhere: its pairs must not be cancelled).
-        """
-        return workflow.cancellation_reason() is not None
 
     async def _plan_and_approve(self, data: SuiteRunInput) -> RunOutcome | None:
         request = data.request
@@ -347,6 +341,7 @@ class SuiteRunWorkflow:
             retry_policy=RETRY,
             summary=f"approved by {by}: write run.json",
         )
+        await self._spend.open(self._plan)
         return None
 
     def _restore(self, carried: CarriedState) -> int:
@@ -375,6 +370,7 @@ class SuiteRunWorkflow:
             control_seq=self._control_seq,
             parallel=self._parallel,
             ended_abnormally=tuple(self._ended_abnormally),
+            spend=self._spend.carry(),
         )
 
     async def _fan_out(self, start: int) -> int | None:
@@ -400,6 +396,7 @@ class SuiteRunWorkflow:
                 await workflow.wait_condition(
                     lambda: (
                         (not self._paused and len(self._running) < self._parallel)
+                        and self._spend.may_ask(len(self._running))
                         or self._watches.failed
                     )
                 )
@@ -407,6 +404,9 @@ class SuiteRunWorkflow:
                 stop_if_cancelled(f"pairs from task {index}")
                 room = self._parallel - len(self._running)
                 batch = pending[: min(room, req.pairs_per_run - started)]
+                batch = await self._spend.afford(plan, batch, len(self._running))
+                if self._spend.stopped:  # the cap is reached: the rest are not run
+                    return None
                 del pending[: len(batch)]
                 # Every free slot is filled in one workflow task: starting pairs one at a
                 # time would cost a round trip each and cap a run at a few pairs a second.
@@ -433,7 +433,7 @@ class SuiteRunWorkflow:
                 parent_close_policy=ParentClosePolicy.ABANDON,
             )
         except asyncio.CancelledError:  # the run was cancelled while the start was in flight
-            if self._cancel_requested():  # not evicted: the worker carrying on starts it
+            if cancel_requested():  # not evicted: the worker carrying on starts it
                 self._watches.start(watch_interrupted(req.run_id, task.task_id, self._pair_ended))
             raise
         self._watches.start(watch_child(task.task_id, handle, self._pair_ended))
@@ -443,6 +443,7 @@ class SuiteRunWorkflow:
 
     async def _report(self) -> RunOutcome:
         self._set_phase("reporting")
+        await self._spend.close(self._plan)
         if self._plan is not None and self._plan.request.service is not None:
             await service_scores(self._plan.request.service, self._run_id, self._plan.lanes)
         report = await workflow.execute_activity_method(
@@ -465,12 +466,9 @@ class SuiteRunWorkflow:
             results_dir=report.results_dir,
             report_path=report.report_path,
             lanes=report.lanes,
+            not_run=report.not_run,
+            continue_command=report.continue_command,
             approved_by=self._approval.approver if self._approval else None,
             measured=measured,
             headline=headline,
         )
-
-
-def _who(control: Control | None) -> tuple[str, str]:
-    control = control or Control()
-    return control.by, control.reason or "no reason given"

@@ -137,6 +137,8 @@ def api_end(data: ClassifyInput, ended_badly: bool) -> tuple[ExitClass, str] | N
     m = data.metered
     if m is None or m.requests == 0:
         return None
+    if m.spend_capped:  # the harness stopped the session, whatever the CLI made of it
+        return "infra_spend_cap", "the run's spend cap no longer covered the session's requests"
     if m.budget_spent:
         said = f"the attempt's token budget was spent ({counted(m.tokens.total, 'token')}"
         if over_budget(data):

@@ -54,6 +54,7 @@ from durabench.gateway.request import (
 )
 from durabench.gateway.revocation import RevokedRequests
 from durabench.gateway.room_book import RoomBook
+from durabench.gateway.spend_gate import SpendGate, spend_hold
 from durabench.gateway.turned_away import record_malformed, record_overloaded
 from durabench.gateway.upstream import UpstreamClients
 from durabench.wording import counted
@@ -98,6 +99,7 @@ class GatewayApp:
         self.revoked = RevokedRequests(store)
         self.shares = RateShares(LiveAttempts(store))
         self.rooms = RoomBook(store)
+        self.spend = SpendGate(store.root)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         """One request: ``/healthz``, ``/mcp/...`` or ``/<provider>/...``."""
@@ -153,13 +155,16 @@ class GatewayApp:
         self, grant: Grant, req: AgentRequest, receive: Receive, send: Send
     ) -> None:
         """Admit the request, then forward it; its reservation is settled on every path."""
-        reservation = None
+        reservation = hold = None
         try:
             reservation = await self._admit(grant, req, receive)
+            hold = await spend_hold(self.spend, grant, req)
             key = self._secret(grant)
             await self._forward(grant, req, send, reservation, key)
         finally:
             self.budgets.settle(reservation, 0)  # nothing, when its answer settled it
+            if grant.spend is not None:
+                self.spend.settle(grant.spend, hold, req.written)
 
     def overloaded(self, scope: Scope) -> None:
         """Record a request turned away because the host was full (:mod:`.turned_away`)."""

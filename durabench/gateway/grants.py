@@ -24,6 +24,7 @@ from durabench.agents.llm_ids import served_model_matches
 from durabench.atomic import atomic_write
 from durabench.gateway.providers import TOKEN_PREFIX, ProviderName
 from durabench.models.config import McpServer
+from durabench.spend.terms import SpendTerms
 
 __all__ = ["Grant", "GrantStore", "TOKEN_PREFIX"]
 
@@ -50,6 +51,8 @@ class Grant(BaseModel):
     """The attempt's ledger file (the gateway's record of its requests), on the host."""
     budget_tokens: int | None = None
     """Tokens (input, output and cache) the attempt may use; ``None``: no budget."""
+    spend: SpendTerms | None = None
+    """The run's spend cap holds its requests (:mod:`.spend_gate`); ``None``: no cap."""
     mcp: McpServer | None = None
     """The lane's MCP server over HTTP, reached through the gateway; ``None``: none."""
     lease_sec: float | None = None

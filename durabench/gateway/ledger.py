@@ -197,6 +197,7 @@ def read_ledger(path: Path) -> MeteredUsage | None:
         overloaded=sum(e.status == 529 or e.usage.error == "overloaded_error" for e in api),
         auth_refused=sum(e.status in (401, 403) for e in api),
         budget_spent=any(e.refused == "budget" for e in entries),
+        spend_capped=any(e.refused == "spend cap" for e in entries),
         refused_path=sum(e.refused == "path" for e in entries),
         refused_model=sum(e.refused == "model" for e in entries),
         last_status=last.status,

@@ -168,6 +168,8 @@ class AgentRequest:
         self.headers, self.query, self.ledger = headers, query, ledger
         self.recorded = False
         """Its ledger line is written: it gets no other."""
+        self.written: LedgerEntry | None = None
+        """That line, once written (what a capped run's spend is settled with)."""
         self.held = 0
         """Bytes of its body held against its attempt's :class:`BodyBytes`."""
         self.body = bytearray()
@@ -237,7 +239,8 @@ class AgentRequest:
         if self.recorded or not self.ledger:
             return
         self.recorded = True
-        append_entry(Path(self.ledger), self.entry(status, **fields))
+        self.written = self.entry(status, **fields)
+        append_entry(Path(self.ledger), self.written)
 
     def entry(self, status: int, **fields: Any) -> LedgerEntry:
         """The request's ledger line."""

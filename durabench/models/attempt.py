@@ -53,6 +53,8 @@ class AttemptRef(BaseModel):
     """The service that grades the attempt instead of the local verifier."""
     budget_tokens: int | None = None
     """Tokens the attempt may use, enforced by the model gateway; ``None``: no budget."""
+    spend_capped: bool = False
+    """The run has a spend cap: the gateway reserves the attempt's requests against it."""
     prices: PriceTable = Field(default_factory=PriceTable)
     """The prices the run is costed with (its plan's): the attempt's metered tokens at
     these are its ``cost_usd``."""

@@ -65,6 +65,8 @@ class PairInput(BaseModel):
     lease_poll_sec: float = 15.0
     """While every slot of the agent's accounts is in use, how often an arm asks again."""
     budget_tokens: int | None = None
+    spend_capped: bool = False
+    """The run has a spend cap: its attempts' requests are reserved against it."""
     """Tokens one attempt may use (the run's ``--budget``); ``None``: no budget."""
     prices: PriceTable = Field(default_factory=PriceTable)
     """The prices the run is costed with (its plan's)."""
@@ -90,6 +92,7 @@ class PairInput(BaseModel):
             accounts=plan.account_slots is not None,
             lease_poll_sec=req.lease_poll_sec,
             budget_tokens=req.budget_tokens,
+            spend_capped=req.max_spend_usd is not None,
             prices=plan.prices,
             paused=paused,
             control_seq=control_seq,
@@ -108,6 +111,8 @@ class PairDone(BaseModel):
     """Whether the pair is excluded."""
     cancelled: bool = False
     """The pair was cancelled (with its run); its containers are gone."""
+    cost_usd: float = 0.0
+    """What its attempts cost, metered (an unpriced attempt adds nothing)."""
     unexplained: str = ""
     """How a pair that could not say how it ended closed (terminated, timed out, failed
     without :data:`PAIR_ENDED`): it is excluded, and the run names it."""
@@ -153,7 +158,10 @@ def pair_end(
     """
     if result is not None:
         by_class = Counter(a.exit_class for a in result.attempts)
-        return PairDone(task_id=task_id, by_class=dict(by_class), excluded=result.excluded)
+        cost = sum(a.cost_usd or 0.0 for a in result.attempts)
+        return PairDone(
+            task_id=task_id, by_class=dict(by_class), excluded=result.excluded, cost_usd=cost
+        )
     if cancelled:
         return PairDone(task_id=task_id, by_class={}, cancelled=True)
     if error_type == PAIR_ENDED and details:

@@ -9,6 +9,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from durabench.models.agent import AgentSpec, flat_agent_fields
 from durabench.models.benchmark_service import ServiceTarget
+from durabench.models.cost import CostEstimate
 from durabench.models.parallelism import Parallelism
 from durabench.models.prices import PriceTable
 
@@ -65,6 +66,9 @@ class RunRequest(BaseModel):
     budget_tokens: int | None = Field(default=None, gt=0)
     """Tokens (input, output, cache) one attempt may use, enforced by the model gateway
     (``--budget``); past it the attempt ends as ``model_budget``. ``None``: no budget."""
+    max_spend_usd: float | None = Field(default=None, gt=0)
+    """The most the run may spend on model tokens, over every host (``--max-spend``);
+    ``None``: no cap."""
     lease_poll_sec: float = Field(default=15.0, gt=0)
     """While every slot of the agent's accounts is in use, how often a waiting arm asks
     the account pool again (jittered)."""
@@ -184,6 +188,9 @@ class PlanSummary(BaseModel):
     cli_version_note: str = ""
     """Where that version comes from: ``--agent-opt version``, the routing table, or the
     adapter's own (which a task image's own CLI replaces in a staging run)."""
+    cost: CostEstimate | None = None
+    """The expected cost, as a range (:mod:`durabench.planning.cost_estimate`); ``None`` in
+    older plans."""
     parallelism: Parallelism | None = None
     """The parallel slots and how they were derived; ``None`` in older plans, whose
     request holds the number."""
@@ -252,7 +259,7 @@ NOT_NAMED = "not named"
 class Approval(BaseModel):
     """Input of the ``approve`` signal and update; ``{}`` approves as planned.
 
-    An approval may restate any of the five parameters a person confirms; a restated value
+    An approval may restate any of the six parameters a person confirms; a restated value
     that differs from the plan refuses the approval, so nobody approves a run they did not
     mean (the wrong model, the official category) by accident.
     """
@@ -277,3 +284,6 @@ class Approval(BaseModel):
     """Restated parallel slots."""
     category: Category | None = None
     """Restated category."""
+    cost: str | None = None
+    """Restated expected cost, as the plan writes it for approval (``12.40-48.00``, or
+    ``unpriced``): a run is approved at a price."""

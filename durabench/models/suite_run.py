@@ -10,11 +10,12 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 from durabench.models.audit import Manifest
 from durabench.models.results import LaneSummary
 from durabench.models.run import Approval, PlanSummary, RunRequest, TaskRef
+from durabench.spend.book import SpendCarried, SpendProgress
 
 __all__ = [
     "CarriedState",
@@ -56,6 +57,8 @@ class CarriedState(BaseModel):
     """Parallel slots as last set (``None``: as planned)."""
     ended_abnormally: tuple[str, ...] = ()
     """Task ids of pairs that closed without saying how they ended (terminated, timed out)."""
+    spend: SpendCarried = Field(default_factory=SpendCarried)
+    """The run's side of its spend cap (:mod:`workflows.spend_gate`)."""
 
 
 class SuiteRunInput(BaseModel):
@@ -117,6 +120,8 @@ class ProgressOutput(BaseModel):
     ended_abnormally: tuple[str, ...] = ()
     """Task ids of pairs that closed without saying how they ended (terminated, reset away):
     counted done and excluded."""
+    spend: SpendProgress = Field(default_factory=SpendProgress)
+    """What the run has spent, and its cap."""
 
 
 class RunOutcome(BaseModel):
@@ -147,6 +152,10 @@ class RunOutcome(BaseModel):
     """The Markdown report."""
     lanes: tuple[LaneSummary, ...] = ()
     """Totals per lane."""
+    not_run: int = 0
+    """Pairs the run's spend cap left unstarted or cut short (listed in the report)."""
+    continue_command: str = ""
+    """The command that runs them with a higher cap (empty: none left)."""
 
 
 class RecordRunInput(BaseModel):
@@ -206,6 +215,10 @@ class ReportOutput(BaseModel):
     """Totals per lane."""
     story: str = ""
     """The result in a sentence, as every report opens (``result_story``)."""
+    not_run: int = 0
+    """Pairs the run's spend cap left unstarted or cut short."""
+    continue_command: str = ""
+    """The command that runs them with a higher cap (empty: none left)."""
     manifest: Manifest | None = None
     """The run's own files beside ``tasks/`` as this call left them: recorded in history
     so ``starter audit`` finds any later change; ``None`` from workers before manifests."""

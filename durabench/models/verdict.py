@@ -34,12 +34,13 @@ ExitClass = Literal[
     "infra_usage_cap",
     "infra_auth",
     "infra_rate_limit",
+    "infra_spend_cap",
     "infra_other",
 ]
 """How an attempt ended, in the CLISpecBench run-eval classes."""
 
 INFRA_CLASSES: frozenset[str] = frozenset(
-    {"infra_usage_cap", "infra_auth", "infra_rate_limit", "infra_other"}
+    {"infra_usage_cap", "infra_auth", "infra_rate_limit", "infra_spend_cap", "infra_other"}
 )
 """Classes that say nothing about the model: retried, never scored."""
 
@@ -113,6 +114,8 @@ class MeteredUsage(BaseModel):
     """Responses from the API that were 401 or 403."""
     budget_spent: bool = False
     """The gateway refused a request because the attempt's budget was spent."""
+    spend_capped: bool = False
+    """The gateway refused a request because the run's spend cap no longer covered it."""
     refused_path: int = 0
     """Requests the gateway refused for an endpoint it does not pass on."""
     refused_model: int = 0

@@ -1,9 +1,10 @@
 """Whether an approval matches the plan it approves.
 
-A person confirms five parameters before money is spent: model, suite (or selection file),
-config mode (and which full config), parallel slots and category. An approval may restate any
-of them; each restated value must equal the plan's. Pure, so the workflow's update validator
-and its signal handler give the same answer, and a test can check it without a server.
+A person confirms six parameters before money is spent: model, suite (or selection file),
+config mode (and which full config), parallel slots, category and the expected cost. An
+approval may restate any of them; each restated value must equal the plan's. Pure, so the
+workflow's update validator and its signal handler give the same answer, and a test can
+check it without a server.
 """
 
 from __future__ import annotations
@@ -36,6 +37,7 @@ def approval_mismatches(plan: PlanSummary, approval: Approval) -> list[str]:
         "full_config": req.full_config,
         "parallel": plan.parallel,
         "category": req.category,
+        "cost": plan.cost.restated() if plan.cost is not None else None,
     }
     also = {"suite": req.suite}  # a selection file's run also answers to its suite name
     problems = []

@@ -69,6 +69,7 @@ def plan_rows(plan: PlanSummary) -> list[PlanRow]:
         PlanRow("sandboxes", f"{plan.sandbox}: {plan.sandbox_limits or 'limits not recorded'}"),
         *([PlanRow("worker lock", plan.worker_lock)] if plan.worker_lock else []),
         PlanRow("agent-hours (upper bound)", f"{plan.estimated_agent_hours:.2f}"),
+        *cost_rows(plan),
         PlanRow("infra retries", _retries(req)),
         PlanRow("token budget", _budget(req)),
         PlanRow("results", plan.results_dir),
@@ -157,3 +158,14 @@ def _retries(req: RunRequest) -> str:
 
 def _budget(req: RunRequest) -> str:
     return f"{req.budget_tokens:,} per attempt" if req.budget_tokens else "none"
+
+
+def cost_rows(plan: PlanSummary) -> list[PlanRow]:
+    """The price line (what ``approve --cost`` restates) and the spend cap."""
+    rows = []
+    if plan.cost is not None:
+        unpriced = plan.cost.low_usd is None
+        rows.append(PlanRow("expected cost", plan.cost.line(), alert=unpriced))
+    cap = plan.request.max_spend_usd
+    rows.append(PlanRow("spend cap", f"${cap:,.2f} over every host" if cap else "none"))
+    return rows

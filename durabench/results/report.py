@@ -14,6 +14,7 @@ from durabench.models.results import AttemptResult, LaneSummary, RunResult
 from durabench.models.run import NOT_NAMED, Approval
 from durabench.models.scorecard import Cell, PairedComparison, Scorecard
 from durabench.results.cost_report import cost_cell, cost_lines, cost_table
+from durabench.results.not_run import not_run_lines
 from durabench.results.run_versions import version_lines
 from durabench.results.story import headline, result_story
 from durabench.text_safety import md_code, md_escape
@@ -279,6 +280,7 @@ def render_markdown(result: RunResult, card: Scorecard) -> str:
             + md_escape(f"{e.task_id} / {e.lane} / attempt {e.attempt}: {e.exit_class}: {e.reason}")
             for e in card.excluded_attempts
         ]
+    lines += not_run_lines(result)
     if result.excluded:
         lines += ["", "## Excluded pairs", ""]
         lines += [f"- {md_escape(f'{t}: {why}')}" for t, why in sorted(result.excluded.items())]

@@ -21,6 +21,7 @@ _INFRA_HINTS = {
     "(such as ANTHROPIC_API_KEY, OPENAI_API_KEY or GEMINI_API_KEY)",
     "infra_rate_limit": "the provider kept rate-limiting: lower --parallel or wait",
     "infra_usage_cap": "the account hit its usage cap: wait for the reset or use another",
+    "infra_spend_cap": "the run's spend cap was reached: rerun with a higher --max-spend",
     "infra_other": "see each attempt's reason under Excluded attempts",
 }
 

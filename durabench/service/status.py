@@ -35,6 +35,7 @@ GENERATION_STATUS: MappingProxyType[str, GenerationStatus] = MappingProxyType(
         "infra_usage_cap": "error",
         "infra_auth": "error",
         "infra_rate_limit": "error",
+        "infra_spend_cap": "error",
         "infra_other": "error",
     }
 )

@@ -180,6 +180,9 @@ class Settings(BaseSettings):
     """``DURABENCH_BUDGET_TOKENS``: the default of ``--budget``, the tokens (input, output
     and cache) one attempt may use; past it the gateway refuses the agent's requests and the
     attempt ends as the model's (the budget is part of the benchmark). Unset: no budget."""
+    max_spend_usd: float | None = Field(default=None, gt=0)
+    """``DURABENCH_MAX_SPEND_USD``: the default of ``--max-spend``, the most a run may spend
+    on model tokens over every host (priced with ``prices.toml``). Unset: no cap."""
     sandbox_memory_mb: int = Field(default=4096, gt=0)
     """``DURABENCH_SANDBOX_MEMORY_MB``: memory limit of each sandbox, in MiB."""
     sandbox_cpus: float = Field(default=2.0, gt=0)

@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from durabench.models.agent import AgentSpec
+from durabench.models.cost import CostEstimate
 from durabench.models.parallelism import Parallelism
 from durabench.models.run import Approval, PlanSummary, RunRequest
 from durabench.planning.approval import approval_mismatches
@@ -22,6 +23,7 @@ PLANNED: dict[str, Any] = {
     "full_config": "sourcegraph_custom",
     "parallel": 5,
     "category": "official",
+    "cost": "12.40-48.00",
 }
 """The plan's value of each parameter an approval may restate."""
 
@@ -32,13 +34,18 @@ OTHER: dict[str, Any] = {
     "full_config": "sourcegraph_full",
     "parallel": 2,
     "category": "staging",
+    "cost": "12.40-48.01",
 }
 """A valid value that differs from the plan's, per parameter (the defaults, mostly)."""
 
 
 def plan(**request: Any) -> PlanSummary:
-    fields = {k: v for k, v in PLANNED.items() if k != "model"} | request
+    fields = {k: v for k, v in PLANNED.items() if k not in ("model", "cost")} | request
+    cost = CostEstimate(
+        sessions=6, low_usd=12.4, high_usd=48.0, session_high_usd=8.0, basis="3 earlier sessions"
+    )
     return PlanSummary(
+        cost=cost,
         request=RunRequest(run_id="r1", agent=AgentSpec(model=PLANNED["model"]), **fields),
         lanes=("sourcegraph_custom",),
         task_count=3,
@@ -73,6 +80,7 @@ def test_every_wrong_parameter_is_named_once_in_the_plan_s_order() -> None:
         "full_config",
         "parallel",
         "category",
+        "cost",
     ]
 
 
@@ -154,3 +162,20 @@ def test_a_derived_parallelism_is_checked_against_the_derived_number() -> None:
 def test_an_empty_or_zero_value_restates_something(restated: dict[str, Any], line: str) -> None:
     """Only a field left out (None) restates nothing; ``""`` and ``0`` are values, and wrong."""
     assert approval_mismatches(plan(), Approval(**restated)) == [line]
+
+
+def test_a_run_is_approved_at_its_price_and_an_unpriced_plan_answers_to_unpriced() -> None:
+    """The price line restated: ``12.40-48.00`` matches, a cent more does not; a plan of an
+    unpriced model restates as ``unpriced``, never as ``0.00-0.00``."""
+    assert approval_mismatches(plan(), Approval(cost="12.40-48.00")) == []
+    unpriced = plan().model_copy(
+        update={
+            "cost": CostEstimate(
+                sessions=6, low_usd=None, high_usd=None, session_high_usd=None, basis="no price"
+            )
+        }
+    )
+    assert approval_mismatches(unpriced, Approval(cost="unpriced")) == []
+    assert approval_mismatches(unpriced, Approval(cost="0.00-0.00")) == [
+        "cost is 'unpriced' in the plan, the approval says '0.00-0.00'"
+    ]

@@ -117,3 +117,16 @@ def test_an_mcp_lane_whose_server_never_answered_through_the_gateway_is_infra() 
     assert working.exit_class == "completed"
     stdio = classify(_input(_metered(), mcp_servers=("local",)))  # not through the gateway
     assert stdio.exit_class == "completed"
+
+
+def test_a_session_the_run_s_spend_cap_stopped_is_the_harness_s_never_the_model_s() -> None:
+    """The gateway refused a request for the run's spend cap: ``infra_spend_cap``, whether
+    the CLI then failed, timed out or claimed success, and it is never scored."""
+    metered = _metered(spend_capped=True, last_status=429, last_refused="spend cap")
+    for facts in ({"exit_code": 1}, {"timed_out": True, "exit_code": 137}, {}):
+        verdict = classify(_input(metered, **facts))
+        assert verdict.exit_class == "infra_spend_cap", facts
+        assert "spend cap" in verdict.reason
+    from durabench.models.verdict import is_infra
+
+    assert is_infra("infra_spend_cap")

@@ -89,6 +89,7 @@ def test_paths_are_made_absolute(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
         ({"infra_retries": 0}, "infra_retries", 0),
         ({"infra_backoff": 0.0}, "infra_backoff_sec", 0.0),
         ({"budget": 5}, "budget_tokens", 5),
+        ({"max_spend": 25.0}, "max_spend_usd", 25.0),
         ({"approval_timeout": 7.5}, "approval_timeout_sec", 7.5),
         ({"allow_unpaired": True}, "allow_unpaired", True),
     ],
@@ -106,10 +107,12 @@ def test_settings_fill_what_the_options_leave_out(tmp_path: Path) -> None:
         infra_backoff_sec=3.0,
         approval_timeout_sec=9.0,
         gateway_budget_tokens=11,
+        max_spend_usd=40.0,
     )
     left_out = build_request(RunOptions(suite="p"), settings, allow_unpaired=False, stamp=STAMP)
     assert (left_out.infra_retries, left_out.infra_backoff_sec) == (5, 3.0)
     assert (left_out.approval_timeout_sec, left_out.budget_tokens) == (9.0, 11)
+    assert left_out.max_spend_usd == 40.0
     given = RunOptions(
         suite="p", infra_retries=0, infra_backoff=0.0, approval_timeout=1.0, budget=2
     )

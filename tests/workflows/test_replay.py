@@ -42,4 +42,6 @@ def test_every_workflow_and_its_paths_have_a_recorded_history() -> None:
         "account_pool",
         "account_pool_update_count",  # the pool continuing as new
         "sandbox_slots",  # the deployment's sandbox quota: takes, give-backs, a reap
+        "suite_run_capped",  # a run that stops at its spend cap
+        "run_spend",  # a capped run's book: pairs asked for, hosts' reports, closed
     }

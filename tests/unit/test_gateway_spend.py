@@ -1,0 +1,127 @@
+"""The gateway's side of a run's spend cap: each request reserved in dollars from its block.
+
+At $3 / $15 / $0.30 / $3.75 per million tokens, an answer of 1,000 input and 200 output
+tokens costs 1,000 x 3 + 200 x 15 = 6,000 micro-dollars; a request of B body bytes asking
+for 300 output tokens reserves B // 3 x 3.75 + 300 x 15.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from datetime import date
+from pathlib import Path
+
+from durabench.gateway.ledger import LedgerEntry, read_entries, read_ledger
+from durabench.gateway.meter import ResponseUsage
+from durabench.gateway.spend_gate import SpendGate
+from durabench.models.prices import Price
+from durabench.spend import Held, SpendFiles, SpendTerms
+from tests.gateway_rig import gateway_rig
+from tests.model_upstream import Received, Reply, anthropic_stream
+
+MODEL = "claude-sonnet-4-5"
+PRICE = Price(
+    input=3.0, output=15.0, cache_read=0.3, cache_write=3.75, source="t", as_of=date(2026, 11, 1)
+)
+TERMS = SpendTerms(run_id="run-1", task_id="t1", rates=PRICE)
+
+
+def _answer(received: Received) -> Reply:
+    return anthropic_stream(
+        MODEL, [{"type": "text", "text": "ok"}], input_tokens=1_000, output_tokens=200
+    )
+
+
+PROMPT = {"role": "user", "content": "x" * 3_300}
+"""A prompt the API counts as 1,000 input tokens: its bytes / 3 bound them from above."""
+
+
+def _body() -> bytes:
+    doc = {"model": MODEL, "max_tokens": 300, "stream": True, "messages": [PROMPT]}
+    return json.dumps(doc).encode()
+
+
+WORST = len(_body()) // 3 * 3.75 + 300 * 15
+
+
+async def test_a_request_within_the_block_goes_and_is_charged_its_metered_cost(
+    tmp_path: Path,
+) -> None:
+    async with gateway_rig(tmp_path, _answer) as rig:
+        SpendFiles(rig.store.root, "run-1").write_held(Held(run_id="run-1", held=10_000))
+        token = rig.grant(model=MODEL, spend=TERMS.model_dump())
+        first = await rig.send("POST", "/anthropic/v1/messages", token, content=_body())
+        assert first.status_code == 200
+        used = SpendFiles(rig.store.root, "run-1").used()
+        assert (used.spent, used.reserved) == ({"t1": 6_000}, 0)
+        # 4,000 left does not cover a worst case of ~8,600: with a short wait and no
+        # broker to bring more, the request is refused, and never reaches the API.
+        rig.app.spend.wait_s = 0.2
+        second = await rig.send("POST", "/anthropic/v1/messages", token, content=_body())
+    assert second.status_code == 429
+    assert "spend cap does not cover this request" in second.json()["error"]["message"]
+    assert len(rig.upstream.received) == 1
+    metered = read_ledger(rig.ledger)
+    assert metered is not None and metered.spend_capped
+    assert [e.refused for e in read_entries(rig.ledger)] == ["", "spend cap"]
+
+
+async def test_a_request_the_book_refused_is_refused_at_once(tmp_path: Path) -> None:
+    """The gateway would wait ten minutes; the broker answers its ask with a refusal."""
+    async with gateway_rig(tmp_path, _answer) as rig:
+        files = SpendFiles(rig.store.root, "run-1")
+        files.write_held(Held(run_id="run-1", held=0))
+        rig.app.spend.wait_s = 600
+        token = rig.grant(model=MODEL, spend=TERMS.model_dump())
+
+        async def broker() -> None:
+            while files.used().want == 0:
+                await asyncio.sleep(0.02)
+            files.write_held(Held(run_id="run-1", held=0, refused=files.used().asked))
+
+        answer, _ = await asyncio.wait_for(
+            asyncio.gather(
+                rig.send("POST", "/anthropic/v1/messages", token, content=_body()), broker()
+            ),
+            timeout=60,
+        )
+    assert answer.status_code == 429 and not rig.upstream.received
+    assert files.used().want == 0, "a refused request asks for nothing any more"
+
+
+async def test_an_unpriced_model_is_refused_under_a_cap(tmp_path: Path) -> None:
+    async with gateway_rig(tmp_path, _answer) as rig:
+        unpriced = SpendTerms(run_id="run-1", task_id="t1", rates=None)
+        token = rig.grant(model=MODEL, spend=unpriced.model_dump())
+        answer = await rig.send("POST", "/anthropic/v1/messages", token, content=_body())
+    assert answer.status_code == 429 and "has no price" in answer.json()["error"]["message"]
+    assert not rig.upstream.received
+
+
+def test_a_restarted_gateway_goes_on_from_what_it_charged(tmp_path: Path) -> None:
+    """Charged 6,000 of a 10,000 block, then restarted: 4,000 is all that is left."""
+    files = SpendFiles(tmp_path, "run-1")
+    files.write_held(Held(run_id="run-1", held=10_000))
+    gate = SpendGate(tmp_path, wait_s=0)
+    hold = asyncio.run(gate.reserve(TERMS, 5_000))
+    entry = LedgerEntry(
+        at=0,
+        provider="anthropic",
+        path="/v1/messages",
+        status=200,
+        usage=ResponseUsage(input=1_000, output=200),
+    )
+    gate.settle(TERMS, hold, entry)
+    again = SpendGate(tmp_path, wait_s=0)
+    assert again._purse("run-1")[0].spent == {"t1": 6_000}
+    assert asyncio.run(again.reserve(TERMS, 4_000)).amount == 4_000
+
+
+def test_a_success_that_reported_no_usage_is_charged_its_whole_hold(tmp_path: Path) -> None:
+    SpendFiles(tmp_path, "run-1").write_held(Held(run_id="run-1", held=10_000))
+    gate = SpendGate(tmp_path, wait_s=0)
+    hold = asyncio.run(gate.reserve(TERMS, 4_600))
+    entry = LedgerEntry(at=0, provider="anthropic", path="/v1/messages", status=200)
+    gate.settle(TERMS, hold, entry)
+    assert SpendFiles(tmp_path, "run-1").used().spent == {"t1": 4_600}
