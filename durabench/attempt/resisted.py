@@ -18,7 +18,7 @@ from durabench.atomic import atomic_write
 from durabench.errors import SandboxError
 from durabench.models.verdict import Verdict
 from durabench.sandbox import Sandbox
-from durabench.sandbox.detached import REAP_SCRIPT
+from durabench.sandbox.reaper import REAP_SCRIPT
 from durabench.settings.secrets import scrub_text
 
 __all__ = ["RESISTED", "as_resisted", "record_resisted", "resisted", "stop_agent"]

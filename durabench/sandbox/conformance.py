@@ -12,8 +12,9 @@ from pathlib import Path, PurePosixPath
 
 from durabench.errors import FileTooLarge
 from durabench.sandbox.base import Sandbox
-from durabench.sandbox.detached import REAP_SCRIPT, run_step, wrap_step
+from durabench.sandbox.detached import run_step, wrap_step
 from durabench.sandbox.limits import ReadLimits
+from durabench.sandbox.reaper import REAP_SCRIPT
 
 __all__ = ["CHECKS"]
 

@@ -18,7 +18,8 @@ import pytest
 
 from durabench.errors import AgentLost
 from durabench.sandbox import DockerSandbox, SandboxSpec
-from durabench.sandbox.detached import REAP_SCRIPT, StepEnd, run_step, wrap_step
+from durabench.sandbox.detached import StepEnd, run_step, wrap_step
+from durabench.sandbox.reaper import REAP_SCRIPT
 from durabench.settings.paths import SandboxPaths
 from durabench.settings.values import Settings
 

@@ -18,7 +18,7 @@ from durabench.models.attempt import AttemptRef, ClassifyAttemptInput
 from durabench.models.run import TaskRef
 from durabench.models.verdict import MeteredUsage, TokenUsage
 from durabench.sandbox import ExecResult
-from durabench.sandbox.detached import REAP_SCRIPT
+from durabench.sandbox.reaper import REAP_SCRIPT
 from durabench.service.datasets import write_text_tasks
 from durabench.service.wire_v1 import V1DatasetTask
 from durabench.settings.paths import FINAL_MESSAGE, TRAJECTORY, SandboxPaths
