@@ -22,6 +22,7 @@ from durabench.models.results import AttemptResult
 from durabench.models.run import RunPlan, RunRequest
 from durabench.models.verdict import TokenUsage, is_infra
 from durabench.settings.paths import RunPaths
+from durabench.wording import counted
 
 __all__ = [
     "DEFAULT_HIGH",
@@ -84,7 +85,7 @@ def estimate_cost(
 ) -> CostEstimate:
     """The expected cost of ``sessions`` sessions at ``price``."""
     if earlier:
-        basis = f"{len(earlier)} earlier sessions of this suite, agent and model"
+        basis = f"{counted(len(earlier), 'earlier session')} of this suite, agent and model"
     else:
         basis = (
             f"no earlier session: the default of {DEFAULT_LOW.total:,} to "

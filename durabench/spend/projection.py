@@ -8,6 +8,7 @@ rate; beside a cap, the cap is named, and once it is reached the line says so.
 from __future__ import annotations
 
 from durabench.spend.book import SpendBook, SpendProgress, usd
+from durabench.wording import counted
 
 __all__ = ["book_details", "spend_line"]
 
@@ -21,7 +22,7 @@ def spend_line(spend: SpendProgress, done: int, total: int) -> str | None:
         return None
     said = f"spent ${spend.spent_usd:,.2f} so far"
     if done > 0 and total > 0:
-        said += f"; at this rate ${spend.spent_usd / done * total:,.2f} for all {total} pairs"
+        said += f"; at this rate ${spend.spent_usd / done * total:,.2f} for {_all(total)}"
     if spend.cap_usd is not None:
         said += f" (cap ${spend.cap_usd:,.2f})"
     if spend.stopped:
@@ -38,3 +39,8 @@ def book_details(book: SpendBook) -> str:
         f"held by hosts: {hosts}; pairs running: {len(state.running)}; "
         f"left for new pairs: ${usd(max(0, state.cap - book.committed())):,.2f}"
     )
+
+
+def _all(pairs: int) -> str:
+    """``all 10 pairs``; ``the 1 pair`` where there is one."""
+    return "the 1 pair" if pairs == 1 else f"all {counted(pairs, 'pair')}"

@@ -31,6 +31,7 @@ NEVER_ONE = {
     ("durabench/attempt/verification.py", "REWARD_BYTES"): "a constant cap",
     ("durabench/results/store/keys.py", "NAME_MAX"): "a constant cap",
     ("durabench/accounts/file.py", "_MIN_SECRET"): "a constant minimum",
+    ("durabench/planning/cost_estimate.py", "DEFAULT_HIGH.total"): "a default of thousands",
     ("durabench/results/report.py", "c.resamples"): "bootstrap resamples: thousands",
     ("durabench/results/story.py", "total"): "'k of N pairs (were) excluded': k < N, so N >= 2",
     ("starter/tasks.py", "len(task_dirs)"): "'k of N tasks': the noun goes with N, k >= 1 < N",

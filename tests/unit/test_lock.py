@@ -141,7 +141,10 @@ def test_an_install_without_the_s3_extra_is_told_how_to_add_it(
     from durabench.settings.values import Settings
 
     monkeypatch.delitem(sys.modules, "durabench.results.store.object_store", raising=False)
-    monkeypatch.setitem(sys.modules, missing, None)  # import fails as if not installed
+    # import fails as if not installed: its submodules too, which an earlier test may have
+    # imported (a cached ``botocore.exceptions`` imports without its parent)
+    for name in [missing, *(n for n in sys.modules if n.startswith(f"{missing}."))]:
+        monkeypatch.setitem(sys.modules, name, None)
     settings = Settings(home=tmp_path, results_url="s3://bucket/runs")
     with pytest.raises(ConfigError) as refused:
         open_store(settings)
