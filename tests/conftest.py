@@ -14,11 +14,24 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
+import structlog
 from temporalio.client import Client
 
 from durabench.settings.values import Settings
 from runtime.client import connect_when_ready
 from runtime.embedded import dev_server_args, wait_for_port
+
+
+@pytest.fixture(autouse=True)
+def _structlog_from_its_defaults() -> None:
+    """Each test starts from structlog's defaults (every level, no caching).
+
+    A test that ran the CLI or a worker in this process configured logging for the whole
+    process (the CLI at ``warning``): what the next test captures must not depend on the
+    order the tests ran in.
+    """
+    structlog.reset_defaults()
+
 
 SHARED_FIXTURES = Path(__file__).resolve().parents[2] / "shared" / "fixtures"
 

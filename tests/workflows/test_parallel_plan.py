@@ -132,8 +132,9 @@ async def test_the_plan_shows_how_its_parallel_slots_were_derived(
         "2 pairs ← bound: 5 slots of 1 claude-code account(s), not b blocked, ÷ 2 lanes a pair"
     )
     assert rows["from sandboxes"].startswith(
-        "4 pairs: 8 sandboxes: host host-p admits 8 (DURABENCH_MAX_SANDBOXES; by memory, not "
-        "CPUs: agents mostly wait on the model; verifiers, CPU-bound, run at most "
+        "4 pairs: 8 sandboxes: host host-p admits 8 (by memory, not CPUs: 1024 MiB a sandbox "
+        "until measured, agents that hold less fit more; DURABENCH_MAX_SANDBOXES caps it; "
+        "agents mostly wait on the model, and verifiers, CPU-bound, run at most "
     )
     assert rows["from sandboxes"].endswith(
         " at once per host, DURABENCH_MAX_VERIFIERS), ÷ 2 lanes a pair"

@@ -236,21 +236,15 @@ def docker_admission(facts: AdmissionFacts) -> Admission:
     own = host_admits(facts.settings)
     hosts = sorted({*facts.hosts, facts.settings.host_id})
     how = (
-        f"by memory, {facts.settings.sandbox_memory_mb // 4} MiB a sandbox until measured "
-        "(agents that hold less fit more); DURABENCH_MAX_SANDBOXES caps it"
+        f"by memory, not CPUs: {facts.settings.sandbox_memory_mb // 4} MiB a sandbox until "
+        "measured, agents that hold less fit more; DURABENCH_MAX_SANDBOXES caps it; agents "
+        "mostly wait on the model, and verifiers, CPU-bound, run at most "
+        f"{facts.settings.max_verifiers} at once per host, DURABENCH_MAX_VERIFIERS"
     )
     if len(hosts) == 1:
-        return Admission(own, f"host {hosts[0]} admits {own} ({how}{_not_cpus(facts)})")
+        return Admission(own, f"host {hosts[0]} admits {own} ({how})")
     return Admission(
         own * len(hosts),
-        f"{len(hosts)} worker hosts × {own} ({how}, assumed of each; "
-        f"DURABENCH_SANDBOX_QUOTA sets the total{_not_cpus(facts)})",
-    )
-
-
-def _not_cpus(facts: AdmissionFacts) -> str:
-    """Why more sandboxes than CPUs is no contradiction: what the CPUs bound instead."""
-    return (
-        "; by memory, not CPUs: agents mostly wait on the model; verifiers, CPU-bound, run "
-        f"at most {facts.settings.max_verifiers} at once per host, DURABENCH_MAX_VERIFIERS"
+        f"{len(hosts)} worker hosts × {own} ({how}; assumed of each; "
+        "DURABENCH_SANDBOX_QUOTA sets the total)",
     )
