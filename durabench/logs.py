@@ -62,7 +62,7 @@ def configure_logging(default_level: str = "info", log_file: Path | None = None)
         processors=[*shared, *flatten, renderer],
         wrapper_class=structlog.make_filtering_bound_logger(level),
         logger_factory=structlog.PrintLoggerFactory(file=sys.stderr),
-        cache_logger_on_first_use=False,  # a later configure (the in-process worker's) holds for all
+        cache_logger_on_first_use=False,  # a later configure (an in-process worker's) holds
     )
     handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(
