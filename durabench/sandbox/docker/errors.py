@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import socket
 from collections.abc import Iterator
 from contextlib import contextmanager
 from functools import cache
@@ -65,13 +66,44 @@ def docker_client() -> docker.DockerClient:
         DockerUnavailable: no daemon answers.
     """
     with map_docker_errors("connecting"):
-        client = docker.from_env()
+        client = _from_env()
         try:
             client.ping()
         except BaseException:
             client.close()
             raise
     return client
+
+
+def _from_env() -> docker.DockerClient:
+    """``docker.from_env()``, closing the socket a failed version probe leaves open.
+
+    docker-py asks the daemon's API version inside the client's constructor; its unix
+    transport opens a socket and, when the connect fails, raises without closing it. The
+    socket is then held only by the traceback, and the garbage collector closes it, with
+    a ``ResourceWarning``, whenever and wherever it runs (a Daytona-only worker tries the
+    local daemon at every sweep).
+    """
+    try:
+        return docker.from_env()
+    except docker.errors.DockerException as exc:
+        _close_sockets_of(exc)
+        raise
+
+
+def _close_sockets_of(exc: BaseException) -> None:
+    """Close every socket a frame of ``exc``'s traceback, or of its causes', holds."""
+    seen: set[int] = set()
+    cause: BaseException | None = exc
+    while cause is not None and id(cause) not in seen:
+        seen.add(id(cause))
+        tb = cause.__traceback__
+        while tb is not None:
+            for value in tb.tb_frame.f_locals.values():
+                if isinstance(value, socket.socket):
+                    value.close()
+            tb = tb.tb_next
+        cause = cause.__cause__ or cause.__context__
 
 
 @cache
