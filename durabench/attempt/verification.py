@@ -159,7 +159,10 @@ class Verification:
             if stopped is None:
                 raise
             return _stopped_while(what, stopped)
-        return ""
+        # A sandbox caught stopping (its keeper killed, its cgroup not yet gone) can look
+        # idle to the stop, which then has nothing to do: asked again, it has stopped.
+        stopped = await self.sandbox.stopped_by_itself()
+        return _stopped_while(what, stopped) if stopped is not None else ""
 
     async def _build(self, command: str) -> bool:
         """Run the task's build in the workspace; whether it failed. Nothing it starts stays."""
