@@ -81,7 +81,7 @@ class Verification:
                 return VerifyOutput(reward=0.0, build_failed=True, failure=str(exc))
         result = await self._cleared_tests()
         # The tests import the submission: whatever it started must not write the reward.
-        if halted := await self._stop_what_ran("the tests"):
+        if halted := await self._stop_what_ran("the tests", result):
             return VerifyOutput(reward=0.0, build_failed=build_failed, failure=halted)
         try:
             self.dir_read = await self._read_dir()
@@ -144,7 +144,7 @@ class Verification:
             timeout_s=self.timeout,
         )
 
-    async def _stop_what_ran(self, what: str) -> str:
+    async def _stop_what_ran(self, what: str, ran: ExecResult) -> str:
         """End what ``what`` left running; why it scores 0 if the sandbox stopped by itself.
 
         ``what`` ran the submission as root and has returned, so the daemon was answering
@@ -159,8 +159,11 @@ class Verification:
             if stopped is None:
                 raise
             return _stopped_while(what, stopped)
+        if not _killed(ran):
+            return ""
         # A sandbox caught stopping (its keeper killed, its cgroup not yet gone) can look
-        # idle to the stop, which then has nothing to do: asked again, it has stopped.
+        # idle to the stop, which then has nothing to do; what ran in it was killed with
+        # it. Asked again, it has stopped. Only then: a running sandbox is asked for free.
         stopped = await self.sandbox.stopped_by_itself()
         return _stopped_while(what, stopped) if stopped is not None else ""
 
@@ -171,7 +174,7 @@ class Verification:
             cwd=str(self.paths.workspace),
             timeout_s=self.timeout,
         )
-        if halted := await self._stop_what_ran("the task's build"):
+        if halted := await self._stop_what_ran("the task's build", built):
             raise _StoppedFromInside(halted)
         return built.exit_code != 0
 
@@ -222,3 +225,11 @@ class Verification:
 
 def _stopped_while(what: str, stopped: str) -> str:
     return f"the sandbox stopped while {what} ran over what the agent left ({stopped}); scored 0.0"
+
+
+def _killed(ran: ExecResult) -> bool:
+    """Whether ``ran`` was killed (a signal's exit, or none kept), not timed out.
+
+    What a sandbox that stops under it does to it: its init, ending, kills the rest.
+    """
+    return not ran.timed_out and (ran.exit_code < 0 or ran.exit_code > 128)

@@ -85,9 +85,9 @@ def _memory_volume(path: str, size_mb: int) -> Mount:
 
 
 _STOPPING_S = 5
+"""How long a container found running may take to stop when its keeper was killed."""
 _OWN_THREADS = 2
 """The container's own threads: its init (``docker-init``) and its keeper (``sleep``)."""
-"""How long a container found running may take to stop when its keeper was killed."""
 
 
 @sandbox_backend("docker")
