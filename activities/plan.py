@@ -56,12 +56,13 @@ class PlanActivities:
         settings: Settings,
         client: Client | None = None,
         *,
-        backend_check: Callable[[Settings], None] = check_backend,
+        backend_check: Callable[[Settings], Sequence[str]] = check_backend,
     ) -> None:
         """Planning with the worker's settings and, where it has one, its client.
 
         ``backend_check``: the sandbox backend's preflight, made before anything is
-        approved; the unit tier, which has no backend, plans without it.
+        approved (what it could not tell is a warning of the plan); the unit tier, which
+        has no backend, plans without it.
         """
         self.settings = settings
         self.client = client
@@ -97,7 +98,9 @@ class PlanActivities:
             # counterparts may have been made on other hosts: every run's plan and results
             await asyncio.to_thread(open_store(self.settings).pull_index, self.settings.runs_dir)
         plan = await asyncio.to_thread(self._plan, request, listed, accounts)
-        await asyncio.to_thread(self.backend_check, self.settings)  # before any approval
+        unknown = await asyncio.to_thread(self.backend_check, self.settings)  # before approval
+        if unknown:
+            plan = plan.model_copy(update={"warnings": (*plan.warnings, *unknown)})
         plan = with_parallelism(plan, lines, hosts, self.settings, self.settings.sandbox, rooms)
         plan = await asyncio.to_thread(with_cost, plan, self.settings.runs_dir)
         if plan.request.service is not None:  # as planned: with a dataset file's name

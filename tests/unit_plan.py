@@ -13,4 +13,4 @@ from durabench.settings.values import Settings
 
 def unit_plan_activities(settings: Settings) -> PlanActivities:
     """Planning activities that make no backend preflight."""
-    return PlanActivities(settings, backend_check=lambda _settings: None)
+    return PlanActivities(settings, backend_check=lambda _settings: ())

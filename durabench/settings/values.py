@@ -234,6 +234,10 @@ class Settings(BaseSettings):
     daytona_backoff_sec: float = Field(default=1.0, gt=0)
     """``DURABENCH_DAYTONA_BACKOFF_SEC``: the first pause before a Daytona call that was
     answered 429/5xx is tried again; it doubles, up to 30 s."""
+    daytona_base_check: bool = True
+    """``DURABENCH_DAYTONA_BASE_CHECK``: whether the plan asks the base image's registry that
+    anyone may pull it, as Daytona's builds pull it; off for a self-hosted Daytona whose
+    builder has the image another way (a mirror, credentials of its own)."""
     gateway_public_url: str | None = None
     """``DURABENCH_GATEWAY_PUBLIC_URL``: the model gateway's address as a remote (Daytona)
     sandbox reaches it, ``https://`` unless on a private network; the only address such a

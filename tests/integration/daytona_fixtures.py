@@ -105,6 +105,9 @@ def standin(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DaytonaStandIn
 
     mp = pytest.MonkeyPatch()
     mp.setenv("DAYTONA_API_KEY", API_KEY)
+    # It builds FROM the worker's own daemon's images, as a self-hosted Daytona with a
+    # mirror would: the registry check is for Daytona's cloud (test_daytona_base_pull).
+    mp.setenv("DURABENCH_DAYTONA_BASE_CHECK", "false")
     try:
         with standin_serving(tmp_path_factory.mktemp("daytona-tls")) as server:
             yield server

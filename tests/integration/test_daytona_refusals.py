@@ -20,6 +20,7 @@ from durabench.models.run import RunRequest
 from durabench.sandbox import SandboxSpec
 from durabench.settings.values import Settings
 from tests.integration.daytona_fixtures import built_task_image, daytona_options_for
+from tests.registry_standin import registry_serving
 
 pytestmark = pytest.mark.docker
 daytona = pytest.importorskip("durabench.sandbox.daytona")
@@ -97,3 +98,43 @@ async def test_a_daytona_that_answers_passes_the_preflight(
     acts, request = _plan_on_daytona(settings)
     plan = await ActivityEnvironment().run(acts.plan_run, request)  # type: ignore[attr-defined]
     assert plan.sandbox == "daytona"
+
+
+def _checking_base(
+    standin: object, settings: Settings, monkeypatch: pytest.MonkeyPatch, image: str
+) -> tuple[object, RunRequest]:
+    """A plan on the stand-in with the registry check on (its fixture turns it off)."""
+    monkeypatch.setenv("DAYTONA_API_URL", standin.url)  # type: ignore[attr-defined]
+    monkeypatch.setenv("DURABENCH_DAYTONA_BASE_CHECK", "true")
+    return _plan_on_daytona(settings.model_copy(update={"base_image": image}))
+
+
+async def test_a_base_image_daytona_cannot_pull_refuses_the_plan(
+    standin: object,
+    settings: Settings,
+    monkeypatch: pytest.MonkeyPatch,
+    daytona_clients_closed: None,
+) -> None:
+    """A base image its registry does not serve to anyone: refused before approval."""
+    with registry_serving({"durabench/base": "private"}) as registry:
+        image = f"{registry.host()}/durabench/base:bookworm"
+        acts, request = _checking_base(standin, settings, monkeypatch, image)
+        with pytest.raises(ApplicationError) as refused:
+            await ActivityEnvironment().run(acts.plan_run, request)  # type: ignore[attr-defined]
+    assert refused.value.non_retryable
+    message = refused.value.message
+    assert message.startswith(f"Daytona preflight: Daytona cannot pull the base image {image}")
+    assert "\n" not in message
+
+
+async def test_a_registry_out_of_reach_is_a_warning_of_the_plan(
+    standin: object,
+    settings: Settings,
+    monkeypatch: pytest.MonkeyPatch,
+    daytona_clients_closed: None,
+) -> None:
+    with registry_serving({}) as registry:
+        image = f"{registry.host()}/durabench/base:bookworm"
+    acts, request = _checking_base(standin, settings, monkeypatch, image)
+    plan = await ActivityEnvironment().run(acts.plan_run, request)  # type: ignore[attr-defined]
+    assert any(w.startswith("could not ask http://127.0.0.1") for w in plan.warnings), plan

@@ -57,6 +57,8 @@ class DaytonaOptions(BaseModel):
     """How often a call Daytona answered 429/5xx is tried again."""
     backoff_s: float = Field(default=1.0, gt=0)
     """The first pause before a retry; it doubles, up to 30 s."""
+    base_check: bool = True
+    """Whether the plan asks the base image's registry that Daytona can pull it."""
 
     @classmethod
     def from_env(cls) -> DaytonaOptions:
@@ -71,6 +73,7 @@ class DaytonaOptions(BaseModel):
             "auto_delete_min": settings.daytona_auto_delete_min,
             "network_allow_list": settings.daytona_network_allow_list,
             "backoff_s": settings.daytona_backoff_sec,
+            "base_check": settings.daytona_base_check,
         }
         for key, env in (("api_url", "DAYTONA_API_URL"), ("target", "DAYTONA_TARGET")):
             if os.environ.get(env):
