@@ -24,7 +24,9 @@ For each: the API's answered requests a minute over the buckets' rate (the bindi
 requests and tokens, both accounts), the same over what the buckets allowed in that time
 (their rate plus the minute they hold when full), the share of answers that were 429 (the
 API's or the gateway's), and the attempts run again for a rate limit. Targets (live):
->= 90 % of the rate, <= 1 % 429s, no attempt run again. Each arm is a load-guard round.
+>= 90 % of the rate, <= 1 % 429s, no attempt run again. Each arm is a load-guard round,
+cut at ``--arm-limit`` seconds (its figures are then of that time, with the sessions done):
+an arm whose sessions keep ending on rate limits may never finish.
 """
 
 from __future__ import annotations
@@ -153,6 +155,8 @@ class Tally:
     """Answers that were 429 (the API's or the gateway's)."""
     again: int = 0
     """Attempts run again for a rate limit."""
+    done: int = 0
+    """Sessions that ended with every turn answered."""
     began: float = 0.0
     ended: float = 0.0
 
@@ -247,10 +251,16 @@ async def run_arm(args: argparse.Namespace, arm: Arm, api: TokenBucketApi, root:
             if limited:
                 tally.again += 1
                 queue.append((task, attempt + 1))
+            else:
+                tally.done += 1
 
     try:
         await gateway.url()
-        await asyncio.gather(*(worker() for _ in range(arm.parallel)))
+        workers = [asyncio.create_task(worker()) for _ in range(arm.parallel)]
+        _, running = await asyncio.wait(workers, timeout=args.arm_limit)
+        for task in running:  # the arm's time is up: its figures are of that time
+            task.cancel()
+        await asyncio.gather(*running, return_exceptions=True)
     finally:
         await gateway.aclose()
     tally.ended = time.monotonic()
@@ -268,7 +278,9 @@ def _report(arm: Arm, tally: Tally, api: TokenBucketApi, args: argparse.Namespac
         f"{arm.name:8} parallel {arm.parallel:2}, {arm.slots} slots/account: "
         f"{minutes * 60:6.1f} s, {api.answered} answered = {throughput:5.1%} of the buckets' "
         f"rate ({api.answered / allowed:5.1%} of what they allowed), 429s {tally.throttled} of "
-        f"{tally.sent} = {share:5.1%} (API {api.refused}), attempts run again {tally.again}",
+        f"{tally.sent} = {share:5.1%} (API {api.refused}), attempts run again {tally.again}, "
+        f"sessions done {tally.done} of {args.sessions}"
+        + ("" if tally.done == args.sessions else f" (cut at {args.arm_limit:g} s)"),
         flush=True,
     )
     return throughput
@@ -289,6 +301,12 @@ async def main() -> None:
     parser.add_argument("--poll", type=float, default=1.0, help="seconds between lease asks")
     parser.add_argument("--cool", type=float, default=30.0, help="a rate limit's cooldown")
     parser.add_argument("--arms", default="live,table,high")
+    parser.add_argument(
+        "--arm-limit",
+        type=float,
+        default=600.0,
+        help="seconds an arm may take; one that does not finish is cut there (default 600)",
+    )
     add_tries(parser)
     args = parser.parse_args()
     print(machine())
