@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 
 from durabench.errors import ConfigError
 from durabench.sandbox.daytona.base_pull import (
+    ask_registry,
     challenge_params,
     check_base_pullable,
     registry_of,
@@ -48,20 +49,21 @@ def test_each_registry_answer_is_accepted_refused_or_warned_of(
     monkeypatch.setenv("DAYTONA_API_KEY", "dtn-secret-never-sent")
     with registry_serving({} if mode == "absent" else {"durabench/base": mode}) as registry:
         image = f"{registry.host()}/durabench/base:bookworm"
-        expected = OUTCOMES[mode]
+        where, expected = registry_of(image), OUTCOMES[mode]
         if expected.startswith("refused"):
             with pytest.raises(ConfigError) as refused:
-                check_base_pullable(image)
+                ask_registry(where, image)
             message = str(refused.value)
             assert message.startswith("Daytona preflight: Daytona cannot pull the base image")
             assert f"answered {expected.split()[1]}" in message and image in message
             assert "DURABENCH_BASE_IMAGE" in message and "--sandbox docker" in message
+            assert "DURABENCH_DAYTONA_BASE_CHECK=false" in message
             assert "\n" not in message
         elif expected.startswith("warned"):
-            said = check_base_pullable(image)
+            said = ask_registry(where, image)
             assert f"answered {expected.split()[1]}" in said and image in said
         else:
-            assert check_base_pullable(image) == ""
+            assert ask_registry(where, image) == ""
     # What the worker sent a registry: its own token at most, never a key of the worker's.
     sent = " ".join(f"{path} {headers}" for _, path, headers in registry.seen)
     assert "dtn-secret-never-sent" not in sent
@@ -72,9 +74,30 @@ def test_a_registry_the_worker_cannot_reach_is_a_warning_not_a_refusal() -> None
     with socket.socket() as closed:
         closed.bind(("127.0.0.1", 0))
         port = closed.getsockname()[1]
-    said = check_base_pullable(f"127.0.0.1:{port}/durabench/base:bookworm")
+    image = f"127.0.0.1:{port}/durabench/base:bookworm"
+    said = ask_registry(registry_of(image), image)
     assert said.startswith(f"could not ask http://127.0.0.1:{port} whether the base image")
     assert "every sandbox fails to build" in said
+    # A name no resolver answers (RFC 6761), through the whole check: the same warning.
+    said = check_base_pullable("registry.invalid/durabench/base:bookworm")
+    assert said.startswith("could not ask https://registry.invalid whether the base image")
+
+
+@pytest.mark.parametrize("host", ["localhost:5000", "127.0.0.1:5000", "[::1]:5000"])
+def test_a_registry_on_the_worker_s_loopback_is_refused_without_asking(host: str) -> None:
+    """It answers the worker, not Daytona: a registry there is as local as a daemon's tag."""
+    with registry_serving({"durabench/base": "open"}) as registry:
+        with pytest.raises(ConfigError) as refused:
+            check_base_pullable(f"{host}/durabench/base:bookworm")
+    assert "the worker's own loopback" in str(refused.value)
+    assert "DURABENCH_DAYTONA_BASE_CHECK=false" in str(refused.value)
+    assert registry.seen == []
+
+
+def test_a_registry_on_a_private_address_is_a_warning() -> None:
+    said = check_base_pullable("10.1.2.3:5000/durabench/base:bookworm")
+    assert said.startswith("the base image 10.1.2.3:5000/durabench/base:bookworm is on 10.1.2.3")
+    assert "a private address" in said
 
 
 _COMPONENT = st.from_regex(r"[a-z0-9]+([._-][a-z0-9]+)?", fullmatch=True)

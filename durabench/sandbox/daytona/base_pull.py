@@ -7,7 +7,8 @@ image must be public. A tag that lives only on a worker's own daemon (the
 build of every attempt would fail at its ``FROM``. The plan asks the registry the name
 points at with the registry API's own handshake (``HEAD`` of the manifest; on a ``401``
 an anonymous token from the realm the registry names, then the ``HEAD`` again) and
-refuses an image the registry says is absent or private.
+refuses an image the registry says is absent or private, and a registry on the worker's
+own loopback (which Daytona's builders cannot reach) without asking it.
 
 A registry the worker cannot reach (a worker without the internet, a registry that
 fails) proves nothing either way: Daytona may reach it. That is a warning in the plan,
@@ -27,7 +28,7 @@ from docker.utils import parse_repository_tag
 
 from durabench.errors import ConfigError
 
-__all__ = ["Registry", "challenge_params", "check_base_pullable", "registry_of"]
+__all__ = ["Registry", "ask_registry", "challenge_params", "check_base_pullable", "registry_of"]
 
 _DOCKER_HUB = "registry-1.docker.io"
 """Where Docker's client sends ``docker.io`` names."""
@@ -43,8 +44,9 @@ _MANIFESTS = ", ".join(
 _PARAM = re.compile(r'([A-Za-z][A-Za-z0-9_-]*)\s*=\s*(?:"((?:[^"\\]|\\.)*)"|([^\s,"]*))')
 _PREFIX = "Daytona preflight: "
 _FIX = (
-    "push it to a public registry and set DURABENCH_BASE_IMAGE to that name, "
-    "or run with --sandbox docker"
+    "push it to a public registry and set DURABENCH_BASE_IMAGE to that name, or run with "
+    "--sandbox docker (a self-hosted Daytona whose builder has the image another way: "
+    "DURABENCH_DAYTONA_BASE_CHECK=false)"
 )
 
 
@@ -72,14 +74,23 @@ def registry_of(image: str) -> Registry:
     return Registry(f"{scheme}://{host}", repository, reference or "latest")
 
 
-def _loopback(host: str) -> bool:
+def _address(host: str) -> ipaddress.IPv4Address | ipaddress.IPv6Address | None:
+    """``host`` (with or without its port) as an IP address; ``None``: a name."""
     name = host.rsplit(":", 1)[0] if host.count(":") == 1 else host
-    if name == "localhost":
-        return True
     try:
-        return ipaddress.ip_address(name.strip("[]")).is_loopback
+        return ipaddress.ip_address(name.strip("[]"))
     except ValueError:
-        return False
+        return None
+
+
+def _loopback(host: str) -> bool:
+    address = _address(host)
+    return host.split(":")[0] == "localhost" or (address is not None and address.is_loopback)
+
+
+def _private(host: str) -> bool:
+    address = _address(host)
+    return address is not None and address.is_private and not address.is_loopback
 
 
 def challenge_params(header: str) -> dict[str, str]:
@@ -102,6 +113,22 @@ def check_base_pullable(image: str) -> str:
         ConfigError: the registry answered that the image is absent or not public.
     """
     where = registry_of(image)
+    host = httpx.URL(where.url).host
+    if _loopback(host):
+        raise ConfigError(
+            f"{_PREFIX}Daytona cannot pull the base image {image}: its registry {host} is "
+            f"the worker's own loopback, which Daytona's builders do not reach; {_FIX}"
+        )
+    if _private(host):
+        return (
+            f"the base image {image} is on {host}, a private address: Daytona's cloud "
+            "builders do not reach it (a self-hosted Daytona may)"
+        )
+    return ask_registry(where, image)
+
+
+def ask_registry(where: Registry, image: str) -> str:
+    """Ask ``where`` whether anyone may pull ``image``; see :func:`check_base_pullable`."""
     try:
         with httpx.Client(timeout=_TIMEOUT_S, follow_redirects=True) as client:
             answer = _head(client, where, token=None)
