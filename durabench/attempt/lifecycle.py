@@ -278,14 +278,17 @@ class Attempt:
         """
         await stop_agent(self.sandbox, self.store, self.secrets)
 
-    async def _stop_submission(self) -> None:
+    async def _stop_submission(self) -> str:
         """:meth:`_stop_agent` after the build or the tests ran the submission as root.
+
+        Returns:
+            How its processes resisted the stop (the sandbox was restarted), or ``""``.
 
         Raises:
             SandboxError: the sandbox stopped by itself (the submission's doing, which the
                 verification judges), or the backend failed.
         """
-        await stop_agent(self.sandbox, self.store, self.secrets, stopped_is_error=True)
+        return await stop_agent(self.sandbox, self.store, self.secrets, stopped_is_error=True)
 
     async def _root(self, script: str, what: str = "preparing the sandbox") -> None:
         done = await self.sandbox.exec(["sh", "-c", script], user="0")

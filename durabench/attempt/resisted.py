@@ -62,7 +62,7 @@ def as_resisted(verdict: Verdict, why: str) -> Verdict:
 
 async def stop_agent(
     sandbox: Sandbox, store: Path, secrets: Sequence[str], *, stopped_is_error: bool = False
-) -> None:
+) -> str:
     """Kill every process the agent left (``setsid`` children, daemons).
 
     Before anything reads its work: nothing of the agent runs while its diff is taken or
@@ -75,18 +75,21 @@ async def stop_agent(
     sandbox that stopped by itself refuses the reaper's exec too; that is the submission's
     doing, judged by the verification (0.0), not an agent that resisted the stop.
 
+    Returns:
+        How the processes resisted (the sandbox was restarted); ``""`` when they did not.
+
     Raises:
         SandboxError: the backend failed (the harness's, not the agent's), or, with
             ``stopped_is_error``, the sandbox stopped by itself.
     """
     if await sandbox.others_running() == 0:
-        return  # nothing runs but the sandbox's own, as the backend counts: no reaper
+        return ""  # nothing runs but the sandbox's own, as the backend counts: no reaper
     if await sandbox.process_slots_left() == 0:
         why = "they held every process slot of the sandbox, as Docker counted them"
     else:
         done = await sandbox.exec(["sh", "-c", REAP_SCRIPT], user="0")
         if done.exit_code == 0:
-            return
+            return ""
         refused = done.exit_code in _EXEC_REFUSED
         if refused and stopped_is_error and await sandbox.stopped_by_itself():
             raise SandboxError(f"{sandbox.spec.name} stopped before the reaper ran")
@@ -95,3 +98,4 @@ async def stop_agent(
         why += f" (exit {done.exit_code}{': ' + said if said else ''})"
     await asyncio.to_thread(record_resisted, store, why)
     await sandbox.restart()
+    return why

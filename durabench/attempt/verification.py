@@ -48,7 +48,7 @@ class Verification:
         timeout: float,
         *,
         root: Callable[[str], Awaitable[None]],
-        stop_agent: Callable[[], Awaitable[None]],
+        stop_agent: Callable[[], Awaitable[str]],
         task_files: Callable[[Path, str | PurePosixPath], dict[str, Path]],
         logs_limits: ReadLimits,
     ) -> None:
@@ -145,20 +145,28 @@ class Verification:
         )
 
     async def _stop_what_ran(self, what: str, ran: ExecResult) -> str:
-        """End what ``what`` left running; why it scores 0 if the sandbox stopped by itself.
+        """End what ``what`` left running; why it scores 0, if it does.
 
-        ``what`` ran the submission as root and has returned, so the daemon was answering
-        while it ran: a sandbox that stopped since was stopped from inside (the process
-        that keeps it alive killed), not by the harness. That is the agent's doing, or it
-        would buy a free retry; any other failure of the stop is the harness's and raises.
+        It does when what ``what`` left resisted the stop (a restart ended it, and it may
+        have written the reward meanwhile), or when the sandbox stopped by itself. ``what``
+        ran the submission as root and has returned, so the daemon was answering while it
+        ran: a sandbox that stopped since was stopped from inside (the process that keeps
+        it alive killed), not by the harness. That is the agent's doing, or it would buy a
+        free retry; any other failure of the stop is the harness's and raises.
         """
         try:
-            await self._stop_agent()
+            resisted = await self._stop_agent()
         except SandboxError:
             stopped = await self.sandbox.stopped_by_itself()
             if stopped is None:
                 raise
             return _stopped_while(what, stopped)
+        if resisted:  # still running after ``what``: it may have written the reward since
+            return (
+                f"the submission's processes resisted the stop after {what} ({resisted}); "
+                "the worker restarted the sandbox; scored 0.0, as what they left cannot be told "
+                f"from what {what} wrote"
+            )
         if not _killed(ran):
             return ""
         # A sandbox caught stopping (its keeper killed, its cgroup not yet gone) can look

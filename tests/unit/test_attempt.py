@@ -585,3 +585,45 @@ def test_a_sandbox_stopped_by_the_tests_scores_zero_and_is_no_resisting_agent(
     out = asyncio.run(attempt.verify())
     assert out.reward == 0.0 and "stopped while the tests ran" in out.failure
     assert sb.restarted == 0 and not resisted(attempt.store)  # not the agent resisting a stop
+
+
+# How the stop after the tests can go: (others running, slots left, reaper's exit) -> the
+# reward taken, and whether the sandbox was restarted from outside.
+STOPS_AFTER_THE_TESTS = {
+    "nothing left": ((0, 10, 0), 1.0, False),
+    "reaped": ((3, 10, 0), 1.0, False),
+    "outran the reaper": ((3, 10, 1), 0.0, True),
+    "held every slot": ((3, 0, 0), 0.0, True),
+}
+
+
+@pytest.mark.parametrize("how", sorted(STOPS_AFTER_THE_TESTS))
+def test_the_tests_reward_is_taken_only_when_the_stop_after_them_was_clean(
+    tmp_path: Path, how: str
+) -> None:
+    """What the tests started and a restart had to end could write the reward after them.
+
+    The restart keeps the files, so the reward on disk may be the submission's: it is not
+    taken, whatever it says.
+    """
+    (others, slots, reaper_exit), reward, restarted = STOPS_AFTER_THE_TESTS[how]
+
+    def verifier(sb: MemorySandbox, call: Call) -> ExecResult | None:
+        if call.cmd[-1] == REAP_SCRIPT:
+            return ExecResult(reaper_exit, "", "still running after 10 rounds", False)
+        _verifier(b"1.0")(sb, call)  # type: ignore[operator]
+        return None
+
+    sb = MemorySandbox(handler=verifier)
+
+    async def others_running() -> int:
+        return others
+
+    async def slots_left() -> int:
+        return slots
+
+    sb.others_running = others_running  # type: ignore[method-assign]
+    sb.process_slots_left = slots_left  # type: ignore[method-assign]
+    out = asyncio.run(_attempt(tmp_path, sb).verify())
+    assert (out.reward, sb.restarted == 1) == (reward, restarted), out
+    assert ("resisted the stop after the tests" in out.failure) == restarted
