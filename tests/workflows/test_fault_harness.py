@@ -34,6 +34,7 @@ into docs/durability.md.
 
 from __future__ import annotations
 
+import ast
 import asyncio
 import json
 import os
@@ -82,6 +83,24 @@ FAULTS = {
 """Each step with the faults it can meet here (a hold needs a step that waits without
 heartbeating; ``record_attempt`` is a local activity, which a cancel does not reach)."""
 CASES = [Case(step, fault) for step, faults in FAULTS.items() for fault in faults]
+
+NOT_FAULTED_HERE = {
+    "plan_run": "before approval: nothing is bought yet; a refusal fails the run saying why",
+    "plan_page": "before approval, as plan_run",
+    "record_run": "bookkeeping of a run's plan and approval, before any session",
+    "lease_account": "asks the pool workflow; a retried lease of the same id is the same "
+    "lease (Pool.grant); the pool's own faults: test_account_pool.py",
+    "await_lease": "waits on the pool workflow, as lease_account",
+    "release_account": "a release of a lease no longer held is a no-op (Pool.release)",
+    "vanished_holders": "the pool's reaping of holders that died: test_account_pool.py",
+    "await_pairs": "the run's watch of its pairs: test_pair_watch.py fails it past its retries",
+    "start_pairs": "an update of the spend book keyed by the pairs it asks for, safe to "
+    "retry: test_spend_cap_run.py",
+    "evaluate_attempt": "a grading service's, after the session's verdict is recorded",
+    "score_run": "a grading service's, after every session",
+}
+"""Activities the workflows schedule that this harness does not fault, and why: each is
+either before any session is bought or an idempotent ask of a workflow tested elsewhere."""
 
 
 def _inject(env: Env, case: Case) -> dict[str, asyncio.Event]:
@@ -199,3 +218,27 @@ async def test_every_fault_at_every_step_keeps_the_promises(env: Env, case: Case
         row = {"step": case.step, "fault": case.fault, "run": end.split(":")[0], **per_lane}
         with Path(table).open("a") as f:
             f.write(json.dumps(row) + "\n")
+
+
+def _scheduled_activities() -> set[str]:
+    """Every ``<Group>Activities.<name>`` the workflows' code refers to: what they schedule."""
+    found: set[str] = set()
+    for source in (Path(__file__).parents[2] / "workflows").glob("*.py"):
+        for node in ast.walk(ast.parse(source.read_text())):
+            if (
+                isinstance(node, ast.Attribute)
+                and isinstance(node.value, ast.Name)
+                and node.value.id.endswith("Activities")
+            ):
+                found.add(node.attr)
+    return found
+
+
+def test_every_activity_the_workflows_schedule_meets_the_faults_or_says_why() -> None:
+    """A new activity boundary is faulted here, or named with the reason it need not be."""
+    faulted = set(FAULTS) - {"classify"}  # finish_sandbox's judging part
+    scheduled = _scheduled_activities()
+    assert scheduled, "no activity found: the walk no longer matches the workflows' code"
+    assert scheduled - faulted - set(NOT_FAULTED_HERE) == set()
+    assert set(NOT_FAULTED_HERE) <= scheduled, "a reason kept for an activity now gone"
+    assert not faulted & set(NOT_FAULTED_HERE)
