@@ -90,12 +90,14 @@ def run(
     except ConfigError as exc:
         raise Refusal(str(exc)) from exc
     stamp = run_stamp()
+    unpaired = os.environ.get(UNPAIRED_ENV, "").lower() == "true"
     if config_file is not None:
         given = [name for name in options if name != "run_id"]
         refuse_flags_beside_config(click.get_current_context(), given)
-        request = load_request(config_file, stamp=stamp, run_id=options["run_id"])
+        request = load_request(
+            config_file, settings, allow_unpaired=unpaired, stamp=stamp, run_id=options["run_id"]
+        )
     else:
-        unpaired = os.environ.get(UNPAIRED_ENV, "").lower() == "true"
         request = build_request(
             RunOptions(**options), settings, allow_unpaired=unpaired, stamp=stamp
         )

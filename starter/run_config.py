@@ -3,9 +3,13 @@
 The file is a :class:`~durabench.models.run.RunRequest` in TOML, validated as the flags'
 request is, so a run can be kept, reviewed and repeated as Harbor's ``-c job.yaml`` is.
 ``--print-config`` writes the request the flags make; that file, given to ``--config``,
-asks for the same request. Without a ``run_id`` in it, each run gets a new id (the file
-can be used again); ``approved_by`` is never read from a file: approval is ``--yes`` or
-``starter approve``. Relative paths in the file are taken from the file's directory.
+asks for the same request. What a file leaves out is what the flags leave out: the
+settings' defaults (``DURABENCH_MAX_SPEND_USD``, ``DURABENCH_BUDGET_TOKENS``, ...) fill
+it, so a file without a spend cap keeps the machine's. Without a ``run_id`` in it, each
+run gets a new id (the file can be used again). A file never approves (``approved_by``:
+``--yes`` or ``starter approve``) nor allows unpaired runs (``allow_unpaired``: only
+``ALLOW_UNPAIRED_SINGLE_CONFIG=true``, as for the flags). Relative paths in the file are
+taken from the file's directory.
 """
 
 from __future__ import annotations
@@ -26,12 +30,20 @@ from durabench.documents import loads_toml
 from durabench.errors import ConfigError
 from durabench.ids import check_id
 from durabench.models.run import RunRequest
-from starter.run_request import RunOptions, new_run_id, run_source
+from durabench.planning.plan import UNPAIRED_ENV
+from durabench.settings.values import Settings
+from starter.run_request import RunOptions, new_run_id, run_source, settings_defaults
 
 __all__ = ["dump_request", "load_request", "refuse_flags_beside_config"]
 
-_NOT_IN_FILE = ("approved_by",)
-"""Request fields a file never sets."""
+_NOT_IN_FILE = {
+    "approved_by": "a file does not approve; use --yes or starter approve",
+    "allow_unpaired": (
+        "a file does not allow unpaired runs; remove it, and to allow them set "
+        f"{UNPAIRED_ENV}=true where starter run runs (see docs/running.md, Run policy)"
+    ),
+}
+"""Request fields a file never sets, and what to do instead."""
 _PATHS = ("selection", "benchmarks_dir", "dataset_file")
 """Request fields that name files or directories."""
 _BARE_KEY = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-")
@@ -117,26 +129,39 @@ def _source(request: RunRequest) -> str:
     )
 
 
-def load_request(path: Path, *, stamp: str, run_id: str | None = None) -> RunRequest:
+def load_request(
+    path: Path,
+    settings: Settings,
+    *,
+    allow_unpaired: bool,
+    stamp: str,
+    run_id: str | None = None,
+) -> RunRequest:
     """The request in the TOML file at ``path``; ``run_id`` (``--run-id``) over the file's.
+
+    A key the file leaves out takes the default the flags' request takes from
+    ``settings``; ``allow_unpaired`` is ``ALLOW_UNPAIRED_SINGLE_CONFIG=true``, read by the
+    caller as for the flags.
 
     Raises:
         click.BadParameter: the file is not TOML, names a key the request has not, sets
-            ``approved_by``, or a value is refused (the message names the key and why).
+            ``approved_by`` or ``allow_unpaired``, or a value is refused (the message
+            names the key and why).
     """
     try:
         data = loads_toml(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
         raise _refused(path, f"not a readable TOML file ({exc})") from exc
-    for key in _NOT_IN_FILE:
+    for key, instead in _NOT_IN_FILE.items():
         if key in data:
-            raise _refused(path, f"{key}: a file does not approve; use --yes or starter approve")
+            raise _refused(path, f"{key}: {instead}")
     unknown = sorted(_unknown_keys(RunRequest, data))
     if unknown:
         raise _refused(path, f"{', '.join(unknown)}: no such key of a run request")
     for key in _PATHS:
         if isinstance(data.get(key), str):
             data[key] = str((path.parent / Path(data[key]).expanduser()).resolve())
+    data = {**settings_defaults(settings), **data, "allow_unpaired": allow_unpaired}
     given = run_id or data.get("run_id")
     try:
         request = RunRequest.model_validate({**data, "run_id": given or "pending"})

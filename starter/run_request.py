@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import time
 import uuid
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal, TypeVar
+from typing import Any, Literal
 
 import click
 
@@ -30,9 +31,9 @@ __all__ = [
     "run_source",
     "run_stamp",
     "service_target",
+    "settings_defaults",
+    "with_settings",
 ]
-
-T = TypeVar("T")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -173,6 +174,13 @@ def build_request(
     """
     _check_sources(options)
     service = service_target(options)
+    given = {
+        "infra_retries": options.infra_retries,
+        "infra_backoff_sec": options.infra_backoff,
+        "approval_timeout_sec": options.approval_timeout or None,
+        "budget_tokens": options.budget,
+        "max_spend_usd": options.max_spend,
+    }
     return RunRequest(
         service=service,
         run_id=options.run_id or new_run_id(run_source(options), stamp),
@@ -188,14 +196,25 @@ def build_request(
         parallel=options.parallel,
         category=options.category,
         agent=agent_spec(options),
-        infra_retries=_or(options.infra_retries, settings.infra_retries),
-        infra_backoff_sec=_or(options.infra_backoff, settings.infra_backoff_sec),
-        approval_timeout_sec=options.approval_timeout or settings.approval_timeout_sec,
-        budget_tokens=_or(options.budget, settings.gateway_budget_tokens),
-        max_spend_usd=_or(options.max_spend, settings.max_spend_usd),
+        **with_settings(given, settings),
     )
 
 
-def _or(given: T | None, setting: T) -> T:
-    """The option when given (0 included), else the setting."""
-    return setting if given is None else given
+def settings_defaults(settings: Settings) -> dict[str, Any]:
+    """The request fields a run takes from ``settings`` when it does not set them.
+
+    The flags' request and a ``--config`` file's both fill what they leave out from here:
+    a file without ``max_spend_usd`` is capped as the flags are.
+    """
+    return {
+        "infra_retries": settings.infra_retries,
+        "infra_backoff_sec": settings.infra_backoff_sec,
+        "approval_timeout_sec": settings.approval_timeout_sec,
+        "budget_tokens": settings.gateway_budget_tokens,
+        "max_spend_usd": settings.max_spend_usd,
+    }
+
+
+def with_settings(given: Mapping[str, Any], settings: Settings) -> dict[str, Any]:
+    """``given``'s fields (``None``: not given; 0 is given) over :func:`settings_defaults`."""
+    return settings_defaults(settings) | {k: v for k, v in given.items() if v is not None}

@@ -107,7 +107,17 @@ class PriceTable(BaseModel):
             return models[model]
         return next((p for name, p in models.items() if served_model_matches(name, model)), None)
 
-    def only(self, provider: str, model: str) -> PriceTable:
-        """The part of the table that prices ``model`` (empty when it is unpriced)."""
-        found = self.price(provider, model)
-        return PriceTable(prices={provider: {model: found}} if found is not None else {})
+    def priced(self, model: str) -> Price | None:
+        """``model``'s price at any provider; ``None`` when unpriced.
+
+        A run's table holds its agent's one provider, so the model id alone names it.
+        """
+        return next(filter(None, (self.price(p, model) for p in self.prices)), None)
+
+    def only(self, provider: str, *models: str) -> PriceTable:
+        """The part of the table that prices ``models``.
+
+        Those it leaves unpriced are not in it; it is empty when none is priced.
+        """
+        found = {m: p for m in models if (p := self.price(provider, m)) is not None}
+        return PriceTable(prices={provider: found} if found else {})

@@ -195,9 +195,10 @@ class PlanSummary(BaseModel):
     """The parallel slots and how they were derived; ``None`` in older plans, whose
     request holds the number."""
     prices: PriceTable = Field(default_factory=PriceTable)
-    """The price of the run's model as the planning worker read it (built in, or its
-    ``prices.toml``): every attempt is costed at it, and the audit recomputes with it.
-    Empty: the model is unpriced (its cost is reported so, never as 0)."""
+    """The prices of the run's model and its agent's auxiliary models as the planning
+    worker read them (built in, or its ``prices.toml``): every attempt is costed at them,
+    and the audit recomputes with them. A model missing from it is unpriced (a cost that
+    needs it is reported so, never as 0)."""
 
     @property
     def parallel(self) -> int:

@@ -121,7 +121,7 @@ def with_cost(plan: RunPlan, runs_dir: Path) -> RunPlan:
             kept on tokens nobody can price).
     """
     req = plan.request
-    price = next((p for models in plan.prices.prices.values() for p in models.values()), None)
+    price = plan.prices.priced(req.agent.model)  # the table holds its small model's too
     sessions = plan.task_count * len(plan.lanes)
     if req.agent.model == "none":  # an agent that calls no model (the oracle): no token cost
         free = CostEstimate(

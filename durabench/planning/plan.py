@@ -316,26 +316,40 @@ def make_plan(
 
 
 def _run_prices(agent: Agent, model: str, settings: Settings) -> tuple[PriceTable, tuple[str, ...]]:
-    """The prices the run is costed with, and a warning if its model's is unverified or none.
+    """The prices the run is costed with, and a warning for each one unverified or none.
 
+    Its model's and those of the auxiliary models its agent calls on its own (Claude Code's
+    small model): each request in an attempt's ledger is costed at its own model's price.
     Read once, on the planning worker, and kept with the run: every attempt is costed
     alike on any host, and the audit recomputes the cost with the same prices.
     """
     if agent.model_api is None:
         return PriceTable(), ()
-    prices = load_prices(settings.home).only(agent.model_api, model)
-    price = prices.price(agent.model_api, model)
+    models = (model, *(m for m in agent.auxiliary_models if m != model))
+    prices = load_prices(settings.home).only(agent.model_api, *models)
+    warnings = (_price_warning(agent, model, m, prices, settings) for m in models)
+    return prices, tuple(w for w in warnings if w)
+
+
+def _price_warning(
+    agent: Agent, model: str, called: str, prices: PriceTable, settings: Settings
+) -> str:
+    """What the plan says of ``called``'s price (``""``: nothing, it is published)."""
+    api = agent.model_api or ""
+    price = prices.price(api, called)
+    where = f"{settings.home / PRICES_FILE} (see docs/results.md)"
+    own = "" if called == model else f" ({agent.name} calls it on its own beside {model})"
     if price is not None and price.unverified:
-        return prices, (
-            f"model {model}'s price ({agent.model_api}) is unverified: no published "
-            f"source confirmed it; check it at {SOURCES[agent.model_api]} and write it in "
-            f"{settings.home / PRICES_FILE} (see docs/results.md)",
+        return (
+            f"model {called}'s price ({api}) is unverified: no published source confirmed "
+            f"it{own}; check it at {SOURCES[api]} and write it in {where}"
         )
     if price is not None:
-        return prices, ()
-    return prices, (
-        f"model {model} has no price ({agent.model_api}): its cost will be reported as "
-        f"unpriced, never as 0; add it to {settings.home / PRICES_FILE} (see docs/results.md)",
+        return ""
+    whose = "its cost" if not own else "the cost of every attempt that uses it"
+    return (
+        f"model {called} has no price ({api}){own}: {whose} will be reported as unpriced, "
+        f"never as 0; add it to {where}"
     )
 
 

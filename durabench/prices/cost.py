@@ -52,12 +52,13 @@ def metered_cost(metered: MeteredUsage | None, prices: PriceTable) -> MeteredCos
 def attempt_cost(metered: MeteredUsage | None, prices: PriceTable, model: str) -> MeteredCost:
     """The cost of record of an attempt whose model traffic the gateway carries.
 
-    Its metered tokens at the run's ``prices``; when the run has no price at all (its
-    ``model`` is unpriced) the cost is unknown even with no tokens, so an unpriced run
-    never shows $0 beside its priced attempts. The classifier and the audit both ask this.
+    Its metered tokens at the run's ``prices``; when the run's ``model`` is unpriced the
+    cost is unknown even with no tokens (an auxiliary model's price in the table does not
+    make it known), so an unpriced run never shows $0 beside its priced attempts. The
+    classifier and the audit both ask this.
     """
     cost = metered_cost(metered, prices)
-    if cost.usd is not None and not prices.prices:
+    if cost.usd is not None and prices.priced(model) is None:
         return MeteredCost(None, model or "the run's model")
     return cost
 

@@ -127,3 +127,16 @@ def test_an_agent_that_calls_no_model_costs_nothing_and_is_not_unpriced(tmp_path
     cost = with_cost(plan, tmp_path).cost
     assert cost is not None and cost.line() == "$0.00 to $0.00 (the agent calls no model)"
     assert not any(r.alert for r in cost_rows(with_cost(plan, tmp_path).summary()))
+
+
+def test_the_estimate_is_at_the_runs_model_price_not_its_small_models(tmp_path: Path) -> None:
+    """The run's table holds the auxiliary model's price too, whichever comes first."""
+    small = PRICE.model_copy(update={"input": 0.01, "output": 0.01})
+    both = PriceTable(prices={"anthropic": {"claude-haiku-4-5": small, "claude-sonnet-4-5": PRICE}})
+    alone = PriceTable(prices={"anthropic": {"claude-sonnet-4-5": PRICE}})
+    assert (
+        with_cost(_plan(None, both), tmp_path).cost == with_cost(_plan(None, alone), tmp_path).cost
+    )
+    only_small = PriceTable(prices={"anthropic": {"claude-haiku-4-5": small}})
+    with pytest.raises(ConfigError, match="--max-spend needs a price for claude-sonnet-4-5"):
+        with_cost(_plan(50.0, only_small), tmp_path)

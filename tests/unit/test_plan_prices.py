@@ -29,7 +29,8 @@ def test_the_plan_records_the_published_price_of_its_model(tmp_path: Path) -> No
         0.1,
         1.25,
     )
-    assert list(plan.prices.prices) == ["anthropic"]  # only the run's own model is kept
+    assert list(plan.prices.prices) == ["anthropic"]  # only the models the run calls
+    assert list(plan.prices.prices["anthropic"]) == ["claude-haiku-4-5"]
     assert not any("no price" in w or "unverified" in w for w in plan.warnings)
 
 
@@ -49,7 +50,7 @@ def test_an_unpriced_model_is_said_in_the_plan(
 ) -> None:
     monkeypatch.setenv(ALLOW_UNKNOWN_MODEL_ENV, "true")
     plan = make_plan(_request("claude-code", "claude-next-9"), Settings(home=tmp_path))
-    assert plan.prices.prices == {}
+    assert plan.prices.priced("claude-next-9") is None
     (warning,) = [w for w in plan.warnings if "no price" in w]
     assert "claude-next-9 has no price (anthropic)" in warning
     assert "reported as unpriced, never as 0" in warning

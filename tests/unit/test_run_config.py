@@ -17,10 +17,16 @@ from hypothesis import strategies as st
 
 from durabench.models.agent import AgentSpec
 from durabench.models.run import RunRequest
+from durabench.settings.values import Settings
 from starter.run import run
 from starter.run_config import dump_request, load_request
 
 STAMP = "20261129-120000-abcd"
+
+
+def _load(file: Path, **given: str) -> RunRequest:
+    """The file's request on a machine with the default settings, paired runs only."""
+    return load_request(file, Settings(home=file.parent), allow_unpaired=False, **given)
 
 
 @pytest.fixture(autouse=True)
@@ -64,7 +70,7 @@ def test_print_config_then_config_asks_for_the_same_request(tmp_path: Path) -> N
     file = tmp_path / "run.toml"
     file.write_text(text)
     assert _printed("--config", str(file)) == text
-    request = load_request(file, stamp=STAMP)
+    request = _load(file, stamp=STAMP)
     assert request.run_id == "r-1" and request.parallel == 3 and request.budget_tokens == 1000
     assert request.agent == AgentSpec(name="nop", model="m1", options={"k": "v"})
     assert request.config_mode == "full_only" and request.service is not None
@@ -76,11 +82,11 @@ def test_a_file_without_a_run_id_makes_a_new_run_each_time(tmp_path: Path) -> No
     assert "run_id" not in tomllib.loads(text)
     file = tmp_path / "run.toml"
     file.write_text(text)
-    first = load_request(file, stamp=STAMP)
+    first = _load(file, stamp=STAMP)
     assert first.run_id == f"pytorch-{STAMP}"
     assert first.selection == str(tmp_path / "sel.json")
-    assert load_request(file, stamp=STAMP, run_id="mine").run_id == "mine"  # --run-id
-    assert load_request(file, stamp=STAMP).model_copy(update={"run_id": "x"}) == (
+    assert _load(file, stamp=STAMP, run_id="mine").run_id == "mine"  # --run-id
+    assert _load(file, stamp=STAMP).model_copy(update={"run_id": "x"}) == (
         first.model_copy(update={"run_id": "x"})
     )
 
@@ -89,7 +95,7 @@ def test_relative_paths_in_a_file_are_the_files(tmp_path: Path) -> None:
     (tmp_path / "conf").mkdir()
     file = tmp_path / "conf" / "run.toml"
     file.write_text('suite = ""\nselection = "../sel.json"\nbenchmarks_dir = "csb"\n')
-    request = load_request(file, stamp=STAMP)
+    request = _load(file, stamp=STAMP)
     assert request.selection == str(tmp_path / "sel.json")
     assert request.benchmarks_dir == str(tmp_path / "conf" / "csb")
     assert request.run_id == f"sel-{STAMP}"
@@ -114,7 +120,7 @@ def test_a_bad_file_is_refused_naming_the_key(tmp_path: Path, text: str, said: s
     file = tmp_path / "run.toml"
     file.write_text(text)
     with pytest.raises(click.BadParameter) as refused:
-        load_request(file, stamp=STAMP)
+        _load(file, stamp=STAMP)
     message = refused.value.format_message()
     assert said in message and str(file) in message and "--config" in message
 
