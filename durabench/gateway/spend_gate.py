@@ -38,6 +38,7 @@ __all__ = [
     "WAIT_S",
     "SpendCapReached",
     "SpendGate",
+    "UNSETTLED_AT_RESTART",
     "spend_hold",
     "worst_request",
 ]
@@ -47,6 +48,10 @@ SPEND_CAP = "spend cap"
 WAIT_S = 30.0
 """How long a request waits for a larger block before it is refused."""
 _POLL_S = 0.05
+UNSETTLED_AT_RESTART = "(unsettled at a gateway restart)"
+"""Where a restarted gateway counts what its requests in flight held when it stopped
+(``Used.spent``, beside the task ids): their answers may have been charged, and no one
+settled them, so each costs its whole hold."""
 
 
 class SpendCapReached(Exception):
@@ -83,8 +88,13 @@ class SpendGate:
         if run_id not in self.purses:
             files = SpendFiles(self.root, run_id)
             used = files.used()  # a restarted gateway goes on from what it had charged
-            self.purses[run_id] = (Purse(spent=dict(used.spent)), files)
+            spent = dict(used.spent)
+            if used.reserved > 0:
+                spent[UNSETTLED_AT_RESTART] = spent.get(UNSETTLED_AT_RESTART, 0) + used.reserved
+            self.purses[run_id] = (Purse(spent=spent), files)
             self.asked[run_id] = used.asked
+            if used.reserved > 0:
+                self._write(run_id)  # what was in flight is spent now, for the broker too
         return self.purses[run_id]
 
     def _write(self, run_id: str) -> None:
