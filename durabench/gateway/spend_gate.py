@@ -25,7 +25,7 @@ from durabench.gateway.budget import (
     worst_case,
 )
 from durabench.gateway.grants import Grant
-from durabench.gateway.ledger import CANCELLED, LedgerEntry
+from durabench.gateway.ledger import LedgerEntry, costs_whole_hold
 from durabench.gateway.providers import ProviderName
 from durabench.gateway.refusals import Refused
 from durabench.gateway.request import AgentRequest
@@ -148,15 +148,17 @@ class SpendGate:
             self._write(terms.run_id)
 
     def settle(self, terms: SpendTerms, hold: Hold | None, entry: LedgerEntry | None) -> None:
-        """Charge the request's ledgered usage (its whole hold if cut or unmetered)."""
+        """Charge the request's ledgered usage (its whole hold if cut or unmetered).
+
+        The rule is the token budget's: :func:`~durabench.gateway.ledger.costs_whole_hold`.
+        """
         if hold is None or hold.settled or terms.rates is None:
             return
         charged = 0
         if entry is not None:
             u = entry.usage
             charged = cost_micros(terms.rates, u.input, u.output, u.cache_read, u.cache_write)
-            success = 200 <= entry.status < 300
-            if entry.refused == CANCELLED or (success and not charged):
+            if costs_whole_hold(entry.status, entry.refused, charged):
                 charged = max(charged, hold.amount)
         purse, _ = self._purse(terms.run_id)
         purse.settle(hold, charged)

@@ -18,9 +18,22 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from durabench.gateway.ledger import LedgerEntry, read_entries, read_ledger
+from durabench.gateway.ledger import (
+    CANCELLED,
+    GATEWAY_ERROR,
+    UPSTREAM_CUT,
+    LedgerEntry,
+    costs_whole_hold,
+    read_entries,
+    read_ledger,
+)
 from durabench.gateway.meter import ResponseUsage
-from durabench.gateway.spend_gate import UNSETTLED_AT_RESTART, SpendCapReached, SpendGate
+from durabench.gateway.spend_gate import (
+    SPEND_CAP,
+    UNSETTLED_AT_RESTART,
+    SpendCapReached,
+    SpendGate,
+)
 from durabench.models.prices import Price
 from durabench.spend import Held, SpendFiles, SpendTerms
 from durabench.spend.purse import Hold
@@ -187,3 +200,51 @@ def test_restarts_never_let_a_host_spend_past_its_block(ops: list[tuple[str, int
                 may_cost += sum(h.amount for h in holds)
                 holds, gate = [], SpendGate(Path(root), wait_s=0)
             assert may_cost + sum(h.amount for h in holds) <= 10_000
+
+
+def _settled(tmp_path: Path, entry: LedgerEntry | None, hold_amount: int = 4_600) -> int:
+    """What the gate charges a hold of ``hold_amount`` settled with ``entry``."""
+    files = SpendFiles(tmp_path, "run-1")
+    files.write_held(Held(run_id="run-1", held=10_000_000))
+    gate = SpendGate(tmp_path, wait_s=0)
+    before = sum(files.used().spent.values())
+    gate.settle(TERMS, asyncio.run(gate.reserve(TERMS, hold_amount)), entry)
+    return sum(files.used().spent.values()) - before
+
+
+def test_a_stream_the_host_lost_after_its_input_was_metered_costs_its_whole_hold(
+    tmp_path: Path,
+) -> None:
+    """message_start said 1,000 input tokens ($0.003), then the stream was cut: the API
+    bills the answer it went on writing, which nobody metered. 4,600 is charged, not 3,000."""
+    entry = LedgerEntry(
+        at=0,
+        provider="anthropic",
+        path="/v1/messages",
+        status=200,
+        refused=UPSTREAM_CUT,
+        usage=ResponseUsage(input=1_000),
+    )
+    assert _settled(tmp_path, entry) == 4_600
+
+
+_REFUSALS = ("", CANCELLED, UPSTREAM_CUT, GATEWAY_ERROR, "upstream unreachable", SPEND_CAP)
+
+
+@pytest.mark.parametrize("refused", _REFUSALS)
+@pytest.mark.parametrize("status", [200, 429, 499, 500, 502])
+@pytest.mark.parametrize("tokens", [0, 1_000, 2_000])
+def test_a_request_is_charged_its_meter_unless_its_answer_may_have_cost_more(
+    tmp_path: Path, refused: str, status: int, tokens: int
+) -> None:
+    """The family, over every kind of ending: the metered cost (3 micro-dollars an input
+    token) at the least; the whole hold (4,600) when the answer may have been billed past
+    its meter (cut short, or a success that reported nothing); the spend cap and the
+    token budget charge by the same rule (:func:`~durabench.gateway.ledger.costs_whole_hold`)."""
+    usage = ResponseUsage(input=tokens)
+    entry = LedgerEntry(
+        at=0, provider="anthropic", path="/v1/messages", status=status, refused=refused, usage=usage
+    )
+    whole = refused in (CANCELLED, UPSTREAM_CUT) or (status == 200 and not tokens)
+    assert costs_whole_hold(entry.status, entry.refused, tokens) is whole
+    assert _settled(tmp_path, entry) == (max(4_600, tokens * 3) if whole else tokens * 3)
