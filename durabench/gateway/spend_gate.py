@@ -30,7 +30,7 @@ from durabench.gateway.providers import ProviderName
 from durabench.gateway.refusals import Refused
 from durabench.gateway.request import AgentRequest
 from durabench.spend.book import usd
-from durabench.spend.purse import Hold, Purse, SpendFiles, Used
+from durabench.spend.purse import WAIT_S, Hold, Purse, SpendFiles, Used
 from durabench.spend.terms import SpendTerms, cost_micros, worst_micros
 
 __all__ = [
@@ -45,8 +45,6 @@ __all__ = [
 
 SPEND_CAP = "spend cap"
 """``refused`` of a request the run's spend cap no longer covers: the harness's stop."""
-WAIT_S = 30.0
-"""How long a request waits for a larger block before it is refused."""
 _POLL_S = 0.05
 UNSETTLED_AT_RESTART = "(unsettled at a gateway restart)"
 """Where a restarted gateway counts what its requests in flight held when it stopped

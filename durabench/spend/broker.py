@@ -6,7 +6,9 @@ every :data:`TEND_S` and talks to the run's book for it (:func:`tend`), under a 
 file, so the workers sharing a gateway take turns:
 
 * a request waits for more (``want``): ask for it; write the new block to ``held.json``
-  (or, refused, the want that was refused, so the gateway refuses at once);
+  (or, refused, the want that was refused, so the gateway refuses at once); a want in a
+  file older than :data:`~durabench.spend.purse.WAIT_S` is no request's (its gateway
+  stopped while one waited) and is not asked for;
 * no attempt of the run holds a grant here any more and nothing is in flight: give back
   what the host holds beyond its spending (``held.json`` first, so the gateway can hold
   no more of it, then the report);
@@ -25,7 +27,7 @@ from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
 
 from durabench.spend.book import BlockAnswer, HostReport
-from durabench.spend.purse import Held, SpendFiles
+from durabench.spend.purse import WAIT_S, Held, SpendFiles
 
 __all__ = ["TEND_S", "Ask", "Tended", "tend"]
 
@@ -78,6 +80,9 @@ async def tend(files: SpendFiles, host: str, live: bool, ask: Ask, tended: Tende
 
 async def _tend(files: SpendFiles, host: str, live: bool, ask: Ask, tended: Tended) -> None:
     held, used = files.held(), files.used()
+    if used.want > 0 and files.used_age() > WAIT_S:
+        # No request waits this long: its gateway stopped while one waited.
+        used = used.model_copy(update={"want": 0})
     spent = sum(used.spent.values())
     report = HostReport(host=host, held=held.held, spent=used.spent)
     if used.want > 0 and held.held > used.seen:
