@@ -290,3 +290,36 @@ def test_a_host_with_no_attempt_left_gives_back_once_no_request_can_be_waiting(
         else:
             assert files.held().held >= 300, (want, "a live or waiting host keeps its block")
         assert book.state.held[f"h{want}"] == files.held().held, "the book knows it"
+
+
+class _Racing(SpendFiles):
+    """The gateway reserves 100 from the old block just as the broker gives it back: its
+    hold is written after the broker read used.json, before held.json lands."""
+
+    def write_held(self, held: Held) -> None:
+        if held.held < self.held().held and not self.raced:
+            self.raced = True
+            self.write_used(self.used().model_copy(update={"reserved": 100, "seen": 300}))
+        super().write_held(held)
+
+    raced = False
+
+
+def test_a_block_reserved_from_while_it_is_given_back_is_kept(tmp_path: Path) -> None:
+    """Spent 20 of 300, no attempt left: the broker gives 280 back. A request that took
+    100 of it meanwhile would go out on a block the book thinks is back; the broker sees
+    used.json change, keeps the block, and gives back on a later tick."""
+    book = SpendBook(SpendState(cap=1_000, block=300))
+
+    async def ask(report: HostReport) -> BlockAnswer:
+        return book.report(report)
+
+    files, tended = _Racing(tmp_path, RUN), Tended()
+    book.report(HostReport(host="a", held=300))
+    files.write_held(Held(run_id=RUN, held=300))
+    files.write_used(Used(run_id=RUN, spent={"t": 20}, seen=300))
+    asyncio.run(tend(files, "a", False, ask, tended))
+    assert files.held().held == 300 and book.held() == 300, "the hold's block is kept"
+    files.write_used(Used(run_id=RUN, spent={"t": 90}, seen=300))  # it settled at 70
+    asyncio.run(tend(files, "a", False, ask, tended))
+    assert files.held().held == 90 and book.held() == 90
