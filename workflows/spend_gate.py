@@ -103,7 +103,10 @@ class RunSpend:
             retry_policy=RETRY,
             summary=f"may {len(batch)} pair(s) start under the spend cap?",
         )
-        self.ended = {}
+        # Pairs may have ended while the book answered: forget only what it was told.
+        for task, amount in ask.ended.items():
+            if self.ended.get(task) == amount:
+                del self.ended[task]
         allowed = batch[: len(answer.started)]
         if len(allowed) < len(batch):
             self.blocked_at = running + len(allowed)

@@ -301,8 +301,9 @@ class GatewayApp:
         if not upstream.url.raw_path.partition(b"?")[0].endswith(req.path.encode()):
             message = "durabench gateway: the path would change on the way out"
             raise Refused(403, "path", "permission_error", message)
+        held = reservation.tokens if reservation is not None else 0
         noted = (
-            self.inflight.serving(Path(grant.ledger), grant.provider)
+            self.inflight.serving(Path(grant.ledger), grant.provider, held)
             if self.inflight is not None
             else contextlib.nullcontext()
         )

@@ -17,7 +17,7 @@ from typing import Any
 import httpx
 
 from durabench.gateway.budget import Budgets, Reservation
-from durabench.gateway.ledger import CANCELLED, UPSTREAM_CUT
+from durabench.gateway.ledger import CANCELLED, UPSTREAM_CUT, costs_whole_hold
 from durabench.gateway.mcp_answer import McpAnswer
 from durabench.gateway.meter import ResponseMeter, ResponseUsage
 from durabench.gateway.request import AgentRequest
@@ -111,11 +111,11 @@ def _settle(
         and not (meter.ended or meter.unreadable)
         and 200 <= response.status_code < 300
     )
-    charged = _charge(usage, response.status_code, reservation)
-    if cancelled and reservation is not None:
+    refused = CANCELLED if cancelled else UPSTREAM_CUT if cut else ""
+    charged = usage.input + usage.output + usage.cache_read + usage.cache_write
+    if reservation is not None and costs_whole_hold(response.status_code, refused, charged):
         charged = max(charged, reservation.tokens)
     budgets.settle(reservation, charged)
-    refused = CANCELLED if cancelled else UPSTREAM_CUT if cut else ""
     if req.on_answer is not None:
         req.on_answer(response.headers)
     if req.on_room is not None:
@@ -156,18 +156,6 @@ async def _relay(
         pass  # the stream was cut: the agent sees it end; the ledger says what came
     await send({"type": "http.response.body", "body": b""})
     return whole
-
-
-def _charge(usage: ResponseUsage, status: int, reservation: Reservation | None) -> int:
-    """What the request costs the budget.
-
-    The usage reported; else, for a success that reported none (which the API still
-    bills), its whole reservation.
-    """
-    reported = usage.input + usage.output + usage.cache_read + usage.cache_write
-    if reported or reservation is None or not 200 <= status < 300:
-        return reported
-    return reservation.tokens
 
 
 async def reply_error(

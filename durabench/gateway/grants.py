@@ -118,15 +118,7 @@ class GrantStore:
         """The grant behind ``token``, or ``None`` for an unknown or revoked key."""
         if not token.startswith(TOKEN_PREFIX) or len(token) > 128:
             return None
-        path = self._file(token)
-        try:
-            grant = Grant.model_validate_json(path.read_text())
-            renewed = path.stat().st_mtime
-        except (OSError, ValueError):
-            return None
-        if grant.lease_sec is not None and time.time() - renewed > grant.lease_sec:
-            return None  # its worker is gone, and its attempt with it: the session pays no more
-        return grant
+        return _held(self._file(token))
 
     def renew(self, attempt: str) -> None:
         """The attempt's agent phase still runs here: its grant's lease starts again."""
@@ -138,15 +130,26 @@ class GrantStore:
         return token.startswith(TOKEN_PREFIX) and len(token) <= 128 and self._file(token).exists()
 
     def live(self) -> list[Grant]:
-        """Every grant not revoked: the attempts whose agents may be running."""
-        grants = []
-        for path in sorted((self.root / "grants").glob("*.json")):
-            try:
-                grants.append(Grant.model_validate_json(path.read_text()))
-            except (OSError, ValueError):
-                continue
-        return grants
+        """Every grant neither revoked nor lapsed: the attempts whose agents may be running.
+
+        A lapsed grant's file stays until a sweep, but its key is refused (:meth:`find`):
+        its attempt spends nothing here any more, so it holds no block or rate share.
+        """
+        held = (_held(path) for path in sorted((self.root / "grants").glob("*.json")))
+        return [grant for grant in held if grant is not None]
 
     def revoke(self, attempt: str) -> None:
         """The attempt's key is good no more (its agent has ended)."""
         self._file(self.token_for(attempt)).unlink(missing_ok=True)
+
+
+def _held(path: Path) -> Grant | None:
+    """The grant in ``path``, unless it is gone or its lease lapsed."""
+    try:
+        grant = Grant.model_validate_json(path.read_text())
+        renewed = path.stat().st_mtime
+    except (OSError, ValueError):
+        return None
+    if grant.lease_sec is not None and time.time() - renewed > grant.lease_sec:
+        return None  # its worker is gone, and its attempt with it: the session pays no more
+    return grant

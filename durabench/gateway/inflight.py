@@ -36,6 +36,9 @@ class CutRequest(NamedTuple):
     ledger: Path
     provider: str
     """The grant's model provider: the outage is the session's, whatever the request was."""
+    tokens: int = 0
+    """What it held of its attempt's token budget: charged whole, since its answer may
+    have been billed and nobody metered it."""
 
 
 class InFlight:
@@ -47,10 +50,14 @@ class InFlight:
         self.dir.mkdir(parents=True, exist_ok=True, mode=0o700)
 
     @contextlib.contextmanager
-    def serving(self, ledger: Path, provider: str) -> Iterator[None]:
-        """Noted while the body runs: from before the request goes out to its ledger line."""
+    def serving(self, ledger: Path, provider: str, tokens: int = 0) -> Iterator[None]:
+        """Noted while the body runs: from before the request goes out to its ledger line.
+
+        ``tokens``: what it holds of its attempt's budget (its reservation).
+        """
         note = self.dir / uuid.uuid4().hex
-        note.write_text(json.dumps({"ledger": str(ledger), "provider": provider}))
+        doc = {"ledger": str(ledger), "provider": provider, "tokens": tokens}
+        note.write_text(json.dumps(doc))
         try:
             yield
         finally:
@@ -68,7 +75,8 @@ def cut_requests(root: Path, pid: int) -> list[CutRequest]:
     for note in sorted(where.glob("*")) if where.is_dir() else []:
         try:
             doc = json.loads(note.read_text())
-            out.append(CutRequest(Path(doc["ledger"]), str(doc["provider"])))
+            tokens = int(doc.get("tokens", 0))
+            out.append(CutRequest(Path(doc["ledger"]), str(doc["provider"]), tokens))
         except (OSError, ValueError, KeyError, TypeError):
             continue  # a note cut by the death itself: its request had not gone out
     shutil.rmtree(where, ignore_errors=True)

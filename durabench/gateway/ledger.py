@@ -36,6 +36,7 @@ __all__ = [
     "UPSTREAM_CUT",
     "LedgerEntry",
     "append_entry",
+    "costs_whole_hold",
     "read_entries",
     "read_ledger",
 ]
@@ -66,6 +67,17 @@ OVERLOADED = "gateway overloaded"
 in flight: other attempts' doing (one attempt holds at most its own share), the host's."""
 
 
+def costs_whole_hold(status: int, refused: str, metered: int) -> bool:
+    """Whether an answer may have been billed past its meter, so it costs its whole hold.
+
+    Cut short (``cancelled`` by the gateway, or an ``upstream cut`` the host lost) the API
+    goes on writing, and billing, an answer nobody meters; a success that reported no usage
+    (``metered`` tokens or dollars 0) is billed all the same. The token budget and the
+    spend cap charge by this one rule.
+    """
+    return refused in (CANCELLED, UPSTREAM_CUT) or (200 <= status < 300 and not metered)
+
+
 class LedgerEntry(BaseModel):
     """One request through the gateway."""
 
@@ -90,7 +102,8 @@ class LedgerEntry(BaseModel):
     the host's trouble (``upstream unreachable``, ``no key on this host``)."""
     charged: int = 0
     """Tokens charged to the attempt's budget: the usage the API reported, or the
-    request's whole reservation when a success reported none."""
+    request's whole reservation when the answer may have been billed past it
+    (:func:`costs_whole_hold`)."""
     seconds: float = 0.0
     """From the request to the end of the response."""
     rpc_method: str = ""

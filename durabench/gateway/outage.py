@@ -32,15 +32,20 @@ def record_outage(store: GrantStore, why: str = OUTAGE, pid: int | None = None) 
 
     Returns how many ledgers got it (each at most once).
     """
-    now, done = time.time(), set[Path]()
+    now, lines = time.time(), dict[Path, LedgerEntry]()
     cut = cut_requests(store.root, pid) if pid is not None else []
-    for ledger, provider in [*cut, *((Path(g.ledger), g.provider) for g in store.live())]:
-        if ledger in done:
-            continue
-        entry = LedgerEntry(at=now, provider=provider, path="", status=502, refused=why)
+    for ledger, provider, held in [*cut, *((Path(g.ledger), g.provider, 0) for g in store.live())]:
+        line = lines.get(ledger) or LedgerEntry(
+            at=now, provider=provider, path="", status=502, refused=why
+        )
+        # What the cut requests held of the budget stays charged (the restarted gateway's
+        # budget starts from the ledger's ``charged``).
+        lines[ledger] = line.model_copy(update={"charged": line.charged + held})
+    done = 0
+    for ledger, entry in lines.items():
         try:
             append_entry(ledger, entry)
         except OSError:  # the attempt's directory is gone: it has ended
             continue
-        done.add(ledger)
-    return len(done)
+        done += 1
+    return done

@@ -25,12 +25,12 @@ from durabench.gateway.budget import (
     worst_case,
 )
 from durabench.gateway.grants import Grant
-from durabench.gateway.ledger import CANCELLED, LedgerEntry
+from durabench.gateway.ledger import LedgerEntry, costs_whole_hold
 from durabench.gateway.providers import ProviderName
 from durabench.gateway.refusals import Refused
 from durabench.gateway.request import AgentRequest
 from durabench.spend.book import usd
-from durabench.spend.purse import Hold, Purse, SpendFiles, Used
+from durabench.spend.purse import WAIT_S, Hold, Purse, SpendFiles, Used
 from durabench.spend.terms import SpendTerms, cost_micros, worst_micros
 
 __all__ = [
@@ -38,15 +38,18 @@ __all__ = [
     "WAIT_S",
     "SpendCapReached",
     "SpendGate",
+    "UNSETTLED_AT_RESTART",
     "spend_hold",
     "worst_request",
 ]
 
 SPEND_CAP = "spend cap"
 """``refused`` of a request the run's spend cap no longer covers: the harness's stop."""
-WAIT_S = 30.0
-"""How long a request waits for a larger block before it is refused."""
 _POLL_S = 0.05
+UNSETTLED_AT_RESTART = "(unsettled at a gateway restart)"
+"""Where a restarted gateway counts what its requests in flight held when it stopped
+(``Used.spent``, beside the task ids): their answers may have been charged, and no one
+settled them, so each costs its whole hold."""
 
 
 class SpendCapReached(Exception):
@@ -83,8 +86,13 @@ class SpendGate:
         if run_id not in self.purses:
             files = SpendFiles(self.root, run_id)
             used = files.used()  # a restarted gateway goes on from what it had charged
-            self.purses[run_id] = (Purse(spent=dict(used.spent)), files)
+            spent = dict(used.spent)
+            if used.reserved > 0:
+                spent[UNSETTLED_AT_RESTART] = spent.get(UNSETTLED_AT_RESTART, 0) + used.reserved
+            self.purses[run_id] = (Purse(spent=spent), files)
             self.asked[run_id] = used.asked
+            if used.reserved > 0:
+                self._write(run_id)  # what was in flight is spent now, for the broker too
         return self.purses[run_id]
 
     def _write(self, run_id: str) -> None:
@@ -138,15 +146,17 @@ class SpendGate:
             self._write(terms.run_id)
 
     def settle(self, terms: SpendTerms, hold: Hold | None, entry: LedgerEntry | None) -> None:
-        """Charge the request's ledgered usage (its whole hold if cut or unmetered)."""
+        """Charge the request's ledgered usage (its whole hold if cut or unmetered).
+
+        The rule is the token budget's: :func:`~durabench.gateway.ledger.costs_whole_hold`.
+        """
         if hold is None or hold.settled or terms.rates is None:
             return
         charged = 0
         if entry is not None:
             u = entry.usage
             charged = cost_micros(terms.rates, u.input, u.output, u.cache_read, u.cache_write)
-            success = 200 <= entry.status < 300
-            if entry.refused == CANCELLED or (success and not charged):
+            if costs_whole_hold(entry.status, entry.refused, charged):
                 charged = max(charged, hold.amount)
         purse, _ = self._purse(terms.run_id)
         purse.settle(hold, charged)

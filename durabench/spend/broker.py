@@ -6,10 +6,13 @@ every :data:`TEND_S` and talks to the run's book for it (:func:`tend`), under a 
 file, so the workers sharing a gateway take turns:
 
 * a request waits for more (``want``): ask for it; write the new block to ``held.json``
-  (or, refused, the want that was refused, so the gateway refuses at once);
+  (or, refused, the want that was refused, so the gateway refuses at once); a want in a
+  file older than :data:`~durabench.spend.purse.WAIT_S` is no request's (its gateway
+  stopped while one waited) and is not asked for;
 * no attempt of the run holds a grant here any more and nothing is in flight: give back
   what the host holds beyond its spending (``held.json`` first, so the gateway can hold
-  no more of it, then the report);
+  no more of it, then the report; a ``used.json`` that changed meanwhile means a request
+  took from the block as it went, and the block is kept for a later look);
 * its spending changed: report it (the book starts pairs by what they spent).
 
 Every report says what ``held.json`` holds: a block granted whose answer was lost on the
@@ -25,7 +28,7 @@ from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
 
 from durabench.spend.book import BlockAnswer, HostReport
-from durabench.spend.purse import Held, SpendFiles
+from durabench.spend.purse import WAIT_S, Held, SpendFiles
 
 __all__ = ["TEND_S", "Ask", "Tended", "tend"]
 
@@ -78,6 +81,10 @@ async def tend(files: SpendFiles, host: str, live: bool, ask: Ask, tended: Tende
 
 async def _tend(files: SpendFiles, host: str, live: bool, ask: Ask, tended: Tended) -> None:
     held, used = files.held(), files.used()
+    read = used
+    if used.want > 0 and files.used_age() > WAIT_S:
+        # No request waits this long: its gateway stopped while one waited.
+        used = used.model_copy(update={"want": 0})
     spent = sum(used.spent.values())
     report = HostReport(host=host, held=held.held, spent=used.spent)
     if used.want > 0 and held.held > used.seen:
@@ -92,6 +99,11 @@ async def _tend(files: SpendFiles, host: str, live: bool, ask: Ask, tended: Tend
         return
     if not live and used.reserved == 0 and held.held > spent:
         files.write_held(Held(run_id=files.run_id, held=spent, refused=held.refused))
+        if files.used() != read:
+            # The gateway took from the block while it was being given back: keep it,
+            # and give back on a later look, from what it holds then.
+            files.write_held(held)
+            return
         report = report.model_copy(update={"held": spent})
     if tended.reported.get(files.run_id) != report:
         await ask(report)

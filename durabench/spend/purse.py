@@ -16,6 +16,7 @@ each is written whole (:func:`durabench.atomic.atomic_write`).
 from __future__ import annotations
 
 import hashlib
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TypeVar
@@ -24,9 +25,13 @@ from pydantic import BaseModel, Field
 
 from durabench.atomic import atomic_write
 
-__all__ = ["Held", "Hold", "Purse", "SpendFiles", "Used"]
+__all__ = ["WAIT_S", "Held", "Hold", "Purse", "SpendFiles", "Used"]
 
 _M = TypeVar("_M", bound=BaseModel)
+
+WAIT_S = 30.0
+"""How long a request waits for a larger block before it is refused: a ``want`` in a
+``used.json`` older than this is no request's any more (its gateway stopped)."""
 
 
 class Held(BaseModel):
@@ -89,6 +94,13 @@ class SpendFiles:
     def used(self) -> Used:
         """What the gateway has spent and holds (nothing, before its first write)."""
         return _read(self.dir / "used.json", Used) or Used(run_id=self.run_id)
+
+    def used_age(self) -> float:
+        """Seconds since the gateway last wrote ``used.json`` (0: never)."""
+        try:
+            return max(0.0, time.time() - (self.dir / "used.json").stat().st_mtime)
+        except OSError:
+            return 0.0
 
     def write_used(self, used: Used) -> None:
         """The gateway writes its spending."""

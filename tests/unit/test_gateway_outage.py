@@ -18,16 +18,19 @@ import httpx
 import pytest
 
 from durabench.gateway import Grant, GrantStore, ModelGateway
-from durabench.gateway.ledger import read_ledger
+from durabench.gateway.budget import Budgets
+from durabench.gateway.inflight import InFlight
+from durabench.gateway.ledger import read_entries, read_ledger
 from durabench.gateway.outage import record_outage
 from tests.model_upstream import ModelUpstream, Received, Reply, anthropic_stream
 
 MODEL = "claude-sonnet-4-5"
 
 
-def _grant(store: GrantStore, tmp_path: Path, attempt: str) -> Path:
+def _grant(store: GrantStore, tmp_path: Path, attempt: str, budget: int | None = None) -> Path:
     ledger = tmp_path / f"{attempt}.jsonl"
-    doc = {
+    doc: dict[str, object] = {
+        "budget_tokens": budget,
         "attempt": attempt,
         "agent": "claude-code",
         "provider": "anthropic",
@@ -82,7 +85,7 @@ async def test_a_request_the_gateway_died_serving_is_its_outage_whenever_the_dea
             url = await gateway.url()
             if gateway._watch is not None:  # the worker is too busy to see the exit itself
                 gateway._watch.cancel()
-            ledger = _grant(gateway.store, tmp_path, "run-1-a-baseline-1")
+            ledger = _grant(gateway.store, tmp_path, "run-1-a-baseline-1", budget=100_000)
             token = gateway.store.token_for("run-1-a-baseline-1")
             asked = asyncio.create_task(_ask(url, token))
             await asyncio.to_thread(arrived.wait, 60)
@@ -103,6 +106,8 @@ async def test_a_request_the_gateway_died_serving_is_its_outage_whenever_the_dea
     metered = read_ledger(ledger)
     assert metered is not None
     assert (metered.last_status, metered.last_refused) == (502, "gateway restarted")
+    # Its budget reservation (the 64 output tokens it asked for, and its body) stays charged.
+    assert read_entries(ledger)[-1].charged > 64
 
 
 async def _ask(url: str, token: str) -> httpx.Response:
@@ -112,3 +117,22 @@ async def _ask(url: str, token: str) -> httpx.Response:
             headers={"x-api-key": token, "anthropic-version": "2023-06-01"},
             json={"model": MODEL, "stream": True, "max_tokens": 64, "messages": []},
         )
+
+
+def test_what_the_dead_gateway_held_in_flight_stays_charged_to_the_budget(
+    tmp_path: Path,
+) -> None:
+    """Two requests of one attempt in flight (reserved 500 and 700 tokens of its budget)
+    when the gateway process died: their answers may have been billed, and nobody metered
+    them. The restarted gateway's budget starts from the ledger's ``charged``: 1,200, not 0
+    (else the attempt could pass its budget by every request cut so)."""
+    store = GrantStore(tmp_path / "gateway")
+    ledger = _grant(store, tmp_path, "run-1-a-baseline-1")
+    notes = InFlight(store.root, pid=4242)
+    with (
+        notes.serving(ledger, "anthropic", tokens=500),
+        notes.serving(ledger, "anthropic", tokens=700),
+    ):
+        assert record_outage(store, "gateway restarted", pid=4242) == 1
+    assert Budgets().held(str(ledger)) == (1_200, 0)
+    assert [e.refused for e in read_entries(ledger)] == ["gateway restarted"]

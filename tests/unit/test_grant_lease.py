@@ -10,8 +10,12 @@ from __future__ import annotations
 
 import asyncio
 import os
+import tempfile
 import time
 from pathlib import Path
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from activities.grant_lease import renewing
 from durabench.gateway import Grant, GrantStore
@@ -78,3 +82,43 @@ def test_a_running_agent_phase_renews_its_grant(tmp_path: Path) -> None:
 
     asyncio.run(phase())
     assert store.find(token) is not None
+
+
+def test_a_lapsed_grant_is_not_live(tmp_path: Path) -> None:
+    """A dead worker's grant file stays until a sweep; its attempt runs no more here, so
+    the host's spend broker gives the run's block back and rate shares count it out."""
+    store = GrantStore(tmp_path)
+    token = store.grant(_grant(lease_sec=360.0))
+    assert [g.attempt for g in store.live()] == ["r-t-baseline-1"]
+    _age(store, token, 361.0)
+    assert store.live() == []
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    grants=st.lists(
+        st.tuples(
+            st.one_of(st.none(), st.sampled_from([60.0, 360.0])),  # the lease
+            st.sampled_from([0.0, 59.0, 61.0, 359.0, 361.0, 86400.0]),  # since its renewal
+            st.booleans(),  # revoked
+        ),
+        max_size=6,
+    )
+)
+def test_the_live_grants_are_those_a_key_would_find(
+    grants: list[tuple[float | None, float, bool]],
+) -> None:
+    """The family: whatever asks which attempts may still run here (the key's check, the
+    spend broker, the rate shares) gets the same answer."""
+    with tempfile.TemporaryDirectory() as root:
+        store = GrantStore(Path(root))
+        found = set()
+        for n, (lease, age, revoked) in enumerate(grants):
+            grant = _grant(lease).model_copy(update={"attempt": f"r-t-baseline-{n}"})
+            token = store.grant(grant)
+            _age(store, token, age)
+            if revoked:
+                store.revoke(grant.attempt)
+            if store.find(token) is not None:
+                found.add(grant.attempt)
+        assert {g.attempt for g in store.live()} == found

@@ -12,6 +12,8 @@ flight and no attempt is live, every block is back in the book but what was spen
 from __future__ import annotations
 
 import asyncio
+import os
+import time
 from pathlib import Path
 
 import pytest
@@ -31,6 +33,7 @@ from durabench.spend import (
     Used,
 )
 from durabench.spend.broker import Tended, tend
+from durabench.spend.purse import WAIT_S
 
 HOSTS = ("host-a", "host-b", "host-c")
 RUN = "run-1"
@@ -229,3 +232,94 @@ def test_a_refused_ask_leaves_the_block_as_the_gateway_last_read_it(tmp_path: Pa
     files.write_used(Used(run_id=RUN, spent={"t": 1_200}, want=100, asked=2, seen=1_000))
     asyncio.run(tend(files, "a", True, ask, tended))
     assert files.held().refused == 2, "the second want was asked for, and refused"
+
+
+def _age_used(files: SpendFiles, seconds: float) -> None:
+    then = time.time() - seconds
+    os.utime(files.dir / "used.json", (then, then))
+
+
+def test_a_want_left_by_a_gateway_that_died_waiting_does_not_hold_the_block(
+    tmp_path: Path,
+) -> None:
+    """The gateway asked for 50, the broker wrote the 300 granted, and the gateway died
+    before it read it (``seen`` 0). No request waits longer than WAIT_S: once used.json is
+    older than that its want is nobody's, and with no attempt left the 300 goes back."""
+    book = SpendBook(SpendState(cap=1_000, block=300))
+
+    async def ask(report: HostReport) -> BlockAnswer:
+        return book.report(report)
+
+    files, tended = SpendFiles(tmp_path, RUN), Tended()
+    files.write_used(Used(run_id=RUN, want=50, asked=1))
+    asyncio.run(tend(files, "a", True, ask, tended))
+    assert files.held().held == 300 and book.held() == 300
+    asyncio.run(tend(files, "a", False, ask, tended))  # the want may still be waiting
+    assert book.held() == 300
+    _age_used(files, WAIT_S + 1)
+    asyncio.run(tend(files, "a", False, ask, tended))
+    assert (files.held().held, book.held()) == (0, 0)
+
+
+@pytest.mark.parametrize("age", [0.0, WAIT_S / 2, WAIT_S + 1, 3600.0])
+@pytest.mark.parametrize("seen", [0, 300])
+@pytest.mark.parametrize("live", [True, False])
+def test_a_host_with_no_attempt_left_gives_back_once_no_request_can_be_waiting(
+    tmp_path: Path, age: float, seen: int, live: bool
+) -> None:
+    """The family: every state a gateway can leave used.json in (a want or none, read the
+    block or not, fresh or long stale), with nothing in flight and no attempt left, the
+    block goes back once no request can still be waiting; with an attempt live, never."""
+    book = SpendBook(SpendState(cap=1_000, block=300))
+
+    async def ask(report: HostReport) -> BlockAnswer:
+        return book.report(report)
+
+    for want in (0, 50):
+        files, tended = SpendFiles(tmp_path / f"w{want}", RUN), Tended()
+        book.report(HostReport(host=f"h{want}", held=300))
+        files.write_held(Held(run_id=RUN, held=300))
+        files.write_used(Used(run_id=RUN, spent={"t": 20}, want=want, asked=1, seen=seen))
+        _age_used(files, age)
+        for _ in range(3):
+            asyncio.run(tend(files, f"h{want}", live, ask, tended))
+        waiting = want > 0 and age <= WAIT_S
+        gives_back = not live and not waiting
+        if gives_back:
+            assert files.held().held == 20, (want, "the unspent 280 went back")
+        else:
+            assert files.held().held >= 300, (want, "a live or waiting host keeps its block")
+        assert book.state.held[f"h{want}"] == files.held().held, "the book knows it"
+
+
+class _Racing(SpendFiles):
+    """The gateway reserves 100 from the old block just as the broker gives it back: its
+    hold is written after the broker read used.json, before held.json lands."""
+
+    def write_held(self, held: Held) -> None:
+        if held.held < self.held().held and not self.raced:
+            self.raced = True
+            self.write_used(self.used().model_copy(update={"reserved": 100, "seen": 300}))
+        super().write_held(held)
+
+    raced = False
+
+
+def test_a_block_reserved_from_while_it_is_given_back_is_kept(tmp_path: Path) -> None:
+    """Spent 20 of 300, no attempt left: the broker gives 280 back. A request that took
+    100 of it meanwhile would go out on a block the book thinks is back; the broker sees
+    used.json change, keeps the block, and gives back on a later tick."""
+    book = SpendBook(SpendState(cap=1_000, block=300))
+
+    async def ask(report: HostReport) -> BlockAnswer:
+        return book.report(report)
+
+    files, tended = _Racing(tmp_path, RUN), Tended()
+    book.report(HostReport(host="a", held=300))
+    files.write_held(Held(run_id=RUN, held=300))
+    files.write_used(Used(run_id=RUN, spent={"t": 20}, seen=300))
+    asyncio.run(tend(files, "a", False, ask, tended))
+    assert files.held().held == 300 and book.held() == 300, "the hold's block is kept"
+    files.write_used(Used(run_id=RUN, spent={"t": 90}, seen=300))  # it settled at 70
+    asyncio.run(tend(files, "a", False, ask, tended))
+    assert files.held().held == 90 and book.held() == 90
