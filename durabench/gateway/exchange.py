@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import math
 from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any
 
@@ -159,16 +160,27 @@ async def _relay(
 
 
 async def reply_error(
-    send: Send, status: int, kind: str, message: str, *, close: bool = False
+    send: Send,
+    status: int,
+    kind: str,
+    message: str,
+    *,
+    close: bool = False,
+    retry_after_s: float | None = None,
 ) -> None:
     """An error body every CLI shows: Anthropic's shape, with OpenAI's ``message`` too.
 
     ``close``: the connection is closed after it, so nothing more is read from it.
+    ``retry_after_s``: sent as ``retry-after`` (whole seconds, at least 1), which the CLIs'
+    SDKs honour before their own backoff: without it a CLI's few seconds of backoff run
+    out against a wait of up to a minute, and an honest session ends on the 429.
     """
     doc = {"type": "error", "error": {"type": kind, "message": message}}
     data = json.dumps(doc).encode()
     headers = [(b"content-type", b"application/json"), (b"content-length", str(len(data)).encode())]
     if close:
         headers.append((b"connection", b"close"))
+    if retry_after_s is not None:
+        headers.append((b"retry-after", str(max(1, math.ceil(retry_after_s))).encode()))
     await send({"type": "http.response.start", "status": status, "headers": headers})
     await send({"type": "http.response.body", "body": data})

@@ -40,15 +40,26 @@ _BODILESS = ("GET", "HEAD", "DELETE")
 class Refused(Exception):
     """The gateway answers the request itself: ``status``, ledgered as ``reason``."""
 
-    def __init__(self, status: int, reason: str, kind: str, message: str) -> None:
+    def __init__(
+        self, status: int, reason: str, kind: str, message: str, retry_after_s: float = 1.0
+    ) -> None:
+        """``retry_after_s``: when a 429 or 503 may be tried again (its ``retry-after``)."""
         super().__init__(message)
         self.status, self.reason, self.kind = status, reason, kind
+        self.retry_after_s = retry_after_s
 
 
 async def refuse(send: Send, req: AgentRequest, refusal: Refused) -> None:
     """Answer the refusal (and close the connection: nothing after it is read); ledger it."""
     with contextlib.suppress(Exception):  # the agent may be gone; the line is written anyway
-        await reply_error(send, refusal.status, refusal.kind, str(refusal), close=True)
+        await reply_error(
+            send,
+            refusal.status,
+            refusal.kind,
+            str(refusal),
+            close=True,
+            retry_after_s=refusal.retry_after_s if refusal.status in (429, 503) else None,
+        )
     req.record(refusal.status, refused=refusal.reason)
 
 
@@ -112,7 +123,7 @@ def place(shares: RateShares, grant: Grant, req: AgentRequest) -> None:
             f"minute over {counted(shares.attempts_on(account), 'attempt')}); retry in "
             f"{math.ceil(placed.wait)} s"
         )
-        raise Refused(429, RATE_SHARE, "rate_limit_error", message)
+        raise Refused(429, RATE_SHARE, "rate_limit_error", message, retry_after_s=placed.wait)
 
     def answered(headers: Mapping[str, str]) -> None:
         shares.learn(account, headers)

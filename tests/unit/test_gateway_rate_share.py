@@ -11,9 +11,14 @@ that ends in the API's 429 after going past its share is the agent's doing: no
 
 from __future__ import annotations
 
+import asyncio
 import json
+import math
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+
+from hypothesis import given
+from hypothesis import strategies as st
 
 from durabench.accounts import account_cooldown
 from durabench.classify import classify
@@ -22,7 +27,7 @@ from durabench.gateway.grants import Grant
 from durabench.gateway.ledger import LedgerEntry, append_entry, read_entries
 from durabench.gateway.meter import ResponseUsage
 from durabench.gateway.rate_share import RateShares
-from durabench.gateway.refusals import place
+from durabench.gateway.refusals import Refused, place, refuse
 from durabench.gateway.request import AgentRequest
 from durabench.models.verdict import ClassifyInput
 from tests.gateway_rig import gateway_rig
@@ -58,6 +63,12 @@ async def test_an_attempt_past_its_share_is_refused_by_the_gateway_and_the_other
         ]
     assert statuses == [200, 200, 429] and refused.status_code == 429
     assert "share" in refused.json()["error"]["message"]
+    # When the share has room again, where every CLI reads it: a retry honouring it is
+    # served. Without it a CLI's own backoff (seconds) ran out against a minute's window,
+    # and honest sessions ended on the gateway's 429s, scored as the agent's.
+    wait = refused.headers.get("retry-after", "")
+    assert wait.isdigit() and 1 <= int(wait) <= 60, refused.headers
+    assert f"retry in {wait} s" in refused.json()["error"]["message"]
     assert served == [200, 200]
     assert len(rig.upstream.received) == 4  # 2 of each attempt; the refused never went out
     lines = read_entries(tmp_path / "a.jsonl")
@@ -188,3 +199,30 @@ def test_a_request_within_its_share_when_sent_stays_within_it_when_the_share_shr
         assert req.on_answer is not None
         req.on_answer(LIMIT)
     assert [(r.beyond_share, r.rate_share) for r in placed] == [(False, 4)] * 3
+
+
+@given(
+    status=st.sampled_from([400, 403, 408, 413, 429, 500, 502, 503]),
+    wait=st.floats(min_value=0, max_value=3600, allow_nan=False),
+)
+def test_every_429_and_503_the_gateway_answers_itself_says_when_to_retry(
+    status: int, wait: float
+) -> None:
+    """Whatever refused it (a share, a body in flight, a spend cap, no key here)."""
+    sent: list[dict[str, object]] = []
+
+    async def send(message: dict[str, object]) -> None:
+        sent.append(message)
+
+    class Req:
+        recorded: list[tuple[int, str]] = []
+
+        def record(self, status: int, refused: str) -> None:
+            self.recorded.append((status, refused))
+
+    asyncio.run(refuse(send, Req(), Refused(status, "why", "kind", "msg", wait)))  # type: ignore[arg-type]
+    headers = dict(sent[0]["headers"])  # type: ignore[call-overload]
+    if status in (429, 503):
+        assert headers[b"retry-after"] == str(max(1, math.ceil(wait))).encode()
+    else:
+        assert b"retry-after" not in headers
