@@ -52,6 +52,8 @@ class Reply:
     """What this reply reports, summed into :attr:`ModelUpstream.sent`."""
     cut_after: int | None = None
     """Close the connection after this many events (a stream cut mid-message)."""
+    hold: threading.Event | None = None
+    """Send the headers, then wait for this before any event (a long stream)."""
 
 
 def anthropic_stream(
@@ -294,6 +296,9 @@ class ModelUpstream:
                     self.send_header(k, v)
                 self.send_header("connection", "close")
                 self.end_headers()
+                if reply.hold is not None:
+                    self.wfile.flush()
+                    reply.hold.wait(timeout=30)
                 for n, event in enumerate(reply.events):
                     if reply.cut_after is not None and n >= reply.cut_after:
                         break

@@ -10,6 +10,7 @@ a usage cap at a ceiling the operator sets (a week-long reset would starve a run
 
 from __future__ import annotations
 
+import math
 import re
 from datetime import UTC, datetime, timedelta
 from email.utils import parsedate_to_datetime
@@ -22,6 +23,9 @@ __all__ = ["MAX_WAIT", "rate_limit_until", "usage_cap_until"]
 
 MAX_WAIT = timedelta(hours=1)
 """The longest a rate limit cools an account; longer waits are usage caps."""
+_FURTHEST = timedelta(days=36500)
+"""No wait is read as longer: a number past it is past every ceiling (and past what a
+``timedelta`` holds, ``1e20`` seconds or ``inf``, which must cool, not raise)."""
 _DURATION = re.compile(r"(?:(\d+)h)?(?:(\d+)m(?!s))?(?:(\d+(?:\.\d+)?)s)?(?:(\d+)ms)?")
 
 
@@ -49,7 +53,7 @@ def _retry_after(value: str, now: datetime) -> timedelta | None:
     if not value:
         return None
     try:
-        return timedelta(seconds=max(0.0, float(value)))
+        return _seconds(max(0.0, float(value)))
     except ValueError:
         pass
     try:
@@ -85,4 +89,11 @@ def _when(value: str, now: datetime) -> timedelta | None:
     if not match or not any(match.groups()):
         return None
     h, m, s, ms = (float(g) if g else 0.0 for g in match.groups())
-    return timedelta(hours=h, minutes=m, seconds=s, milliseconds=ms)
+    return _seconds(h * 3600 + m * 60 + s + ms / 1000)
+
+
+def _seconds(seconds: float) -> timedelta:
+    """``seconds`` as a wait, at most :data:`_FURTHEST` (``nan``: none)."""
+    if math.isnan(seconds):
+        return timedelta(0)
+    return timedelta(seconds=min(seconds, _FURTHEST.total_seconds()))

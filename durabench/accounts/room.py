@@ -157,14 +157,15 @@ def _fewer(state: RoomState, running: int, now: datetime, settle: timedelta) -> 
 def merged(rooms: Iterable[RoomState], readings: Iterable[RoomReading]) -> tuple[RoomState, ...]:
     """``rooms`` with ``readings`` taken in: the newest per account and model wins.
 
-    And each host's newest count of the sessions it has seen.
+    A 429's wait still ahead of it is kept (:meth:`~durabench.models.room.RoomReading.then`),
+    and each host's newest count of the sessions it has seen.
     """
     by_key = {(r.account, r.model): r for r in rooms}
     for reading in readings:
         key = reading.key()
         state = by_key.get(key) or RoomState(account=key[0], model=key[1])
-        if state.latest is None or reading.observed_at > state.latest.observed_at:
-            state = state.model_copy(update={"latest": reading})
+        latest = reading if state.latest is None else state.latest.then(reading)
+        state = state.model_copy(update={"latest": latest})
         hosts = {w.host: w for w in state.weighed}
         mine = hosts.get(reading.host)
         if mine is None or reading.observed_at > mine.observed_at:

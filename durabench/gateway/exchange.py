@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import json
 import math
+import time
 from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any
 
@@ -61,6 +62,7 @@ async def exchange(
     async with clients.client(attempt) as client:
         try:
             response = await client.send(upstream, stream=True)
+            req.answered_at = time.time()
         except httpx.HTTPError as exc:
             await clients.spoil(attempt)
             budgets.settle(reservation, 0)

@@ -184,6 +184,9 @@ class AgentRequest:
         self.on_room: RoomHook | None = None
         """Called with the answer's status, headers, the error its body named and a
         Gemini ``retryDelay``: what it said of the account's rate limits (:mod:`.room_book`)."""
+        self.answered_at: float | None = None
+        """When the API's answer's headers arrived: what it says of the rate limits is as
+        of then, however long its body streams after."""
         self.rpc: RpcCall = NO_CALL
         """The JSON-RPC call an MCP request makes (read from its body once taken)."""
         self.started = time.time()

@@ -37,8 +37,8 @@ FULL_DEFAULT = timedelta(seconds=10)
 _MAX_VALUE = 64
 """No value of these headers is longer; a longer one is not read."""
 _DURATION = re.compile(
-    r"(?:([0-9]{1,4})h)?(?:([0-9]{1,6})m(?!s))?(?:([0-9]{1,7}(?:\.[0-9]{1,9})?)s)?"
-    r"(?:([0-9]{1,9})ms)?",
+    r"(?:([0-9]{1,18})h)?(?:([0-9]{1,18})m(?!s))?(?:([0-9]{1,18}(?:\.[0-9]{1,9})?)s)?"
+    r"(?:([0-9]{1,18})ms)?",
     re.ASCII,
 )
 _RFC3339 = re.compile(
@@ -153,17 +153,37 @@ def _within(wait: timedelta, now: datetime) -> datetime | None:
 
 
 def parse_duration(value: str) -> timedelta | None:
-    """``6m0s``, ``1.5s``, ``20ms``, ``1h``; or plain seconds (``"30"``); else ``None``."""
+    """``6m0s``, ``1.5s``, ``20ms``, ``1h``; or plain seconds (``"30"``); else ``None``.
+
+    ``None`` past :data:`MAX_WAIT` too: a reset that far off is not believed.
+    """
+    seconds = _seconds(value)
+    if seconds is None or seconds > MAX_WAIT.total_seconds():
+        return None
+    return timedelta(seconds=seconds)
+
+
+def _wait(value: str) -> timedelta | None:
+    """A wait the API asked for as a duration, at most :data:`MAX_WAIT`.
+
+    Unlike a reset, a long wait is believed, as far as it goes: two hours asked in
+    seconds is the same hour as two hours asked as an HTTP date, never no wait.
+    """
+    seconds = _seconds(value)
+    return None if seconds is None else timedelta(seconds=min(seconds, MAX_WAIT.total_seconds()))
+
+
+def _seconds(value: str) -> float | None:
+    """A duration (``6m0s``) or plain seconds in seconds, however large; else ``None``."""
     value = value.strip()
     seconds = read_int(value)
     if seconds is not None:
-        return timedelta(seconds=seconds) if seconds <= MAX_WAIT.total_seconds() else None
+        return float(seconds)
     found = _DURATION.fullmatch(value) if len(value) <= _MAX_VALUE else None
     if found is None or not any(found.groups()):
         return None
     h, m, s, ms = (float(g) if g else 0.0 for g in found.groups())
-    total = h * 3600 + m * 60 + s + ms / 1000
-    return timedelta(seconds=total) if total <= MAX_WAIT.total_seconds() else None
+    return h * 3600 + m * 60 + s + ms / 1000
 
 
 def _retry_after(value: str, now: datetime) -> timedelta | None:
@@ -171,7 +191,7 @@ def _retry_after(value: str, now: datetime) -> timedelta | None:
     value = value.strip()
     if not value:
         return None
-    wait = parse_duration(value)
+    wait = _wait(value)
     if wait is not None:
         return wait
     try:
@@ -196,7 +216,7 @@ def _full_until(
         return None
     waits = [
         _retry_after(headers.get("retry-after", ""), now),
-        parse_duration(retry_delay) if retry_delay else None,
+        _wait(retry_delay) if retry_delay else None,
     ]
     stated = [w for w in waits if w is not None]
     if not stated:

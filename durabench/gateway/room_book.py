@@ -3,9 +3,9 @@
 The gateway is a process of its own with no Temporal client, and the account pool that
 decides new starts is a workflow; so each answer's reading (:mod:`.room`) goes into
 ``rooms.json`` in the gateway's directory (atomically, the newest per provider, account
-and model), and the worker's account activities read it there and carry it to the pool
-with every lease and release (:func:`read_rooms`). Another worker of the host reads the
-same file, as it shares the gateway.
+and model, with a 429's wait while it lasts), and the worker's account activities read
+it there and carry it to the pool with every lease and release (:func:`read_rooms`).
+Another worker of the host reads the same file, as it shares the gateway.
 """
 
 from __future__ import annotations
@@ -44,9 +44,10 @@ log = logging.getLogger(__name__)
 class RoomBook:
     """The newest reading per account and model, kept in memory and in ``rooms.json``.
 
-    Each reading counts the sessions on its account and model this host has passed a
-    request of in the last minute whose grant still stands: the sessions the API's
-    numbers already weigh (the pool waits for a new one to show before adding more).
+    Each is as of its answer's headers, and keeps a 429's wait while it lasts. Each
+    counts the sessions on its account and model this host has passed a request of in
+    the last minute whose grant still stands: the sessions the API's numbers already
+    weigh (the pool waits for a new one to show before adding more).
     """
 
     def __init__(self, store: GrantStore, clock: Callable[[], float] = time.time) -> None:
@@ -63,13 +64,14 @@ class RoomBook:
 
         def answered(status: int, headers: Mapping[str, str], error: str, delay: str) -> None:
             now = self.clock()
+            heard = req.answered_at if req.answered_at is not None else now
             reading = read_room(
                 grant.provider,
                 account,
                 model,
                 status,
                 headers,
-                datetime.fromtimestamp(now, tz=UTC),
+                datetime.fromtimestamp(heard, tz=UTC),
                 error=error,
                 retry_delay=delay,
             )
@@ -91,9 +93,16 @@ class RoomBook:
         return len(seen)
 
     def take(self, reading: RoomReading) -> None:
-        """Keep ``reading`` as its account and model's newest; write the book."""
+        """Take ``reading`` into its account and model's; write the book.
+
+        The newer reading's numbers, a 429's wait still ahead of them
+        (:meth:`~durabench.models.room.RoomReading.then`), and ``reading``'s count of
+        sessions, the host's latest.
+        """
         key = (reading.provider, reading.account, reading.model)
-        self.readings.pop(key, None)
+        kept = self.readings.pop(key, None)
+        if kept is not None:
+            reading = kept.then(reading).model_copy(update={"sessions": reading.sessions})
         self.readings[key] = reading
         while len(self.readings) > _MAX_KEPT:
             self.readings.pop(next(iter(self.readings)))

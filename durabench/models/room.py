@@ -78,6 +78,21 @@ class RoomReading(BaseModel):
         """The pool's key for it: ``(account, model)``."""
         return (self.account, self.model)
 
+    def then(self, reading: RoomReading) -> RoomReading:
+        """What is known of the account and model once ``reading`` (of them) comes after this.
+
+        The newer of the two by ``observed_at`` (readings arrive out of order: from other
+        hosts, or a stream's after a 429 sent while it ran), keeping the later
+        ``full_until`` still ahead of it: an answer after a 429 does not end the 429's wait.
+        """
+        new, old = (reading, self) if reading.observed_at > self.observed_at else (self, reading)
+        wait = old.full_until
+        if wait is None or wait <= new.observed_at:
+            return new
+        if new.full_until is not None and new.full_until >= wait:
+            return new
+        return new.model_copy(update={"full_until": wait})
+
 
 class Weighed(BaseModel):
     """How many running sessions of an account and model one host's gateway has seen."""

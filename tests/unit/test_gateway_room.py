@@ -10,9 +10,12 @@ sessions start next, never how an ended one is judged.
 from __future__ import annotations
 
 import json
+import threading
 import time
 from datetime import UTC, datetime
 from pathlib import Path
+
+import httpx
 
 from durabench.classify import classify
 from durabench.gateway import read_ledger
@@ -82,3 +85,38 @@ def test_a_rooms_file_that_is_not_the_books_reads_as_nothing(tmp_path: Path) -> 
         (tmp_path / "rooms.json").write_text(text)
         assert read_rooms(tmp_path, now) == ()
     assert read_rooms(tmp_path / "missing", now) == ()
+
+
+async def test_a_long_stream_that_ends_after_a_429_does_not_undo_it(tmp_path: Path) -> None:
+    """A stream's reading is as of its headers: ending after a 429, it is the older news.
+
+    Its answer began (29 of 30 left) before another session's 429 (none left, wait 20 s)
+    and ended after it: the book keeps the 429's numbers and its wait.
+    """
+    release = threading.Event()
+
+    def api(received: Received) -> Reply:
+        reply = _api(received)
+        reply.hold = release if reply.events is not None else None
+        return reply
+
+    async with gateway_rig(tmp_path, api) as rig:
+        token = rig.grant(account="team-a", model=MODEL)
+        body = {"model": MODEL, "max_tokens": 1, "stream": True, "messages": []}
+        headers = {"x-api-key": token}
+        async with (
+            httpx.AsyncClient(timeout=30) as client,
+            client.stream(
+                "POST", f"{rig.url}/anthropic/v1/messages", headers=headers, json=body
+            ) as long,
+        ):
+            assert long.status_code == 200  # its headers are in; its body is held
+            refused = await rig.send(
+                "POST", "/anthropic/v1/messages", token, json={**body, "max_tokens": 2}
+            )
+            release.set()
+            await long.aread()
+    assert refused.status_code == 429
+    (reading,) = read_rooms(tmp_path / "gateway", datetime.fromtimestamp(time.time(), tz=UTC))
+    assert reading.requests is not None and reading.requests.remaining == 0
+    assert reading.full_until is not None

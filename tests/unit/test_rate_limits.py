@@ -5,6 +5,9 @@ from __future__ import annotations
 import json
 from datetime import UTC, datetime, timedelta
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from durabench.accounts.rate_limits import MAX_WAIT, rate_limit_until, usage_cap_until
 from durabench.models.verdict import MeteredUsage
 
@@ -57,3 +60,34 @@ def test_a_usage_cap_cools_until_the_api_s_own_reset_within_the_ceiling() -> Non
 def test_a_usage_cap_the_api_named_no_reset_for_cools_for_the_default() -> None:
     assert usage_cap_until(_m(), NOW, CAP_DEFAULT, CEILING) == NOW + CAP_DEFAULT
     assert usage_cap_until(_m(), NOW, timedelta(days=9), CEILING) == NOW + CEILING
+
+
+def test_a_wait_too_large_to_count_is_the_longest_not_a_crash() -> None:
+    """The API's (or a proxy's) numbers past any clock cool for the cap, never raise."""
+    for said in [_m("1e20"), _m("inf"), _m(**{"x-ratelimit-reset-tokens": "99999999999h"})]:
+        assert rate_limit_until(said, NOW) == NOW + MAX_WAIT
+        assert usage_cap_until(said, NOW, CAP_DEFAULT, CEILING) == NOW + CEILING
+
+
+_HEADER_TEXT = st.one_of(
+    st.text(max_size=40),
+    st.integers(-(10**30), 10**30).map(str),
+    st.floats(allow_nan=True, allow_infinity=True).map(str),
+    st.builds("{}h{}m{}s".format, *(st.integers(0, 10**20) for _ in range(3))),
+    st.datetimes(timezones=st.just(UTC)).map(lambda d: d.isoformat()),
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    retry_after=_HEADER_TEXT,
+    resets=st.dictionaries(
+        st.sampled_from(["anthropic-ratelimit-requests-reset", "x-ratelimit-reset-tokens"]),
+        _HEADER_TEXT,
+    ),
+)
+def test_any_header_text_cools_within_bounds(retry_after: str, resets: dict[str, str]) -> None:
+    said = _m(retry_after, **resets)
+    until = rate_limit_until(said, NOW)
+    assert until is None or NOW < until <= NOW + MAX_WAIT
+    assert NOW <= usage_cap_until(said, NOW, CAP_DEFAULT, CEILING) <= NOW + CEILING

@@ -9,6 +9,7 @@ believes a number that is not plainly one (a property over arbitrary headers).
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
+from email.utils import format_datetime
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -167,3 +168,46 @@ def test_any_headers_give_a_sound_reading_or_none(
         assert status == 429 or error == "RESOURCE_EXHAUSTED"
     else:
         assert status != 429
+
+
+def test_a_wait_past_an_hour_is_the_hour_whatever_its_form() -> None:
+    """A retry-after of 2 h in seconds (or Gemini's ``7200s``) holds an hour, not 10 s."""
+    for headers, delay in [
+        ({"retry-after": "7200"}, ""),
+        ({"retry-after": "9" * 18}, ""),
+        ({"retry-after": format_datetime(NOW + timedelta(hours=2), usegmt=True)}, ""),
+        ({}, "7200s"),
+        ({}, "99999999s"),
+        ({}, "3h"),
+    ]:
+        reading = read_room(
+            "gemini", "g", "m", 429, headers, NOW, error="RESOURCE_EXHAUSTED", retry_delay=delay
+        )
+        assert reading is not None and reading.full_until == NOW + MAX_WAIT, (headers, delay)
+
+
+_LATEST = int((datetime(9999, 12, 31, tzinfo=UTC) - NOW).total_seconds())
+
+
+@settings(max_examples=300, deadline=None)
+@given(seconds=st.one_of(st.integers(0, 4 * 3600), st.integers(0, _LATEST)))
+def test_a_retry_after_in_seconds_or_as_a_date_or_a_retry_delay_waits_alike(
+    seconds: int,
+) -> None:
+    """Every form of the same wait gives the same ``full_until``, long waits included."""
+    said = [
+        read_room("anthropic", "a", "m", 429, {"retry-after": str(seconds)}, NOW),
+        read_room(
+            "anthropic",
+            "a",
+            "m",
+            429,
+            {"retry-after": format_datetime(NOW + timedelta(seconds=seconds), usegmt=True)},
+            NOW,
+        ),
+        read_room("gemini", "a", "m", 429, {}, NOW, retry_delay=f"{seconds}s"),
+    ]
+    expected = NOW + min(timedelta(seconds=seconds), MAX_WAIT)
+    for reading in said:
+        assert reading is not None and reading.full_until is not None
+        assert abs(reading.full_until - expected) <= timedelta(seconds=1), reading
