@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from durabench.models.results import RunResult
 from durabench.models.run import TaskRef
 from durabench.results.files import excluded_pairs
-from durabench.results.report import summarize_lanes
+from durabench.results.report import render_markdown, summarize_lanes
 from durabench.results.scoring import compute_scorecard
 from durabench.results.story import result_story
 from tests.unit.results_set import LANES, attempt, hand_result
@@ -78,6 +78,12 @@ def test_pairs_the_spend_cap_never_started_are_not_run_not_left_out() -> None:
     capped = run_of(arms, cap=7.5)
     card = capped.scorecard
     assert card is not None
+    report = render_markdown(capped, card)
+    assert (
+        "- pairs compared: 3; dropped: 1 with an excluded arm, 1 with an arm that has no scored "
+        "attempt; not run (no attempt in either arm): 12"
+    ) in report
+    assert report.count(": not run: spend cap") == 12  # the section the sentence points to
     single = capped.model_copy(update={"scorecard": card.model_copy(update={"comparison": None})})
     assert result_story(single).endswith(
         "(2/3 passed). 1 of 17 pairs excluded. 12 not run (spend cap)."
