@@ -99,6 +99,8 @@ class PairedComparison(BaseModel):
     """Pairs dropped because an arm was excluded (exhausted its infra retries)."""
     dropped_unscored: int
     """Pairs dropped because an arm has no included attempt (e.g. no reward)."""
+    dropped_not_run: int = 0
+    """Pairs never started: neither arm has an attempt (a spend cap left them unrun)."""
 
 
 class Totals(BaseModel):

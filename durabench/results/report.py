@@ -75,7 +75,8 @@ def comparison_lines(c: PairedComparison) -> list[str]:
     n = len(c.tasks)
     lines = [
         f"- pairs compared: {n}; dropped: {c.dropped_excluded} with an excluded arm, "
-        f"{c.dropped_unscored} with an arm that has no scored attempt",
+        f"{c.dropped_unscored} with an arm that has no scored attempt; not run (no attempt "
+        f"in either arm): {c.dropped_not_run}",
     ]
     if c.mean_delta is not None:
         lines.append(

@@ -2,12 +2,14 @@
 
 An attempt counts when its class is ``completed`` or ``model_*`` and its tests ran (it has
 a reward). A pair enters the comparison only when neither arm was excluded and both arms
-have an attempt that counts, so an infra failure never becomes a discordant pair.
+have an attempt that counts, so an infra failure never becomes a discordant pair. A pair
+with no attempt in either arm was never started (a spend cap left it): it is counted as
+not run, apart from the pairs that ran and produced no score.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 
 from durabench.agents import agent_class
 from durabench.errors import UnknownAgent
@@ -89,14 +91,17 @@ def _comparison(
     lanes: tuple[str, str],
     excluded: Mapping[str, str],
     threshold: float,
+    attempted: Collection[str],
 ) -> PairedComparison:
     base_lane, full_lane = lanes
     deltas: list[TaskDelta] = []
-    dropped_excluded = dropped_unscored = 0
+    dropped_excluded = dropped_unscored = dropped_not_run = 0
     for task_id in task_ids:
         base, full = cells[(task_id, base_lane)], cells[(task_id, full_lane)]
         if task_id in excluded:
             dropped_excluded += 1
+        elif task_id not in attempted:
+            dropped_not_run += 1
         elif base.mean is None or full.mean is None:
             dropped_unscored += 1
         else:
@@ -126,6 +131,7 @@ def _comparison(
         mcnemar_p=mcnemar_exact(b, c),
         dropped_excluded=dropped_excluded,
         dropped_unscored=dropped_unscored,
+        dropped_not_run=dropped_not_run,
     )
 
 
@@ -175,7 +181,14 @@ def compute_scorecard(
         (t, lane): _cell(t, lane, by_cell.get((t, lane), [])) for t in task_ids for lane in lanes
     }
     comparison = (
-        _comparison(cells, task_ids, (lanes[0], lanes[1]), excluded, threshold)
+        _comparison(
+            cells,
+            task_ids,
+            (lanes[0], lanes[1]),
+            excluded,
+            threshold,
+            attempted={a.task_id for a in attempts},
+        )
         if len(lanes) == 2
         else None
     )

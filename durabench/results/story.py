@@ -1,8 +1,9 @@
 """A finished run in one sentence: what every report, the viewer and the Web UI open with.
 
 One function, so the first line a person reads says the same wherever they read it: each
-lane's mean reward, the paired difference with its interval, and how many pairs were
-compared and left out. A run that measured nothing says so, and how to rerun it.
+lane's mean reward over the pairs compared, the paired difference with its interval, and how
+many pairs were compared, left out and not run. A run that measured nothing says so, and how
+to rerun it.
 """
 
 from __future__ import annotations
@@ -69,9 +70,20 @@ def lanes_sentence(lanes: Iterable[LaneSummary]) -> str:
     return "; ".join(parts) or "no lane scored"
 
 
-def _difference(c: PairedComparison) -> str:
+def _compared_lanes(c: PairedComparison) -> str:
+    """Each lane's mean over the pairs compared: the task means the difference is taken of."""
     n = len(c.tasks)
-    pairs = f"{n} pair{'' if n == 1 else 's'} compared"
+    base = sum(d.baseline for d in c.tasks) / n
+    full = sum(d.full for d in c.tasks) / n
+    return (
+        f"Over the {n} pair{'' if n == 1 else 's'} compared, {c.baseline_lane}: mean reward "
+        f"{base:.3g} ({c.both_pass + c.baseline_only}/{n} passed); {c.full_lane}: mean reward "
+        f"{full:.3g} ({c.both_pass + c.full_only}/{n} passed)."
+    )
+
+
+def _left_out(c: PairedComparison, capped: bool) -> str:
+    """The pairs not compared: left out (ran, not scored) apart from not run (never started)."""
     left = c.dropped_excluded + c.dropped_unscored
     out = (
         f"; {left} left out ({c.dropped_excluded} excluded for infrastructure, "
@@ -79,28 +91,54 @@ def _difference(c: PairedComparison) -> str:
         if left
         else "; none left out"
     )
+    if c.dropped_not_run:
+        out += f"; {c.dropped_not_run} not run" + (" (spend cap)" if capped else "")
+    return out + "."
+
+
+def _difference(c: PairedComparison, capped: bool) -> str:
+    head = f"Paired difference ({c.full_lane} − {c.baseline_lane}):"
     if c.mean_delta is None or c.ci_low is None or c.ci_high is None:
-        return f"Paired difference ({c.full_lane} − {c.baseline_lane}): none, {pairs}{out}."
+        return f"{head} none, no pair compared{_left_out(c, capped)}"
     return (
-        f"Paired difference ({c.full_lane} − {c.baseline_lane}): {c.mean_delta:+.3f}, "
-        f"95% CI [{c.ci_low:+.3f}, {c.ci_high:+.3f}], over {pairs}{out}."
+        f"{head} {c.mean_delta:+.3f}, 95% CI [{c.ci_low:+.3f}, {c.ci_high:+.3f}]"
+        f"{_left_out(c, capped)}"
     )
 
 
 def result_story(result: RunResult) -> str:
     """The run's result in plain words, the first thing every view of it says.
 
-    Lanes' means first, then the paired difference with its 95% interval and the pairs
-    compared and left out. A run where every pair was excluded says "Nothing was measured"
-    and how to rerun it; a single-lane run (gap-fill) has no difference and says how many
-    pairs were excluded.
+    The lanes' means over the pairs compared, then the paired difference with its 95%
+    interval, the pairs left out and the pairs not run. The means are taken over the same
+    pairs as the difference, task by task, because a reader takes the three numbers as one
+    comparison ("0.5 against 0.667, +0.167"): so taken, the MCP mean minus the baseline
+    mean is the difference. Means over every scored attempt (the report's lane totals)
+    weight a task by its retries and count pairs whose other arm has no score; beside the
+    difference they can even point the other way. With no pair compared, the lanes' means
+    are over every scored attempt, and the sentence says so.
+
+    A pair that ran and was not scored is left out (excluded for infrastructure, or without
+    a score); a pair with no attempt at all was not run, "(spend cap)" when the run had one,
+    as the report's "Not run: spend cap" section lists it. A run where every pair was
+    excluded says "Nothing was measured" and how to rerun it; a single-lane run (gap-fill)
+    has no difference and says how many pairs were excluded and not run.
     """
     total, excluded = len(result.plan.tasks), len(result.excluded)
     if total and excluded >= total:
         return headline(result) or "Nothing was measured."
-    lanes = lanes_sentence(result.lanes) + "."
+    capped = result.plan.request.max_spend_usd is not None
     card = result.scorecard
     if card is None or card.comparison is None:
+        attempted = {a.task_id for a in result.attempts}
+        unrun = sum(1 for t in result.plan.tasks if t.task_id not in attempted)
         dropped = f" {excluded} of {total} pairs excluded." if excluded else ""
-        return lanes + dropped
-    return f"{lanes} {_difference(card.comparison)}"
+        if unrun:
+            dropped += f" {unrun} not run" + (" (spend cap)." if capped else ".")
+        return lanes_sentence(result.lanes) + "." + dropped
+    c = card.comparison
+    if not c.tasks:
+        lanes = f"Per scored attempt, {lanes_sentence(result.lanes)}."
+    else:
+        lanes = _compared_lanes(c)
+    return f"{lanes} {_difference(c, capped)}"

@@ -71,8 +71,8 @@ def _long_names() -> str:
 def _clean() -> str:
     """The hand results' t1-t3 without t3's infra attempt: a clean run, nothing excluded.
 
-    baseline scores 1.0, 0.0, 1.0 and 0.0 (mean 0.5, 2 of 4 pass); the full lane 1.0, 1.0
-    and 0.0 (mean 0.667, 2 of 3).
+    Over the 3 pairs compared, baseline's task means are 1.0, 0.0 and 0.5 (mean 0.5, 1 of 3
+    passes); the full lane's 1.0, 1.0 and 0.0 (mean 0.667, 2 of 3).
     """
     result = hand_result()
     kept = ("t1", "t2", "t3")
@@ -108,13 +108,13 @@ def test_a_clean_report_opens_with_its_result_in_the_first_window(
     tmp_path: Path, width: int
 ) -> None:
     """At a desktop's and a phone's width the result's sentence is what the window shows
-    first: the lanes' means, the paired difference with its interval, the pairs."""
+    first: the pairs compared, the lanes' means over them, the paired difference."""
     page = tmp_path / "report.html"
     page.write_text(_clean())
     result = [
-        "baseline: mean reward 0.5 (2/4 passed)",
+        "Over the 3 pairs compared",
+        "baseline: mean reward 0.5 (1/3 passed)",
         "Paired difference (sourcegraph_full − baseline)",
-        "over 3 pairs compared",
     ]
     shot = tmp_path / f"report-{width}.png"
     text = page_text_when(

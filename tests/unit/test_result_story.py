@@ -1,8 +1,11 @@
 """Every report opens with the result: the same sentence in report.md, report.html and the viewer.
 
-The sentence is worked out by hand from ``results_set.py``: baseline scored 5 attempts, mean
-3/5, 3 passed; the full lane 3, mean 2/3, 2 passed; pairs t1, t2, t3 compared, mean
-difference +1/6 with the 95% interval [-0.5, +1.0]; t4 excluded, t5 without a score.
+The sentence is worked out by hand from ``results_set.py``. Its lane means are over the
+pairs compared, t1, t2, t3, as the difference is: baseline's task means 1.0, 0.0, 0.5, mean
+0.5, 1 of 3 passed; the full lane's 1.0, 1.0, 0.0, mean 2/3, 2 passed (over every scored
+attempt baseline's mean is 3/5: t5's 1.0 counts there, though t5 is not compared). Mean
+difference +1/6 = 2/3 - 1/2 with the 95% interval [-0.5, +1.0]; t4 excluded, t5 without a
+score.
 """
 
 from __future__ import annotations
@@ -23,10 +26,10 @@ from tests.unit.results_set import hand_result
 from tests.unit.viewer_run import write_run
 
 HAND_STORY = (
-    "baseline: mean reward 0.6 (3/5 passed); sourcegraph_full: mean reward 0.667 (2/3 "
-    "passed). Paired difference (sourcegraph_full − baseline): +0.167, 95% CI [-0.500, "
-    "+1.000], over 3 pairs compared; 2 left out (1 excluded for infrastructure, 1 without a "
-    "score)."
+    "Over the 3 pairs compared, baseline: mean reward 0.5 (1/3 passed); sourcegraph_full: "
+    "mean reward 0.667 (2/3 passed). Paired difference (sourcegraph_full − baseline): "
+    "+0.167, 95% CI [-0.500, +1.000]; 2 left out (1 excluded for infrastructure, 1 without "
+    "a score)."
 )
 
 

@@ -99,6 +99,23 @@ def test_every_pair_counter_has_its_own_value() -> None:
     assert c.ci_low < c.ci_high
 
 
+def test_a_pair_with_no_attempt_in_either_lane_is_not_run_not_unscored() -> None:
+    """Four tasks nothing ran (a spend cap left them) are their own count, not "unscored".
+
+    un3 (baseline ran, full did not) stays unscored: half a pair ran, so it was started.
+    """
+    tasks = (*TASKS, "nr1", "nr2", "nr3", "nr4")
+    c = compute_scorecard(ATTEMPTS, tasks, LANES, EXCLUDED).comparison
+    assert c is not None
+    assert (len(c.tasks), c.dropped_excluded, c.dropped_unscored, c.dropped_not_run) == (
+        16,
+        2,
+        3,
+        4,
+    )
+    assert card().comparison.dropped_not_run == 0
+
+
 def test_the_pass_threshold_decides_the_pair_classes() -> None:
     c = compute_scorecard(ATTEMPTS, TASKS, LANES, EXCLUDED, threshold=0.5).comparison
     assert c.pass_threshold == 0.5
