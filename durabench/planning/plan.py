@@ -338,7 +338,7 @@ def _price_warning(
     api = agent.model_api or ""
     price = prices.price(api, called)
     where = f"{settings.home / PRICES_FILE} (see docs/results.md)"
-    own = "" if called == model else f" ({agent.name} calls it on its own beside {model})"
+    own = "" if called == model else f" (called by {agent.name} on its own, beside {model})"
     if price is not None and price.unverified:
         return (
             f"model {called}'s price ({api}) is unverified: no published source confirmed "
