@@ -25,6 +25,7 @@ MODES = {
     "basic": "a Basic challenge: a login is the only way in",
     "token-refused": "a Bearer challenge whose realm refuses anonymous tokens",
     "token-garbage": "a Bearer challenge whose realm answers something that is not JSON",
+    "token-busy": "a Bearer challenge whose realm answers 503",
     "busy": "429, retry later",
     "broken": "500",
 }
@@ -69,6 +70,8 @@ def _handler(registry: RegistryStandIn) -> type[BaseHTTPRequestHandler]:
             mode = registry.repositories.get(repository, "absent")
             if mode == "token-refused":
                 return self._answer(401, body=b'{"errors": [{"code": "UNAUTHORIZED"}]}')
+            if mode == "token-busy":
+                return self._answer(503, {"Retry-After": "5"})
             if mode == "token-garbage":
                 return self._answer(200, {"Content-Type": "application/json"}, b"<html>")
             body = b'{"token": "%s"}' % TOKEN.encode()

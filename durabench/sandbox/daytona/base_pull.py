@@ -136,6 +136,12 @@ def ask_registry(where: Registry, image: str) -> str:
                 token = _anonymous_token(client, where, answer)
                 if token is None:
                     _refuse(image, where, answer, "the registry takes no anonymous pulls")
+                if isinstance(token, httpx.Response):  # its token service failed
+                    return (
+                        f"{where.url}'s token service answered {token.status_code} with no "
+                        f"token, so whether the base image {image} is public is not known; "
+                        "Daytona builds FROM it anonymously"
+                    )
                 answer = _head(client, where, token=token)
     except httpx.HTTPError as exc:
         return (
@@ -162,8 +168,15 @@ def _head(client: httpx.Client, where: Registry, token: str | None) -> httpx.Res
     return client.head(f"{where.url}{path}", headers=headers)
 
 
-def _anonymous_token(client: httpx.Client, where: Registry, answer: httpx.Response) -> str | None:
-    """A pull token from the realm a ``Bearer`` challenge names; ``None``: not offered."""
+def _anonymous_token(
+    client: httpx.Client, where: Registry, answer: httpx.Response
+) -> str | httpx.Response | None:
+    """A pull token from the realm a ``Bearer`` challenge names.
+
+    ``None``: none is offered (no ``Bearer`` challenge, or its realm refused anonymous
+    tokens: 401, 403). The token service's answer itself when it failed otherwise (busy,
+    down, not JSON): that proves nothing about the image.
+    """
     challenge = answer.headers.get("www-authenticate", "")
     if not challenge.lower().startswith("bearer "):
         return None  # Basic, or nothing: a login is the only way in
@@ -174,14 +187,16 @@ def _anonymous_token(client: httpx.Client, where: Registry, answer: httpx.Respon
     scope = params.get("scope") or f"repository:{where.repository}:pull"
     query = {"scope": scope, **({"service": params["service"]} if "service" in params else {})}
     issued = client.get(realm, params=query)
-    if issued.status_code >= 300:
+    if issued.status_code in (401, 403):
         return None
+    if issued.status_code >= 300:
+        return issued
     try:
         body = issued.json()
     except ValueError:
-        return None
+        return issued
     token = body.get("token") or body.get("access_token") if isinstance(body, dict) else None
-    return token if isinstance(token, str) and token else None
+    return token if isinstance(token, str) and token else issued
 
 
 def _refuse(image: str, where: Registry, answer: httpx.Response, why: str) -> NoReturn:
